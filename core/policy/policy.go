@@ -1,0 +1,290 @@
+// Package policy is the OS-neutral statement of one session's wall: which folders a sandboxed
+// command may write and read, its private temporary folder and home, the system paths it may
+// read, the network mode and proxy port, and the per-run marker that tags its denials.
+//
+// A Policy says what the wall is; it does not enforce anything. The seatbelt and linux
+// providers turn the same Policy into a Seatbelt profile or a set of namespaces and Landlock
+// rules. Every path in a Policy is absolute, cleaned and symlink-resolved, because Seatbelt
+// matches resolved paths and bind mounts follow them.
+package policy
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Network is how a session reaches the network.
+type Network string
+
+const (
+	// Allowlist: one loopback port, the session's proxy, which admits only allowed sites.
+	Allowlist Network = "allowlist"
+	// Open: any site, no proxy. Files are still walled.
+	Open Network = "open"
+	// None: no network at all, not even the proxy.
+	None Network = "none"
+)
+
+// ParseNetwork returns the Network named s, or an error naming the choices.
+func ParseNetwork(s string) (Network, error) {
+	switch n := Network(s); n {
+	case Allowlist, Open, None:
+		return n, nil
+	}
+	return "", fmt.Errorf("network %q is not one of allowlist, open, none", s)
+}
+
+// Policy is one session's wall. Build it with New; the zero value allows nothing.
+type Policy struct {
+	// Writable folders: read and write.
+	Writable []string
+	// ReadOnly folders: read only. A read-only folder inside a writable one stays read-only.
+	ReadOnly []string
+	// PrivateTmp is the session's own temporary folder (owner-only), writable; it holds Home.
+	PrivateTmp string
+	// Home is the sandbox's home folder, inside PrivateTmp. HOME points here.
+	Home string
+	// UserHome is the real home folder. Nothing under it is reachable but the session
+	// folders and enabled toolchains below it.
+	UserHome string
+	// System paths the sandbox may read (and execute from) for this OS.
+	System []string
+	// Toolchains are enabled home-folder toolchains, read only.
+	Toolchains []string
+	// RunnerFiles are the tool runner's own files (its binary), read only.
+	RunnerFiles []string
+	// Network mode and, in Allowlist mode, the proxy's port on loopback.
+	Network   Network
+	ProxyPort int
+	// Marker is a random token unique to this run; every denial carries it.
+	Marker string
+}
+
+// Options are the raw inputs of New: folders as the user gave them.
+type Options struct {
+	Writable   []string
+	ReadOnly   []string
+	PrivateTmp string
+	// Home defaults to PrivateTmp/home.
+	Home        string
+	UserHome    string
+	StateDir    string // the app's own state folder; no session folder may contain it
+	GOOS        string // whose system paths to use: "darwin" or "linux"
+	Toolchains  []string
+	RunnerFiles []string
+	Network     Network
+	ProxyPort   int
+}
+
+// New validates and normalises opts into a Policy with a fresh marker.
+//
+// It refuses, with an error a person can act on, a session folder that is relative, does not
+// exist, is the home folder or contains it, or contains the app's state folder.
+func New(opts Options) (*Policy, error) {
+	if opts.UserHome == "" {
+		return nil, errors.New("policy: the home folder is not known; set HOME")
+	}
+	home, err := Resolve(opts.UserHome)
+	if err != nil {
+		return nil, fmt.Errorf("policy: home folder: %w", err)
+	}
+	var state string
+	if opts.StateDir != "" {
+		// The state folder may not exist yet; resolve what does.
+		state = resolveLoose(opts.StateDir)
+	}
+	check := func(kind, dir string) (string, error) {
+		if !filepath.IsAbs(dir) {
+			return "", fmt.Errorf("%s folder %q is a relative path; give an absolute path", kind, dir)
+		}
+		r, err := Resolve(dir)
+		if err != nil {
+			return "", fmt.Errorf("%s folder %s: %w", kind, dir, err)
+		}
+		fi, err := os.Stat(r)
+		if err != nil {
+			return "", fmt.Errorf("%s folder %s does not exist", kind, dir)
+		}
+		if !fi.IsDir() {
+			return "", fmt.Errorf("%s folder %s is not a folder", kind, dir)
+		}
+		if Within(home, r) {
+			if r == home {
+				return "", fmt.Errorf("%s folder %s is your home folder; share a project folder inside it instead", kind, dir)
+			}
+			return "", fmt.Errorf("%s folder %s contains your home folder %s; share a project folder inside it instead", kind, dir, home)
+		}
+		if state != "" && Within(r, state) {
+			return "", fmt.Errorf("%s folder %s contains OpenWorker's own state folder %s; share a folder that does not", kind, dir, state)
+		}
+		return r, nil
+	}
+	p := &Policy{UserHome: home, Network: opts.Network, ProxyPort: opts.ProxyPort}
+	if p.Network == "" {
+		p.Network = Allowlist
+	}
+	if _, err := ParseNetwork(string(p.Network)); err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	for _, d := range opts.Writable {
+		r, err := check("writable", d)
+		if err != nil {
+			return nil, err
+		}
+		p.Writable = append(p.Writable, r)
+	}
+	for _, d := range opts.ReadOnly {
+		r, err := check("read-only", d)
+		if err != nil {
+			return nil, err
+		}
+		p.ReadOnly = append(p.ReadOnly, r)
+	}
+	// A folder given both ways is read-only: the stricter reading wins.
+	p.Writable = slices.DeleteFunc(p.Writable, func(w string) bool { return slices.Contains(p.ReadOnly, w) })
+	p.Writable = Minimal(p.Writable)
+	p.ReadOnly = Minimal(p.ReadOnly)
+	// A read-only folder inside another read-only folder adds nothing, but one inside a
+	// writable folder must stay: it narrows the writable one.
+
+	if opts.PrivateTmp != "" {
+		if p.PrivateTmp, err = Resolve(opts.PrivateTmp); err != nil {
+			return nil, fmt.Errorf("policy: private tmp: %w", err)
+		}
+		p.Home = filepath.Join(p.PrivateTmp, "home")
+		if opts.Home != "" {
+			p.Home = resolveLoose(opts.Home)
+		}
+		if !Within(p.PrivateTmp, p.Home) {
+			return nil, fmt.Errorf("policy: sandbox home %s is not inside the private tmp folder %s", p.Home, p.PrivateTmp)
+		}
+	}
+	goos := opts.GOOS
+	if goos == "" {
+		goos = hostGOOS
+	}
+	p.System = SystemPaths(goos)
+	for _, t := range opts.Toolchains {
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(home, t)
+		}
+		r, err := Resolve(t)
+		if err != nil {
+			continue // a toolchain that is switched on but absent is simply not there
+		}
+		if r == home || Within(r, home) {
+			return nil, fmt.Errorf("toolchain folder %s contains your home folder", t)
+		}
+		if state != "" && Within(r, state) {
+			return nil, fmt.Errorf("toolchain folder %s contains OpenWorker's own state folder", t)
+		}
+		p.Toolchains = append(p.Toolchains, r)
+	}
+	p.Toolchains = Minimal(p.Toolchains)
+	for _, f := range opts.RunnerFiles {
+		r, err := Resolve(f)
+		if err != nil {
+			return nil, fmt.Errorf("policy: runner file: %w", err)
+		}
+		p.RunnerFiles = append(p.RunnerFiles, r)
+	}
+	p.RunnerFiles = Minimal(p.RunnerFiles)
+	if p.Marker, err = NewMarker(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// NewMarker returns a fresh random per-run marker.
+func NewMarker() (string, error) {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("policy: marker: %w", err)
+	}
+	return "openworker-" + hex.EncodeToString(b[:]), nil
+}
+
+// Resolve returns path made absolute, cleaned, and with every symlink resolved.
+func Resolve(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	r, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Clean(r), nil
+}
+
+// resolveLoose resolves the longest existing prefix of path and appends the rest, so that a
+// folder that does not exist yet still compares correctly with resolved paths.
+func resolveLoose(path string) string {
+	path = filepath.Clean(path)
+	rest := ""
+	for p := path; ; p = filepath.Dir(p) {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if p == filepath.Dir(p) {
+			return path
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
+}
+
+// Within reports whether path is dir or lies below it. Both must be clean and absolute.
+func Within(dir, path string) bool {
+	if dir == path {
+		return true
+	}
+	if dir == "/" {
+		return strings.HasPrefix(path, "/")
+	}
+	return strings.HasPrefix(path, dir+"/")
+}
+
+// Minimal sorts and de-duplicates dirs and drops every folder that lies inside another.
+func Minimal(dirs []string) []string {
+	s := slices.Clone(dirs)
+	slices.Sort(s)
+	s = slices.Compact(s)
+	out := s[:0]
+	for _, d := range s {
+		if len(out) > 0 && Within(out[len(out)-1], d) {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// Readable returns every folder and file the sandbox may read, writable ones included.
+func (p *Policy) Readable() []string {
+	var all []string
+	all = append(all, p.Writable...)
+	all = append(all, p.ReadOnly...)
+	if p.PrivateTmp != "" {
+		all = append(all, p.PrivateTmp)
+	}
+	all = append(all, p.System...)
+	all = append(all, p.Toolchains...)
+	all = append(all, p.RunnerFiles...)
+	return all
+}
+
+// WritableAll returns the folders the sandbox may write: the session's writable folders and
+// the private tmp.
+func (p *Policy) WritableAll() []string {
+	all := slices.Clone(p.Writable)
+	if p.PrivateTmp != "" {
+		all = append(all, p.PrivateTmp)
+	}
+	return all
+}

@@ -1,0 +1,77 @@
+// Package sandbox defines what every enforcement back end provides: a way to start the tool
+// runner behind a wall built from a policy.Policy, and to say whether it can. The back ends
+// live in their own packages (seatbelt on macOS, linux on Linux); "direct" runs without a wall.
+//
+// It holds no enforcement itself, only the contract the session code relies on.
+package sandbox
+
+import (
+	"context"
+	"net"
+	"os"
+
+	"github.com/openworker/openworker/core/policy"
+)
+
+// Enforcement names the mode that produced a result. These words appear in every tool
+// result, tool-call event and audit line.
+type Enforcement string
+
+const (
+	Seatbelt Enforcement = "seatbelt"
+	Linux    Enforcement = "linux"
+	Direct   Enforcement = "direct"
+)
+
+// Status says whether a provider can run sessions on this machine, and if not, why.
+type Status struct {
+	Provider Enforcement
+	// OK is true when sessions can run.
+	OK bool
+	// Tier is the one-line summary printed by `openworker sandbox check`, for example
+	// "tier 1 (linux: namespaces+landlock ABI 6)".
+	Tier string
+	// Reason says why sessions cannot run, in words a person can act on. Empty when OK.
+	Reason string
+	// Details are extra facts for `openworker machine sandbox status`
+	// ("landlock: ABI 6 (files, tcp, scopes)", "sandbox-exec: /usr/bin/sandbox-exec").
+	Details []string
+}
+
+// RunnerSpec is the process a provider starts inside the wall: the tool runner.
+type RunnerSpec struct {
+	Path string   // the runner's binary
+	Args []string // argv[1:]
+	Env  []string // the full environment (already filtered by the session)
+	Dir  string   // working folder inside the wall
+	// Conn is the runner's end of the socketpair to the core; it becomes fd 3 in the runner.
+	Conn *os.File
+	// Stderr receives the runner's (and the wall builder's) own error output. May be nil.
+	Stderr *os.File
+}
+
+// Provider builds a wall from a policy and starts the runner behind it.
+type Provider interface {
+	Name() Enforcement
+	// Status reports whether sessions can run here. It may run a trivial sandboxed probe.
+	Status(ctx context.Context) Status
+	// Start starts spec behind the wall described by p and returns once the runner is
+	// running. It fails closed: any part of the wall that cannot be built is an error and
+	// nothing is left running.
+	Start(ctx context.Context, p *policy.Policy, spec RunnerSpec) (Process, error)
+}
+
+// Process is a runner started by a Provider.
+type Process interface {
+	// Pid is the runner's (or its wall builder's) process ID as seen from the host.
+	Pid() int
+	// ProxyListener is the proxy's listening socket created inside the sandbox's own network
+	// (linux, allowlist mode). Nil when the proxy listens on the host's loopback.
+	ProxyListener() net.Listener
+	// Kill ends every process behind the wall: the runner and all it started.
+	Kill() error
+	// Wait waits for the runner to exit and releases its resources.
+	Wait() error
+	// Active lists the parts of the wall in force ("namespaces", "landlock ABI 6", ...).
+	Active() []string
+}
