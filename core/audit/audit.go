@@ -1,0 +1,243 @@
+// Package audit is the audit trail: one JSON line per session or tool-call event, written
+// from outside the wall, each with the enforcement level that produced it. It is written by
+// the core only; nothing inside a sandbox can reach it.
+package audit
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Event types.
+const (
+	SessionStarted = "session.started"
+	SessionRefused = "session.refused"
+	SessionEnded   = "session.ended"
+	SessionRestart = "session.restarted"
+	ToolCall       = "tool.call"
+)
+
+// Event is one line of the audit trail.
+type Event struct {
+	Time        time.Time `json:"time"`
+	Type        string    `json:"type"`
+	Session     string    `json:"session,omitempty"`
+	Tool        string    `json:"tool,omitempty"`
+	Summary     string    `json:"summary,omitempty"`
+	Enforcement string    `json:"enforcement,omitempty"`
+	Network     string    `json:"network,omitempty"`
+	ExitCode    *int      `json:"exit_code,omitempty"`
+	DurationMS  float64   `json:"duration_ms,omitempty"`
+	Blocked     []string  `json:"blocked,omitempty"`
+	Denials     []string  `json:"denials,omitempty"`
+	Reason      string    `json:"reason,omitempty"`
+	Folders     []string  `json:"folders,omitempty"`
+}
+
+// Log appends events to a file and rotates it by size.
+type Log struct {
+	mu      sync.Mutex
+	path    string
+	f       *os.File
+	size    int64
+	maxSize int64
+	keep    int
+	now     func() time.Time
+}
+
+// DefaultMaxSize is the size at which the file is rotated; Keep old files are kept.
+const (
+	DefaultMaxSize = 8 << 20
+	DefaultKeep    = 3
+)
+
+// Open opens (creating, owner-only) the audit file at path.
+func Open(path string) (*Log, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	l := &Log{path: path, maxSize: DefaultMaxSize, keep: DefaultKeep, now: time.Now}
+	if err := l.open(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *Log) open() error {
+	f, err := os.OpenFile(l.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("audit: %w", err)
+	}
+	l.f, l.size = f, fi.Size()
+	return nil
+}
+
+// SetMaxSize changes the rotation size (for tests and settings).
+func (l *Log) SetMaxSize(n int64) { l.mu.Lock(); l.maxSize = n; l.mu.Unlock() }
+
+// Write appends one event. A zero Time is set to now.
+func (l *Log) Write(e Event) error {
+	if l == nil {
+		return nil
+	}
+	if e.Time.IsZero() {
+		e.Time = l.now()
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return errors.New("audit: log is closed")
+	}
+	if l.size > 0 && l.size+int64(len(b)) > l.maxSize {
+		if err := l.rotate(); err != nil {
+			return err
+		}
+	}
+	n, err := l.f.Write(b)
+	l.size += int64(n)
+	return err
+}
+
+func (l *Log) rotate() error {
+	l.f.Close()
+	for i := l.keep - 1; i >= 1; i-- {
+		_ = os.Rename(l.path+"."+strconv.Itoa(i), l.path+"."+strconv.Itoa(i+1))
+	}
+	if err := os.Rename(l.path, l.path+".1"); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("audit: rotating: %w", err)
+	}
+	return l.open()
+}
+
+// Close closes the file.
+func (l *Log) Close() error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}
+
+// Format renders an event as one readable line.
+func Format(e Event) string {
+	var b strings.Builder
+	b.WriteString(e.Time.Local().Format("2006-01-02 15:04:05"))
+	b.WriteString("  ")
+	b.WriteString(e.Type)
+	if e.Session != "" {
+		b.WriteString("  " + e.Session)
+	}
+	if e.Enforcement != "" {
+		b.WriteString("  [" + e.Enforcement)
+		if e.Network != "" {
+			b.WriteString(", " + e.Network)
+		}
+		b.WriteString("]")
+	}
+	if e.Tool != "" {
+		b.WriteString("  " + e.Tool)
+	}
+	if e.Summary != "" {
+		b.WriteString(": " + e.Summary)
+	}
+	if e.ExitCode != nil {
+		b.WriteString("  exit " + strconv.Itoa(*e.ExitCode))
+	}
+	if e.DurationMS > 0 {
+		b.WriteString("  " + strconv.FormatFloat(e.DurationMS, 'f', 1, 64) + " ms")
+	}
+	if len(e.Blocked) > 0 {
+		b.WriteString("  blocked " + strings.Join(e.Blocked, ", "))
+	}
+	if len(e.Denials) > 0 {
+		b.WriteString("  denied " + strings.Join(e.Denials, "; "))
+	}
+	if e.Reason != "" {
+		b.WriteString("  — " + e.Reason)
+	}
+	return b.String()
+}
+
+// Show writes the events of the file at path to w, readably. With follow it keeps going,
+// printing new events as they are written, until ctx ends.
+func Show(ctx context.Context, path string, w io.Writer, follow bool) error {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) && !follow {
+			return fmt.Errorf("no audit trail yet at %s: nothing has run", path)
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	var r *bufio.Reader
+	var ino uint64
+	if f != nil {
+		r = bufio.NewReader(f)
+		ino = inode(f)
+	}
+	var partial []byte
+	for {
+		if r != nil {
+			line, err := r.ReadBytes('\n')
+			if len(line) > 0 && line[len(line)-1] == '\n' {
+				line = append(partial, line...)
+				partial = partial[:0]
+				var e Event
+				if json.Unmarshal(line, &e) == nil {
+					fmt.Fprintln(w, Format(e))
+				}
+				continue
+			}
+			partial = append(partial, line...)
+			if err != nil && !errors.Is(err, io.EOF) {
+				return err
+			}
+		}
+		if !follow {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(200 * time.Millisecond):
+		}
+		// The file was rotated or created: start reading the new one.
+		if nf, err := os.Open(path); err == nil {
+			if n := inode(nf); f == nil || n != ino {
+				if f != nil {
+					f.Close()
+				}
+				f, r, ino, partial = nf, bufio.NewReader(nf), n, nil
+			} else {
+				nf.Close()
+			}
+		}
+	}
+}

@@ -1,0 +1,165 @@
+// Package config is the machine's settings file, config.toml: where it lives, what its
+// `sandbox_*` keys mean, strict decoding with FILE:LINE:COL problems, live reload that keeps
+// the last good settings when an edit goes bad, and write-back that changes one value while
+// keeping every other byte the user wrote.
+//
+// Settings are per machine. A project's own .openworker/config.toml is read by LoadProject,
+// which ignores and reports any sandbox_* key in it: nothing found in a session's folders can
+// change the machine's wall. This package decides nothing about sessions; it only says what
+// the user chose.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/openworker/openworker/core/hosts"
+)
+
+// Provider words, the same as the enforcement levels in results.
+const (
+	ProviderDirect   = "direct"
+	ProviderSeatbelt = "seatbelt"
+	ProviderLinux    = "linux"
+)
+
+// Network profiles.
+const (
+	NetworkAllowlist = "allowlist"
+	NetworkOpen      = "open"
+)
+
+// Approval modes.
+const (
+	ApprovalsAsk        = "ask"
+	ApprovalsFullAccess = "full-access"
+)
+
+// Credential labels of a user's own file or folder.
+const (
+	LabelCredential    = "credential"
+	LabelConfiguration = "configuration"
+)
+
+// Settings are the machine's sandbox settings. A *Settings handed out by Load or a Watcher is
+// shared: treat it as read-only.
+type Settings struct {
+	// Provider is "direct" (the default: commands run without a wall), "seatbelt" (macOS) or
+	// "linux" (Linux).
+	Provider string
+	// NetworkProfile is "allowlist" (the default) or "open" (any site, no proxy).
+	NetworkProfile string
+	// NetworkHosts are the sites allowed, parsed; NetworkHostsRaw are the same entries as
+	// written in the file, in the same order.
+	NetworkHosts    []hosts.Entry
+	NetworkHostsRaw []string
+	// Toolchains are home-folder toolchains made readable, each a cleaned path relative to the
+	// home folder: a known name (KnownToolchains) or a folder the user added. A user's folder is
+	// written relative to the home folder ("tools/flutter" or "~/tools/flutter"); it may not be
+	// absolute, leave the home folder, be the home folder, or be, hold or sit inside a folder
+	// that keeps logins (~/.ssh, ~/.aws, ~/.config/gh, ...) or OpenWorker's own state: those
+	// would hand secrets to every command, and logins are shared one at a time with
+	// [[sandbox_credentials]] instead.
+	Toolchains []string
+	// Approvals is "ask" (the default) or "full-access" (no cards; asks are refused).
+	Approvals string
+	// Credentials are the shared logins the user added, in file order.
+	Credentials []Credential
+}
+
+// Credential is one [[sandbox_credentials]] entry: either a catalog Name, or a Path of the
+// user's own with its Label and Hosts.
+type Credential struct {
+	// Name is a catalog name ("ssh", "gh", ...); empty for a path entry.
+	Name string
+	// Path is the file or folder relative to the home folder ("~/" removed, cleaned); empty
+	// for a catalog entry.
+	Path string
+	// Label is "credential" or "configuration", for a path entry.
+	Label string
+	// Hosts are the sites the path entry's tool needs.
+	Hosts []hosts.Entry
+	// Enabled says whether the entry is copied into sessions. The file must say it: an entry
+	// without enabled is a problem, so that sharing a login is always written out.
+	Enabled bool
+}
+
+// Key returns what identifies the entry in the file: its catalog name, or "~/" + its path.
+func (c Credential) Key() string {
+	if c.Name != "" {
+		return c.Name
+	}
+	return "~/" + c.Path
+}
+
+// Default returns the settings of a machine with no settings file: direct provider, allow
+// list with no sites, no toolchains, approvals asked, no credentials.
+func Default() *Settings {
+	return &Settings{
+		Provider:       ProviderDirect,
+		NetworkProfile: NetworkAllowlist,
+		Approvals:      ApprovalsAsk,
+	}
+}
+
+// CatalogNames returns the names a [[sandbox_credentials]] entry may use.
+func CatalogNames() []string {
+	return []string{"ssh", "gh", "aws-config", "aws-credentials", "kubectl", "npm", "docker", "gcloud", "terraform"}
+}
+
+// KnownToolchains returns the home-folder toolchains the product offers by name.
+func KnownToolchains() []string {
+	return []string{
+		".nvm", ".volta", ".bun", ".deno", ".pyenv", ".rbenv", ".asdf", ".sdkman", ".cargo",
+		".rustup", ".local/bin", ".local/share/uv", ".local/share/mise", ".local/pipx", "go",
+	}
+}
+
+// Problem is one thing wrong with a settings file, at a 1-based line and byte column.
+type Problem struct {
+	File      string
+	Line, Col int
+	Msg       string
+}
+
+// String is "FILE:LINE:COL: message", the form editors and `openworker config check` use.
+func (p Problem) String() string {
+	if p.Line == 0 {
+		return p.File + ": " + p.Msg
+	}
+	return fmt.Sprintf("%s:%d:%d: %s", p.File, p.Line, p.Col, p.Msg)
+}
+
+// ProblemsError is the error of a settings file that does not validate.
+type ProblemsError struct {
+	Problems []Problem
+}
+
+func (e *ProblemsError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Load reads and validates the settings file at path for the OS goos ("darwin", "linux").
+// A missing file means Default. A file that does not validate gives a *ProblemsError listing
+// every problem found; the caller must not use any part of it.
+func Load(path, goos string) (*Settings, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Default(), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read settings file: %w", err)
+	}
+	s, problems := Parse(path, data, goos)
+	if len(problems) > 0 {
+		return nil, &ProblemsError{Problems: problems}
+	}
+	return s, nil
+}

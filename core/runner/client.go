@@ -1,0 +1,78 @@
+package runner
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// Client is the core's end of the runner connection. Calls are serialised: the runner
+// carries out one tool call at a time.
+type Client struct {
+	mu     sync.Mutex
+	conn   io.ReadWriteCloser
+	dec    *json.Decoder
+	enc    *json.Encoder
+	nextID uint64
+	broken error
+}
+
+// NewClient wraps the core's end of the socketpair.
+func NewClient(conn io.ReadWriteCloser) *Client {
+	return &Client{conn: conn, dec: json.NewDecoder(bufio.NewReaderSize(conn, 64<<10)), enc: json.NewEncoder(conn)}
+}
+
+// ErrGone is returned when the runner has exited or the connection broke.
+var ErrGone = errors.New("the tool runner is gone")
+
+// Call sends req and waits for its result. Output chunks, when the call streams, go to
+// onChunk as they come.
+func (c *Client) Call(req *Request, onChunk func(stream string, data []byte)) (*Result, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.broken != nil {
+		return nil, c.broken
+	}
+	c.nextID++
+	req.ID = c.nextID
+	if err := c.enc.Encode(req); err != nil {
+		c.broken = fmt.Errorf("%w: %v", ErrGone, err)
+		return nil, c.broken
+	}
+	for {
+		var r Response
+		if err := c.dec.Decode(&r); err != nil {
+			c.broken = fmt.Errorf("%w: %v", ErrGone, err)
+			return nil, c.broken
+		}
+		if r.ID != req.ID {
+			c.broken = fmt.Errorf("%w: answer to call %d while waiting for %d", ErrGone, r.ID, req.ID)
+			return nil, c.broken
+		}
+		if r.Stream != "" {
+			if onChunk != nil {
+				onChunk(r.Stream, r.Data)
+			}
+			continue
+		}
+		if r.Error != "" {
+			return nil, &ToolError{Msg: r.Error}
+		}
+		if r.Result == nil {
+			return &Result{}, nil
+		}
+		return r.Result, nil
+	}
+}
+
+// Close hangs up; the runner exits when it sees EOF.
+func (c *Client) Close() error { return c.conn.Close() }
+
+// ToolError is a tool call that the runner carried out and that failed (a file not found,
+// a permission denied by the wall).
+type ToolError struct{ Msg string }
+
+func (e *ToolError) Error() string { return e.Msg }

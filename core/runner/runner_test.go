@@ -1,0 +1,160 @@
+package runner
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func startServer(t *testing.T, dir string) *Client {
+	t.Helper()
+	t.Chdir(dir)
+	t.Setenv("TMPDIR", t.TempDir())
+	a, b := net.Pipe()
+	s, err := NewServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(b) }()
+	c := NewClient(a)
+	t.Cleanup(func() {
+		c.Close()
+		b.Close()
+		<-done
+	})
+	return c
+}
+
+func exec1(t *testing.T, c *Client, cmd string) *Result {
+	t.Helper()
+	r, err := c.Call(&Request{Tool: ToolExec, Exec: &ExecArgs{Command: cmd}}, nil)
+	if err != nil {
+		t.Fatalf("exec %q: %v", cmd, err)
+	}
+	return r
+}
+
+func TestShellStateCarriesOver(t *testing.T) {
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
+	c := startServer(t, dir)
+	exec1(t, c, "cd sub && export GREETING='hello world' && unset HOME_TEST_VAR")
+	r := exec1(t, c, `pwd; echo "$GREETING"`)
+	want := filepath.Join(dir, "sub") + "\nhello world\n"
+	if got := string(r.Stdout); got != want {
+		t.Fatalf("second command saw %q, want %q", got, want)
+	}
+	// exit still records state
+	exec1(t, c, "cd .. ; export N=2; exit 3")
+	r = exec1(t, c, `echo "$N"; pwd`)
+	if got := string(r.Stdout); got != "2\n"+dir+"\n" {
+		t.Fatalf("after exit 3: %q", got)
+	}
+	// the wrapper's own names never reach the command's environment
+	r = exec1(t, c, "env")
+	if strings.Contains(string(r.Stdout), "__openworker") {
+		t.Fatalf("wrapper variables leaked into env:\n%s", r.Stdout)
+	}
+}
+
+func TestExitStatusAndOutputBound(t *testing.T) {
+	c := startServer(t, t.TempDir())
+	r := exec1(t, c, "echo out; echo err >&2; exit 7")
+	if r.ExitCode != 7 || string(r.Stdout) != "out\n" || string(r.Stderr) != "err\n" {
+		t.Fatalf("got exit %d stdout %q stderr %q", r.ExitCode, r.Stdout, r.Stderr)
+	}
+	res, err := c.Call(&Request{Tool: ToolExec, Exec: &ExecArgs{Command: "head -c 10000 /dev/zero", MaxOutput: 1000}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Stdout) != 1000 || res.StdoutTruncated != 9000 {
+		t.Fatalf("kept %d, dropped %d; want 1000 and 9000", len(res.Stdout), res.StdoutTruncated)
+	}
+}
+
+func TestStreaming(t *testing.T) {
+	c := startServer(t, t.TempDir())
+	var chunks []string
+	r, err := c.Call(&Request{Tool: ToolExec, Exec: &ExecArgs{Command: "echo a; sleep 0.05; echo b >&2", Stream: true}},
+		func(s string, d []byte) { chunks = append(chunks, s+":"+string(d)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(chunks, "|") != "stdout:a\n|stderr:b\n" || r.ExitCode != 0 {
+		t.Fatalf("chunks %q exit %d", chunks, r.ExitCode)
+	}
+}
+
+func TestTimeoutKillsTheGroup(t *testing.T) {
+	dir := t.TempDir()
+	c := startServer(t, dir)
+	marker := filepath.Join(dir, "survived")
+	start := time.Now()
+	res, err := c.Call(&Request{Tool: ToolExec, Exec: &ExecArgs{
+		Command: "(sleep 1; touch " + marker + ") & sleep 30", Timeout: 200 * time.Millisecond}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.TimedOut || time.Since(start) > 5*time.Second {
+		t.Fatalf("timed out %v after %v", res.TimedOut, time.Since(start))
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a child of the timed-out command survived and wrote its file")
+	}
+}
+
+func TestFileTools(t *testing.T) {
+	dir := t.TempDir()
+	c := startServer(t, dir)
+	if _, err := c.Call(&Request{Tool: ToolWrite, Write: &WriteArgs{Path: "a/b/c.txt", Content: []byte("0123456789")}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.Call(&Request{Tool: ToolRead, Read: &ReadArgs{Path: filepath.Join(dir, "a/b/c.txt"), Offset: 2, Limit: 3}}, nil)
+	if err != nil || string(r.Content) != "234" || r.Size != 10 {
+		t.Fatalf("read: %v %q %d", err, r.Content, r.Size)
+	}
+	r, err = c.Call(&Request{Tool: ToolList, List: &ListArgs{Path: "a/b"}}, nil)
+	if err != nil || len(r.Entries) != 1 || r.Entries[0].Name != "c.txt" || r.Entries[0].Size != 10 {
+		t.Fatalf("list: %v %+v", err, r)
+	}
+	_, err = c.Call(&Request{Tool: ToolRead, Read: &ReadArgs{Path: "missing"}}, nil)
+	if _, ok := err.(*ToolError); !ok {
+		t.Fatalf("reading a missing file: %v, want a ToolError", err)
+	}
+}
+
+func TestProbe(t *testing.T) {
+	dir := t.TempDir()
+	home := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c := startServer(t, dir)
+	r, err := c.Call(&Request{Tool: ToolProbe, Probe: &ProbeArgs{
+		Writable: []string{dir}, Home: home, Unreachable: []string{ln.Addr().String()}, Reachable: []string{ln.Addr().String()},
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without a wall: the folder is writable, but home can be listed and the canary answers.
+	got := map[string]bool{}
+	for _, ch := range r.Checks {
+		got[ch.Name] = ch.OK
+	}
+	want := map[string]bool{"writable": true, "home hidden": false, "canary unreachable": false, "proxy reachable": true}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("check %s ok=%v, want %v (%+v)", k, got[k], v, r.Checks)
+		}
+	}
+	if des, _ := os.ReadDir(dir); len(des) != 0 {
+		t.Errorf("probe left %d files behind", len(des))
+	}
+}

@@ -1,0 +1,202 @@
+package runner
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// shell keeps what carries over from one exec to the next: the working folder and the
+// exported variables. Each command runs in a fresh sh whose state is read back on exit.
+type shell struct {
+	dir   string
+	env   []string
+	state string // file the wrapper writes the state to, in the private tmp
+	n     int
+}
+
+// wrapper runs the command with eval, so that `exit N` still runs the EXIT trap, which
+// records the working folder and the exported variables for the next command. The names it
+// uses are not exported, so they never reach the command's environment.
+const wrapper = `__openworker_state=$1; __openworker_cmd=$2; shift 2
+trap '__openworker_rc=$?; { pwd -P; printf "\0"; env -0; } >"$__openworker_state" 2>/dev/null; exit $__openworker_rc' EXIT
+eval "$__openworker_cmd"`
+
+func newShell() (*shell, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		dir = "/"
+	}
+	tmp := os.TempDir()
+	return &shell{dir: dir, env: os.Environ(), state: filepath.Join(tmp, fmt.Sprintf(".openworker-shell-%d", os.Getpid()))}, nil
+}
+
+func (sh *shell) abs(p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(sh.dir, p)
+}
+
+func (sh *shell) exec(id uint64, a *ExecArgs, send func(*Response)) (*Result, error) {
+	if a.Dir != "" {
+		sh.dir = sh.abs(a.Dir)
+	}
+	max := a.MaxOutput
+	if max <= 0 {
+		max = DefaultMaxOutput
+	}
+	var cmd *exec.Cmd
+	if len(a.Argv) > 0 {
+		path, err := lookPath(a.Argv[0], sh.env)
+		if err != nil {
+			return nil, err
+		}
+		cmd = exec.Command(path, a.Argv[1:]...)
+	} else {
+		cmd = exec.Command("/bin/sh", "-c", wrapper, "sh", sh.state, a.Command)
+	}
+	cmd.Dir = sh.dir
+	cmd.Env = sh.env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if len(a.Stdin) > 0 {
+		cmd.Stdin = bytes.NewReader(a.Stdin)
+	}
+	stdout := &capture{max: max, stream: "stdout", id: id, send: send, live: a.Stream}
+	stderr := &capture{max: max, stream: "stderr", id: id, send: send, live: a.Stream}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// A command may leave a background process holding its output open; once the command
+	// itself has exited, its output is no longer waited for past this.
+	cmd.WaitDelay = 250 * time.Millisecond
+	_ = os.Remove(sh.state)
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	var (
+		mu        sync.Mutex
+		timedOut  bool
+		killTimer *time.Timer
+		termTimer *time.Timer
+	)
+	if a.Timeout > 0 {
+		pgid := cmd.Process.Pid
+		termTimer = time.AfterFunc(a.Timeout, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			timedOut = true
+			_ = syscall.Kill(-pgid, syscall.SIGTERM)
+			killTimer = time.AfterFunc(killGrace, func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+		})
+	}
+	err := cmd.Wait()
+	if termTimer != nil {
+		termTimer.Stop()
+	}
+	mu.Lock()
+	if killTimer != nil {
+		killTimer.Stop()
+	}
+	mu.Unlock()
+	res := &Result{Duration: time.Since(start), TimedOut: timedOut}
+	if timedOut {
+		// Whatever the command left in its group goes with it.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	res.ExitCode = exitCode(cmd, err)
+	res.Stdout, res.StdoutTruncated = stdout.buf.Bytes(), stdout.dropped
+	res.Stderr, res.StderrTruncated = stderr.buf.Bytes(), stderr.dropped
+	if len(a.Argv) == 0 {
+		sh.readState()
+	}
+	res.Dir = sh.dir
+	return res, nil
+}
+
+// readState takes the working folder and environment the last command left.
+func (sh *shell) readState() {
+	b, err := os.ReadFile(sh.state)
+	_ = os.Remove(sh.state)
+	if err != nil {
+		return
+	}
+	dir, envs, ok := bytes.Cut(b, []byte("\n\x00"))
+	if !ok || len(dir) == 0 {
+		return
+	}
+	sh.dir = string(dir)
+	var env []string
+	for _, kv := range bytes.Split(envs, []byte{0}) {
+		s := string(kv)
+		if s == "" || strings.HasPrefix(s, "_=") || strings.HasPrefix(s, "SHLVL=") || strings.HasPrefix(s, "OLDPWD=") {
+			continue
+		}
+		env = append(env, s)
+	}
+	sh.env = env
+}
+
+func exitCode(cmd *exec.Cmd, err error) int {
+	if cmd.ProcessState == nil {
+		return -1
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+func lookPath(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	path := ""
+	for _, kv := range slices.Backward(env) {
+		if strings.HasPrefix(kv, "PATH=") {
+			path = kv[5:]
+			break
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: command not found in PATH inside the sandbox (a tool under your home folder is reachable only when its toolchain is switched on)", name)
+}
+
+// capture keeps up to max bytes of a stream, counts what it drops, and forwards chunks live
+// when asked.
+type capture struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	max     int
+	dropped int64
+	stream  string
+	id      uint64
+	send    func(*Response)
+	live    bool
+}
+
+func (c *capture) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room := c.max - c.buf.Len(); room > 0 {
+		c.buf.Write(p[:min(room, len(p))])
+		c.dropped += int64(len(p) - min(room, len(p)))
+	} else {
+		c.dropped += int64(len(p))
+	}
+	if c.live {
+		c.send(&Response{ID: c.id, Stream: c.stream, Data: bytes.Clone(p)})
+	}
+	return len(p), nil
+}
