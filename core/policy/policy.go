@@ -104,17 +104,20 @@ func New(opts Options) (*Policy, error) {
 			return "", fmt.Errorf("%s folder %q is a relative path; give an absolute path", kind, dir)
 		}
 		r, err := Resolve(dir)
+		if errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("%s folder %s does not exist", kind, dir)
+		}
 		if err != nil {
 			return "", fmt.Errorf("%s folder %s: %w", kind, dir, err)
 		}
 		fi, err := os.Stat(r)
 		if err != nil {
-			return "", fmt.Errorf("%s folder %s does not exist", kind, dir)
+			return "", fmt.Errorf("%s folder %s: %w", kind, dir, err)
 		}
 		if !fi.IsDir() {
 			return "", fmt.Errorf("%s folder %s is not a folder", kind, dir)
 		}
-		if Within(home, r) {
+		if Within(r, home) {
 			if r == home {
 				return "", fmt.Errorf("%s folder %s is your home folder; share a project folder inside it instead", kind, dir)
 			}
@@ -178,7 +181,7 @@ func New(opts Options) (*Policy, error) {
 		if err != nil {
 			continue // a toolchain that is switched on but absent is simply not there
 		}
-		if r == home || Within(r, home) {
+		if Within(r, home) {
 			return nil, fmt.Errorf("toolchain folder %s contains your home folder", t)
 		}
 		if state != "" && Within(r, state) {
