@@ -1,0 +1,229 @@
+package seatbelt
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/netip"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Denial is one operation Seatbelt refused, as the kernel logged it.
+type Denial struct {
+	Time      string `json:"time,omitempty"`
+	Process   string `json:"process"`
+	PID       int    `json:"pid"`
+	Operation string `json:"operation"`
+	// Target is what was refused: a path, host:port, a service name; empty when the kernel
+	// logs none.
+	Target string `json:"target,omitempty"`
+	// Count is how many times the kernel saw it before logging (the N of deny(N)).
+	Count int `json:"count"`
+}
+
+// logEvent is the part of a `log stream --style ndjson` line the parser reads.
+type logEvent struct {
+	EventMessage     string `json:"eventMessage"`
+	ProcessImagePath string `json:"processImagePath"`
+	ProcessID        *int   `json:"processID"`
+	Timestamp        string `json:"timestamp"`
+}
+
+// denyRE reads the kernel's message: "Sandbox: curl(4242) deny(1) network-outbound 1.2.3.4:443".
+// A process name may hold spaces and parentheses, so the name runs up to the last "(PID) deny(".
+var denyRE = regexp.MustCompile(`^Sandbox: (.+)\((\d+)\) deny\((\d+)\) ([a-z][a-z0-9*-]*)(?: (.*))?$`)
+
+// ParseLogLine reads one line of `log stream --style ndjson` and returns the denial it holds,
+// if it is a kernel Seatbelt denial carrying marker. Other lines (the stream's header, other
+// runs' denials, a message a process logged itself) give false: only the kernel's own lines
+// are believed, so a sandboxed program cannot invent denials by writing to the log.
+func ParseLogLine(line []byte, marker string) (Denial, bool) {
+	if marker == "" {
+		return Denial{}, false
+	}
+	var ev logEvent
+	if err := json.Unmarshal(line, &ev); err != nil {
+		return Denial{}, false
+	}
+	if ev.ProcessImagePath != "/kernel" || ev.ProcessID == nil || *ev.ProcessID != 0 {
+		return Denial{}, false
+	}
+	if !strings.Contains(ev.EventMessage, marker) {
+		return Denial{}, false
+	}
+	// The rule's message comes with the kernel's line, on a line of its own or after it.
+	for _, l := range strings.Split(ev.EventMessage, "\n") {
+		l = strings.TrimSpace(strings.ReplaceAll(l, marker, ""))
+		m := denyRE.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		pid, err1 := strconv.Atoi(m[2])
+		n, err2 := strconv.Atoi(m[3])
+		if err1 != nil || err2 != nil {
+			return Denial{}, false
+		}
+		return Denial{
+			Time:      ev.Timestamp,
+			Process:   strings.TrimSpace(m[1]),
+			PID:       pid,
+			Operation: m[4],
+			Target:    strings.TrimSpace(m[5]),
+			Count:     n,
+		}, true
+	}
+	return Denial{}, false
+}
+
+// Egress is a direct connection around the egress proxy, reported like a host the proxy
+// refused.
+type Egress struct {
+	// Host is the address connected to, or "*" when the log gives only the port.
+	Host    string
+	Port    int
+	Process string
+	Reason  string
+}
+
+// DirectConnectionReason is the reason of every Egress.
+const DirectConnectionReason = "a direct connection, not through the egress proxy"
+
+// MaxReported is how many denials a command's report lists.
+const MaxReported = 100
+
+// Summary is what a command's denials come to.
+type Summary struct {
+	// Egress are the direct connections, once per host and port.
+	Egress []Egress
+	// Text is appended to the command's error output; empty when there is nothing to say.
+	Text string
+	// All is every denial, noise and repeats included, for the violations file.
+	All []Denial
+}
+
+// Summarize turns a command's denials into its report: each operation and target once, at most
+// MaxReported, leaving out what macOS's own programs try on every run and do without.
+func Summarize(ds []Denial) Summary {
+	s := Summary{All: ds}
+	seenEgress := map[string]bool{}
+	seen := map[string]bool{}
+	var listed []Denial
+	for _, d := range ds {
+		if e, ok := egress(d); ok {
+			key := e.Host + ":" + strconv.Itoa(e.Port)
+			if !seenEgress[key] {
+				seenEgress[key] = true
+				s.Egress = append(s.Egress, e)
+			}
+		}
+		if IsNoise(d) {
+			continue
+		}
+		key := d.Operation + " " + d.Target
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		listed = append(listed, d)
+	}
+	if len(listed) == 0 {
+		return s
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "openworker sandbox: Seatbelt denied %d operation(s) of this command:\n", len(listed))
+	hinted := false
+	for i, d := range listed {
+		if i == MaxReported {
+			fmt.Fprintf(&b, "  ... %d more operation(s) are not reported here; the run's violations file has every denial\n", len(listed)-MaxReported)
+			break
+		}
+		target := ""
+		if d.Target != "" {
+			target = " " + d.Target
+		}
+		fmt.Fprintf(&b, "  %s%s (%s)\n", d.Operation, target, d.Process)
+		if _, ok := egress(d); ok && !hinted {
+			hinted = true
+			b.WriteString("    (connections go through the egress proxy in HTTPS_PROXY, to the hosts on the allow list)\n")
+		}
+	}
+	s.Text = b.String()
+	return s
+}
+
+// egress reads a refused outbound IP connection; a Unix socket (a path) is not one.
+func egress(d Denial) (Egress, bool) {
+	if d.Operation != "network-outbound" || d.Target == "" || strings.HasPrefix(d.Target, "/") {
+		return Egress{}, false
+	}
+	// Some macOS versions write "remote:HOST:PORT".
+	t := strings.TrimPrefix(d.Target, "remote:")
+	i := strings.LastIndexByte(t, ':')
+	if i <= 0 {
+		return Egress{}, false
+	}
+	host, portText := t[:i], t[i+1:]
+	port, err := strconv.Atoi(portText)
+	if err != nil || port < 0 || port > 65535 {
+		return Egress{}, false
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if host != "*" {
+		a, err := netip.ParseAddr(host)
+		if err != nil {
+			return Egress{}, false
+		}
+		host = a.Unmap().String()
+	}
+	return Egress{Host: host, Port: port, Process: d.Process, Reason: DirectConnectionReason}, true
+}
+
+// shells are the programs whose writes to the terminal are noise: an interactive-looking
+// shell opens the terminal to print, and its output goes where OpenWorker sends it anyway.
+var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "tcsh": true, "csh": true, "fish": true}
+
+var (
+	terminalRE    = regexp.MustCompile(`^/dev/(tty|ttys[0-9]+|pts/[0-9]+)$`)
+	globalPrefsRE = regexp.MustCompile(`/Library/Preferences/\.GlobalPreferences[^/]*\.plist$`)
+)
+
+// IsNoise reports whether d is one of the denials macOS's own programs cause on every run and
+// do without: DNS lookups through mDNSResponder (the egress proxy resolves names), a shell's
+// write to the terminal, and CoreFoundation's reads of the account's text encoding and global
+// preferences. They stay denied and stay in the violations file; they are left out of the
+// report so that it shows what the command itself was refused.
+func IsNoise(d Denial) bool {
+	switch {
+	case d.Operation == "network-outbound" && (d.Target == "/private/var/run/mDNSResponder" || d.Target == "/var/run/mDNSResponder"):
+		return true
+	case d.Operation == "mach-lookup" && d.Target == "com.apple.dnssd.service":
+		return true
+	case strings.HasPrefix(d.Operation, "file-write") && terminalRE.MatchString(d.Target) && shells[d.Process]:
+		return true
+	case strings.HasPrefix(d.Operation, "file-read") && path.Base(d.Target) == ".CFUserTextEncoding":
+		return true
+	case strings.HasPrefix(d.Operation, "file-read") && globalPrefsRE.MatchString(d.Target):
+		return true
+	}
+	return false
+}
+
+// NotReportedLine is the first line of a command's error output when its denials cannot be
+// read (log stream refused: the user is not an administrator), saying why.
+func NotReportedLine(why error) string {
+	return "openworker sandbox: Seatbelt's denials are not reported for this run: " + why.Error() + "\n"
+}
+
+// WriteViolations writes every denial to w, one JSON object a line: the run's violations file.
+func WriteViolations(w io.Writer, ds []Denial) error {
+	enc := json.NewEncoder(w)
+	for _, d := range ds {
+		if err := enc.Encode(d); err != nil {
+			return fmt.Errorf("seatbelt: writing the violations file: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,248 @@
+package sbpl
+
+import (
+	"strings"
+	"testing"
+)
+
+func mustParse(t *testing.T, src string, params map[string]string) *Profile {
+	t.Helper()
+	p, err := Parse(src, params)
+	if err != nil {
+		t.Fatalf("Parse: %v\n%s", err, src)
+	}
+	return p
+}
+
+func allowed(t *testing.T, p *Profile, q Query) bool {
+	t.Helper()
+	d, err := p.Eval(q)
+	if err != nil {
+		t.Fatalf("Eval(%s): %v", q, err)
+	}
+	return d.Allowed
+}
+
+func TestFilters(t *testing.T) {
+	tests := []struct {
+		name  string
+		rules string
+		q     Query
+		want  bool
+	}{
+		{"literal_exact", `(allow file-read-data (literal "/a/b"))`, Query{Op: "file-read-data", Path: "/a/b"}, true},
+		{"literal_not_below", `(allow file-read-data (literal "/a/b"))`, Query{Op: "file-read-data", Path: "/a/b/c"}, false},
+		{"path_is_literal", `(allow file-read-data (path "/dev/null"))`, Query{Op: "file-read-data", Path: "/dev/null"}, true},
+		{"subpath_itself", `(allow file-read-data (subpath "/a/b"))`, Query{Op: "file-read-data", Path: "/a/b"}, true},
+		{"subpath_below", `(allow file-read-data (subpath "/a/b"))`, Query{Op: "file-read-data", Path: "/a/b/c/d"}, true},
+		{"subpath_component_boundary", `(allow file-read-data (subpath "/a/b"))`, Query{Op: "file-read-data", Path: "/a/bc"}, false},
+		{"subpath_parent", `(allow file-read-data (subpath "/a/b"))`, Query{Op: "file-read-data", Path: "/a"}, false},
+		{"subpath_root", `(allow file-read-data (subpath "/"))`, Query{Op: "file-read-data", Path: "/x"}, true},
+		{"prefix_string", `(allow file-read-data (prefix "/a/b"))`, Query{Op: "file-read-data", Path: "/a/bc"}, true},
+		{"prefix_miss", `(allow file-read-data (prefix "/a/b"))`, Query{Op: "file-read-data", Path: "/a/c"}, false},
+		{"regex_literal", `(allow file-read-data (regex #"^/dev/ttys[0-9]+$"))`, Query{Op: "file-read-data", Path: "/dev/ttys003"}, true},
+		{"regex_anchored_miss", `(allow file-read-data (regex #"^/dev/ttys[0-9]+$"))`, Query{Op: "file-read-data", Path: "/dev/ttys003x"}, false},
+		{"regex_string", `(allow file-read-data (regex "^/a/[^/]+\\.txt$"))`, Query{Op: "file-read-data", Path: "/a/x.txt"}, true},
+		{"any_of_filters", `(allow file-read-data (literal "/x") (literal "/y"))`, Query{Op: "file-read-data", Path: "/y"}, true},
+		{"require_all_both", `(allow file-read-data (require-all (subpath "/a") (regex #"\.txt$")))`, Query{Op: "file-read-data", Path: "/a/x.txt"}, true},
+		{"require_all_one", `(allow file-read-data (require-all (subpath "/a") (regex #"\.txt$")))`, Query{Op: "file-read-data", Path: "/a/x.sh"}, false},
+		{"require_any", `(allow file-read-data (require-any (literal "/x") (literal "/y")))`, Query{Op: "file-read-data", Path: "/x"}, true},
+		{"require_not", `(allow file-read-data (require-all (subpath "/a") (require-not (subpath "/a/secret"))))`, Query{Op: "file-read-data", Path: "/a/secret/k"}, false},
+		{"require_not_outside", `(allow file-read-data (require-all (subpath "/a") (require-not (subpath "/a/secret"))))`, Query{Op: "file-read-data", Path: "/a/open"}, true},
+		{"no_filter_matches_all", `(allow file-read-data)`, Query{Op: "file-read-data", Path: "/anything"}, true},
+		{"remote_localhost_v4", `(allow network-outbound (remote ip "localhost:8080"))`, Query{Op: "network-outbound", Addr: "127.0.0.1:8080"}, true},
+		{"remote_localhost_v6", `(allow network-outbound (remote ip "localhost:8080"))`, Query{Op: "network-outbound", Addr: "[::1]:8080"}, true},
+		{"remote_localhost_mapped", `(allow network-outbound (remote ip "localhost:8080"))`, Query{Op: "network-outbound", Addr: "[::ffff:127.0.0.1]:8080"}, false},
+		{"remote_localhost_other_loopback", `(allow network-outbound (remote ip "localhost:8080"))`, Query{Op: "network-outbound", Addr: "127.0.0.2:8080"}, false},
+		{"remote_localhost_port", `(allow network-outbound (remote ip "localhost:8080"))`, Query{Op: "network-outbound", Addr: "127.0.0.1:22"}, false},
+		{"remote_localhost_not_internet", `(allow network-outbound (remote ip "localhost:*"))`, Query{Op: "network-outbound", Addr: "93.184.216.34:443"}, false},
+		{"remote_any", `(allow network-outbound (remote ip "*:*"))`, Query{Op: "network-outbound", Addr: "93.184.216.34:443"}, true},
+		{"remote_ip_not_unix", `(allow network-outbound (remote ip "*:*"))`, Query{Op: "network-outbound", Path: "/private/var/run/docker.sock"}, false},
+		{"local_on_outbound_matches_all", `(allow network-outbound (local ip "localhost:*"))`, Query{Op: "network-outbound", Addr: "93.184.216.34:443"}, true},
+		{"local_on_bind", `(allow network-bind (local ip "localhost:*"))`, Query{Op: "network-bind", Addr: "127.0.0.1:9000"}, true},
+		{"local_on_bind_any_address", `(allow network-bind (local ip "localhost:*"))`, Query{Op: "network-bind", Addr: "0.0.0.0:9000"}, false},
+		{"remote_on_bind", `(allow network-bind (remote ip "*:*"))`, Query{Op: "network-bind", Addr: "127.0.0.1:9000"}, false},
+		{"unix_path_filter", `(allow network-outbound (literal "/private/var/run/syslog"))`, Query{Op: "network-outbound", Path: "/private/var/run/syslog"}, true},
+		{"unix_path_not_ip", `(allow network-outbound (subpath "/"))`, Query{Op: "network-outbound", Addr: "93.184.216.34:443"}, false},
+		{"unix_socket_path_literal", `(allow network-outbound (remote unix-socket (path-literal "/tmp/s")))`, Query{Op: "network-outbound", Path: "/tmp/s"}, true},
+		{"global_name", `(allow mach-lookup (global-name "com.apple.logd"))`, Query{Op: "mach-lookup", Name: "com.apple.logd"}, true},
+		{"global_name_miss", `(allow mach-lookup (global-name "com.apple.logd"))`, Query{Op: "mach-lookup", Name: "com.apple.logd2"}, false},
+		{"target_same", `(allow signal (target same-sandbox))`, Query{Op: "signal", SameSandbox: true}, true},
+		{"target_other", `(allow signal (target same-sandbox))`, Query{Op: "signal"}, false},
+		{"sysctl_name", `(allow sysctl-read (sysctl-name "hw.ncpu"))`, Query{Op: "sysctl-read", Name: "hw.ncpu"}, true},
+		{"sysctl_prefix", `(allow sysctl-read (sysctl-name-prefix "hw.optional."))`, Query{Op: "sysctl-read", Name: "hw.optional.neon"}, true},
+		{"process_exec_subpath", `(allow process-exec (subpath "/usr/bin"))`, Query{Op: "process-exec", Path: "/usr/bin/git"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := mustParse(t, "(version 1)\n(deny default)\n"+tt.rules, nil)
+			if got := allowed(t, p, tt.q); got != tt.want {
+				t.Errorf("%s under %s = %v, want %v", tt.q, tt.rules, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestOperations(t *testing.T) {
+	tests := []struct {
+		name string
+		rule string
+		op   string
+		want bool
+	}{
+		{"file_read_star_data", "file-read*", "file-read-data", true},
+		{"file_read_star_metadata", "file-read*", "file-read-metadata", true},
+		{"file_read_star_not_write", "file-read*", "file-write-data", false},
+		{"file_write_star_create", "file-write*", "file-write-create", true},
+		{"file_write_star_not_link", "file-write*", "file-link", false},
+		{"file_write_star_not_clone", "file-write*", "file-clone", false},
+		{"file_read_star_not_link", "file-read*", "file-link", false},
+		{"file_write_star_not_ioctl", "file-write*", "file-ioctl", false},
+		{"file_star_link", "file*", "file-link", true},
+		{"file_star_ioctl", "file*", "file-ioctl", true},
+		{"network_star_bind", "network*", "network-bind", true},
+		{"exact_only", "file-read-data", "file-read-metadata", false},
+		{"default_everything", "default", "mach-lookup", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := mustParse(t, "(version 1)\n(deny default)\n(allow "+tt.rule+")", nil)
+			q := Query{Op: tt.op, Path: "/x"}
+			if got := allowed(t, p, q); got != tt.want {
+				t.Errorf("(allow %s) allows %s = %v, want %v", tt.rule, tt.op, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPrecedence(t *testing.T) {
+	tests := []struct {
+		name  string
+		rules string
+		q     Query
+		want  bool
+		msg   string
+	}{
+		{"default_deny", ``, Query{Op: "file-read-data", Path: "/a"}, false, "M"},
+		{"later_deny_wins", `(allow file-read* (subpath "/a")) (deny file-read* (subpath "/a/s") (with message "X"))`,
+			Query{Op: "file-read-data", Path: "/a/s/k"}, false, "X"},
+		{"earlier_allow_still_for_others", `(allow file-read* (subpath "/a")) (deny file-read* (subpath "/a/s"))`,
+			Query{Op: "file-read-data", Path: "/a/t"}, true, ""},
+		{"later_allow_wins", `(deny file-read* (subpath "/a")) (allow file-read-metadata (literal "/a/s"))`,
+			Query{Op: "file-read-metadata", Path: "/a/s"}, true, ""},
+		{"later_allow_other_op", `(deny file-read* (subpath "/a")) (allow file-read-metadata (literal "/a/s"))`,
+			Query{Op: "file-read-data", Path: "/a/s"}, false, ""},
+		{"later_wildcard_beats_exact", `(allow file-read-data (subpath "/a")) (deny file* (subpath "/a"))`,
+			Query{Op: "file-read-data", Path: "/a/x"}, false, ""},
+		{"later_allow_default_opens_all", `(allow default)`, Query{Op: "mach-lookup", Name: "com.apple.pasteboard.1"}, true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := mustParse(t, "(version 1)\n(deny default (with message \"M\"))\n"+tt.rules, nil)
+			d, err := p.Eval(tt.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Allowed != tt.want {
+				t.Errorf("%s = %v, want %v (rule %d)", tt.q, d.Allowed, tt.want, d.Rule)
+			}
+			if !tt.want && tt.msg != "" && d.Message != tt.msg {
+				t.Errorf("%s: message %q, want %q", tt.q, d.Message, tt.msg)
+			}
+		})
+	}
+}
+
+func TestParams(t *testing.T) {
+	src := `(version 1) (deny default) (allow file-write* (subpath (param "W")))`
+	p := mustParse(t, src, map[string]string{"W": `/Users/me/a") (allow default) ("`})
+	if !allowed(t, p, Query{Op: "file-write-data", Path: `/Users/me/a") (allow default) ("/f`}) {
+		t.Error("a write inside the bound folder was denied")
+	}
+	if allowed(t, p, Query{Op: "file-read-data", Path: "/etc/passwd"}) {
+		t.Error("a parameter value changed the rules: /etc/passwd readable")
+	}
+	if _, err := Parse(src, nil); err == nil || !strings.Contains(err.Error(), `"W" is not bound`) {
+		t.Errorf("unbound parameter: err = %v", err)
+	}
+}
+
+func TestStrings(t *testing.T) {
+	tests := []struct {
+		name, lit, want string
+	}{
+		{"plain", `"/a b"`, "/a b"},
+		{"quote", `"/a\"b"`, `/a"b`},
+		{"backslash", `"/a\\b"`, `/a\b`},
+		{"hex", `"/a\x41;"`, "/aA"},
+		{"semicolon_kept", `"/a;b"`, "/a;b"},
+		{"paren_kept", `"/a)(b"`, "/a)(b"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := mustParse(t, "(version 1)(deny default)(allow file-read-data (literal "+tt.lit+"))", nil)
+			if !allowed(t, p, Query{Op: "file-read-data", Path: tt.want}) {
+				t.Errorf("literal %s does not match %q", tt.lit, tt.want)
+			}
+		})
+	}
+}
+
+func TestRejects(t *testing.T) {
+	tests := []struct {
+		name, src, want string
+	}{
+		{"no_version", `(deny default)`, "version 1"},
+		{"no_default", `(version 1)(allow file-read*)`, "no default"},
+		{"unknown_op", `(version 1)(deny default)(allow file-reed-data)`, "unknown operation"},
+		{"unknown_filter", `(version 1)(deny default)(allow file-read* (vnode-type DIRECTORY))`, "unknown filter"},
+		{"ip_host", `(version 1)(deny default)(allow network-outbound (remote ip "1.2.3.4:443"))`, "* or localhost"},
+		{"ip_port", `(version 1)(deny default)(allow network-outbound (remote ip "localhost:99999"))`, "1-65535"},
+		{"relative_path", `(version 1)(deny default)(allow file-read* (subpath "a"))`, "absolute"},
+		{"unclosed", `(version 1)(deny default`, "unclosed"},
+		{"stray_close", `(version 1))`, "unexpected ')'"},
+		{"unterminated", `(version 1)(deny default)(allow file-read* (literal "/a))`, "unterminated"},
+		{"bad_escape", `(version 1)(deny default)(allow file-read* (literal "/a\q"))`, "unknown escape"},
+		{"nul", "(version 1)(deny default)(allow file-read* (literal \"/a\x00b\"))", "NUL"},
+		{"unknown_modifier", `(version 1)(deny default (with telemetry))`, "modifier"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse(tt.src, nil)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Parse(%s) err = %v, want it to mention %q", tt.src, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestEvalRejectsAbstractOps(t *testing.T) {
+	p := mustParse(t, "(version 1)(deny default)", nil)
+	for _, op := range []string{"file-read*", "default", "file-reed-data"} {
+		if _, err := p.Eval(Query{Op: op, Path: "/a"}); err == nil {
+			t.Errorf("Eval(%s) gave no error", op)
+		}
+	}
+}
+
+func TestComments(t *testing.T) {
+	p := mustParse(t, "; header (allow default)\n(version 1)\n(deny default) ; (allow default)\n", nil)
+	if allowed(t, p, Query{Op: "file-read-data", Path: "/a"}) {
+		t.Error("a rule inside a comment was applied")
+	}
+	if len(p.Rules) != 1 {
+		t.Errorf("rules = %d, want 1", len(p.Rules))
+	}
+}
+
+func TestShape(t *testing.T) {
+	a := mustParse(t, `(version 1)(deny default (with message "m1"))(allow file-read* (subpath "/a") (literal "/b"))`, nil)
+	b := mustParse(t, `(version 1)(deny default (with message "m2"))(allow file-read* (subpath "/x") (literal "/y"))`, nil)
+	c := mustParse(t, `(version 1)(deny default (with message "m2"))(allow file-read* (subpath "/x")) (allow default)`, nil)
+	if a.Shape() != b.Shape() {
+		t.Errorf("shapes differ:\n%s\n%s", a.Shape(), b.Shape())
+	}
+	if a.Shape() == c.Shape() {
+		t.Error("an added rule kept the shape")
+	}
+}

@@ -1,0 +1,171 @@
+//go:build darwin || linux
+
+package seatbelt
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/openworker/openworker/core/sandbox"
+)
+
+// fakeSandboxExec stands in for sandbox-exec where there is none: it skips -p/-f/-D and their
+// values, as sandbox-exec does after applying the profile, and executes the command.
+const fakeSandboxExec = `#!/bin/sh
+while [ $# -gt 0 ]; do
+  case "$1" in -p|-f|-D) shift 2 ;; *) break ;; esac
+done
+exec "$@"
+`
+
+func writeFake(t *testing.T) string {
+	t.Helper()
+	exe := filepath.Join(t.TempDir(), "sandbox-exec")
+	if err := os.WriteFile(exe, []byte(fakeSandboxExec), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+func socketPair(t *testing.T) (parent, child *os.File) {
+	t.Helper()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syscall.CloseOnExec(fds[0])
+	syscall.CloseOnExec(fds[1])
+	return os.NewFile(uintptr(fds[0]), "core"), os.NewFile(uintptr(fds[1]), "runner")
+}
+
+func TestLaunchPassesOnlyTheConnection(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("needs /proc to list a child's descriptors")
+	}
+	// A descriptor this process holds without close-on-exec, as if inherited from whoever
+	// started OpenWorker.
+	leak := filepath.Join(t.TempDir(), "inherited-secret")
+	if err := os.WriteFile(leak, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	leakFD, err := syscall.Open(leak, syscall.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(leakFD)
+	core, runner := socketPair(t)
+	defer core.Close()
+	pr, _ := render(t, macPolicy())
+	args := append(pr.Args(), "/bin/sh", "-c", `for f in /proc/$$/fd/*; do echo "${f##*/} $(readlink $f)"; done >&3; echo pgid $(ps -o pgid= -p $$) >&3`)
+	p, err := launch(writeFake(t), args, sandbox.RunnerSpec{Conn: runner}, nil)
+	runner.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Kill()
+	var fds []string
+	pgid := ""
+	sc := bufio.NewScanner(core)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "pgid "); ok {
+			pgid = strings.TrimSpace(v)
+			continue
+		}
+		fds = append(fds, sc.Text())
+	}
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	hasConn := false
+	for _, fd := range fds {
+		num, target, _ := strings.Cut(fd, " ")
+		if target == leak {
+			t.Errorf("the runner inherited descriptor %s of %s (all: %v)", num, leak, fds)
+		}
+		if num == "3" && strings.HasPrefix(target, "socket:") {
+			hasConn = true
+		}
+	}
+	if !hasConn {
+		t.Errorf("the runner's fd 3 is not the connection: %v", fds)
+	}
+	if pgid != strconv.Itoa(p.Pid()) {
+		t.Errorf("the runner's process group is %q, want its own (%d)", pgid, p.Pid())
+	}
+}
+
+func TestKillEndsTheGroup(t *testing.T) {
+	core, runner := socketPair(t)
+	defer core.Close()
+	// The runner starts a grandchild that outlives it in the same group, reports its PID,
+	// then exits.
+	args := []string{"-p", "(version 1)", "/bin/sh", "-c", `sleep 60 & echo $! >&3; exit 0`}
+	p, err := launch(writeFake(t), args, sandbox.RunnerSpec{Conn: runner}, nil)
+	runner.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(core).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, _ := strconv.Atoi(strings.TrimSpace(line))
+	p.Wait()
+	if err := syscall.Kill(child, 0); err != nil {
+		t.Fatalf("the grandchild %d is already gone (%v); the test proves nothing", child, err)
+	}
+	if err := p.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		// Killed and reparented, it is reaped by init; until then it is a zombie or gone.
+		err := syscall.Kill(child, 0)
+		if errors.Is(err, syscall.ESRCH) || isZombie(child) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("grandchild %d survived Kill", child)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func isZombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && i+2 < len(s) && s[i+2] == 'Z'
+}
+
+func TestLaunchRefusesWithoutConnection(t *testing.T) {
+	if _, err := launch(writeFake(t), []string{"/bin/true"}, sandbox.RunnerSpec{}, nil); err == nil {
+		t.Error("launch without a connection gave no error")
+	}
+}
+
+func TestLaunchEmptyEnvironment(t *testing.T) {
+	t.Setenv("OPENWORKER_TEST_SECRET", "s3cret")
+	core, runner := socketPair(t)
+	defer core.Close()
+	p, err := launch(writeFake(t), []string{"/bin/sh", "-c", `echo "[$OPENWORKER_TEST_SECRET]" >&3`}, sandbox.RunnerSpec{Conn: runner}, nil)
+	runner.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(core).ReadString('\n')
+	p.Wait()
+	if strings.TrimSpace(line) != "[]" {
+		t.Errorf("a nil Env passed OpenWorker's environment: %q", line)
+	}
+}

@@ -1,0 +1,96 @@
+//go:build darwin || linux
+
+package seatbelt
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+
+	"github.com/openworker/openworker/core/sandbox"
+)
+
+// markInheritedCloseOnExec marks every descriptor above the standard streams close-on-exec.
+// A descriptor this process got without close-on-exec from whatever started it would otherwise
+// reach the runner, and Seatbelt checks a file when it is opened, not when a descriptor someone
+// else opened is used.
+func markInheritedCloseOnExec() error {
+	entries, err := os.ReadDir("/dev/fd")
+	if err != nil {
+		return fmt.Errorf("seatbelt: listing this process's descriptors to mark them close-on-exec: %w", err)
+	}
+	for _, e := range entries {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd <= 2 {
+			continue
+		}
+		// The descriptor ReadDir itself used is closed by now; marking it is harmless.
+		syscall.CloseOnExec(fd)
+	}
+	return nil
+}
+
+// launch starts exe with args as the runner: its own process group, the runner's end of the
+// socket pair as fd 3, nothing else inherited.
+func launch(exe string, args []string, spec sandbox.RunnerSpec, active []string) (*process, error) {
+	if spec.Conn == nil {
+		return nil, errors.New("seatbelt: the runner spec has no connection to become fd 3")
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = spec.Env
+	if cmd.Env == nil {
+		cmd.Env = []string{} // nil would pass OpenWorker's own environment, secrets included
+	}
+	cmd.Dir = spec.Dir
+	if spec.Stderr != nil {
+		cmd.Stderr = spec.Stderr
+	}
+	cmd.ExtraFiles = []*os.File{spec.Conn}
+	// Its own process group, so that Kill reaches every process the runner started.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := markInheritedCloseOnExec(); err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("seatbelt: starting the runner under %s: %w", exe, err)
+	}
+	p := &process{cmd: cmd, active: active, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// process is a runner started by launch.
+type process struct {
+	cmd    *exec.Cmd
+	active []string
+	done   chan struct{}
+	err    error
+}
+
+func (p *process) Pid() int                    { return p.cmd.Process.Pid }
+func (p *process) ProxyListener() net.Listener { return nil }
+func (p *process) Active() []string            { return append([]string(nil), p.active...) }
+
+// Kill ends the runner's process group: the runner and every process it started that stayed
+// in the group. A process that moved to a group of its own survives (macOS has no process
+// namespace); the profile still confines it.
+func (p *process) Kill() error {
+	err := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	if err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("seatbelt: killing the runner's process group %d: %w", p.cmd.Process.Pid, err)
+	}
+	return nil
+}
+
+// Wait waits for the runner to exit.
+func (p *process) Wait() error {
+	<-p.done
+	return p.err
+}

@@ -1,0 +1,30 @@
+package seatbelt
+
+import (
+	"github.com/openworker/openworker/core/sandbox"
+)
+
+// Tier is what `openworker sandbox check` prints when Seatbelt sessions can run.
+const Tier = "tier 1 (seatbelt)"
+
+// DefaultSandboxExec is macOS's tool that applies a profile and then runs a command.
+const DefaultSandboxExec = "/usr/bin/sandbox-exec"
+
+// Provider starts the tool runner under a Seatbelt profile rendered from the session's policy.
+// The zero value is ready to use.
+type Provider struct {
+	// SandboxExec is the sandbox-exec binary; empty means DefaultSandboxExec.
+	SandboxExec string
+}
+
+var _ sandbox.Provider = (*Provider)(nil)
+
+// Name is the enforcement word every result of a Seatbelt session carries.
+func (*Provider) Name() sandbox.Enforcement { return sandbox.Seatbelt }
+
+func (pr *Provider) sandboxExec() string {
+	if pr.SandboxExec != "" {
+		return pr.SandboxExec
+	}
+	return DefaultSandboxExec
+}
