@@ -1,7 +1,9 @@
 // Package hosts is the network allow list's vocabulary: parsing the site entries a user writes
-// in settings or on a card (`github.com:443`, `*.example.com`, `[::1]:8080`), and deciding
-// whether a host and port are on a list. It is pure: it opens no sockets and resolves no
-// names, so the proxy and the settings share one definition of what an entry means.
+// in settings or on a card (`github.com:443`, `*.example.com`, `[::1]:8080`), indexing them
+// into a List, deciding whether a host and port are on it, and the "Choose sites…" catalog of
+// named groups of entries. It is pure: it opens no sockets and resolves no names, so the
+// proxy, the settings and the app share one definition of what an entry means. It is not the
+// proxy: checking the address a name resolves to is the proxy's job.
 package hosts
 
 import (
@@ -108,6 +110,9 @@ func Parse(s string) (Entry, error) {
 		if ip.Zone() != "" {
 			return bad("has an IPv6 zone, which cannot be allowed")
 		}
+		// An IPv4-mapped IPv6 address is the IPv4 address on the wire; one spelling keeps
+		// "[::ffff:127.0.0.1]" and "127.0.0.1" the same entry.
+		ip = ip.Unmap()
 		return Entry{Host: ip.String(), Port: port, IP: ip}, nil
 	}
 	e := Entry{Port: port}
@@ -146,10 +151,28 @@ func CanonicalName(name string) (string, error) {
 		return "", fmt.Errorf("is not a valid host name: %v", err)
 	}
 	ascii = strings.ToLower(ascii)
+	return checkName(ascii)
+}
+
+// checkName validates a lower-case ASCII name without allocating, so deciding a request's
+// host stays cheap.
+func checkName(ascii string) (string, error) {
 	if len(ascii) > 253 {
 		return "", fmt.Errorf("is longer than a host name may be")
 	}
-	for _, label := range strings.Split(ascii, ".") {
+	// A last label that starts with a digit is no top-level domain, but resolvers read names
+	// such as "2130706433", "127.1" or "0x7f.1" as addresses; refusing them keeps every
+	// address spelled as an address, where the allow list and the proxy can see it.
+	last := ascii[strings.LastIndexByte(ascii, '.')+1:]
+	if last != "" && !(last[0] >= 'a' && last[0] <= 'z') {
+		return "", fmt.Errorf("looks like a numeric address, not a host name; write an address as 127.0.0.1 or [::1]")
+	}
+	for rest := ascii; ; {
+		label := rest
+		i := strings.IndexByte(rest, '.')
+		if i >= 0 {
+			label, rest = rest[:i], rest[i+1:]
+		}
 		if label == "" {
 			return "", fmt.Errorf("has an empty label (two dots in a row)")
 		}
@@ -161,6 +184,37 @@ func CanonicalName(name string) (string, error) {
 				return "", fmt.Errorf("has the character %q, which a host name cannot have", c)
 			}
 		}
+		if i < 0 {
+			return ascii, nil
+		}
 	}
-	return ascii, nil
+}
+
+// plainName reports whether s is already in the form CanonicalName returns and needs no
+// IDNA mapping: lower-case letters, digits and inner hyphens, no trailing dot, and no label
+// with "--" in third and fourth place (IDNA reserves those). Names a client sends are almost
+// always plain, and skipping the mapping keeps a decision within its time budget.
+func plainName(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) {
+			c := s[i]
+			if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' {
+				continue
+			}
+			if c != '.' {
+				return false
+			}
+		}
+		label := s[start:i]
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' ||
+			len(label) >= 4 && label[2] == '-' && label[3] == '-' {
+			return false
+		}
+		start = i + 1
+	}
+	return true
 }
