@@ -1,0 +1,15 @@
+// Package linux is the Linux enforcement back end: it starts the tool runner behind a wall of
+// namespaces (user, mount, PID, network, IPC, UTS), a minimal root of bind mounts reached with
+// pivot_root, dropped capabilities, no_new_privs and Landlock as a second wall, and, in
+// allowlist mode, it creates the proxy's listening socket inside the sandbox's own empty
+// network so that a program that ignores the proxy has no network at all.
+//
+// Go cannot run code between fork and exec, so the wall is built by the same binary started
+// again in a wall-builder mode: every binary that uses this package must call MaybeRunInit
+// first thing in main (and in TestMain). The builder becomes PID 1 of the sandbox, reaps its
+// orphans, and takes every process in it down when it ends.
+//
+// The package decides nothing about what a session may reach; that is policy.Policy. It does
+// not serve the proxy either; it hands the listener to whoever does. On other systems it
+// compiles to a provider whose Status says it is Linux-only and whose Start refuses.
+package linux

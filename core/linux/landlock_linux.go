@@ -1,0 +1,99 @@
+package linux
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+
+	"github.com/openworker/openworker/core/policy"
+)
+
+// landlockParts names what Landlock enforces at a given ABI, for Status and Active.
+func landlockParts(abi int, network policy.Network) []string {
+	parts := []string{"files"}
+	if abi >= 4 && network != policy.Open {
+		parts = append(parts, "tcp")
+	}
+	if abi >= 6 {
+		parts = append(parts, "scopes")
+	}
+	if abi >= 9 {
+		parts = append(parts, "unix sockets")
+	}
+	if abi >= 10 && network != policy.Open {
+		parts = append(parts, "udp")
+	}
+	return parts
+}
+
+func landlockWord(abi int, network policy.Network) string {
+	return fmt.Sprintf("landlock ABI %d (%s)", abi, strings.Join(landlockParts(abi, network), ", "))
+}
+
+// applyLandlock restricts this thread (and so the runner forked from it) to the same file
+// rules as the mounts, TCP connect to the proxy's port only, no TCP bind, and no abstract
+// Unix sockets or signals outside the sandbox, as far as the kernel's ABI goes. It is the
+// second wall: if a mount were ever wrong, Landlock still denies what the policy did not
+// name. Landlock cannot narrow a grant, so a read-only folder inside a writable one is
+// enforced by its read-only mount alone.
+//
+// No Landlock in the kernel is not an error: it returns the word saying so.
+func applyLandlock(s *wallSetup) (string, error) {
+	abi, err := ll.LandlockGetABIVersion()
+	if err != nil || abi < 1 {
+		return "landlock unavailable (the namespaces still hold)", nil
+	}
+	cfg := landlock.V11
+	if s.Network == policy.Open {
+		// Open mode shares the host's network; only files are walled.
+		cfg.HandledAccessNet = 0
+	}
+	var rules []landlock.Rule
+	for _, m := range s.Mounts {
+		fi, err := os.Lstat(m.Dst)
+		if err != nil || fi.Mode()&os.ModeSymlink != 0 {
+			continue // an absent system path, or a symlink whose target has its own rule
+		}
+		switch {
+		case fi.IsDir() && m.Writable:
+			// Refer lets git and package managers move files between folders of the same
+			// writable tree; it never reaches outside the writable folders.
+			rules = append(rules, landlock.RWDirs(m.Dst).WithRefer())
+		case fi.IsDir():
+			rules = append(rules, landlock.RODirs(m.Dst))
+		case m.Writable:
+			rules = append(rules, landlock.RWFiles(m.Dst))
+		default:
+			rules = append(rules, landlock.ROFiles(m.Dst))
+		}
+	}
+	rules = append(rules,
+		landlock.RODirs("/proc"),
+		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full"),
+		landlock.ROFiles("/dev/random", "/dev/urandom"),
+	)
+	if s.Network == policy.Allowlist {
+		rules = append(rules, landlock.ConnectTCP(uint16(s.ProxyPort)))
+	}
+	fd, flags, err := cfg.BestEffort().NewRulesetFD(rules...)
+	if err != nil {
+		return "", err
+	}
+	if fd < 0 {
+		return "landlock unavailable (the namespaces still hold)", nil
+	}
+	defer closeFD(fd)
+	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
+		return "", err
+	}
+	return landlockWord(min(abi, maxKnownABI), s.Network), nil
+}
+
+// maxKnownABI is the newest Landlock ABI go-landlock's V11 preset enforces; a newer kernel
+// still runs with these rules only.
+const maxKnownABI = 11
+
+func closeFD(fd int) { _ = os.NewFile(uintptr(fd), "landlock-ruleset").Close() }

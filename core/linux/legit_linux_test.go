@@ -1,0 +1,51 @@
+package linux
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/openworker/openworker/core/policy"
+)
+
+// Legitimate work keeps working behind the wall.
+func TestLegitimateWork(t *testing.T) {
+	w := newWorld(t)
+	p := w.policy(t, policy.None, 0)
+	tests := []struct {
+		name, script string
+		want         []string
+		needs        string
+	}{
+		{name: "sh", script: `echo hello from $0`, want: []string{"hello from /bin/sh"}},
+		{name: "ls_usr_bin", script: `ls /usr/bin`, want: []string{"\nsh\n"}},
+		{name: "git_commit", needs: "git", script: `cd "$P" && git init -q repo && cd repo && echo hi > a.txt &&
+git add a.txt && git -c user.name=t -c user.email=t@example.invalid commit -qm first && git log --format=%s`,
+			want: []string{"first"}},
+		{name: "python3", needs: "python3", script: `python3 -c 'print(6*7)'`, want: []string{"42"}},
+		{name: "temp_files", script: `f=$(mktemp) && echo tmpdata > "$f" && cat "$f" && echo "$f" && echo h > "$HOME/h.txt" && cat "$HOME/h.txt"`,
+			want: []string{"tmpdata\n/tmp/tmp.", "h\n"}},
+		{name: "getent_passwd", script: `getent passwd "$(id -u)"`, want: []string{":" + uidString() + ":"}},
+		{name: "read_readonly", script: `cat "$RO/lib.txt"`, want: []string{"vendored"}},
+		{name: "dev_null_and_urandom", script: `echo x > /dev/null && head -c 8 /dev/urandom | wc -c`, want: []string{"8"}},
+		{name: "proc_is_own", script: `ls /proc | grep -c '^[0-9]'`, want: []string{"\n"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.needs != "" {
+				if _, err := exec.LookPath(tt.needs); err != nil {
+					t.Skipf("%s is absent", tt.needs)
+				}
+			}
+			out, code := run(t, w, p, tt.script)
+			if code != 0 {
+				t.Fatalf("exit %d:\n%s", code, out)
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(out, want) {
+					t.Errorf("want %q in:\n%s", want, out)
+				}
+			}
+		})
+	}
+}

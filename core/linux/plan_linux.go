@@ -1,0 +1,149 @@
+package linux
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/openworker/openworker/core/policy"
+	"github.com/openworker/openworker/core/sandbox"
+)
+
+// wallSetup is everything the wall builder needs, sent as JSON over the setup socket. It is
+// computed on the host from the policy so that the builder only carries it out.
+type wallSetup struct {
+	Mounts    []mountStep
+	Network   policy.Network
+	ProxyPort int
+	Runner    runnerSetup
+}
+
+// mountStep binds one host path (Src) at Dst inside the new root.
+type mountStep struct {
+	Src      string
+	Dst      string
+	Writable bool
+	// System entries may be absent on this machine (then they are skipped), and a system
+	// entry that is a symlink (/bin -> usr/bin) is recreated as the same symlink.
+	System bool
+}
+
+type runnerSetup struct {
+	Path string
+	Args []string
+	Env  []string
+	Dir  string
+	// Conn says the builder got the runner's end of the core's socketpair (as fd 4) and must
+	// hand it on as fd 3.
+	Conn bool
+}
+
+// wallReport is one message from the builder to the provider.
+type wallReport struct {
+	// Step and Error: the wall could not be built; Step says which part failed.
+	Step  string `json:",omitempty"`
+	Error string `json:",omitempty"`
+	// Listener: this message carries the proxy's listening socket (SCM_RIGHTS).
+	Listener bool `json:",omitempty"`
+	// Started: the runner is running behind the finished wall.
+	Started bool     `json:",omitempty"`
+	Active  []string `json:",omitempty"`
+}
+
+// planWall turns a policy and a runner spec into the builder's instructions. It is pure, so
+// the order of the mounts (which decides which rule wins where folders nest) is tested
+// without a kernel.
+func planWall(p *policy.Policy, spec sandbox.RunnerSpec) (*wallSetup, error) {
+	if p == nil {
+		return nil, errors.New("linux sandbox: no policy was given; build one with policy.New")
+	}
+	switch p.Network {
+	case policy.Allowlist:
+		if p.ProxyPort < 1 || p.ProxyPort > 65535 {
+			return nil, fmt.Errorf("linux sandbox: allowlist mode needs the proxy's port, got %d", p.ProxyPort)
+		}
+	case policy.Open, policy.None:
+	default:
+		return nil, fmt.Errorf("linux sandbox: network mode %q is not one of allowlist, open, none", p.Network)
+	}
+	if !filepath.IsAbs(spec.Path) {
+		return nil, fmt.Errorf("linux sandbox: runner path %q is not absolute; the sandbox has no PATH search of its own", spec.Path)
+	}
+	abs := func(kind string, paths ...string) error {
+		for _, d := range paths {
+			if !filepath.IsAbs(d) || filepath.Clean(d) != d {
+				return fmt.Errorf("linux sandbox: %s path %q is not absolute and clean; build the policy with policy.New", kind, d)
+			}
+		}
+		return nil
+	}
+	for kind, paths := range map[string][]string{
+		"system": p.System, "toolchain": p.Toolchains, "runner file": p.RunnerFiles,
+		"writable": p.Writable, "read-only": p.ReadOnly,
+	} {
+		if err := abs(kind, paths...); err != nil {
+			return nil, err
+		}
+	}
+	if p.PrivateTmp != "" {
+		if err := abs("private tmp", p.PrivateTmp); err != nil {
+			return nil, err
+		}
+	}
+
+	// The read-only base: system paths, toolchains and the runner's files. One inside
+	// another adds nothing.
+	var steps []mountStep
+	for _, d := range policy.Minimal(slices.Concat(p.System, p.Toolchains, p.RunnerFiles)) {
+		steps = append(steps, mountStep{Src: d, Dst: d, System: slices.Contains(p.System, d)})
+	}
+	// The session's folders, read-only ones last so that at equal depth nothing undoes them.
+	for _, d := range p.Writable {
+		steps = append(steps, mountStep{Src: d, Dst: d, Writable: true})
+	}
+	if p.PrivateTmp != "" {
+		steps = append(steps,
+			mountStep{Src: p.PrivateTmp, Dst: "/tmp", Writable: true},
+			mountStep{Src: p.PrivateTmp, Dst: p.PrivateTmp, Writable: true})
+	}
+	for _, d := range p.ReadOnly {
+		steps = append(steps, mountStep{Src: d, Dst: d})
+	}
+	// Parents before children: a deeper mount lands on top of a shallower one, so the most
+	// specific folder decides (a read-only folder inside a writable one stays read-only, a
+	// session folder under /tmp shows through the private /tmp). Stable, so equal depths keep
+	// the order above.
+	slices.SortStableFunc(steps, func(a, b mountStep) int { return depth(a.Dst) - depth(b.Dst) })
+	// A second mount at the same place would hide the first; the policy never asks for that,
+	// except the private tmp when it is /tmp itself.
+	steps = slices.CompactFunc(steps, func(a, b mountStep) bool { return a.Dst == b.Dst && a.Src == b.Src })
+
+	dir := spec.Dir
+	if dir == "" {
+		dir = "/"
+		if p.Home != "" {
+			dir = p.Home
+		}
+	}
+	return &wallSetup{
+		Mounts:    steps,
+		Network:   p.Network,
+		ProxyPort: p.ProxyPort,
+		Runner: runnerSetup{
+			Path: spec.Path,
+			Args: spec.Args,
+			Env:  spec.Env,
+			Dir:  dir,
+			Conn: spec.Conn != nil,
+		},
+	}, nil
+}
+
+func depth(path string) int {
+	if path == "/" {
+		return 0
+	}
+	return strings.Count(path, "/")
+}

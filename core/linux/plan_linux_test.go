@@ -1,0 +1,102 @@
+package linux
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/openworker/openworker/core/policy"
+	"github.com/openworker/openworker/core/sandbox"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// The mount order decides which rule wins where folders nest; it is checked as text.
+func TestPlanGolden(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		p    *policy.Policy
+	}{
+		{"nested_session_folders", &policy.Policy{
+			Writable:    []string{"/home/u/work", "/tmp/shared"},
+			ReadOnly:    []string{"/home/u/work/vendor", "/srv/data"},
+			PrivateTmp:  "/tmp/openworker-1",
+			Home:        "/tmp/openworker-1/home",
+			UserHome:    "/home/u",
+			System:      []string{"/usr", "/bin", "/etc/passwd", "/usr/share/zoneinfo"},
+			Toolchains:  []string{"/home/u/.cargo"},
+			RunnerFiles: []string{"/opt/openworker/bin/openworker"},
+			Network:     policy.Allowlist,
+			ProxyPort:   41000,
+		}},
+		{"private_tmp_outside_tmp", &policy.Policy{
+			Writable:   []string{"/srv/project"},
+			PrivateTmp: "/run/user/1000/openworker-2",
+			Home:       "/run/user/1000/openworker-2/home",
+			UserHome:   "/home/u",
+			System:     []string{"/usr"},
+			Network:    policy.None,
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := planWall(tt.p, sandbox.RunnerSpec{Path: "/opt/openworker/bin/openworker", Args: []string{"runner"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			for _, m := range s.Mounts {
+				mode := "ro"
+				if m.Writable {
+					mode = "rw"
+				}
+				if m.System {
+					mode += " system"
+				}
+				b.WriteString(m.Dst + " <- " + m.Src + " (" + mode + ")\n")
+			}
+			j, _ := json.Marshal(s.Runner)
+			b.WriteString("runner " + string(j) + "\n")
+			golden := filepath.Join("testdata", tt.name+".golden")
+			if *update {
+				must(t, os.WriteFile(golden, []byte(b.String()), 0o644))
+			}
+			want, err := os.ReadFile(golden)
+			must(t, err)
+			if b.String() != string(want) {
+				t.Errorf("plan differs from %s (run with -update after checking):\n%s", golden, b.String())
+			}
+		})
+	}
+}
+
+func TestPlanRefuses(t *testing.T) {
+	ok := func() *policy.Policy {
+		return &policy.Policy{System: []string{"/usr"}, Network: policy.None}
+	}
+	for _, tt := range []struct {
+		name string
+		mod  func(*policy.Policy)
+		want string
+	}{
+		{"nil_policy", nil, "no policy"},
+		{"bad_network", func(p *policy.Policy) { p.Network = "wide" }, `network mode "wide"`},
+		{"allowlist_without_port", func(p *policy.Policy) { p.Network = policy.Allowlist }, "proxy's port"},
+		{"relative_folder", func(p *policy.Policy) { p.Writable = []string{"work"} }, `writable path "work"`},
+		{"unclean_folder", func(p *policy.Policy) { p.ReadOnly = []string{"/srv/../etc"} }, `read-only path "/srv/../etc"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var p *policy.Policy
+			if tt.mod != nil {
+				p = ok()
+				tt.mod(p)
+			}
+			_, err := planWall(p, sandbox.RunnerSpec{Path: "/bin/true"})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want an error saying %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,18 @@
+package linux
+
+import (
+	"context"
+
+	"github.com/openworker/openworker/core/sandbox"
+)
+
+var _ sandbox.Provider = (*Provider)(nil)
+
+// Provider starts runners behind the Linux wall. The zero value is ready to use.
+type Provider struct{}
+
+// Name is the enforcement word every result produced behind this wall carries.
+func (*Provider) Name() sandbox.Enforcement { return sandbox.Linux }
+
+// Status reports whether sessions can run here, by building a wall and running `true` in it.
+func (pr *Provider) Status(ctx context.Context) sandbox.Status { return pr.Check(ctx) }

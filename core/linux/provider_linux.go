@@ -1,0 +1,294 @@
+package linux
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/openworker/openworker/core/policy"
+	"github.com/openworker/openworker/core/sandbox"
+)
+
+// builderCaps are the capabilities (inside the sandbox's user namespace only) the wall
+// builder needs, kept across its exec as ambient capabilities so that an ordinary user's
+// builder has them too. It drops them all before the runner starts.
+var builderCaps = []uintptr{
+	unix.CAP_SYS_ADMIN,        // mounts, pivot_root, host name
+	unix.CAP_SETPCAP,          // securebits and the bounding set
+	unix.CAP_NET_ADMIN,        // lo up
+	unix.CAP_NET_BIND_SERVICE, // a proxy port below 1024
+	unix.CAP_SYS_RESOURCE,     // no nested user namespaces
+}
+
+// Start builds the wall described by p in new namespaces and starts spec behind it. It
+// returns once the runner is running; any step that fails refuses the session with the step
+// and the reason, and leaves nothing running.
+func (*Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.RunnerSpec) (sandbox.Process, error) {
+	setup, err := planWall(p, spec)
+	if err != nil {
+		return nil, err
+	}
+	payload, err := json.Marshal(setup)
+	if err != nil {
+		return nil, fmt.Errorf("linux sandbox: encode the wall's setup: %w", err)
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("linux sandbox: make the setup socket: %w", err)
+	}
+	wallEnd := os.NewFile(uintptr(fds[1]), "wall-setup")
+	defer wallEnd.Close()
+	hostFile := os.NewFile(uintptr(fds[0]), "host-setup")
+	c, err := net.FileConn(hostFile)
+	hostFile.Close()
+	if err != nil {
+		return nil, fmt.Errorf("linux sandbox: open the setup socket: %w", err)
+	}
+	conn := c.(*net.UnixConn)
+	defer conn.Close()
+	if _, err := conn.Write(payload); err != nil {
+		return nil, fmt.Errorf("linux sandbox: send the wall's setup (%d bytes): %w", len(payload), err)
+	}
+
+	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
+	if p.Network != policy.Open {
+		flags |= unix.CLONE_NEWNET
+	}
+	cmd := &exec.Cmd{
+		// The running binary itself, whatever its name or wherever it was moved.
+		Path: "/proc/self/exe",
+		Args: []string{wallArg0},
+		// The builder is PID 1 for the sandbox's whole life; one P keeps it to few threads.
+		// A race-detector build would otherwise sleep a second before every clean exit.
+		Env:        []string{"GOMAXPROCS=1", "GORACE=atexit_sleep_ms=0"},
+		ExtraFiles: []*os.File{wallEnd},
+		SysProcAttr: &syscall.SysProcAttr{
+			Cloneflags:  flags,
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}},
+			AmbientCaps: builderCaps,
+			// If the core dies, so does the sandbox, and with its PID 1 everything in it.
+			Pdeathsig: syscall.SIGKILL,
+			Setsid:    true,
+		},
+	}
+	if spec.Stderr != nil {
+		cmd.Stdout, cmd.Stderr = spec.Stderr, spec.Stderr
+	}
+	if spec.Conn != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, spec.Conn)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("linux sandbox: create the namespaces: %w; the kernel refused new user namespaces "+
+			"(check sysctl user.max_user_namespaces, kernel.unprivileged_userns_clone and AppArmor's "+
+			"kernel.apparmor_restrict_unprivileged_userns), so the session cannot run behind the wall", err)
+	}
+	wallEnd.Close()
+	proc := &process{cmd: cmd, done: make(chan struct{})}
+	go proc.wait()
+
+	stop := context.AfterFunc(ctx, func() { conn.SetReadDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if err := proc.handshake(conn); err != nil {
+		proc.Kill()
+		proc.Wait()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("linux sandbox: building the wall: %w", ctx.Err())
+		}
+		return nil, err
+	}
+	return proc, nil
+}
+
+// handshake reads the builder's reports until the runner has started.
+func (pr *process) handshake(conn *net.UnixConn) error {
+	buf := make([]byte, 64<<10)
+	oob := make([]byte, unix.CmsgSpace(4*4))
+	for {
+		n, oobn, _, _, err := conn.ReadMsgUnix(buf, oob)
+		if err == nil && n == 0 {
+			err = io.EOF
+		}
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return err
+			}
+			<-pr.done
+			return fmt.Errorf("linux sandbox: the wall builder ended before the runner started (%v); "+
+				"the session is refused; its error output went to the runner's stderr "+
+				"(a binary that starts sandboxes must call linux.MaybeRunInit first in main)", pr.waitErr)
+		}
+		var r wallReport
+		if err := json.Unmarshal(buf[:n], &r); err != nil {
+			return fmt.Errorf("linux sandbox: unreadable report from the wall builder: %w", err)
+		}
+		if oobn > 0 {
+			if err := pr.takeListener(oob[:oobn]); err != nil {
+				return err
+			}
+		}
+		switch {
+		case r.Error != "":
+			return fmt.Errorf("linux sandbox: the wall could not be built: %s: %s; the session is refused and nothing was started", r.Step, r.Error)
+		case r.Listener && pr.ln == nil:
+			return errors.New("linux sandbox: the wall builder announced the proxy listener but sent no socket")
+		case r.Started:
+			pr.active = r.Active
+			return nil
+		}
+	}
+}
+
+func (pr *process) takeListener(oob []byte) error {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return fmt.Errorf("linux sandbox: the proxy listener: %w", err)
+	}
+	var fds []int
+	for _, m := range msgs {
+		got, err := unix.ParseUnixRights(&m)
+		if err == nil {
+			fds = append(fds, got...)
+		}
+	}
+	for i, fd := range fds {
+		unix.CloseOnExec(fd)
+		f := os.NewFile(uintptr(fd), "proxy-listener")
+		if i > 0 || pr.ln != nil {
+			f.Close() // only one listener is ever sent
+			continue
+		}
+		ln, err := net.FileListener(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("linux sandbox: the proxy listener: %w", err)
+		}
+		pr.ln = ln
+	}
+	return nil
+}
+
+// process is a runner behind the wall; its PID 1 is the wall builder.
+type process struct {
+	cmd     *exec.Cmd
+	ln      net.Listener
+	active  []string
+	done    chan struct{}
+	waitErr error
+	once    sync.Once
+}
+
+func (pr *process) wait() {
+	pr.waitErr = pr.cmd.Wait()
+	close(pr.done)
+}
+
+// Pid is the host's PID of the sandbox's PID 1 (the wall builder, parent of the runner).
+func (pr *process) Pid() int { return pr.cmd.Process.Pid }
+
+// ProxyListener is the listener on 127.0.0.1:ProxyPort inside the sandbox's network, in
+// allowlist mode; nil otherwise. It is closed by Wait.
+func (pr *process) ProxyListener() net.Listener { return pr.ln }
+
+// Kill ends every process in the sandbox: killing a PID namespace's init makes the kernel
+// kill all the others, whatever session or process group they moved to.
+func (pr *process) Kill() error {
+	err := pr.cmd.Process.Kill()
+	if errors.Is(err, os.ErrProcessDone) {
+		return nil
+	}
+	return err
+}
+
+// Wait waits for the runner to exit and for the sandbox to be empty, then closes the proxy
+// listener. The error is the runner's exit status (128+N when a signal N ended it).
+func (pr *process) Wait() error {
+	<-pr.done
+	pr.once.Do(func() {
+		if pr.ln != nil {
+			pr.ln.Close()
+		}
+	})
+	return pr.waitErr
+}
+
+// Active lists the parts of the wall in force.
+func (pr *process) Active() []string { return append([]string(nil), pr.active...) }
+
+// Check builds a wall from a minimal policy (system paths only, allowlist network with a
+// listener) and runs `true` behind it.
+func (pr *Provider) Check(ctx context.Context) sandbox.Status {
+	st := sandbox.Status{Provider: sandbox.Linux}
+	fail := func(reason string) sandbox.Status {
+		st.Tier = "not available: " + reason
+		st.Reason = reason
+		return st
+	}
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		return fail("no `true` program to test the wall with: " + err.Error())
+	}
+	tmp, err := os.MkdirTemp("", "openworker-check-")
+	if err != nil {
+		return fail("cannot make a private tmp folder for the check: " + err.Error())
+	}
+	defer os.RemoveAll(tmp)
+	if tmp, err = policy.Resolve(tmp); err != nil {
+		return fail("cannot resolve the check's tmp folder: " + err.Error())
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		home = "/nonexistent"
+	}
+	if truePath, err = policy.Resolve(truePath); err != nil {
+		return fail("cannot resolve `true`: " + err.Error())
+	}
+	p := &policy.Policy{
+		PrivateTmp: tmp,
+		Home:       tmp,
+		UserHome:   home,
+		System:     policy.SystemPaths("linux"),
+		// `true` may live outside the usual system paths (a Nix profile, say).
+		RunnerFiles: []string{truePath},
+		Network:     policy.Allowlist,
+		ProxyPort:   3128,
+	}
+	proc, err := pr.Start(ctx, p, sandbox.RunnerSpec{Path: truePath, Dir: "/"})
+	if err != nil {
+		return fail(err.Error())
+	}
+	werr := proc.Wait()
+	if proc.ProxyListener() == nil {
+		return fail("the wall builder did not hand over the proxy listener")
+	}
+	if werr != nil {
+		return fail("`true` failed behind the wall: " + werr.Error())
+	}
+	active := proc.Active()
+	st.OK = true
+	st.Details = active
+	var landlockPart string
+	for _, a := range active {
+		if strings.HasPrefix(a, "landlock") {
+			landlockPart = a
+		}
+	}
+	if abi, ok := strings.CutPrefix(landlockPart, "landlock ABI "); ok {
+		abi, _, _ = strings.Cut(abi, " ")
+		st.Tier = "tier 1 (linux: namespaces+landlock ABI " + abi + ")"
+	} else {
+		st.Tier = "tier 1 (linux: namespaces; " + landlockPart + ")"
+	}
+	return st
+}

@@ -1,0 +1,556 @@
+package linux
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/openworker/openworker/core/policy"
+)
+
+// wallArg0 is the argv[0] the provider gives the wall builder. A program inside a sandbox
+// that starts the binary with it gets nowhere: without the setup socket the builder stops
+// at its first step, and it has no capabilities to build anything with.
+const wallArg0 = "openworker-linux-wall"
+
+// The builder's inherited descriptors, after stdin, stdout and stderr.
+const (
+	setupFD = 3 // the setup socketpair: instructions in, reports (and the listener) out
+	connFD  = 4 // the runner's end of the core's socketpair, if any; it becomes the runner's fd 3
+)
+
+// oldRoot and newRoot are where the host's root and the sandbox's root sit in the staging
+// root while the wall is built.
+const (
+	oldRoot = "/oldroot"
+	newRoot = "/newroot"
+)
+
+// MaybeRunInit turns this process into the wall builder if the linux provider started it
+// as one, and then never returns. Otherwise it returns at once, having only compared
+// os.Args[0] with a constant.
+//
+// Every binary that starts sandboxes with Provider must call it first thing in main, before
+// flags are parsed or goroutines started; a test package that does calls it first in
+// TestMain. Without it the provider's Start fails: the binary it starts again would run its
+// normal main instead of building the wall.
+func MaybeRunInit() {
+	if len(os.Args) == 0 || os.Args[0] != wallArg0 {
+		return
+	}
+	// Capabilities, no_new_privs and Landlock belong to one thread; the runner is forked
+	// from this one after they are set, so the thread is locked and never unlocked.
+	runtime.LockOSThread()
+	os.Exit(runWall())
+}
+
+// stepError says which part of the wall failed.
+type stepError struct {
+	step string
+	err  error
+}
+
+func (e *stepError) Error() string { return e.step + ": " + e.err.Error() }
+
+func step(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &stepError{name, err}
+}
+
+// runWall builds the wall, starts the runner, reaps orphans as PID 1 and returns the
+// runner's exit code; returning ends the sandbox: the kernel kills whatever is left in a PID
+// namespace whose init exits.
+func runWall() int {
+	// Whatever the core's process inherited without close-on-exec (from a shell, a
+	// terminal multiplexer, a build tool) came along into this one; none of it, nor the
+	// setup socket, may reach the runner, which gets only what startRunner hands it.
+	if err := closeOnExecFrom(setupFD); err != nil {
+		report(wallReport{Step: "mark inherited descriptors close-on-exec", Error: err.Error()}, -1)
+		return 1
+	}
+	setup, err := readSetup()
+	if err != nil {
+		report(wallReport{Step: "read the setup", Error: err.Error()}, -1)
+		return 1
+	}
+	runner, active, err := buildWall(setup)
+	if err != nil {
+		var se *stepError
+		r := wallReport{Step: "build the wall", Error: err.Error()}
+		if errors.As(err, &se) {
+			r.Step, r.Error = se.step, se.err.Error()
+		}
+		report(r, -1)
+		return 1
+	}
+	if err := report(wallReport{Started: true, Active: active}, -1); err != nil {
+		// The provider is gone; a runner nobody talks to must not keep running.
+		return 1
+	}
+	unix.Close(setupFD)
+	// The builder's memory is the sandbox's overhead; give back what building took.
+	debug.FreeOSMemory()
+	return reap(runner)
+}
+
+func closeOnExecFrom(first int) error {
+	err := unix.CloseRange(uint(first), ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	if !errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EINVAL) {
+		return err
+	}
+	// Before Linux 5.11: one by one.
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd >= first {
+			unix.CloseOnExec(fd)
+		}
+	}
+	return nil
+}
+
+func readSetup() (*wallSetup, error) {
+	buf := make([]byte, 1<<20)
+	n, _, flags, _, err := unix.Recvmsg(setupFD, buf, nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	if flags&unix.MSG_TRUNC != 0 {
+		return nil, errors.New("the setup is larger than 1 MiB")
+	}
+	var s wallSetup
+	if err := json.Unmarshal(buf[:n], &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// report sends r to the provider, with fd attached when fd >= 0.
+func report(r wallReport, fd int) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	var oob []byte
+	if fd >= 0 {
+		oob = unix.UnixRights(fd)
+	}
+	return unix.Sendmsg(setupFD, b, oob, nil, 0)
+}
+
+// buildWall runs every step of the wall in order and starts the runner behind it. It
+// returns the runner's PID (inside) and the parts of the wall in force.
+func buildWall(s *wallSetup) (int, []string, error) {
+	// A process inside must not be able to ptrace or read the memory of its init, which
+	// keeps capabilities on its other threads.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return 0, nil, step("make the wall builder non-dumpable", err)
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return 0, nil, step("make mounts private", err)
+	}
+	active := []string{"namespaces (user, mount, pid, ipc, uts, " + networkWord(s.Network) + ")"}
+	// No user namespaces inside: they are the usual door to kernel code an unprivileged
+	// process cannot otherwise reach. Counts are per user namespace, so 0 here binds only
+	// the sandbox. Older kernels refuse the write; the rest of the wall does not need it.
+	if os.WriteFile("/proc/sys/user/max_user_namespaces", []byte("0"), 0) == nil {
+		active = append(active, "no nested user namespaces")
+	}
+	if err := unix.Sethostname([]byte("openworker")); err != nil {
+		return 0, nil, step("set the host name", err)
+	}
+	listener := -1
+	if s.Network != policy.Open {
+		if err := loopbackUp(); err != nil {
+			return 0, nil, step("bring up lo in the sandbox's network", err)
+		}
+	}
+	if s.Network == policy.Allowlist {
+		fd, err := proxyListener(s.ProxyPort)
+		if err != nil {
+			return 0, nil, step(fmt.Sprintf("listen on 127.0.0.1:%d inside the sandbox", s.ProxyPort), err)
+		}
+		listener = fd
+	}
+	if err := buildRoot(s); err != nil {
+		return 0, nil, err
+	}
+	active = append(active, "minimal root (pivot_root)")
+
+	if err := dropCapabilities(); err != nil {
+		return 0, nil, step("drop capabilities", err)
+	}
+	active = append(active, "capabilities dropped")
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return 0, nil, step("set no_new_privs", err)
+	}
+	active = append(active, "no_new_privs")
+	ll, err := applyLandlock(s)
+	if err != nil {
+		return 0, nil, step("landlock", err)
+	}
+	active = append(active, ll)
+
+	// The listener goes to the provider and is closed here before the runner exists, so no
+	// process inside ever holds it.
+	if listener >= 0 {
+		err := report(wallReport{Listener: true}, listener)
+		unix.Close(listener)
+		if err != nil {
+			return 0, nil, step("hand the proxy listener to the provider", err)
+		}
+	}
+	pid, err := startRunner(s.Runner)
+	if err != nil {
+		return 0, nil, step("start the runner "+s.Runner.Path, err)
+	}
+	return pid, active, nil
+}
+
+func networkWord(n policy.Network) string {
+	if n == policy.Open {
+		return "network shared with the host"
+	}
+	return "net"
+}
+
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
+
+func proxyListener(port int) (int, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	err = unix.Bind(fd, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}})
+	if err == nil {
+		err = unix.Listen(fd, unix.SOMAXCONN)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// buildRoot assembles the sandbox's root on a tmpfs and moves into it. The first pivot_root
+// puts the host's root under /oldroot of a staging tmpfs, so that every bind (even of a
+// folder under /tmp) has a source that the staging mounts do not cover.
+func buildRoot(s *wallSetup) error {
+	if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700,size=64k"); err != nil {
+		return step("mount the staging tmpfs", err)
+	}
+	for _, d := range []string{"/tmp" + oldRoot, "/tmp" + newRoot} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return step("make "+d, err)
+		}
+	}
+	if err := unix.Mount("tmpfs", "/tmp"+newRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m,nr_inodes=4096"); err != nil {
+		return step("mount the sandbox's root tmpfs", err)
+	}
+	if err := unix.PivotRoot("/tmp", "/tmp"+oldRoot); err != nil {
+		return step("pivot_root into the staging root", err)
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return step("enter the staging root", err)
+	}
+	for _, m := range s.Mounts {
+		if err := bindStep(m); err != nil {
+			return err
+		}
+	}
+	if err := buildDev(); err != nil {
+		return err
+	}
+	if err := os.Mkdir(newRoot+"/proc", 0o555); err != nil && !errors.Is(err, os.ErrExist) {
+		return step("make /proc", err)
+	}
+	// A fresh /proc shows only this PID namespace. It must be mounted while the host's
+	// /proc is still attached: the kernel lets a user namespace mount proc only where a
+	// full one is already visible.
+	if err := unix.Mount("proc", newRoot+"/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return step("mount /proc", err)
+	}
+	if err := unix.Chdir(newRoot); err != nil {
+		return step("enter the sandbox's root", err)
+	}
+	// pivot_root(".", ".") stacks the staging root on top of the new one; detaching it takes
+	// the host's root, which hangs below it, out of reach.
+	if err := unix.PivotRoot(".", "."); err != nil {
+		return step("pivot_root into the sandbox's root", err)
+	}
+	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
+		return step("detach the host's root", err)
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return step("enter /", err)
+	}
+	// The root tmpfs holds only mount points; nothing may be added to it.
+	if err := setMountAttr("/", unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, false); err != nil {
+		return step("make the sandbox's root read-only", err)
+	}
+	return nil
+}
+
+func bindStep(m mountStep) error {
+	src, dst := oldRoot+m.Src, newRoot+m.Dst
+	fi, err := os.Lstat(src)
+	if err != nil {
+		if m.System && errors.Is(err, os.ErrNotExist) {
+			return nil // a system path this distribution does not have
+		}
+		return step("find "+m.Src, err)
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		if !m.System {
+			// Policy paths are resolved; a symlink here appeared since, and following it
+			// could mount something else than what the policy named.
+			return step("bind "+m.Src, errors.New("it became a symlink after the policy resolved it; start the session again"))
+		}
+		target, err := os.Readlink(src)
+		if err != nil {
+			return step("read the symlink "+m.Src, err)
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return step("make the folder of "+m.Dst, err)
+		}
+		if err := os.Symlink(target, dst); err != nil && !errors.Is(err, os.ErrExist) {
+			return step("link "+m.Dst, err)
+		}
+		return nil
+	}
+	if err := mountPoint(dst, fi.IsDir()); err != nil {
+		return step("make the mount point "+m.Dst, err)
+	}
+	attr := uint64(unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV)
+	if !m.Writable {
+		attr |= unix.MOUNT_ATTR_RDONLY
+	}
+	how := "read-only"
+	if m.Writable {
+		how = "read-write"
+	}
+	if err := bind(src, dst, attr); err != nil {
+		return step(fmt.Sprintf("bind %s %s at %s", m.Src, how, m.Dst), err)
+	}
+	return nil
+}
+
+// mountPoint makes an empty folder or file at path to mount on, if there is nothing yet.
+func mountPoint(path string, dir bool) error {
+	if _, err := os.Lstat(path); err == nil {
+		return nil
+	}
+	if dir {
+		return os.MkdirAll(path, 0o755)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o444)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// bind mounts src at dst with its submounts, then sets attr on all of them: a plain
+// read-only remount would leave submounts writable.
+func bind(src, dst string, attr uint64) error {
+	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return err
+	}
+	err := setMountAttr(dst, attr, true)
+	if !errors.Is(err, unix.ENOSYS) {
+		return err
+	}
+	// Before Linux 5.12 there is no mount_setattr: bind without submounts, so that the one
+	// remount covers everything that is visible.
+	if err := unix.Unmount(dst, unix.MNT_DETACH); err != nil {
+		return err
+	}
+	if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
+		return err
+	}
+	return remount(dst, attr)
+}
+
+func setMountAttr(path string, attr uint64, recursive bool) error {
+	flags := uint(unix.AT_SYMLINK_NOFOLLOW)
+	if recursive {
+		flags |= unix.AT_RECURSIVE
+	}
+	return unix.MountSetattr(unix.AT_FDCWD, path, flags, &unix.MountAttr{Attr_set: attr})
+}
+
+// remount is setMountAttr for kernels without mount_setattr. A remount inside a user
+// namespace must keep the flags the host locked on the original mount, or it is refused.
+func remount(path string, attr uint64) error {
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil {
+		return err
+	}
+	flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT)
+	for _, f := range []struct{ st, ms int64 }{
+		{unix.ST_RDONLY, unix.MS_RDONLY}, {unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV},
+		{unix.ST_NOEXEC, unix.MS_NOEXEC}, {unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME},
+		{unix.ST_RELATIME, unix.MS_RELATIME},
+	} {
+		if st.Flags&f.st != 0 {
+			flags |= uintptr(f.ms)
+		}
+	}
+	for _, f := range []struct{ attr, ms uint64 }{
+		{unix.MOUNT_ATTR_RDONLY, unix.MS_RDONLY}, {unix.MOUNT_ATTR_NOSUID, unix.MS_NOSUID},
+		{unix.MOUNT_ATTR_NODEV, unix.MS_NODEV}, {unix.MOUNT_ATTR_NOEXEC, unix.MS_NOEXEC},
+	} {
+		if attr&f.attr != 0 {
+			flags |= uintptr(f.ms)
+		}
+	}
+	return unix.Mount("", path, "", flags, "")
+}
+
+// devices are the only device files inside: no terminals, no /dev/shm, nothing that reaches
+// hardware.
+var devices = []string{"null", "zero", "full", "random", "urandom"}
+
+func buildDev() error {
+	dev := newRoot + "/dev"
+	if err := os.Mkdir(dev, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return step("make /dev", err)
+	}
+	for _, d := range devices {
+		if err := mountPoint(dev+"/"+d, false); err != nil {
+			return step("make /dev/"+d, err)
+		}
+		if err := bind(oldRoot+"/dev/"+d, dev+"/"+d, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC); err != nil {
+			return step("bind /dev/"+d, err)
+		}
+	}
+	for name, target := range map[string]string{
+		"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2",
+	} {
+		if err := os.Symlink(target, dev+"/"+name); err != nil {
+			return step("link /dev/"+name, err)
+		}
+	}
+	return nil
+}
+
+// Securebits that keep a uid 0 inside (the host's root, mapped to itself) from getting
+// capabilities back when it executes a program. Not in x/sys.
+const (
+	secbitNoroot              = 1 << 0
+	secbitNorootLocked        = 1 << 1
+	secbitNoSetuidFixup       = 1 << 2
+	secbitNoSetuidFixupLocked = 1 << 3
+	secbitKeepCapsLocked      = 1 << 5
+	secbitNoCapAmbientRaise   = 1 << 6
+	secbitNoCapAmbientLocked  = 1 << 7
+)
+
+// dropCapabilities leaves this thread (and so the runner forked from it) with no
+// capabilities in any set, unable to gain them by executing anything. Without this a
+// runner could remount its read-only folders writable: it would hold CAP_SYS_ADMIN over
+// the sandbox's own mount namespace.
+func dropCapabilities() error {
+	bits := secbitNoroot | secbitNorootLocked | secbitNoSetuidFixup | secbitNoSetuidFixupLocked |
+		secbitKeepCapsLocked | secbitNoCapAmbientRaise | secbitNoCapAmbientLocked
+	if err := unix.Prctl(unix.PR_SET_SECUREBITS, uintptr(bits), 0, 0, 0); err != nil {
+		return fmt.Errorf("securebits: %w", err)
+	}
+	for c := 0; ; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
+			if errors.Is(err, unix.EINVAL) && c > 0 {
+				break // past the last capability this kernel knows
+			}
+			return fmt.Errorf("bounding set: %w", err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("ambient set: %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	return unix.Capset(&hdr, &data[0])
+}
+
+func startRunner(r runnerSetup) (int, error) {
+	null, err := os.OpenFile("/dev/null", os.O_RDWR, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer null.Close()
+	// The runner's stdout goes where its stderr goes: it speaks to the core over fd 3, and
+	// anything it prints is diagnostics.
+	files := []*os.File{null, os.Stderr, os.Stderr}
+	if r.Conn {
+		conn := os.NewFile(connFD, "runner-conn")
+		defer conn.Close()
+		files = append(files, conn)
+	}
+	p, err := os.StartProcess(r.Path, append([]string{r.Path}, r.Args...), &os.ProcAttr{
+		Dir:   r.Dir,
+		Env:   r.Env,
+		Files: files,
+		// A session of its own: no controlling terminal to push input into.
+		Sys: &syscall.SysProcAttr{Setsid: true},
+	})
+	if err != nil {
+		return 0, err
+	}
+	pid := p.Pid
+	p.Release()
+	return pid, nil
+}
+
+// reap waits for every child, as init must, and returns the runner's exit code once it
+// exits. Orphans that the runner leaves behind are killed by the kernel when PID 1 exits.
+func reap(runner int) int {
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return 1
+		}
+		if pid != runner {
+			continue
+		}
+		switch {
+		case ws.Exited():
+			return ws.ExitStatus()
+		case ws.Signaled():
+			return 128 + int(ws.Signal())
+		}
+	}
+}
