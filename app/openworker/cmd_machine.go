@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/openworker/openworker/core/api"
+	"github.com/openworker/openworker/core/sandbox"
+)
+
+func cmdMachine(args []string) error {
+	if len(args) < 2 || args[0] != "sandbox" || args[1] != "status" {
+		fmt.Print("Usage:\n  openworker machine sandbox status   the machine's provider, whether sessions can run and why not\n")
+		if len(args) == 0 || args[0] == "help" || args[0] == "--help" {
+			return nil
+		}
+		return exitError{2}
+	}
+	e, err := loadEnv()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	fmt.Printf("Settings:      %s\n", e.settingsPath)
+	fmt.Printf("Provider:      %s (sandbox_provider)\n", e.settings.Provider)
+	fmt.Printf("Network:       %s (sandbox_network_profile), %d site(s) allowed\n", e.settings.NetworkProfile, len(e.settings.NetworkHosts))
+	var st sandbox.Status
+	if e.settings.Provider == string(sandbox.Direct) {
+		st = sandbox.DirectProvider{}.Status(ctx)
+		fmt.Printf("Sessions:      run direct, without a wall, until you turn the sandbox on (sandbox_provider = %q)\n", nativeName())
+	}
+	if p := nativeProvider(); p != nil {
+		st = p.Status(ctx)
+		if c, ok := p.(checker); ok && st.OK {
+			st = c.Check(ctx)
+		}
+		label := "Sandbox:"
+		if st.OK {
+			fmt.Printf("%-14s %s\n", label, st.Tier)
+		} else {
+			fmt.Printf("%-14s cannot be used: %s\n", label, st.Reason)
+			if e.settings.Provider != string(sandbox.Direct) {
+				fmt.Printf("Sessions:      Sessions on this machine are refused: the machine is set to the sandbox and it cannot be used\n")
+			}
+		}
+		for _, d := range st.Details {
+			fmt.Printf("               %s\n", d)
+		}
+		if st.OK && e.settings.Provider != string(sandbox.Direct) {
+			fmt.Printf("Sessions:      can run behind the wall\n")
+		}
+	} else {
+		fmt.Printf("Sandbox:       none on %s\n", runtime.GOOS)
+	}
+	fmt.Printf("State folder:  %s\n", e.stateDir)
+	c := api.NewClient(api.SocketPath(e.stateDir))
+	if ss, err := c.Sessions(ctx); err == nil {
+		fmt.Printf("Daemon:        running, %d session(s)\n", len(ss))
+		for _, s := range ss {
+			fmt.Printf("               %s  [%s, %s]  %v  proxy 127.0.0.1:%d\n", s.ID, s.Enforcement, s.Network, s.Writable, s.ProxyPort)
+		}
+	} else {
+		fmt.Printf("Daemon:        not running (openworker serve)\n")
+	}
+	return nil
+}

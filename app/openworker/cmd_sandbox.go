@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/openworker/openworker/core/policy"
+	"github.com/openworker/openworker/core/sandbox"
+	"github.com/openworker/openworker/core/seatbelt"
+)
+
+func cmdSandbox(args []string) error {
+	if len(args) == 0 || args[0] == "help" || args[0] == "--help" || args[0] == "-h" {
+		fmt.Print(`Usage:
+  openworker sandbox check     run true behind the same wall a session gets, and say whether it worked
+  openworker sandbox profile [--rw DIR]… [--ro DIR]… [--network allowlist|open|none] [--proxy-port N]
+                               print the Seatbelt profile and parameters a session would get (on any OS)
+`)
+		return nil
+	}
+	switch args[0] {
+	case "check":
+		return sandboxCheck()
+	case "profile":
+		return sandboxProfile(args[1:])
+	}
+	return fmt.Errorf("unknown sandbox command %q; use check or profile", args[0])
+}
+
+// checker is a provider that can prove its wall by running a trivial command behind it.
+type checker interface {
+	Check(ctx context.Context) sandbox.Status
+}
+
+func sandboxCheck() error {
+	p := nativeProvider()
+	if p == nil {
+		fmt.Println("Sandbox: none on this OS; commands can only run direct")
+		return exitError{1}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st := p.Status(ctx)
+	if c, ok := p.(checker); ok && st.OK {
+		st = c.Check(ctx)
+	}
+	if !st.OK {
+		fmt.Printf("Sandbox: not available (%s): %s\n", p.Name(), st.Reason)
+		return exitError{1}
+	}
+	fmt.Printf("Sandbox: %s\n", st.Tier)
+	return nil
+}
+
+func sandboxProfile(args []string) error {
+	fs := newFlags("sandbox profile", "openworker sandbox profile [--rw DIR]… [--ro DIR]… [--network allowlist|open|none] [--proxy-port N]")
+	var rw, ro multi
+	fs.Var(&rw, "rw", "a writable folder (repeatable; default: the current folder)")
+	fs.Var(&ro, "ro", "a read-only folder (repeatable)")
+	network := fs.String("network", "allowlist", "allowlist, open or none")
+	port := fs.Int("proxy-port", 0, "the proxy's port to show in the profile (default: a placeholder port, since each session picks its own)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return err
+	}
+	if len(rw) == 0 && len(ro) == 0 {
+		wd, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		rw = multi{wd}
+	}
+	n, err := policy.ParseNetwork(*network)
+	if err != nil {
+		return err
+	}
+	if *port == 0 {
+		*port = 8877
+	}
+	exe, _ := os.Executable()
+	tmp := "/private/tmp/openworker-XXXXXXXX"
+	rwAbs, err := absAll(rw)
+	if err != nil {
+		return err
+	}
+	roAbs, err := absAll(ro)
+	if err != nil {
+		return err
+	}
+	pol, err := policy.New(policy.Options{
+		Writable: rwAbs, ReadOnly: roAbs, UserHome: home, GOOS: "darwin",
+		Network: n, ProxyPort: *port, RunnerFiles: []string{exe},
+	})
+	if err != nil {
+		return err
+	}
+	// The private tmp does not exist until a session starts; show where it would be.
+	pol.PrivateTmp, pol.Home = tmp, tmp+"/home"
+	prof, err := seatbelt.Render(pol)
+	if err != nil {
+		return err
+	}
+	fmt.Print(prof.String())
+	return nil
+}

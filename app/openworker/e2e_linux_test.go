@@ -1,0 +1,381 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// These tests drive the real binary, as a user or a script would, behind the real wall of
+// this OS. They need a provider that works here; where none does they are skipped with the
+// reason `openworker sandbox check` gives.
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "openworker-bin")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "openworker")
+	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building openworker: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// world is a fake user: a home folder with a planted secret, settings and state of its own,
+// and a project folder outside the home.
+type world struct {
+	t       *testing.T
+	home    string
+	project string
+	env     []string
+	state   string
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("end-to-end tests run the Linux provider")
+	}
+	root := t.TempDir()
+	w := &world{t: t, home: filepath.Join(root, "home"), project: filepath.Join(root, "project")}
+	for _, d := range []string{w.project, filepath.Join(w.home, ".ssh")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(w.home, ".ssh", "id_ed25519"), []byte("-----BEGIN OPENSSH PRIVATE KEY----- planted\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.state = filepath.Join(w.home, ".local", "state", "openworker")
+	w.env = []string{
+		"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8",
+		"XDG_CONFIG_HOME=" + filepath.Join(w.home, ".config"), "XDG_STATE_HOME=" + filepath.Join(w.home, ".local", "state"),
+		"GITHUB_TOKEN=ghp_planted", "AWS_SECRET_ACCESS_KEY=planted", "MY_API_KEY=planted",
+	}
+	return w
+}
+
+func (w *world) cmd(args ...string) *exec.Cmd {
+	c := exec.Command(binary, args...)
+	c.Env = w.env
+	c.Dir = w.project
+	return c
+}
+
+// run runs the binary and returns stdout, stderr and the exit status.
+func (w *world) run(args ...string) (string, string, int) {
+	w.t.Helper()
+	c := w.cmd(args...)
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	err := c.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		w.t.Fatalf("running openworker %v: %v", args, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func requireSandbox(t *testing.T, w *world) {
+	t.Helper()
+	out, errs, code := w.run("sandbox", "check")
+	if code != 0 {
+		t.Skipf("no sandbox here: %s%s", out, errs)
+	}
+}
+
+func privateTmps(t *testing.T) map[string]bool {
+	t.Helper()
+	m := map[string]bool{}
+	ms, _ := filepath.Glob("/tmp/openworker-*")
+	for _, p := range ms {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() && !strings.HasPrefix(filepath.Base(p), "openworker-bin") {
+			m[p] = true
+		}
+	}
+	return m
+}
+
+func TestRunWritesTheProjectAndHidesTheHome(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	before := privateTmps(t)
+	secret := filepath.Join(w.home, ".ssh", "id_ed25519")
+	out, errs, code := w.run("run", "--", "sh", "-c",
+		"echo made > made.txt; cat "+secret+" && echo SECRET-READ; ls "+w.home+" && echo HOME-LISTED; exit 3")
+	if code != 3 {
+		t.Fatalf("exit %d, want the command's 3\nstdout %s\nstderr %s", code, out, errs)
+	}
+	if b, err := os.ReadFile(filepath.Join(w.project, "made.txt")); err != nil || string(b) != "made\n" {
+		t.Fatalf("file written inside did not appear in the project: %v %q", err, b)
+	}
+	if strings.Contains(out, "SECRET-READ") || strings.Contains(out, "planted") || strings.Contains(out, "HOME-LISTED") {
+		t.Fatalf("the home folder was reachable:\n%s", out)
+	}
+	if !strings.Contains(errs, "No such file or directory") {
+		t.Fatalf("the secret's read did not fail for the expected reason:\n%s", errs)
+	}
+	for p := range privateTmps(t) {
+		if !before[p] {
+			t.Fatalf("private tmp %s left behind after run", p)
+		}
+	}
+}
+
+func TestRunEnvironmentHasNoSecrets(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	out, errs, code := w.run("run", "--", "env")
+	if code != 0 {
+		t.Fatalf("env failed: %d %s", code, errs)
+	}
+	for _, k := range []string{"GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "MY_API_KEY", "planted"} {
+		if strings.Contains(out, k) {
+			t.Errorf("%s reached the sandbox:\n%s", k, out)
+		}
+	}
+	vars := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		vars[k] = v
+	}
+	if !strings.HasPrefix(vars["HOME"], "/tmp/openworker-") || !strings.HasPrefix(vars["TMPDIR"], "/tmp/openworker-") {
+		t.Errorf("HOME=%q TMPDIR=%q, want the private tmp", vars["HOME"], vars["TMPDIR"])
+	}
+	if !strings.HasPrefix(vars["HTTPS_PROXY"], "http://openworker:") || !strings.Contains(vars["HTTPS_PROXY"], "@127.0.0.1:") || vars["HTTP_PROXY"] != vars["HTTPS_PROXY"] {
+		t.Errorf("proxy variables: HTTPS_PROXY=%q HTTP_PROXY=%q", vars["HTTPS_PROXY"], vars["HTTP_PROXY"])
+	}
+}
+
+func TestRunReportsBlockedSitesAndAdmitsAllowedOnes(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+	origin := httpOrigin(t, "hello from the origin")
+	_, errs, code := w.run("run", "--", "curl", "-sS", "-o", "/dev/null", "https://blocked.example.com/")
+	if code == 0 {
+		t.Fatalf("curl to a site not on the list succeeded")
+	}
+	if !strings.Contains(errs, "openworker: blocked blocked.example.com:443 — not on the allow list (allow with --allow blocked.example.com:443)") {
+		t.Fatalf("blocked site not reported after the command:\n%s", errs)
+	}
+	out, errs, code := w.run("run", "--allow", origin, "--", "curl", "-sS", "http://"+origin+"/")
+	if code != 0 || out != "hello from the origin" {
+		t.Fatalf("allowed literal-loopback origin: exit %d out %q err %s", code, out, errs)
+	}
+	// Around the proxy there is no network at all.
+	_, _, code = w.run("run", "--allow", origin, "--", "curl", "-sS", "--noproxy", "*", "--max-time", "3", "http://"+origin+"/")
+	if code == 0 {
+		t.Fatal("a direct connection around the proxy reached the host's loopback")
+	}
+}
+
+func httpOrigin(t *testing.T, body string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, body) })}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	return l.Addr().String()
+}
+
+func TestRunRefusesWhenTheWallCheckFails(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a read-only folder needs root")
+	}
+	// A writable folder that cannot be written: the wall check's write probe fails, and
+	// the session must be refused rather than run.
+	ro := filepath.Join(t.TempDir(), "readonly-mount")
+	os.Mkdir(ro, 0o755)
+	if err := syscall.Mount("tmpfs", ro, "tmpfs", syscall.MS_RDONLY, "size=1m"); err != nil {
+		t.Skipf("cannot mount a read-only tmpfs: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(ro, syscall.MNT_DETACH) })
+	marker := filepath.Join(w.project, "ran")
+	out, errs, code := w.run("run", "--rw", ro, "--rw", w.project, "--", "touch", marker)
+	if code == 0 {
+		t.Fatalf("session ran with an unprovable wall:\n%s%s", out, errs)
+	}
+	if !strings.Contains(errs, "session refused") || !strings.Contains(errs, ro) {
+		t.Fatalf("refusal does not say which check failed:\n%s", errs)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the command ran although the session was refused")
+	}
+}
+
+// daemon starts `openworker serve` for w and returns a stop function.
+func (w *world) daemon() (*exec.Cmd, func()) {
+	w.t.Helper()
+	c := w.cmd("serve")
+	stderr, _ := c.StderrPipe()
+	if err := c.Start(); err != nil {
+		w.t.Fatal(err)
+	}
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "serving the local API") {
+				ready <- sc.Text()
+			}
+		}
+	}()
+	select {
+	case <-ready:
+	case <-time.After(10 * time.Second):
+		c.Process.Kill()
+		w.t.Fatal("daemon did not start")
+	}
+	return c, func() {
+		c.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { c.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			c.Process.Kill()
+			w.t.Error("the daemon did not stop within 15 s of SIGTERM")
+		}
+	}
+}
+
+func TestServeSessionsCarryShellState(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	_, stop := w.daemon()
+	defer stop()
+	id, errs, code := w.run("session", "start", "--rw", w.project)
+	id = strings.TrimSpace(id)
+	if code != 0 || id == "" {
+		t.Fatalf("session start: %d %s", code, errs)
+	}
+	os.Mkdir(filepath.Join(w.project, "sub"), 0o755)
+	if _, errs, code := w.run("session", "exec", id, "--", "cd sub && export COLOR=green"); code != 0 {
+		t.Fatalf("first exec: %d %s", code, errs)
+	}
+	out, errs, code := w.run("session", "exec", id, "--", `echo "$(pwd) $COLOR"`)
+	if code != 0 || strings.TrimSpace(out) != filepath.Join(w.project, "sub")+" green" {
+		t.Fatalf("shell state not carried: %q %s", out, errs)
+	}
+	// file tools
+	c := w.cmd("session", "write", id, "notes/a.txt")
+	c.Stdin = strings.NewReader("written through the API")
+	if b, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("write: %v %s", err, b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.project, "sub", "notes", "a.txt")); string(b) != "written through the API" {
+		t.Fatalf("write landed as %q", b)
+	}
+	out, _, _ = w.run("session", "read", id, filepath.Join(w.project, "sub", "notes", "a.txt"))
+	if out != "written through the API" {
+		t.Fatalf("read: %q", out)
+	}
+	_, errs, code = w.run("session", "read", id, filepath.Join(w.home, ".ssh", "id_ed25519"))
+	if code == 0 || !strings.Contains(errs, "no such file") {
+		t.Fatalf("reading the secret through the API: %d %s", code, errs)
+	}
+
+	// Adding a folder restarts the runner: the next result says shell state was lost.
+	extra := t.TempDir()
+	os.WriteFile(filepath.Join(extra, "data.txt"), []byte("extra"), 0o644)
+	if _, errs, code := w.run("session", "add-folder", id, "--ro", extra); code != 0 {
+		t.Fatalf("add-folder: %d %s", code, errs)
+	}
+	out, errs, code = w.run("session", "exec", id, "--", "cat "+filepath.Join(extra, "data.txt")+`; echo " $COLOR"`)
+	if code != 0 || out != "extra \n" || !strings.Contains(errs, "shell state from earlier commands was lost") {
+		t.Fatalf("after add-folder: %d %q %s", code, out, errs)
+	}
+	_, _, code = w.run("session", "exec", id, "--", "touch "+filepath.Join(extra, "new"))
+	if code == 0 {
+		t.Fatal("a read-only folder added to the session could be written")
+	}
+
+	tmpsBefore := privateTmps(t)
+	if _, errs, code := w.run("session", "end", id); code != 0 {
+		t.Fatalf("end: %s", errs)
+	}
+	for p := range tmpsBefore {
+		if _, err := os.Stat(p); err == nil && strings.Contains(p, "openworker-") {
+			// other tests' sessions may run in parallel; ours must be gone
+			if b, _ := os.ReadFile(filepath.Join(w.state, "sessions", id+".json")); len(b) > 0 {
+				t.Fatalf("session %s record left after end", id)
+			}
+		}
+	}
+	out, _, _ = w.run("audit")
+	for _, want := range []string{"session.started  " + id, "tool.call  " + id + "  [linux, allowlist]  exec", "session.restarted", "session.ended  " + id} {
+		if !strings.Contains(out, want) {
+			t.Errorf("audit trail lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestKilledDaemonLeavesNothingBehind(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	d, _ := w.daemon()
+	before := privateTmps(t)
+	id, errs, code := w.run("session", "start", "--rw", w.project)
+	if code != 0 {
+		t.Fatalf("session start: %s", errs)
+	}
+	id = strings.TrimSpace(id)
+	var tmp string
+	for p := range privateTmps(t) {
+		if !before[p] {
+			tmp = p
+		}
+	}
+	if tmp == "" {
+		t.Fatal("no private tmp for the new session")
+	}
+	w.run("session", "exec", id, "--", "setsid nohup sleep 300 >/dev/null 2>&1 &")
+	d.Process.Kill()
+	d.Wait()
+	// Everything behind the wall dies with its daemon.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		out, _ := exec.Command("pgrep", "-f", "sleep 300").Output()
+		if len(bytes.TrimSpace(out)) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a process started in the session outlived its killed daemon: %s", out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// The next daemon removes the private tmp the dead one left.
+	_, stop := w.daemon()
+	defer stop()
+	if _, err := os.Stat(tmp); err == nil {
+		t.Fatalf("private tmp %s of a killed daemon not removed at the next start", tmp)
+	}
+}

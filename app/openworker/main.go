@@ -1,0 +1,102 @@
+// Command openworker runs an AI agent's shell commands and file tools behind a sandbox wall,
+// with an allow-list egress proxy as its only door to the network. It is the CLI, the daemon
+// (`serve`), and, with no arguments on macOS, the menu-bar app. It only parses and wires:
+// everything that decides and enforces lives in core.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+
+	"github.com/openworker/openworker/core/linux"
+	"github.com/openworker/openworker/core/runner"
+	"github.com/openworker/openworker/core/session"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+const usage = `openworker — run an agent's commands behind a wall, with an allow list for the network
+
+Usage:
+  openworker run [--rw DIR]… [--ro DIR]… [--allow HOST[:PORT]]… [--network allowlist|open|none]
+                 [--provider auto|seatbelt|linux|direct] [--timeout D] -- CMD [ARG…]
+                                  run one command in a fresh sandbox; exits with its status
+  openworker sandbox check        prove the sandbox works here: runs true behind the wall
+  openworker sandbox profile [--rw DIR]… [--ro DIR]… [--network MODE]
+                                  print the Seatbelt profile a session would get (any OS)
+  openworker machine sandbox status
+                                  the machine's provider, whether sessions can run, and why not
+  openworker serve                run the daemon: the local API for sessions and watchers
+  openworker session start|exec|read|write|list|add-folder|end|ls …
+                                  use sessions of a running daemon (see: openworker session help)
+  openworker config path|check [FILE]|show
+                                  where the settings live, check a file, show what is in force
+  openworker audit [--follow]     show the audit trail
+  openworker version
+
+Run "openworker COMMAND --help" for a command's flags.
+`
+
+func main() {
+	// The Linux wall builder re-executes this binary; it must take over before anything else.
+	linux.MaybeRunInit()
+	os.Exit(run(os.Args[1:]))
+}
+
+// exitError carries an exit status without printing anything more.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func run(args []string) int {
+	err := dispatch(args)
+	if err == nil {
+		return 0
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	fmt.Fprintln(os.Stderr, "openworker:", err)
+	return 1
+}
+
+func dispatch(args []string) error {
+	if len(args) == 0 {
+		return noArgs()
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case session.RunnerArg:
+		if err := runner.Main(); err != nil {
+			fmt.Fprintln(os.Stderr, "openworker runner:", err)
+			return exitError{2}
+		}
+		return nil
+	case "run":
+		return cmdRun(rest)
+	case "sandbox":
+		return cmdSandbox(rest)
+	case "machine":
+		return cmdMachine(rest)
+	case "serve":
+		return cmdServe(rest)
+	case "session":
+		return cmdSession(rest)
+	case "config":
+		return cmdConfig(rest)
+	case "audit":
+		return cmdAudit(rest)
+	case "version", "--version":
+		fmt.Printf("openworker %s (%s/%s, %s)\n", version, runtime.GOOS, runtime.GOARCH, runtime.Version())
+		return nil
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+		return nil
+	}
+	fmt.Fprint(os.Stderr, usage)
+	return fmt.Errorf("unknown command %q", cmd)
+}

@@ -1,0 +1,94 @@
+// Package api is the local API: HTTP and JSON over a Unix socket in the state folder, which
+// only its owner can open (the folder and socket are owner-only, and every connection's peer
+// uid is checked). The CLI's session commands, the MCP server and watchers are its clients.
+// A sandboxed command cannot reach it: the state folder is outside every wall, and the
+// sandbox has no Unix sockets.
+package api
+
+import (
+	"path/filepath"
+	"time"
+
+	"github.com/openworker/openworker/core/session"
+)
+
+// SocketName is the socket's file name in the state folder.
+const SocketName = "openworker.sock"
+
+// SocketPath returns the socket's path for a state folder.
+func SocketPath(stateDir string) string { return filepath.Join(stateDir, SocketName) }
+
+// StartRequest starts a session.
+type StartRequest struct {
+	Provider string   `json:"provider,omitempty"` // auto (default), seatbelt, linux, direct
+	Writable []string `json:"writable,omitempty"`
+	ReadOnly []string `json:"read_only,omitempty"`
+	Network  string   `json:"network,omitempty"` // default: the settings'
+	Allow    []string `json:"allow,omitempty"`   // sites for this session only
+}
+
+// SessionInfo describes a running session.
+type SessionInfo struct {
+	ID          string    `json:"id"`
+	Enforcement string    `json:"enforcement"`
+	Network     string    `json:"network"`
+	Writable    []string  `json:"writable"`
+	ReadOnly    []string  `json:"read_only,omitempty"`
+	ProxyPort   int       `json:"proxy_port,omitempty"`
+	Active      []string  `json:"active,omitempty"`
+	Started     time.Time `json:"started"`
+}
+
+// ExecRequest runs a shell command in a session.
+type ExecRequest struct {
+	Command   string   `json:"command"`
+	Argv      []string `json:"argv,omitempty"`
+	Dir       string   `json:"dir,omitempty"`
+	TimeoutMS int64    `json:"timeout_ms,omitempty"`
+	MaxOutput int      `json:"max_output,omitempty"`
+}
+
+// ReadRequest, WriteRequest and ListRequest are the file tools' arguments.
+type ReadRequest struct {
+	Path   string `json:"path"`
+	Offset int64  `json:"offset,omitempty"`
+	Limit  int64  `json:"limit,omitempty"`
+}
+
+type WriteRequest struct {
+	Path    string `json:"path"`
+	Content []byte `json:"content"`
+}
+
+type ListRequest struct {
+	Path string `json:"path"`
+}
+
+// FolderRequest adds a folder to a running session.
+type FolderRequest struct {
+	Path     string `json:"path"`
+	Writable bool   `json:"writable"`
+}
+
+// StreamMessage is one line of a streamed exec: an output chunk, or the final result.
+type StreamMessage struct {
+	Stream string          `json:"stream,omitempty"`
+	Data   []byte          `json:"data,omitempty"`
+	Result *session.Result `json:"result,omitempty"`
+	Error  string          `json:"error,omitempty"`
+}
+
+// Status is the daemon's state.
+type Status struct {
+	Provider string        `json:"provider"`
+	Sessions []SessionInfo `json:"sessions"`
+	Settings string        `json:"settings,omitempty"`
+	// SettingsError is set when the settings file is broken and the last good settings are
+	// in force.
+	SettingsError string `json:"settings_error,omitempty"`
+}
+
+// errorBody is every error answer's body.
+type errorBody struct {
+	Error string `json:"error"`
+}

@@ -1,0 +1,162 @@
+package api
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+
+	"github.com/openworker/openworker/core/audit"
+	"github.com/openworker/openworker/core/session"
+)
+
+// Client talks to a daemon's local API.
+type Client struct {
+	path string
+	http *http.Client
+}
+
+// NewClient returns a client for the socket at path.
+func NewClient(path string) *Client {
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		},
+		MaxIdleConnsPerHost: 4,
+	}
+	return &Client{path: path, http: &http.Client{Transport: tr}}
+}
+
+// do sends a request and decodes a JSON answer into out. Error answers become errors.
+func (c *Client) do(ctx context.Context, method, url string, in, out any) error {
+	resp, err := c.send(ctx, method, url, in)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if out == nil || resp.StatusCode == http.StatusNoContent {
+		return nil
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+func (c *Client) send(ctx context.Context, method, url string, in any) (*http.Response, error) {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return nil, err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://openworker"+url, body)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("the daemon is not running (start it with openworker serve): %w", err)
+	}
+	if resp.StatusCode >= 300 {
+		defer resp.Body.Close()
+		var eb errorBody
+		if json.NewDecoder(resp.Body).Decode(&eb) == nil && eb.Error != "" {
+			return nil, fmt.Errorf("%s", eb.Error)
+		}
+		return nil, fmt.Errorf("the daemon answered %s", resp.Status)
+	}
+	return resp, nil
+}
+
+func (c *Client) Status(ctx context.Context) (Status, error) {
+	var st Status
+	return st, c.do(ctx, "GET", "/v1/status", nil, &st)
+}
+
+func (c *Client) Sessions(ctx context.Context) ([]SessionInfo, error) {
+	var out []SessionInfo
+	return out, c.do(ctx, "GET", "/v1/sessions", nil, &out)
+}
+
+func (c *Client) Start(ctx context.Context, req StartRequest) (SessionInfo, error) {
+	var out SessionInfo
+	return out, c.do(ctx, "POST", "/v1/sessions", req, &out)
+}
+
+func (c *Client) End(ctx context.Context, id string) error {
+	return c.do(ctx, "DELETE", "/v1/sessions/"+id, nil, nil)
+}
+
+func (c *Client) Exec(ctx context.Context, id string, req ExecRequest) (*session.Result, error) {
+	var out session.Result
+	return &out, c.do(ctx, "POST", "/v1/sessions/"+id+"/exec", req, &out)
+}
+
+// ExecStream runs a command and hands output chunks to onChunk as they come.
+func (c *Client) ExecStream(ctx context.Context, id string, req ExecRequest, onChunk func(stream string, data []byte)) (*session.Result, error) {
+	resp, err := c.send(ctx, "POST", "/v1/sessions/"+id+"/exec?stream=1", req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	dec := json.NewDecoder(bufio.NewReader(resp.Body))
+	for {
+		var m StreamMessage
+		if err := dec.Decode(&m); err != nil {
+			return nil, fmt.Errorf("the daemon hung up during the command: %w", err)
+		}
+		switch {
+		case m.Error != "":
+			return nil, fmt.Errorf("%s", m.Error)
+		case m.Result != nil:
+			return m.Result, nil
+		default:
+			onChunk(m.Stream, m.Data)
+		}
+	}
+}
+
+func (c *Client) Read(ctx context.Context, id string, req ReadRequest) (*session.Result, error) {
+	var out session.Result
+	return &out, c.do(ctx, "POST", "/v1/sessions/"+id+"/read", req, &out)
+}
+
+func (c *Client) Write(ctx context.Context, id string, req WriteRequest) (*session.Result, error) {
+	var out session.Result
+	return &out, c.do(ctx, "POST", "/v1/sessions/"+id+"/write", req, &out)
+}
+
+func (c *Client) List(ctx context.Context, id string, req ListRequest) (*session.Result, error) {
+	var out session.Result
+	return &out, c.do(ctx, "POST", "/v1/sessions/"+id+"/list", req, &out)
+}
+
+func (c *Client) AddFolder(ctx context.Context, id string, req FolderRequest) (SessionInfo, error) {
+	var out SessionInfo
+	return out, c.do(ctx, "POST", "/v1/sessions/"+id+"/folders", req, &out)
+}
+
+// Events follows the daemon's event stream until ctx ends or the daemon stops.
+func (c *Client) Events(ctx context.Context, fn func(audit.Event)) error {
+	resp, err := c.send(ctx, "GET", "/v1/events", nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var e audit.Event
+		if err := dec.Decode(&e); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		fn(e)
+	}
+}

@@ -1,0 +1,344 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/openworker/openworker/core/audit"
+	"github.com/openworker/openworker/core/runner"
+	"github.com/openworker/openworker/core/session"
+)
+
+// Server serves the local API for one Manager.
+type Server struct {
+	Manager *session.Manager
+	// NewSpec turns a start request into a session spec with the settings in force.
+	NewSpec func(StartRequest) (session.Spec, error)
+	// Status describes the daemon.
+	Status func() Status
+
+	mu       sync.Mutex
+	watchers map[chan audit.Event]struct{}
+	http     *http.Server
+}
+
+// Listen creates the socket in stateDir, owner-only. A socket left by a dead daemon is
+// replaced; one a live daemon answers on is not.
+func Listen(stateDir string) (net.Listener, error) {
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(stateDir, 0o700); err != nil {
+		return nil, err
+	}
+	path := SocketPath(stateDir)
+	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+		c.Close()
+		return nil, fmt.Errorf("a daemon is already running on %s", path)
+	}
+	_ = os.Remove(path)
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return &peerListener{Listener: l, uid: os.Getuid()}, nil
+}
+
+// peerListener accepts only connections from processes of the same user.
+type peerListener struct {
+	net.Listener
+	uid int
+}
+
+func (l *peerListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		uid, err := peerUID(c)
+		if err == nil && uid == l.uid {
+			return c, nil
+		}
+		c.Close()
+	}
+}
+
+// Serve answers requests on l until Shutdown.
+func (s *Server) Serve(l net.Listener) error {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/status", s.status)
+	mux.HandleFunc("GET /v1/sessions", s.list)
+	mux.HandleFunc("POST /v1/sessions", s.start)
+	mux.HandleFunc("DELETE /v1/sessions/{id}", s.end)
+	mux.HandleFunc("POST /v1/sessions/{id}/exec", s.exec)
+	mux.HandleFunc("POST /v1/sessions/{id}/read", s.read)
+	mux.HandleFunc("POST /v1/sessions/{id}/write", s.write)
+	mux.HandleFunc("POST /v1/sessions/{id}/list", s.listDir)
+	mux.HandleFunc("POST /v1/sessions/{id}/folders", s.addFolder)
+	mux.HandleFunc("GET /v1/events", s.events)
+	s.mu.Lock()
+	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := s.http
+	s.mu.Unlock()
+	err := srv.Serve(l)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops answering and closes event streams.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	srv := s.http
+	for ch := range s.watchers {
+		close(ch)
+	}
+	s.watchers = nil
+	s.mu.Unlock()
+	if srv == nil {
+		return nil
+	}
+	return srv.Shutdown(ctx)
+}
+
+// Publish sends an event to every watcher. A watcher that falls behind loses events rather
+// than slowing the core.
+func (s *Server) Publish(e audit.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for ch := range s.watchers {
+		select {
+		case ch <- e:
+		default:
+		}
+	}
+}
+
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	ch := make(chan audit.Event, 64)
+	s.mu.Lock()
+	if s.watchers == nil {
+		s.watchers = map[chan audit.Event]struct{}{}
+	}
+	s.watchers[ch] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.watchers, ch)
+		s.mu.Unlock()
+	}()
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	fl, _ := w.(http.Flusher)
+	enc := json.NewEncoder(w)
+	_ = enc.Encode(audit.Event{Time: time.Now(), Type: "status", Summary: fmt.Sprintf("%d session(s)", len(s.Manager.List()))})
+	if fl != nil {
+		fl.Flush()
+	}
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case e, ok := <-ch:
+			if !ok {
+				return
+			}
+			if enc.Encode(e) != nil {
+				return
+			}
+			if fl != nil {
+				fl.Flush()
+			}
+		}
+	}
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeErr(w http.ResponseWriter, code int, err error) {
+	writeJSON(w, code, errorBody{Error: err.Error()})
+}
+
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		writeErr(w, http.StatusBadRequest, fmt.Errorf("bad request body: %w", err))
+		return false
+	}
+	return true
+}
+
+func info(s *session.Session) SessionInfo {
+	rw, ro := s.Folders()
+	return SessionInfo{ID: s.ID, Enforcement: string(s.Enforcement), Network: string(s.Network), Writable: rw, ReadOnly: ro,
+		ProxyPort: s.ProxyPort(), Active: s.Active(), Started: s.Started}
+}
+
+func (s *Server) status(w http.ResponseWriter, r *http.Request) {
+	st := Status{}
+	if s.Status != nil {
+		st = s.Status()
+	}
+	st.Sessions = []SessionInfo{}
+	for _, ss := range s.Manager.List() {
+		st.Sessions = append(st.Sessions, info(ss))
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+func (s *Server) list(w http.ResponseWriter, r *http.Request) {
+	out := []SessionInfo{}
+	for _, ss := range s.Manager.List() {
+		out = append(out, info(ss))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) start(w http.ResponseWriter, r *http.Request) {
+	var req StartRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	for i, d := range req.Writable {
+		if !filepath.IsAbs(d) {
+			writeErr(w, http.StatusBadRequest, fmt.Errorf("writable folder %q is relative; give an absolute path", req.Writable[i]))
+			return
+		}
+	}
+	spec, err := s.NewSpec(req)
+	if err != nil {
+		writeErr(w, http.StatusBadRequest, err)
+		return
+	}
+	ss, err := s.Manager.Start(r.Context(), spec)
+	if err != nil {
+		var re *session.RefusedError
+		if errors.As(err, &re) {
+			writeErr(w, http.StatusForbidden, err)
+		} else {
+			writeErr(w, http.StatusBadRequest, err)
+		}
+		return
+	}
+	writeJSON(w, http.StatusCreated, info(ss))
+}
+
+func (s *Server) session(w http.ResponseWriter, r *http.Request) (*session.Session, bool) {
+	ss, ok := s.Manager.Get(r.PathValue("id"))
+	if !ok {
+		writeErr(w, http.StatusNotFound, fmt.Errorf("no session %q; list them with openworker session ls", r.PathValue("id")))
+	}
+	return ss, ok
+}
+
+func (s *Server) end(w http.ResponseWriter, r *http.Request) {
+	if ss, ok := s.session(w, r); ok {
+		ss.End()
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
+	ss, ok := s.session(w, r)
+	if !ok {
+		return
+	}
+	var req ExecRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	args := runner.ExecArgs{Command: req.Command, Argv: req.Argv, Dir: req.Dir, Timeout: time.Duration(req.TimeoutMS) * time.Millisecond, MaxOutput: req.MaxOutput}
+	if r.URL.Query().Get("stream") == "" {
+		res, err := ss.Exec(args, nil)
+		answer(w, res, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	fl, _ := w.(http.Flusher)
+	enc := json.NewEncoder(w)
+	res, err := ss.Exec(args, func(stream string, data []byte) {
+		_ = enc.Encode(StreamMessage{Stream: stream, Data: data})
+		if fl != nil {
+			fl.Flush()
+		}
+	})
+	if err != nil {
+		_ = enc.Encode(StreamMessage{Error: err.Error()})
+		return
+	}
+	_ = enc.Encode(StreamMessage{Result: res})
+}
+
+func answer(w http.ResponseWriter, res *session.Result, err error) {
+	if err != nil {
+		code := http.StatusInternalServerError
+		if errors.Is(err, session.ErrEnded) {
+			code = http.StatusGone
+		}
+		writeErr(w, code, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (s *Server) read(w http.ResponseWriter, r *http.Request) {
+	ss, ok := s.session(w, r)
+	var req ReadRequest
+	if ok && decode(w, r, &req) {
+		res, err := ss.Read(runner.ReadArgs{Path: req.Path, Offset: req.Offset, Limit: req.Limit})
+		answer(w, res, err)
+	}
+}
+
+func (s *Server) write(w http.ResponseWriter, r *http.Request) {
+	ss, ok := s.session(w, r)
+	var req WriteRequest
+	if ok && decode(w, r, &req) {
+		res, err := ss.Write(runner.WriteArgs{Path: req.Path, Content: req.Content})
+		answer(w, res, err)
+	}
+}
+
+func (s *Server) listDir(w http.ResponseWriter, r *http.Request) {
+	ss, ok := s.session(w, r)
+	var req ListRequest
+	if ok && decode(w, r, &req) {
+		res, err := ss.List(runner.ListArgs{Path: req.Path})
+		answer(w, res, err)
+	}
+}
+
+func (s *Server) addFolder(w http.ResponseWriter, r *http.Request) {
+	ss, ok := s.session(w, r)
+	var req FolderRequest
+	if !ok || !decode(w, r, &req) {
+		return
+	}
+	if !filepath.IsAbs(req.Path) {
+		writeErr(w, http.StatusBadRequest, fmt.Errorf("folder %q is relative; give an absolute path", req.Path))
+		return
+	}
+	if err := ss.AddFolder(r.Context(), req.Path, req.Writable); err != nil {
+		writeErr(w, http.StatusBadRequest, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, info(ss))
+}

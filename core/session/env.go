@@ -1,0 +1,100 @@
+package session
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// passedVars are the variables of OpenWorker's own environment a sandboxed command gets.
+// Everything else is left out: an environment is where keys hide.
+var passedVars = []string{
+	"PATH", "LANG", "LANGUAGE", "TERM", "COLORTERM", "USER", "LOGNAME", "SHELL", "TZ",
+	"EDITOR", "VISUAL", "PAGER", "LESS", "NO_COLOR", "FORCE_COLOR", "CLICOLOR",
+}
+
+// secretWords mark a variable as holding a secret. Such a variable is never passed, whatever
+// list it is on: secrets are absent, not denied.
+var secretWords = []string{
+	"TOKEN", "SECRET", "KEY", "PASSWORD", "PASSWD", "PASS", "CREDENTIAL", "CRED", "AUTH",
+	"COOKIE", "SESSION", "PRIVATE", "CERT", "SIGNATURE", "SALT", "PWD_", "DSN", "APIKEY",
+}
+
+// IsSecretName reports whether a variable's name says it holds a secret.
+func IsSecretName(name string) bool {
+	u := strings.ToUpper(name)
+	for _, w := range secretWords {
+		if strings.Contains(u, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// EnvOptions are what the sandbox's environment is built from.
+type EnvOptions struct {
+	Host       []string // OpenWorker's own environment
+	Home       string   // the sandbox home
+	Tmp        string   // the private tmp
+	ProxyURL   string   // empty when there is no proxy (open or none)
+	GOOS       string
+	ExtraVars  map[string]string // set by credential entries (GH_CONFIG_DIR, …); never filtered
+	NoProxyFor []string
+}
+
+// BuildEnv returns the environment of the sandbox's commands.
+func BuildEnv(o EnvOptions) []string {
+	vars := map[string]string{}
+	for _, kv := range o.Host {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || IsSecretName(k) {
+			continue
+		}
+		if slices.Contains(passedVars, k) || strings.HasPrefix(k, "LC_") {
+			vars[k] = v
+		}
+	}
+	if vars["PATH"] == "" {
+		vars["PATH"] = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+	}
+	vars["HOME"] = o.Home
+	vars["TMPDIR"] = o.Tmp
+	cache := filepath.Join(o.Tmp, "cache")
+	vars["XDG_CACHE_HOME"] = cache
+	vars["XDG_CONFIG_HOME"] = filepath.Join(o.Home, ".config")
+	vars["XDG_DATA_HOME"] = filepath.Join(o.Home, ".local", "share")
+	vars["npm_config_cache"] = filepath.Join(cache, "npm")
+	vars["PIP_CACHE_DIR"] = filepath.Join(cache, "pip")
+	vars["UV_CACHE_DIR"] = filepath.Join(cache, "uv")
+	vars["GOCACHE"] = filepath.Join(cache, "go-build")
+	vars["GOMODCACHE"] = filepath.Join(cache, "go-mod")
+	vars["GOPATH"] = filepath.Join(o.Tmp, "go")
+	vars["YARN_CACHE_FOLDER"] = filepath.Join(cache, "yarn")
+	vars["PNPM_HOME"] = filepath.Join(o.Tmp, "pnpm")
+	vars["CARGO_HOME"] = filepath.Join(o.Tmp, "cargo")
+	if o.ProxyURL != "" {
+		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
+			vars[k] = o.ProxyURL
+		}
+		vars["NO_PROXY"] = strings.Join(o.NoProxyFor, ",")
+		vars["no_proxy"] = vars["NO_PROXY"]
+		// git and npm read these too, with their own names.
+		vars["npm_config_proxy"] = o.ProxyURL
+		vars["npm_config_https_proxy"] = o.ProxyURL
+		vars["GIT_HTTP_PROXY"] = o.ProxyURL
+	}
+	if o.GOOS == "darwin" {
+		// Seatbelt matches 127.0.0.1 and ::1 but not ::ffff:127.0.0.1; a dual-stack JVM
+		// cannot reach the proxy until it uses IPv4.
+		vars["JAVA_TOOL_OPTIONS"] = "-Djava.net.preferIPv4Stack=true"
+	}
+	for k, v := range o.ExtraVars {
+		vars[k] = v
+	}
+	env := make([]string, 0, len(vars))
+	for k, v := range vars {
+		env = append(env, k+"="+v)
+	}
+	slices.Sort(env)
+	return env
+}

@@ -1,0 +1,201 @@
+package session
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/openworker/openworker/core/audit"
+	"github.com/openworker/openworker/core/hosts"
+	"github.com/openworker/openworker/core/sandbox"
+)
+
+// RunnerArg is the hidden argument that starts the openworker binary in runner mode.
+const RunnerArg = "__runner"
+
+// Options configure a Manager. Everything comes in from outside, so tests can pass their own.
+type Options struct {
+	Providers  map[sandbox.Enforcement]sandbox.Provider
+	UserHome   string
+	StateDir   string
+	TmpRoot    string // where private tmp folders go; default /tmp
+	GOOS       string
+	RunnerPath string   // the openworker binary, started with RunnerArg
+	HostEnv    []string // OpenWorker's own environment, filtered into the sandbox's
+	Audit      *audit.Log
+	// RunnerStderr receives the runner's own error output (not its commands').
+	RunnerStderr *os.File
+	// OnEvent, when set, sees every event as it is written to the audit trail (for the
+	// local API's event stream).
+	OnEvent func(audit.Event)
+}
+
+// Manager owns the running sessions of this process.
+type Manager struct {
+	opts     Options
+	mu       sync.Mutex
+	sessions map[string]*Session
+}
+
+// NewManager returns a manager and removes the private tmp folders of sessions whose owner
+// died without ending them.
+func NewManager(opts Options) (*Manager, error) {
+	if opts.TmpRoot == "" {
+		opts.TmpRoot = "/tmp"
+	}
+	if opts.RunnerPath == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("finding the openworker binary for the tool runner: %w", err)
+		}
+		opts.RunnerPath = exe
+	}
+	if opts.StateDir == "" {
+		return nil, errors.New("session: no state folder")
+	}
+	if err := os.MkdirAll(filepath.Join(opts.StateDir, "sessions"), 0o700); err != nil {
+		return nil, fmt.Errorf("creating the state folder: %w", err)
+	}
+	_ = os.Chmod(opts.StateDir, 0o700)
+	m := &Manager{opts: opts, sessions: map[string]*Session{}}
+	m.CleanStale()
+	return m, nil
+}
+
+// record is what the state folder keeps of a running session, so its private tmp can be
+// removed if its owner dies. It lives outside every sandbox.
+type record struct {
+	ID  string `json:"id"`
+	Tmp string `json:"tmp"`
+	Pid int    `json:"pid"`
+}
+
+// claim records a session and holds a lock on its record for as long as this process lives;
+// a record whose lock can be taken belongs to a dead owner.
+func (m *Manager) claim(id, tmp string) (*os.File, error) {
+	path := filepath.Join(m.opts.StateDir, "sessions", id+".json")
+	b, _ := json.Marshal(record{ID: id, Tmp: tmp, Pid: os.Getpid()})
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("recording the session: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking the session record: %w", err)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// CleanStale removes the private tmp folders (and with them every credential copy) of
+// sessions whose owner is gone.
+func (m *Manager) CleanStale() (removed []string) {
+	dir := filepath.Join(m.opts.StateDir, "sessions")
+	des, _ := os.ReadDir(dir)
+	for _, de := range des {
+		if !strings.HasSuffix(de.Name(), ".json") {
+			continue
+		}
+		path := filepath.Join(dir, de.Name())
+		f, err := os.OpenFile(path, os.O_RDWR|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+			f.Close() // its owner is alive
+			continue
+		}
+		var r record
+		b, _ := os.ReadFile(path)
+		if json.Unmarshal(b, &r) == nil && isPrivateTmp(m.opts.TmpRoot, r.Tmp) {
+			if os.RemoveAll(r.Tmp) == nil {
+				removed = append(removed, r.Tmp)
+			}
+		}
+		os.Remove(path)
+		f.Close()
+	}
+	return removed
+}
+
+// isPrivateTmp guards CleanStale against a record that names any other folder.
+func isPrivateTmp(root, tmp string) bool {
+	if !filepath.IsAbs(tmp) || filepath.Clean(tmp) != tmp {
+		return false
+	}
+	base := filepath.Base(tmp)
+	if !strings.HasPrefix(base, "openworker-") {
+		return false
+	}
+	parent := filepath.Dir(tmp)
+	r, err := filepath.EvalSymlinks(root)
+	return parent == root || (err == nil && parent == r)
+}
+
+func (m *Manager) add(s *Session) {
+	m.mu.Lock()
+	m.sessions[s.ID] = s
+	m.mu.Unlock()
+}
+
+func (m *Manager) remove(id string) {
+	m.mu.Lock()
+	delete(m.sessions, id)
+	m.mu.Unlock()
+}
+
+// Get returns a running session.
+func (m *Manager) Get(id string) (*Session, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.sessions[id]
+	return s, ok
+}
+
+// List returns the running sessions, oldest first.
+func (m *Manager) List() []*Session {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*Session, 0, len(m.sessions))
+	for _, s := range m.sessions {
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b *Session) int { return a.Started.Compare(b.Started) })
+	return out
+}
+
+// EndAll ends every session.
+func (m *Manager) EndAll() {
+	for _, s := range m.List() {
+		s.End()
+	}
+}
+
+func (m *Manager) audit(e audit.Event) {
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	if m.opts.Audit != nil {
+		_ = m.opts.Audit.Write(e)
+	}
+	if m.opts.OnEvent != nil {
+		m.opts.OnEvent(e)
+	}
+}
+
+// SetSettingsHosts swaps the settings' allow list of every running session.
+func (m *Manager) SetSettingsHosts(list []hosts.Entry) {
+	for _, s := range m.List() {
+		s.SetSettingsHosts(list)
+	}
+}

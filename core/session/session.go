@@ -1,0 +1,278 @@
+// Package session is a session's lifecycle: the private tmp folder and sandbox home, the
+// policy, the egress proxy with its token, the tool runner started behind the wall by a
+// provider, the wall check from inside, tool calls, and the end that leaves nothing behind.
+//
+// A session that cannot prove its wall is refused, never run open.
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/openworker/openworker/core/audit"
+	"github.com/openworker/openworker/core/hosts"
+	"github.com/openworker/openworker/core/policy"
+	"github.com/openworker/openworker/core/proxy"
+	"github.com/openworker/openworker/core/runner"
+	"github.com/openworker/openworker/core/sandbox"
+)
+
+// Spec is what a session is started with.
+type Spec struct {
+	Provider   sandbox.Enforcement
+	Writable   []string
+	ReadOnly   []string
+	Network    policy.Network
+	Hosts      []hosts.Entry // the allow list from the settings
+	// SessionHosts are sites allowed for this session only; they end with it.
+	SessionHosts []hosts.Entry
+	Toolchains []string
+	// Dir is the first working folder; default the first writable folder.
+	Dir string
+}
+
+// Session is one running session.
+type Session struct {
+	ID          string
+	Enforcement sandbox.Enforcement
+	Network     policy.Network
+	Started     time.Time
+
+	m        *Manager
+	spec     Spec
+	tmp      string
+	home     string
+	proxy    *proxy.Proxy
+	port     int
+	proxyURL string
+
+	mu        sync.Mutex // one tool call at a time; guards the fields below
+	pol       *policy.Policy
+	proc      sandbox.Process
+	client    *runner.Client
+	conn      *os.File
+	stateLost bool
+	ended     bool
+	active    []string
+	lock      *os.File
+}
+
+// RefusedError is a session the wall check (or the wall's construction) refused.
+type RefusedError struct {
+	Check  string // which check failed, or "wall" when it could not be built
+	Target string
+	Reason string
+}
+
+func (e *RefusedError) Error() string {
+	if e.Target != "" {
+		return fmt.Sprintf("session refused: the wall check %q failed for %s: %s; nothing was run", e.Check, e.Target, e.Reason)
+	}
+	return fmt.Sprintf("session refused: %s: %s; nothing was run", e.Check, e.Reason)
+}
+
+func newID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Start starts a session: it refuses when the wall cannot be built or proved.
+func (m *Manager) Start(ctx context.Context, spec Spec) (_ *Session, err error) {
+	prov, ok := m.opts.Providers[spec.Provider]
+	if !ok {
+		return nil, fmt.Errorf("sandbox provider %q is not available on this machine", spec.Provider)
+	}
+	if spec.Network == "" {
+		spec.Network = policy.Allowlist
+	}
+	s := &Session{ID: newID(), Enforcement: spec.Provider, Network: spec.Network, Started: time.Now(), m: m, spec: spec}
+	defer func() {
+		if err != nil {
+			s.teardown()
+			m.audit(audit.Event{Type: audit.SessionRefused, Session: s.ID, Enforcement: string(s.Enforcement), Network: string(s.Network), Reason: err.Error(), Folders: spec.Writable})
+		}
+	}()
+	if err := s.makeTmp(); err != nil {
+		return nil, err
+	}
+	if spec.Network == policy.Allowlist {
+		px, err := proxy.New(proxy.Options{Token: proxy.NewToken()})
+		if err != nil {
+			return nil, fmt.Errorf("starting the egress proxy: %w", err)
+		}
+		s.proxy = px
+		px.SetAllowList(allowList(spec))
+		if spec.Provider == sandbox.Linux {
+			// The sandbox has a network of its own: the port is inside it, and only the
+			// proxy's listener is there.
+			s.port = 20000 + int(randUint16()%40000)
+		} else if s.port, err = px.ListenLoopback(); err != nil {
+			return nil, fmt.Errorf("starting the egress proxy: %w", err)
+		}
+		s.proxyURL = px.URL(s.port)
+	}
+	if err := s.startRunner(ctx, prov); err != nil {
+		return nil, err
+	}
+	m.add(s)
+	m.audit(audit.Event{Type: audit.SessionStarted, Session: s.ID, Enforcement: string(s.Enforcement), Network: string(s.Network), Folders: s.pol.Writable, Summary: strings.Join(s.active, ", ")})
+	return s, nil
+}
+
+func randUint16() uint16 {
+	var b [2]byte
+	_, _ = rand.Read(b[:])
+	return uint16(b[0])<<8 | uint16(b[1])
+}
+
+// makeTmp creates the private tmp folder, owner-only, with the sandbox home inside, and
+// records it in the state folder so a crashed owner's folder is removed at the next start.
+func (s *Session) makeTmp() error {
+	root := s.m.opts.TmpRoot
+	tmp, err := os.MkdirTemp(root, "openworker-")
+	if err != nil {
+		return fmt.Errorf("creating the private tmp folder: %w", err)
+	}
+	if err := os.Chmod(tmp, 0o700); err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	s.tmp, err = policy.Resolve(tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	s.home = filepath.Join(s.tmp, "home")
+	for _, d := range []string{s.home, filepath.Join(s.tmp, "cache")} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return err
+		}
+	}
+	s.lock, err = s.m.claim(s.ID, s.tmp)
+	return err
+}
+
+func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider) error {
+	m := s.m
+	dir := s.spec.Dir
+	if dir == "" && len(s.spec.Writable) > 0 {
+		dir = s.spec.Writable[0]
+	}
+	pol, err := policy.New(policy.Options{
+		Writable: s.spec.Writable, ReadOnly: s.spec.ReadOnly, PrivateTmp: s.tmp, Home: s.home,
+		UserHome: m.opts.UserHome, StateDir: m.opts.StateDir, GOOS: m.opts.GOOS,
+		Toolchains: s.spec.Toolchains, RunnerFiles: []string{m.opts.RunnerPath},
+		Network: s.spec.Network, ProxyPort: s.port,
+	})
+	if err != nil {
+		return err
+	}
+	if dir == "" {
+		dir = s.home
+	}
+	env := BuildEnv(EnvOptions{Host: m.opts.HostEnv, Home: s.home, Tmp: s.tmp, ProxyURL: s.proxyURL, GOOS: m.opts.GOOS})
+	// Both ends close-on-exec from the start (under ForkLock, as macOS has no
+	// SOCK_CLOEXEC): the provider hands the runner its end as fd 3 explicitly, and no
+	// other child may inherit either.
+	syscall.ForkLock.RLock()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		syscall.CloseOnExec(fds[0])
+		syscall.CloseOnExec(fds[1])
+	}
+	syscall.ForkLock.RUnlock()
+	if err != nil {
+		return fmt.Errorf("creating the runner connection: %w", err)
+	}
+	ours := os.NewFile(uintptr(fds[0]), "runner")
+	theirs := os.NewFile(uintptr(fds[1]), "runner-end")
+	defer theirs.Close()
+	proc, err := prov.Start(ctx, pol, sandbox.RunnerSpec{
+		Path: m.opts.RunnerPath, Args: []string{RunnerArg}, Env: env, Dir: dir, Conn: theirs, Stderr: m.opts.RunnerStderr,
+	})
+	if err != nil {
+		ours.Close()
+		return &RefusedError{Check: "the wall could not be built", Reason: err.Error()}
+	}
+	theirs.Close()
+	client := runner.NewClient(ours)
+	s.pol, s.proc, s.client, s.conn, s.active = pol, proc, client, ours, proc.Active()
+	if l := proc.ProxyListener(); l != nil {
+		if s.proxy == nil {
+			l.Close()
+		} else {
+			go s.proxy.Serve(l)
+		}
+	}
+	if s.Enforcement == sandbox.Direct {
+		return nil
+	}
+	return s.wallCheck(ctx)
+}
+
+// wallCheck proves the wall from inside: every session folder reachable as it should be,
+// the home folder not, a canary port on the host's loopback not reachable, and the proxy
+// answering. Any failure refuses the session.
+func (s *Session) wallCheck(ctx context.Context) error {
+	canary, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return &RefusedError{Check: "canary", Reason: "cannot open a canary port on loopback: " + err.Error()}
+	}
+	defer canary.Close()
+	go func() {
+		for {
+			c, err := canary.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	args := &runner.ProbeArgs{Writable: s.pol.Writable, ReadOnly: s.pol.ReadOnly, Home: s.pol.UserHome}
+	args.Writable = append(args.Writable, s.tmp)
+	if s.Network != policy.Open {
+		args.Unreachable = []string{canary.Addr().String()}
+	}
+	if s.Network == policy.Allowlist {
+		args.Reachable = []string{fmt.Sprintf("127.0.0.1:%d", s.port)}
+	}
+	res, err := s.client.Call(&runner.Request{Tool: runner.ToolProbe, Probe: args}, nil)
+	if err != nil {
+		return &RefusedError{Check: "the wall check did not run", Reason: err.Error()}
+	}
+	if want := len(args.Writable) + len(args.ReadOnly) + 1 + len(args.Unreachable) + len(args.Reachable); len(res.Checks) != want {
+		return &RefusedError{Check: "the wall check", Reason: fmt.Sprintf("the runner answered %d probes of %d", len(res.Checks), want)}
+	}
+	for _, c := range res.Checks {
+		if !c.OK {
+			return &RefusedError{Check: c.Name, Target: c.Target, Reason: c.Detail}
+		}
+	}
+	return nil
+}
+
+func allowList(spec Spec) []hosts.Entry {
+	return append(append([]hosts.Entry(nil), spec.Hosts...), spec.SessionHosts...)
+}
+
+// SetSettingsHosts swaps the settings' part of the allow list, as when the user changes the
+// settings or answers a card with Always allow. The next request sees it; tunnels to sites
+// no longer allowed are closed.
+func (s *Session) SetSettingsHosts(list []hosts.Entry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.spec.Hosts = append([]hosts.Entry(nil), list...)
+	if s.proxy != nil {
+		s.proxy.SetAllowList(allowList(s.spec))
+	}
+}

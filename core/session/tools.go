@@ -1,0 +1,244 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/openworker/openworker/core/audit"
+	"github.com/openworker/openworker/core/policy"
+	"github.com/openworker/openworker/core/runner"
+	"github.com/openworker/openworker/core/sandbox"
+)
+
+// Result is a tool call's outcome as the core reports it: the runner's answer plus what
+// only the outside knows — which mode produced it and what the proxy blocked meanwhile.
+type Result struct {
+	*runner.Result
+	Tool        string              `json:"tool"`
+	Session     string              `json:"session"`
+	Enforcement sandbox.Enforcement `json:"enforcement"`
+	Network     policy.Network      `json:"network"`
+	Blocked     []Blocked           `json:"blocked,omitempty"`
+	// ShellStateLost says the runner was restarted (a folder was added) before this call:
+	// the working folder and exported variables of earlier commands are gone.
+	ShellStateLost bool   `json:"shell_state_lost,omitempty"`
+	Error          string `json:"error,omitempty"` // the tool failed (file not found, denied)
+}
+
+// Blocked is a site the proxy refused while a call ran.
+type Blocked struct {
+	Host   string `json:"host"`
+	Port   int    `json:"port"`
+	Reason string `json:"reason"`
+}
+
+func (b Blocked) String() string { return b.Host + ":" + strconv.Itoa(b.Port) }
+
+// ErrEnded is returned by calls on a session that has ended.
+var ErrEnded = errors.New("the session has ended; start a new one")
+
+// call runs one tool call under the session's lock and fills in what the outside knows.
+func (s *Session) call(req *runner.Request, onChunk func(string, []byte), summary string) (*Result, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return nil, ErrEnded
+	}
+	start := time.Now()
+	res, err := s.client.Call(req, onChunk)
+	end := time.Now()
+	out := &Result{Result: res, Tool: req.Tool, Session: s.ID, Enforcement: s.Enforcement, Network: s.Network, ShellStateLost: s.stateLost}
+	var te *runner.ToolError
+	switch {
+	case errors.As(err, &te):
+		out.Result, out.Error = &runner.Result{}, te.Msg
+	case err != nil:
+		return nil, fmt.Errorf("session %s: %w", s.ID, err)
+	}
+	s.stateLost = false
+	out.Blocked = s.blockedBetween(start, end)
+	ev := audit.Event{Type: audit.ToolCall, Session: s.ID, Tool: req.Tool, Summary: summary,
+		Enforcement: string(s.Enforcement), Network: string(s.Network), DurationMS: float64(end.Sub(start).Microseconds()) / 1000, Reason: out.Error}
+	if req.Tool == runner.ToolExec && out.Error == "" {
+		code := out.ExitCode
+		ev.ExitCode = &code
+	}
+	for _, b := range out.Blocked {
+		ev.Blocked = append(ev.Blocked, b.String())
+	}
+	s.m.audit(ev)
+	return out, nil
+}
+
+func (s *Session) blockedBetween(from, to time.Time) []Blocked {
+	if s.proxy == nil {
+		return nil
+	}
+	var out []Blocked
+	seen := map[string]bool{}
+	for _, r := range s.proxy.Blocked(from, to.Add(50*time.Millisecond)) {
+		b := Blocked{Host: r.Host, Port: r.Port, Reason: shortReason(r.Header, r.Reason)}
+		if !seen[b.String()] {
+			seen[b.String()] = true
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// Exec runs a shell command (or argv) behind the wall.
+func (s *Session) Exec(a runner.ExecArgs, onChunk func(stream string, data []byte)) (*Result, error) {
+	a.Stream = onChunk != nil
+	summary := a.Command
+	if len(a.Argv) > 0 {
+		summary = strings.Join(a.Argv, " ")
+	}
+	return s.call(&runner.Request{Tool: runner.ToolExec, Exec: &a}, onChunk, truncate(summary, 200))
+}
+
+// Read reads part of a file.
+func (s *Session) Read(a runner.ReadArgs) (*Result, error) {
+	return s.call(&runner.Request{Tool: runner.ToolRead, Read: &a}, nil, a.Path)
+}
+
+// Write writes a file.
+func (s *Session) Write(a runner.WriteArgs) (*Result, error) {
+	return s.call(&runner.Request{Tool: runner.ToolWrite, Write: &a}, nil, a.Path)
+}
+
+// List lists a folder.
+func (s *Session) List(a runner.ListArgs) (*Result, error) {
+	return s.call(&runner.Request{Tool: runner.ToolList, List: &a}, nil, a.Path)
+}
+
+// Folders returns the session's writable and read-only folders.
+func (s *Session) Folders() (writable, readOnly []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.pol.Writable), slices.Clone(s.pol.ReadOnly)
+}
+
+// Active lists the parts of the wall in force.
+func (s *Session) Active() []string { s.mu.Lock(); defer s.mu.Unlock(); return slices.Clone(s.active) }
+
+// ProxyPort is the proxy's port as the sandbox sees it (0 without a proxy).
+func (s *Session) ProxyPort() int { return s.port }
+
+// AddFolder adds a folder to a running session. A profile is fixed when a process starts,
+// so the runner is restarted behind a new wall; the next result says shell state was lost.
+// If the new wall cannot be proved, the session ends rather than run open.
+func (s *Session) AddFolder(ctx context.Context, dir string, writable bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return ErrEnded
+	}
+	spec := s.spec
+	if writable {
+		spec.Writable = append(slices.Clone(spec.Writable), dir)
+	} else {
+		spec.ReadOnly = append(slices.Clone(spec.ReadOnly), dir)
+	}
+	// Validate before stopping anything: a bad folder leaves the session as it was.
+	if _, err := policy.New(policy.Options{Writable: spec.Writable, ReadOnly: spec.ReadOnly, UserHome: s.m.opts.UserHome, StateDir: s.m.opts.StateDir, GOOS: s.m.opts.GOOS}); err != nil {
+		return err
+	}
+	s.stopRunner()
+	s.spec = spec
+	s.stateLost = true
+	prov := s.m.opts.Providers[s.Enforcement]
+	if err := s.startRunner(ctx, prov); err != nil {
+		s.mu.Unlock()
+		s.End()
+		s.mu.Lock()
+		return fmt.Errorf("restarting the sandbox with the new folder: %w; the session has ended", err)
+	}
+	s.m.audit(audit.Event{Type: audit.SessionRestart, Session: s.ID, Enforcement: string(s.Enforcement), Network: string(s.Network), Folders: s.pol.Writable, Summary: "folder added: " + dir})
+	return nil
+}
+
+// stopRunner ends every process behind the wall and the runner connection.
+func (s *Session) stopRunner() {
+	if s.client != nil {
+		s.client.Close()
+		s.client = nil
+	}
+	if s.proc != nil {
+		_ = s.proc.Kill()
+		done := make(chan struct{})
+		go func() { _ = s.proc.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+		}
+		s.proc = nil
+	}
+}
+
+// End stops everything and deletes the private tmp folder, and with it every copy made for
+// the session. It is safe to call more than once.
+func (s *Session) End() {
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return
+	}
+	s.ended = true
+	s.mu.Unlock()
+	s.teardown()
+	s.m.remove(s.ID)
+	s.m.audit(audit.Event{Type: audit.SessionEnded, Session: s.ID, Enforcement: string(s.Enforcement), Network: string(s.Network)})
+}
+
+func (s *Session) teardown() {
+	s.stopRunner()
+	if s.proxy != nil {
+		_ = s.proxy.Close()
+	}
+	if s.tmp != "" {
+		_ = removeAll(s.tmp)
+	}
+	if s.lock != nil {
+		_ = os.Remove(filepath.Join(s.m.opts.StateDir, "sessions", s.ID+".json"))
+		s.lock.Close()
+	}
+}
+
+// removeAll removes a tree even where a command left folders without write permission.
+func removeAll(dir string) error {
+	if err := os.RemoveAll(dir); err == nil {
+		return nil
+	}
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// shortReason is the few words a result gives for a refusal; the client got the full line.
+func shortReason(header, line string) string {
+	switch header {
+	case "blocked-by-allowlist":
+		return "not on the allow list"
+	case "blocked-private-address":
+		return "a loopback or private address, allowed only by an entry that names it literally"
+	}
+	return line
+}
