@@ -28,14 +28,14 @@ import (
 
 // Spec is what a session is started with.
 type Spec struct {
-	Provider   sandbox.Enforcement
-	Writable   []string
-	ReadOnly   []string
-	Network    policy.Network
-	Hosts      []hosts.Entry // the allow list from the settings
+	Provider sandbox.Enforcement
+	Writable []string
+	ReadOnly []string
+	Network  policy.Network
+	Hosts    []hosts.Entry // the allow list from the settings
 	// SessionHosts are sites allowed for this session only; they end with it.
 	SessionHosts []hosts.Entry
-	Toolchains []string
+	Toolchains   []string
 	// Dir is the first working folder; default the first writable folder.
 	Dir string
 }
