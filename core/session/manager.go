@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,6 +36,8 @@ type Options struct {
 	// OnEvent, when set, sees every event as it is written to the audit trail (for the
 	// local API's event stream).
 	OnEvent func(audit.Event)
+	// FollowDenials follows a Seatbelt run's denials; nil means the unified log.
+	FollowDenials func(ctx context.Context, marker string) (DenialFollower, error)
 }
 
 // Manager owns the running sessions of this process.

@@ -30,6 +30,9 @@ type Result struct {
 	// the working folder and exported variables of earlier commands are gone.
 	ShellStateLost bool   `json:"shell_state_lost,omitempty"`
 	Error          string `json:"error,omitempty"` // the tool failed (file not found, denied)
+	// Denials are what the wall refused while the call ran, where the wall reports them
+	// (Seatbelt, through the unified log).
+	Denials []string `json:"denials,omitempty"`
 }
 
 // Blocked is a site the proxy refused while a call ran.
@@ -52,6 +55,7 @@ func (s *Session) call(req *runner.Request, onChunk func(string, []byte), summar
 		return nil, ErrEnded
 	}
 	start := time.Now()
+	stopDenials := s.startDenials(onChunk)
 	res, err := s.client.Call(req, onChunk)
 	end := time.Now()
 	out := &Result{Result: res, Tool: req.Tool, Session: s.ID, Enforcement: s.Enforcement, Network: s.Network, ShellStateLost: s.stateLost}
@@ -60,10 +64,12 @@ func (s *Session) call(req *runner.Request, onChunk func(string, []byte), summar
 	case errors.As(err, &te):
 		out.Result, out.Error = &runner.Result{}, te.Msg
 	case err != nil:
+		stopDenials(&Result{})
 		return nil, fmt.Errorf("session %s: %w", s.ID, err)
 	}
 	s.stateLost = false
 	out.Blocked = s.blockedBetween(start, end)
+	stopDenials(out)
 	ev := audit.Event{Type: audit.ToolCall, Session: s.ID, Tool: req.Tool, Summary: summary,
 		Enforcement: string(s.Enforcement), Network: string(s.Network), DurationMS: float64(end.Sub(start).Microseconds()) / 1000, Reason: out.Error}
 	if req.Tool == runner.ToolExec && out.Error == "" {
@@ -73,6 +79,7 @@ func (s *Session) call(req *runner.Request, onChunk func(string, []byte), summar
 	for _, b := range out.Blocked {
 		ev.Blocked = append(ev.Blocked, b.String())
 	}
+	ev.Denials = out.Denials
 	s.m.audit(ev)
 	return out, nil
 }
