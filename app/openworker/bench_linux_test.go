@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openworker/openworker/core/api"
+)
+
+// Side-by-side figures for the product's speed targets. Run them in one go:
+//
+//	go test -run '^$' -bench . -benchtime 50x ./app/openworker/
+//
+// Each reports the median of its iterations as median-ms. bwrap and srt are yardsticks only:
+// their halves are skipped where they are not installed (srt: set OPENWORKER_BENCH_SRT to
+// its path).
+
+func median(ds []time.Duration) float64 {
+	slices.Sort(ds)
+	return float64(ds[len(ds)/2].Microseconds()) / 1000
+}
+
+func timeEach(b *testing.B, fn func() error) {
+	b.Helper()
+	var ds []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		if err := fn(); err != nil {
+			b.Fatal(err)
+		}
+		ds = append(ds, time.Since(start))
+	}
+	b.ReportMetric(median(ds), "median-ms")
+}
+
+func benchWorld(b *testing.B) *world {
+	root := b.TempDir()
+	w := &world{home: filepath.Join(root, "home"), project: filepath.Join(root, "project")}
+	os.MkdirAll(w.project, 0o755)
+	os.MkdirAll(w.home, 0o700)
+	w.state = filepath.Join(w.home, ".local", "state", "openworker")
+	w.env = []string{"HOME=" + w.home, "PATH=" + os.Getenv("PATH"),
+		"XDG_CONFIG_HOME=" + filepath.Join(w.home, ".config"), "XDG_STATE_HOME=" + filepath.Join(w.home, ".local", "state")}
+	return w
+}
+
+func BenchmarkRunTrue(b *testing.B) {
+	w := benchWorld(b)
+	b.Run("openworker", func(b *testing.B) {
+		timeEach(b, func() error {
+			c := exec.Command(binary, "run", "--", "true")
+			c.Env, c.Dir = w.env, w.project
+			return c.Run()
+		})
+	})
+	b.Run("bwrap", func(b *testing.B) {
+		bw, err := exec.LookPath("bwrap")
+		if err != nil {
+			b.Skip("bubblewrap is not installed")
+		}
+		args := []string{"--unshare-all", "--die-with-parent", "--new-session", "--tmpfs", "/tmp"}
+		for _, d := range []string{"/usr", "/bin", "/lib", "/lib64", "/sbin", "/etc/ssl", "/etc/passwd", "/etc/group"} {
+			if fi, err := os.Lstat(d); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+				target, _ := os.Readlink(d)
+				args = append(args, "--symlink", target, d)
+			} else if err == nil {
+				args = append(args, "--ro-bind", d, d)
+			}
+		}
+		args = append(args, "--bind", w.project, w.project, "--proc", "/proc", "--dev", "/dev", "--chdir", w.project, "true")
+		timeEach(b, func() error { return exec.Command(bw, args...).Run() })
+	})
+	b.Run("srt", func(b *testing.B) {
+		srt := os.Getenv("OPENWORKER_BENCH_SRT")
+		if srt == "" {
+			b.Skip("set OPENWORKER_BENCH_SRT to the srt binary to compare")
+		}
+		timeEach(b, func() error {
+			c := exec.Command(srt, "-c", "true")
+			c.Dir = w.project
+			return c.Run()
+		})
+	})
+}
+
+// BenchmarkDaemon measures a running daemon: session start (wall check included), exec of
+// true through the local API, and the daemon's resident memory when idle.
+func BenchmarkDaemon(b *testing.B) {
+	w := benchWorld(b)
+	c := exec.Command(binary, "serve")
+	c.Env, c.Dir = w.env, w.project
+	if err := c.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { c.Process.Kill(); c.Wait() }()
+	cl := api.NewClient(api.SocketPath(w.state))
+	ctx := context.Background()
+	for i := 0; ; i++ {
+		if _, err := cl.Status(ctx); err == nil {
+			break
+		}
+		if i > 200 {
+			b.Fatal("the daemon did not answer")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	b.Run("idle-rss", func(b *testing.B) {
+		time.Sleep(200 * time.Millisecond)
+		for i := 0; i < b.N; i++ {
+		}
+		b.ReportMetric(rssMiB(c.Process.Pid), "MiB")
+	})
+	b.Run("session-start", func(b *testing.B) {
+		timeEach(b, func() error {
+			info, err := cl.Start(ctx, api.StartRequest{Writable: []string{w.project}})
+			if err != nil {
+				return err
+			}
+			b.StopTimer()
+			defer b.StartTimer()
+			return cl.End(ctx, info.ID)
+		})
+	})
+	b.Run("exec-true", func(b *testing.B) {
+		info, err := cl.Start(ctx, api.StartRequest{Writable: []string{w.project}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cl.End(ctx, info.ID)
+		timeEach(b, func() error {
+			r, err := cl.Exec(ctx, info.ID, api.ExecRequest{Command: "true"})
+			if err == nil && r.ExitCode != 0 {
+				b.Fatalf("true exited %d", r.ExitCode)
+			}
+			return err
+		})
+	})
+}
+
+func rssMiB(pid int) float64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			f := strings.Fields(line)
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return -1
+}
