@@ -303,6 +303,16 @@ func TestServeSessionsCarryShellState(t *testing.T) {
 		t.Fatalf("reading the secret through the API: %d %s", code, errs)
 	}
 
+	// The daemon's own socket is out of reach from inside its sessions.
+	sock := filepath.Join(w.state, "openworker.sock")
+	if _, err := os.Stat(sock); err != nil {
+		t.Fatalf("the daemon's socket is not at %s: %v", sock, err)
+	}
+	out, _, code = w.run("session", "exec", id, "--", "curl -sS --max-time 3 --unix-socket "+sock+" http://x/v1/sessions || ls -l "+sock)
+	if code == 0 || strings.Contains(out, id) {
+		t.Fatalf("a sandboxed command reached the local API: %q", out)
+	}
+
 	// Adding a folder restarts the runner: the next result says shell state was lost.
 	extra := t.TempDir()
 	os.WriteFile(filepath.Join(extra, "data.txt"), []byte("extra"), 0o644)
