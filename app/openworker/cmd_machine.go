@@ -27,16 +27,11 @@ func cmdMachine(args []string) error {
 	fmt.Printf("Settings:      %s\n", e.settingsPath)
 	fmt.Printf("Provider:      %s (sandbox_provider)\n", e.settings.Provider)
 	fmt.Printf("Network:       %s (sandbox_network_profile), %d site(s) allowed\n", e.settings.NetworkProfile, len(e.settings.NetworkHosts))
-	var st sandbox.Status
 	if e.settings.Provider == string(sandbox.Direct) {
-		st = sandbox.DirectProvider{}.Status(ctx)
 		fmt.Printf("Sessions:      run direct, without a wall, until you turn the sandbox on (sandbox_provider = %q)\n", nativeName())
 	}
 	if p := nativeProvider(); p != nil {
-		st = p.Status(ctx)
-		if c, ok := p.(checker); ok && st.OK {
-			st = c.Check(ctx)
-		}
+		st := prove(ctx, p)
 		label := "Sandbox:"
 		if st.OK {
 			fmt.Printf("%-14s %s\n", label, st.Tier)
