@@ -224,7 +224,7 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider) error 
 // the home folder not, a canary port on the host's loopback not reachable, and the proxy
 // answering. Any failure refuses the session.
 func (s *Session) wallCheck(ctx context.Context) error {
-	canary, err := net.Listen("tcp", "127.0.0.1:0")
+	canary, err := listenCanary(s.port)
 	if err != nil {
 		return &RefusedError{Check: "canary", Reason: "cannot open a canary port on loopback: " + err.Error()}
 	}
@@ -274,5 +274,20 @@ func (s *Session) SetSettingsHosts(list []hosts.Entry) {
 	s.spec.Hosts = append([]hosts.Entry(nil), list...)
 	if s.proxy != nil {
 		s.proxy.SetAllowList(allowList(s.spec))
+	}
+}
+
+// listenCanary opens the canary on the host's loopback, on any port but the proxy's: inside
+// a Linux sandbox the proxy's port answers, so a canary there would prove nothing.
+func listenCanary(proxyPort int) (net.Listener, error) {
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		if l.Addr().(*net.TCPAddr).Port != proxyPort {
+			return l, nil
+		}
+		l.Close()
 	}
 }
