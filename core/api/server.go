@@ -217,9 +217,10 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	for i, d := range req.Writable {
+	// The daemon's own working folder means nothing to its client: paths must be absolute.
+	for _, d := range append(append([]string(nil), req.Writable...), req.ReadOnly...) {
 		if !filepath.IsAbs(d) {
-			writeErr(w, http.StatusBadRequest, fmt.Errorf("writable folder %q is relative; give an absolute path", req.Writable[i]))
+			writeErr(w, http.StatusBadRequest, fmt.Errorf("folder %q is relative; give an absolute path", d))
 			return
 		}
 	}
