@@ -1,0 +1,78 @@
+package api
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/openworker/openworker/core/policy"
+	"github.com/openworker/openworker/core/runner"
+	"github.com/openworker/openworker/core/sandbox"
+	"github.com/openworker/openworker/core/session"
+)
+
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == session.RunnerArg {
+		if runner.Main() != nil {
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestLocalAPI(t *testing.T) {
+	root, _ := filepath.EvalSymlinks(t.TempDir())
+	home, state, project := filepath.Join(root, "home"), filepath.Join(root, "home", "state"), filepath.Join(root, "project")
+	os.MkdirAll(project, 0o755)
+	os.MkdirAll(home, 0o700)
+	exe, _ := os.Executable()
+	m, err := session.NewManager(session.Options{Providers: map[sandbox.Enforcement]sandbox.Provider{sandbox.Direct: sandbox.DirectProvider{}},
+		UserHome: home, StateDir: state, TmpRoot: root, GOOS: "linux", RunnerPath: exe, HostEnv: []string{"PATH=" + os.Getenv("PATH")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.EndAll()
+	srv := &Server{Manager: m, NewSpec: func(r StartRequest) (session.Spec, error) {
+		return session.Spec{Provider: sandbox.Direct, Writable: r.Writable, ReadOnly: r.ReadOnly, Network: policy.None}, nil
+	}}
+	l, err := Listen(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(l)
+	defer srv.Shutdown(context.Background())
+	for _, p := range []string{state, SocketPath(state)} {
+		fi, err := os.Stat(p)
+		if err != nil || fi.Mode().Perm()&0o077 != 0 {
+			t.Fatalf("%s is not owner-only: %v %v", p, fi.Mode(), err)
+		}
+	}
+	if _, err := Listen(state); err == nil || !strings.Contains(err.Error(), "already running") {
+		t.Fatalf("a second daemon on the same socket: %v", err)
+	}
+	c := NewClient(SocketPath(state))
+	ctx := context.Background()
+	for _, req := range []StartRequest{{Writable: []string{"project"}}, {Writable: []string{project}, ReadOnly: []string{"docs"}}} {
+		if _, err := c.Start(ctx, req); err == nil || !strings.Contains(err.Error(), "is relative") {
+			t.Fatalf("start with %+v: %v, want a refusal of the relative folder", req, err)
+		}
+	}
+	info, err := c.Start(ctx, StartRequest{Writable: []string{project}})
+	if err != nil || info.Enforcement != "direct" {
+		t.Fatalf("start: %v %+v", err, info)
+	}
+	var chunks []string
+	res, err := c.ExecStream(ctx, info.ID, ExecRequest{Command: "echo hi; exit 4"}, func(s string, d []byte) { chunks = append(chunks, s+":"+string(d)) })
+	if err != nil || res.ExitCode != 4 || res.Enforcement != sandbox.Direct || strings.Join(chunks, "") != "stdout:hi\n" {
+		t.Fatalf("exec: %v %+v %q", err, res, chunks)
+	}
+	if err := c.End(ctx, info.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, info.ID, ExecRequest{Command: "true"}); err == nil || !strings.Contains(err.Error(), "no session") {
+		t.Fatalf("exec after end: %v", err)
+	}
+}
