@@ -10,7 +10,7 @@ import (
 // error wrapping ErrNotAdmin means this user may not read the log; the command still runs
 // sandboxed, and its error output should start with NotReportedLine.
 func StartFollower(ctx context.Context, marker string) (*Follower, error) {
-	if !markerRE.MatchString(marker) {
+	if !validMarker(marker) {
 		return nil, fmt.Errorf("seatbelt: marker %q cannot be used in a log predicate", marker)
 	}
 	predicate := fmt.Sprintf(`eventMessage CONTAINS "%s"`, marker)

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,9 +67,20 @@ func (pr *Profile) String() string {
 	return b.String()
 }
 
-// markerRE is what a marker may contain: it is inlined in the profile, in a log predicate and
+// validMarker says what a marker may contain: it is inlined in the profile, in a log predicate and
 // in file names, so it is kept to characters that need no quoting anywhere.
-var markerRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{7,127}$`)
+func validMarker(m string) bool {
+	if len(m) < 8 || len(m) > 128 {
+		return false
+	}
+	for i, c := range m {
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // devices a sandboxed command may read: the null device and the random and zero sources.
 // Only /dev/null may be written.
@@ -110,7 +120,7 @@ func Render(p *policy.Policy) (*Profile, error) {
 }
 
 func check(p *policy.Policy) error {
-	if !markerRE.MatchString(p.Marker) {
+	if !validMarker(p.Marker) {
 		return fmt.Errorf("seatbelt: the policy's marker %q is not 8-128 letters, digits, '.', '_' or '-'; build the policy with policy.New", p.Marker)
 	}
 	var bad []string
