@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Denial is one operation Seatbelt refused, as the kernel logged it.
@@ -34,7 +35,9 @@ type logEvent struct {
 
 // denyRE reads the kernel's message: "Sandbox: curl(4242) deny(1) network-outbound 1.2.3.4:443".
 // A process name may hold spaces and parentheses, so the name runs up to the last "(PID) deny(".
-var denyRE = regexp.MustCompile(`^Sandbox: (.+)\((\d+)\) deny\((\d+)\) ([a-z][a-z0-9*-]*)(?: (.*))?$`)
+var denyRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^Sandbox: (.+)\((\d+)\) deny\((\d+)\) ([a-z][a-z0-9*-]*)(?: (.*))?$`)
+})
 
 // ParseLogLine reads one line of `log stream --style ndjson` and returns the denial it holds,
 // if it is a kernel Seatbelt denial carrying marker. Other lines (the stream's header, other
@@ -57,7 +60,7 @@ func ParseLogLine(line []byte, marker string) (Denial, bool) {
 	// The rule's message comes with the kernel's line, on a line of its own or after it.
 	for _, l := range strings.Split(ev.EventMessage, "\n") {
 		l = strings.TrimSpace(strings.ReplaceAll(l, marker, ""))
-		m := denyRE.FindStringSubmatch(l)
+		m := denyRE().FindStringSubmatch(l)
 		if m == nil {
 			continue
 		}
@@ -185,9 +188,15 @@ func egress(d Denial) (Egress, bool) {
 // shell opens the terminal to print, and its output goes where OpenWorker sends it anyway.
 var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "tcsh": true, "csh": true, "fish": true}
 
+// The regular expressions are compiled at first use: every start of the binary (the CLI, and
+// on Linux each sandbox's first process) would otherwise pay for them.
 var (
-	terminalRE    = regexp.MustCompile(`^/dev/(tty|ttys[0-9]+|pts/[0-9]+)$`)
-	globalPrefsRE = regexp.MustCompile(`/Library/Preferences/\.GlobalPreferences[^/]*\.plist$`)
+	terminalRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^/dev/(tty|ttys[0-9]+|pts/[0-9]+)$`)
+	})
+	globalPrefsRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`/Library/Preferences/\.GlobalPreferences[^/]*\.plist$`)
+	})
 )
 
 // IsNoise reports whether d is one of the denials macOS's own programs cause on every run and
@@ -201,11 +210,11 @@ func IsNoise(d Denial) bool {
 		return true
 	case d.Operation == "mach-lookup" && d.Target == "com.apple.dnssd.service":
 		return true
-	case strings.HasPrefix(d.Operation, "file-write") && terminalRE.MatchString(d.Target) && shells[d.Process]:
+	case strings.HasPrefix(d.Operation, "file-write") && terminalRE().MatchString(d.Target) && shells[d.Process]:
 		return true
 	case strings.HasPrefix(d.Operation, "file-read") && path.Base(d.Target) == ".CFUserTextEncoding":
 		return true
-	case strings.HasPrefix(d.Operation, "file-read") && globalPrefsRE.MatchString(d.Target):
+	case strings.HasPrefix(d.Operation, "file-read") && globalPrefsRE().MatchString(d.Target):
 		return true
 	}
 	return false
