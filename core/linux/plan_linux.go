@@ -18,6 +18,9 @@ type wallSetup struct {
 	Network   policy.Network
 	ProxyPort int
 	Runner    runnerSetup
+	// Stderr says the setup message carries, after the runner's socket, the descriptor the
+	// builder's and the runner's error output go to.
+	Stderr bool
 }
 
 // mountStep binds one host path (Src) at Dst inside the new root.
@@ -35,9 +38,12 @@ type runnerSetup struct {
 	Args []string
 	Env  []string
 	Dir  string
-	// Conn says the builder got the runner's end of the core's socketpair (as fd 4) and must
-	// hand it on as fd 3.
+	// Conn says the setup message carries the runner's end of the core's socketpair; the
+	// runner gets it as fd 3.
 	Conn bool
+	// Serve says the builder serves the runner on that socket itself, from the thread the
+	// wall was built on, instead of starting Path.
+	Serve bool
 }
 
 // wallReport is one message from the builder to the provider.
@@ -96,7 +102,13 @@ func planWall(p *policy.Policy, spec sandbox.RunnerSpec) (*wallSetup, error) {
 	// The read-only base: system paths, toolchains and the runner's files. One inside
 	// another adds nothing.
 	var steps []mountStep
-	for _, d := range policy.Minimal(slices.Concat(p.System, p.Toolchains, p.RunnerFiles)) {
+	base := slices.Concat(p.System, p.Toolchains)
+	if !spec.Serve || spec.Conn == nil {
+		// A runner served by the builder is already running: its binary need not be
+		// visible inside.
+		base = append(base, p.RunnerFiles...)
+	}
+	for _, d := range policy.Minimal(base) {
 		steps = append(steps, mountStep{Src: d, Dst: d, System: slices.Contains(p.System, d)})
 	}
 	// The session's folders, read-only ones last so that at equal depth nothing undoes them.
@@ -132,11 +144,12 @@ func planWall(p *policy.Policy, spec sandbox.RunnerSpec) (*wallSetup, error) {
 		Network:   p.Network,
 		ProxyPort: p.ProxyPort,
 		Runner: runnerSetup{
-			Path: spec.Path,
-			Args: spec.Args,
-			Env:  spec.Env,
-			Dir:  dir,
-			Conn: spec.Conn != nil,
+			Path:  spec.Path,
+			Args:  spec.Args,
+			Env:   spec.Env,
+			Dir:   dir,
+			Conn:  spec.Conn != nil,
+			Serve: spec.Serve && spec.Conn != nil,
 		},
 	}, nil
 }

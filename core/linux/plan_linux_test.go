@@ -16,22 +16,32 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 // The mount order decides which rule wins where folders nest; it is checked as text.
 func TestPlanGolden(t *testing.T) {
+	nested := &policy.Policy{
+		Writable:    []string{"/home/u/work", "/tmp/shared"},
+		ReadOnly:    []string{"/home/u/work/vendor", "/srv/data"},
+		PrivateTmp:  "/tmp/openworker-1",
+		Home:        "/tmp/openworker-1/home",
+		UserHome:    "/home/u",
+		System:      []string{"/usr", "/bin", "/etc/passwd", "/usr/share/zoneinfo"},
+		Toolchains:  []string{"/home/u/.cargo"},
+		RunnerFiles: []string{"/opt/openworker/bin/openworker"},
+		Network:     policy.Allowlist,
+		ProxyPort:   41000,
+	}
+	conn, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
 	for _, tt := range []struct {
 		name string
 		p    *policy.Policy
+		// served: the builder serves the runner itself, so the runner's binary is not
+		// mounted.
+		served bool
 	}{
-		{"nested_session_folders", &policy.Policy{
-			Writable:    []string{"/home/u/work", "/tmp/shared"},
-			ReadOnly:    []string{"/home/u/work/vendor", "/srv/data"},
-			PrivateTmp:  "/tmp/openworker-1",
-			Home:        "/tmp/openworker-1/home",
-			UserHome:    "/home/u",
-			System:      []string{"/usr", "/bin", "/etc/passwd", "/usr/share/zoneinfo"},
-			Toolchains:  []string{"/home/u/.cargo"},
-			RunnerFiles: []string{"/opt/openworker/bin/openworker"},
-			Network:     policy.Allowlist,
-			ProxyPort:   41000,
-		}},
+		{"nested_session_folders", nested, false},
+		{"served_runner", nested, true},
 		{"private_tmp_outside_tmp", &policy.Policy{
 			Writable:   []string{"/srv/project"},
 			PrivateTmp: "/run/user/1000/openworker-2",
@@ -39,10 +49,14 @@ func TestPlanGolden(t *testing.T) {
 			UserHome:   "/home/u",
 			System:     []string{"/usr"},
 			Network:    policy.None,
-		}},
+		}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := planWall(tt.p, sandbox.RunnerSpec{Path: "/opt/openworker/bin/openworker", Args: []string{"runner"}})
+			spec := sandbox.RunnerSpec{Path: "/opt/openworker/bin/openworker", Args: []string{"runner"}}
+			if tt.served {
+				spec.Conn, spec.Serve = conn, true
+			}
+			s, err := planWall(tt.p, spec)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,14 +2,21 @@ package linux
 
 import (
 	"context"
+	"sync"
 
 	"github.com/openworker/openworker/core/sandbox"
 )
 
-var _ sandbox.Provider = (*Provider)(nil)
+var (
+	_ sandbox.Provider = (*Provider)(nil)
+	_ sandbox.Preparer = (*Provider)(nil)
+)
 
 // Provider starts runners behind the Linux wall. The zero value is ready to use.
-type Provider struct{}
+type Provider struct {
+	mu    sync.Mutex
+	spare *spare // a builder Prepare started, for the next Start
+}
 
 // Name is the enforcement word every result produced behind this wall carries.
 func (*Provider) Name() sandbox.Enforcement { return sandbox.Linux }

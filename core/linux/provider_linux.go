@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -34,15 +35,124 @@ var builderCaps = []uintptr{
 // Start builds the wall described by p in new namespaces and starts spec behind it. It
 // returns once the runner is running; any step that fails refuses the session with the step
 // and the reason, and leaves nothing running.
-func (*Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.RunnerSpec) (sandbox.Process, error) {
+func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.RunnerSpec) (sandbox.Process, error) {
 	setup, err := planWall(p, spec)
 	if err != nil {
 		return nil, err
 	}
+	setup.Stderr = spec.Stderr != nil
 	payload, err := json.Marshal(setup)
 	if err != nil {
 		return nil, fmt.Errorf("linux sandbox: encode the wall's setup: %w", err)
 	}
+	b, err := pv.builder(ctx, p.Network != policy.Open)
+	if err != nil {
+		return nil, err
+	}
+	defer b.setup.Close()
+	// The runner's socket and the error output travel with the setup: a builder started
+	// ahead of the session had neither yet.
+	var files []int
+	if spec.Conn != nil {
+		files = append(files, int(spec.Conn.Fd()))
+	}
+	if spec.Stderr != nil {
+		files = append(files, int(spec.Stderr.Fd()))
+	}
+	var rights []byte
+	if len(files) > 0 {
+		rights = unix.UnixRights(files...)
+	}
+	_, _, err = b.setup.WriteMsgUnix(payload, rights, nil)
+	// The descriptors were duplicated into the message (or not sent at all); either way
+	// the caller's files stay theirs, and in use until here.
+	runtime.KeepAlive(spec.Conn)
+	runtime.KeepAlive(spec.Stderr)
+	if err != nil {
+		b.proc.Kill()
+		b.proc.Wait()
+		return nil, fmt.Errorf("linux sandbox: send the wall's setup (%d bytes): %w", len(payload), err)
+	}
+	stop := context.AfterFunc(ctx, func() { b.setup.SetReadDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if err := b.proc.handshake(b.setup); err != nil {
+		b.proc.Kill()
+		b.proc.Wait()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("linux sandbox: building the wall: %w", ctx.Err())
+		}
+		return nil, err
+	}
+	return b.proc, nil
+}
+
+// Prepare starts a wall builder for a session of the given network mode now, in the
+// background, so that creating the namespaces and starting the builder overlap with the
+// caller's own preparations; the next Start with a matching mode takes it. The builder
+// knows nothing of the session until Start sends the setup; until then it only waits. A
+// prepared builder no Start takes ends with this process.
+func (pv *Provider) Prepare(network policy.Network) {
+	netns := network != policy.Open
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	if pv.spare != nil {
+		return
+	}
+	sp := &spare{netns: netns, ready: make(chan struct{})}
+	pv.spare = sp
+	go func() {
+		sp.b, sp.err = launch(netns)
+		close(sp.ready)
+	}()
+}
+
+// spare is a builder started by Prepare.
+type spare struct {
+	netns bool
+	ready chan struct{} // closed once b or err is set
+	b     *builder
+	err   error
+}
+
+// builder is a started wall builder waiting for its setup.
+type builder struct {
+	proc  *process
+	setup *net.UnixConn
+}
+
+// builder takes the prepared builder when it has the right network namespace, or starts one.
+func (pv *Provider) builder(ctx context.Context, netns bool) (*builder, error) {
+	pv.mu.Lock()
+	sp := pv.spare
+	pv.spare = nil
+	pv.mu.Unlock()
+	if sp != nil {
+		select {
+		case <-sp.ready:
+		case <-ctx.Done():
+			go discard(sp)
+			return nil, fmt.Errorf("linux sandbox: building the wall: %w", ctx.Err())
+		}
+		if sp.err == nil && sp.netns == netns {
+			return sp.b, nil
+		}
+		discard(sp)
+	}
+	return launch(netns)
+}
+
+func discard(sp *spare) {
+	<-sp.ready
+	if sp.b != nil {
+		sp.b.setup.Close()
+		sp.b.proc.Kill()
+		sp.b.proc.Wait()
+	}
+}
+
+// launch creates the namespaces and starts the wall builder in them, with the setup socket as
+// its fd 3.
+func launch(netns bool) (*builder, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("linux sandbox: make the setup socket: %w", err)
@@ -56,13 +166,9 @@ func (*Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Runne
 		return nil, fmt.Errorf("linux sandbox: open the setup socket: %w", err)
 	}
 	conn := c.(*net.UnixConn)
-	defer conn.Close()
-	if _, err := conn.Write(payload); err != nil {
-		return nil, fmt.Errorf("linux sandbox: send the wall's setup (%d bytes): %w", len(payload), err)
-	}
 
 	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
-	if p.Network != policy.Open {
+	if netns {
 		flags |= unix.CLONE_NEWNET
 	}
 	cmd := &exec.Cmd{
@@ -83,32 +189,15 @@ func (*Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Runne
 			Setsid:    true,
 		},
 	}
-	if spec.Stderr != nil {
-		cmd.Stdout, cmd.Stderr = spec.Stderr, spec.Stderr
-	}
-	if spec.Conn != nil {
-		cmd.ExtraFiles = append(cmd.ExtraFiles, spec.Conn)
-	}
 	if err := cmd.Start(); err != nil {
+		conn.Close()
 		return nil, fmt.Errorf("linux sandbox: create the namespaces: %w; the kernel refused new user namespaces "+
 			"(check sysctl user.max_user_namespaces, kernel.unprivileged_userns_clone and AppArmor's "+
 			"kernel.apparmor_restrict_unprivileged_userns), so the session cannot run behind the wall", err)
 	}
-	wallEnd.Close()
 	proc := &process{cmd: cmd, done: make(chan struct{})}
 	go proc.wait()
-
-	stop := context.AfterFunc(ctx, func() { conn.SetReadDeadline(time.Unix(1, 0)) })
-	defer stop()
-	if err := proc.handshake(conn); err != nil {
-		proc.Kill()
-		proc.Wait()
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("linux sandbox: building the wall: %w", ctx.Err())
-		}
-		return nil, err
-	}
-	return proc, nil
+	return &builder{proc: proc, setup: conn}, nil
 }
 
 // handshake reads the builder's reports until the runner has started.

@@ -25,6 +25,11 @@ func (*Provider) Check(context.Context) sandbox.Status {
 	}
 }
 
+// Prepare does nothing: there is no wall to prepare.
+func (*Provider) Prepare(policy.Network) {}
+
+type spare struct{}
+
 // Start refuses: there are no namespaces or Landlock to build a wall from.
 func (*Provider) Start(context.Context, *policy.Policy, sandbox.RunnerSpec) (sandbox.Process, error) {
 	return nil, errLinuxOnly

@@ -21,11 +21,9 @@ import (
 // at its first step, and it has no capabilities to build anything with.
 const wallArg0 = "openworker-linux-wall"
 
-// The builder's inherited descriptors, after stdin, stdout and stderr.
-const (
-	setupFD = 3 // the setup socketpair: instructions in, reports (and the listener) out
-	connFD  = 4 // the runner's end of the core's socketpair, if any; it becomes the runner's fd 3
-)
+// setupFD is the builder's one inherited descriptor after stdin, stdout and stderr: the setup
+// socketpair, instructions (with the runner's socket) in, reports (and the listener) out.
+const setupFD = 3
 
 // oldRoot and newRoot are where the host's root and the sandbox's root sit in the staging
 // root while the wall is built.
@@ -67,9 +65,10 @@ func step(name string, err error) error {
 	return &stepError{name, err}
 }
 
-// runWall builds the wall, starts the runner, reaps orphans as PID 1 and returns the
-// runner's exit code; returning ends the sandbox: the kernel kills whatever is left in a PID
-// namespace whose init exits.
+// runWall builds the wall, then either serves the runner itself (a session's runner) or
+// starts the given program behind it, reaps orphans as PID 1 and returns the exit code;
+// returning ends the sandbox: the kernel kills whatever is left in a PID namespace whose init
+// exits.
 func runWall() int {
 	// Whatever the core's process inherited without close-on-exec (from a shell, a
 	// terminal multiplexer, a build tool) came along into this one; none of it, nor the
@@ -78,12 +77,12 @@ func runWall() int {
 		report(wallReport{Step: "mark inherited descriptors close-on-exec", Error: err.Error()}, -1)
 		return 1
 	}
-	setup, err := readSetup()
+	setup, conn, err := readSetup()
 	if err != nil {
 		report(wallReport{Step: "read the setup", Error: err.Error()}, -1)
 		return 1
 	}
-	runner, active, err := buildWall(setup)
+	runner, active, err := buildWall(setup, conn)
 	if err != nil {
 		var se *stepError
 		r := wallReport{Step: "build the wall", Error: err.Error()}
@@ -98,6 +97,9 @@ func runWall() int {
 		return 1
 	}
 	unix.Close(setupFD)
+	if setup.Runner.Serve {
+		return serveRunner(setup.Runner, conn)
+	}
 	// The builder's memory is the sandbox's overhead; give back what building took.
 	debug.FreeOSMemory()
 	return reap(runner)
@@ -121,20 +123,63 @@ func closeOnExecFrom(first int) error {
 	return nil
 }
 
-func readSetup() (*wallSetup, error) {
+// readSetup waits for the setup and the descriptors that come with it: the runner's socket
+// (-1 if none) and the error output, which it puts in place of stdout and stderr.
+func readSetup() (*wallSetup, int, error) {
 	buf := make([]byte, 1<<20)
-	n, _, flags, _, err := unix.Recvmsg(setupFD, buf, nil, 0)
+	oob := make([]byte, unix.CmsgSpace(2*4))
+	n, oobn, flags, _, err := unix.Recvmsg(setupFD, buf, oob, unix.MSG_CMSG_CLOEXEC)
 	if err != nil {
-		return nil, err
+		return nil, -1, err
 	}
-	if flags&unix.MSG_TRUNC != 0 {
-		return nil, errors.New("the setup is larger than 1 MiB")
+	var fds []int
+	if oobn > 0 {
+		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err != nil {
+			return nil, -1, err
+		}
+		for _, m := range msgs {
+			if got, err := unix.ParseUnixRights(&m); err == nil {
+				fds = append(fds, got...)
+			}
+		}
 	}
 	var s wallSetup
-	if err := json.Unmarshal(buf[:n], &s); err != nil {
-		return nil, err
+	switch {
+	case flags&unix.MSG_TRUNC != 0:
+		err = errors.New("the setup is larger than 1 MiB")
+	case flags&unix.MSG_CTRUNC != 0:
+		err = errors.New("the setup came with more descriptors than expected")
+	default:
+		err = json.Unmarshal(buf[:n], &s)
 	}
-	return &s, nil
+	want := 0
+	if s.Runner.Conn {
+		want++
+	}
+	if s.Stderr {
+		want++
+	}
+	if err == nil && len(fds) != want {
+		err = fmt.Errorf("the setup came with %d descriptors, not %d", len(fds), want)
+	}
+	if err != nil {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return nil, -1, err
+	}
+	conn := -1
+	if s.Runner.Conn {
+		conn, fds = fds[0], fds[1:]
+	}
+	if s.Stderr {
+		// Not close-on-exec: a runner started from here inherits them as they are.
+		unix.Dup3(fds[0], 1, 0)
+		unix.Dup3(fds[0], 2, 0)
+		unix.Close(fds[0])
+	}
+	return &s, conn, nil
 }
 
 // report sends r to the provider, with fd attached when fd >= 0.
@@ -152,7 +197,7 @@ func report(r wallReport, fd int) error {
 
 // buildWall runs every step of the wall in order and starts the runner behind it. It
 // returns the runner's PID (inside) and the parts of the wall in force.
-func buildWall(s *wallSetup) (int, []string, error) {
+func buildWall(s *wallSetup, conn int) (int, []string, error) {
 	// A process inside must not be able to ptrace or read the memory of its init, which
 	// keeps capabilities on its other threads.
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
@@ -212,7 +257,10 @@ func buildWall(s *wallSetup) (int, []string, error) {
 			return 0, nil, step("hand the proxy listener to the provider", err)
 		}
 	}
-	pid, err := startRunner(s.Runner)
+	if s.Runner.Serve {
+		return 0, active, nil
+	}
+	pid, err := startRunner(s.Runner, conn)
 	if err != nil {
 		return 0, nil, step("start the runner "+s.Runner.Path, err)
 	}
@@ -502,7 +550,7 @@ func dropCapabilities() error {
 	return unix.Capset(&hdr, &data[0])
 }
 
-func startRunner(r runnerSetup) (int, error) {
+func startRunner(r runnerSetup, connFD int) (int, error) {
 	null, err := os.OpenFile("/dev/null", os.O_RDWR, 0)
 	if err != nil {
 		return 0, err
@@ -511,8 +559,8 @@ func startRunner(r runnerSetup) (int, error) {
 	// The runner's stdout goes where its stderr goes: it speaks to the core over fd 3, and
 	// anything it prints is diagnostics.
 	files := []*os.File{null, os.Stderr, os.Stderr}
-	if r.Conn {
-		conn := os.NewFile(connFD, "runner-conn")
+	if connFD >= 0 {
+		conn := os.NewFile(uintptr(connFD), "runner-conn")
 		defer conn.Close()
 		files = append(files, conn)
 	}

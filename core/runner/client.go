@@ -33,13 +33,43 @@ var ErrGone = errors.New("the tool runner is gone")
 func (c *Client) Call(req *Request, onChunk func(stream string, data []byte)) (*Result, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := c.send(req); err != nil {
+		return nil, err
+	}
+	return c.receive(req, onChunk)
+}
+
+// Send sends req without waiting for its result, which Receive then waits for; no other
+// call may come between the two. A call sent before the runner is running waits in the
+// connection until it reads it.
+func (c *Client) Send(req *Request) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.send(req)
+}
+
+// Receive waits for the result of the call Send sent.
+func (c *Client) Receive(req *Request, onChunk func(stream string, data []byte)) (*Result, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.receive(req, onChunk)
+}
+
+func (c *Client) send(req *Request) error {
 	if c.broken != nil {
-		return nil, c.broken
+		return c.broken
 	}
 	c.nextID++
 	req.ID = c.nextID
 	if err := c.enc.Encode(req); err != nil {
 		c.broken = fmt.Errorf("%w: %v", ErrGone, err)
+		return c.broken
+	}
+	return nil
+}
+
+func (c *Client) receive(req *Request, onChunk func(stream string, data []byte)) (*Result, error) {
+	if c.broken != nil {
 		return nil, c.broken
 	}
 	for {

@@ -14,10 +14,7 @@ func startServer(t *testing.T, dir string) *Client {
 	t.Chdir(dir)
 	t.Setenv("TMPDIR", t.TempDir())
 	a, b := net.Pipe()
-	s, err := NewServer()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := NewServer(Config{Dir: dir, Env: os.Environ()})
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(b) }()
 	c := NewClient(a)

@@ -32,27 +32,45 @@ func Main() error {
 	if f == nil {
 		return errors.New("runner: no connection on fd 3; the runner is started by openworker, not by hand")
 	}
-	s, err := NewServer()
+	dir, err := os.Getwd()
 	if err != nil {
-		return err
+		dir = "/"
 	}
-	return s.Serve(f)
+	return NewServer(Config{Dir: dir, Env: os.Environ()}).Serve(f)
+}
+
+// Config is where a Server's shell starts and how it starts commands.
+type Config struct {
+	Dir string   // the first working folder
+	Env []string // the first environment; its TMPDIR holds the shell's state file
+	// Guard, when set, runs before every tool call, and its error refuses the call. A
+	// runner that lives in another program's process (the Linux wall's first process)
+	// checks with it that calls run where the wall holds.
+	Guard func() error
+	// Children, when set, starts every command, for a runner that is also its sandbox's
+	// init and reaps orphans.
+	Children Children
+}
+
+// Children starts a runner's commands in a process that also reaps orphans.
+type Children interface {
+	// Start calls start, which forks one child and returns its PID, such that an orphan
+	// reaper running meanwhile never collects that child's exit status.
+	Start(start func() (int, error)) error
+	// Done says the child's exit status has been collected.
+	Done(pid int)
 }
 
 // Server carries out tool calls and keeps the shell state between them.
 type Server struct {
 	mu    sync.Mutex // one tool call at a time: shell state is sequential
 	shell *shell
+	guard func() error
 }
 
-// NewServer returns a server whose shell starts in the current folder with the current
-// environment.
-func NewServer() (*Server, error) {
-	sh, err := newShell()
-	if err != nil {
-		return nil, err
-	}
-	return &Server{shell: sh}, nil
+// NewServer returns a server whose shell starts as cfg says.
+func NewServer(cfg Config) *Server {
+	return &Server{shell: newShell(cfg), guard: cfg.Guard}
 }
 
 // Serve reads requests from rw and answers them until EOF.
@@ -86,6 +104,11 @@ func (s *Server) Serve(rw io.ReadWriter) error {
 func (s *Server) handle(req *Request, send func(*Response)) (*Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.guard != nil {
+		if err := s.guard(); err != nil {
+			return nil, err
+		}
+	}
 	switch {
 	case req.Tool == ToolExec && req.Exec != nil:
 		return s.shell.exec(req.ID, req.Exec, send)

@@ -19,7 +19,8 @@ type shell struct {
 	dir   string
 	env   []string
 	state string // file the wrapper writes the state to, in the private tmp
-	n     int
+
+	children Children // nil: commands are started directly
 }
 
 // wrapper runs the command with eval, so that `exit N` still runs the EXIT trap, which
@@ -29,13 +30,24 @@ const wrapper = `__openworker_state=$1; __openworker_cmd=$2; shift 2
 trap '__openworker_rc=$?; { pwd -P; printf "\0"; env -0; } >"$__openworker_state" 2>/dev/null; exit $__openworker_rc' EXIT
 eval "$__openworker_cmd"`
 
-func newShell() (*shell, error) {
-	dir, err := os.Getwd()
-	if err != nil {
+func newShell(cfg Config) *shell {
+	tmp := os.TempDir()
+	for _, kv := range slices.Backward(cfg.Env) {
+		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok && filepath.IsAbs(v) {
+			tmp = v
+			break
+		}
+	}
+	dir := cfg.Dir
+	if dir == "" {
 		dir = "/"
 	}
-	tmp := os.TempDir()
-	return &shell{dir: dir, env: os.Environ(), state: filepath.Join(tmp, fmt.Sprintf(".openworker-shell-%d", os.Getpid()))}, nil
+	return &shell{
+		dir:      dir,
+		env:      slices.Clone(cfg.Env),
+		state:    filepath.Join(tmp, fmt.Sprintf(".openworker-shell-%d", os.Getpid())),
+		children: cfg.Children,
+	}
 }
 
 func (sh *shell) abs(p string) string {
@@ -77,7 +89,7 @@ func (sh *shell) exec(id uint64, a *ExecArgs, send func(*Response)) (*Result, er
 	cmd.WaitDelay = 250 * time.Millisecond
 	_ = os.Remove(sh.state)
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := sh.start(cmd); err != nil {
 		return nil, err
 	}
 	var (
@@ -97,6 +109,9 @@ func (sh *shell) exec(id uint64, a *ExecArgs, send func(*Response)) (*Result, er
 		})
 	}
 	err := cmd.Wait()
+	if sh.children != nil {
+		sh.children.Done(cmd.Process.Pid)
+	}
 	if termTimer != nil {
 		termTimer.Stop()
 	}
@@ -118,6 +133,18 @@ func (sh *shell) exec(id uint64, a *ExecArgs, send func(*Response)) (*Result, er
 	}
 	res.Dir = sh.dir
 	return res, nil
+}
+
+func (sh *shell) start(cmd *exec.Cmd) error {
+	if sh.children == nil {
+		return cmd.Start()
+	}
+	return sh.children.Start(func() (int, error) {
+		if err := cmd.Start(); err != nil {
+			return 0, err
+		}
+		return cmd.Process.Pid, nil
+	})
 }
 
 // readState takes the working folder and environment the last command left.

@@ -48,6 +48,11 @@ type RunnerSpec struct {
 	Conn *os.File
 	// Stderr receives the runner's (and the wall builder's) own error output. May be nil.
 	Stderr *os.File
+	// Serve says Path is this very binary in runner mode, so a provider whose wall is built
+	// by this binary may serve the runner on Conn from the wall's own first process instead
+	// of starting a second one (linux: one program start less per session). Providers that
+	// cannot ignore it.
+	Serve bool
 }
 
 // Provider builds a wall from a policy and starts the runner behind it.
@@ -59,6 +64,14 @@ type Provider interface {
 	// running. It fails closed: any part of the wall that cannot be built is an error and
 	// nothing is left running.
 	Start(ctx context.Context, p *policy.Policy, spec RunnerSpec) (Process, error)
+}
+
+// Preparer is a Provider that can start the part of a wall that does not depend on the
+// policy (its processes and namespaces) ahead of Start, so that it overlaps with the
+// caller's own preparations. Start takes what Prepare started when the network mode
+// matches; what no Start takes ends with the calling process.
+type Preparer interface {
+	Prepare(network policy.Network)
 }
 
 // Process is a runner started by a Provider.

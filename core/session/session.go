@@ -95,6 +95,11 @@ func (m *Manager) Start(ctx context.Context, spec Spec) (_ *Session, err error) 
 	if spec.Network == "" {
 		spec.Network = policy.Allowlist
 	}
+	if pp, ok := prov.(sandbox.Preparer); ok {
+		// The wall's processes start while the private tmp, the proxy and the policy are
+		// made; the provider's Start below takes them.
+		pp.Prepare(spec.Network)
+	}
 	s := &Session{ID: newID(), Enforcement: spec.Provider, Network: spec.Network, Started: time.Now(), m: m, spec: spec}
 	defer func() {
 		if err != nil {
@@ -197,15 +202,26 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider) error 
 	ours := os.NewFile(uintptr(fds[0]), "runner")
 	theirs := os.NewFile(uintptr(fds[1]), "runner-end")
 	defer theirs.Close()
+	client := runner.NewClient(ours)
+	// The wall check is sent first: it waits in the connection and runs as soon as the
+	// runner is up, with no round trip in between. It is the runner's first call, and the
+	// session's only answer to whether the wall holds.
+	var check *wallCheck
+	if s.Enforcement != sandbox.Direct {
+		if check, err = s.sendWallCheck(client, pol); err != nil {
+			ours.Close()
+			return err
+		}
+		defer check.canary.Close()
+	}
 	proc, err := prov.Start(ctx, pol, sandbox.RunnerSpec{
-		Path: m.opts.RunnerPath, Args: []string{RunnerArg}, Env: env, Dir: dir, Conn: theirs, Stderr: m.opts.RunnerStderr,
+		Path: m.opts.RunnerPath, Args: []string{RunnerArg}, Env: env, Dir: dir, Conn: theirs, Stderr: m.opts.RunnerStderr, Serve: true,
 	})
 	if err != nil {
 		ours.Close()
 		return &RefusedError{Check: "the wall could not be built", Reason: err.Error()}
 	}
 	theirs.Close()
-	client := runner.NewClient(ours)
 	s.pol, s.proc, s.client, s.conn, s.active = pol, proc, client, ours, proc.Active()
 	if l := proc.ProxyListener(); l != nil {
 		if s.proxy == nil {
@@ -214,21 +230,25 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider) error 
 			go s.proxy.Serve(l)
 		}
 	}
-	if s.Enforcement == sandbox.Direct {
+	if check == nil {
 		return nil
 	}
-	return s.wallCheck(ctx)
+	return check.result(client)
 }
 
-// wallCheck proves the wall from inside: every session folder reachable as it should be,
-// the home folder not, a canary port on the host's loopback not reachable, and the proxy
-// answering. Any failure refuses the session.
-func (s *Session) wallCheck(ctx context.Context) error {
+// wallCheck is the wall check from inside, sent to the runner: every session folder
+// reachable as it should be, the home folder not, a canary port on the host's loopback not
+// reachable, and the proxy answering.
+type wallCheck struct {
+	req    *runner.Request
+	canary net.Listener
+}
+
+func (s *Session) sendWallCheck(client *runner.Client, pol *policy.Policy) (*wallCheck, error) {
 	canary, err := listenCanary(s.port)
 	if err != nil {
-		return &RefusedError{Check: "canary", Reason: "cannot open a canary port on loopback: " + err.Error()}
+		return nil, &RefusedError{Check: "canary", Reason: "cannot open a canary port on loopback: " + err.Error()}
 	}
-	defer canary.Close()
 	go func() {
 		for {
 			c, err := canary.Accept()
@@ -238,7 +258,7 @@ func (s *Session) wallCheck(ctx context.Context) error {
 			c.Close()
 		}
 	}()
-	args := &runner.ProbeArgs{Writable: s.pol.Writable, ReadOnly: s.pol.ReadOnly, Home: s.pol.UserHome}
+	args := &runner.ProbeArgs{Writable: pol.Writable, ReadOnly: pol.ReadOnly, Home: pol.UserHome}
 	args.Writable = append(args.Writable, s.tmp)
 	if s.Network != policy.Open {
 		args.Unreachable = []string{canary.Addr().String()}
@@ -246,7 +266,18 @@ func (s *Session) wallCheck(ctx context.Context) error {
 	if s.Network == policy.Allowlist {
 		args.Reachable = []string{fmt.Sprintf("127.0.0.1:%d", s.port)}
 	}
-	res, err := s.client.Call(&runner.Request{Tool: runner.ToolProbe, Probe: args}, nil)
+	c := &wallCheck{req: &runner.Request{Tool: runner.ToolProbe, Probe: args}, canary: canary}
+	if err := client.Send(c.req); err != nil {
+		canary.Close()
+		return nil, &RefusedError{Check: "the wall check did not run", Reason: err.Error()}
+	}
+	return c, nil
+}
+
+// result waits for the wall check's answer; any failure refuses the session.
+func (c *wallCheck) result(client *runner.Client) error {
+	args := c.req.Probe
+	res, err := client.Receive(c.req, nil)
 	if err != nil {
 		return &RefusedError{Check: "the wall check did not run", Reason: err.Error()}
 	}
