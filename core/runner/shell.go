@@ -24,10 +24,11 @@ type shell struct {
 }
 
 // wrapper runs the command with eval, so that `exit N` still runs the EXIT trap, which
-// records the working folder and the exported variables for the next command. The names it
-// uses are not exported, so they never reach the command's environment.
+// records the working folder and the exported variables for the next command, with the
+// shell's builtins only (`command` skips any function the command defined by their names).
+// The names it uses are not exported, so they never reach the command's environment.
 const wrapper = `__openworker_state=$1; __openworker_cmd=$2; shift 2
-trap '__openworker_rc=$?; { pwd -P; printf "\0"; env -0; } >"$__openworker_state" 2>/dev/null; exit $__openworker_rc' EXIT
+trap '__openworker_rc=$?; { command pwd -P; command printf "\0"; command export -p; } >"$__openworker_state" 2>/dev/null; exit $__openworker_rc' EXIT
 eval "$__openworker_cmd"`
 
 func newShell(cfg Config) *shell {
@@ -147,25 +148,28 @@ func (sh *shell) start(cmd *exec.Cmd) error {
 	})
 }
 
-// readState takes the working folder and environment the last command left.
+// readState takes the working folder and environment the last command left. A listing that
+// cannot be read leaves the environment as it was.
 func (sh *shell) readState() {
 	b, err := os.ReadFile(sh.state)
 	_ = os.Remove(sh.state)
 	if err != nil {
 		return
 	}
-	dir, envs, ok := bytes.Cut(b, []byte("\n\x00"))
+	dir, exports, ok := strings.Cut(string(b), "\n\x00")
 	if !ok || len(dir) == 0 {
 		return
 	}
-	sh.dir = string(dir)
-	var env []string
-	for _, kv := range bytes.Split(envs, []byte{0}) {
-		s := string(kv)
-		if s == "" || strings.HasPrefix(s, "_=") || strings.HasPrefix(s, "SHLVL=") || strings.HasPrefix(s, "OLDPWD=") {
-			continue
+	sh.dir = dir
+	all, err := parseExports(exports)
+	if err != nil {
+		return
+	}
+	env := all[:0]
+	for _, kv := range all {
+		if !strings.HasPrefix(kv, "_=") && !strings.HasPrefix(kv, "SHLVL=") && !strings.HasPrefix(kv, "OLDPWD=") {
+			env = append(env, kv)
 		}
-		env = append(env, s)
 	}
 	sh.env = env
 }
