@@ -45,7 +45,7 @@ func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 	if err != nil {
 		return nil, fmt.Errorf("linux sandbox: encode the wall's setup: %w", err)
 	}
-	b, err := pv.builder(ctx, p.Network != policy.Open)
+	b, err := pv.builder(p.Network != policy.Open)
 	if err != nil {
 		return nil, err
 	}
@@ -86,32 +86,37 @@ func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 	return b.proc, nil
 }
 
-// Prepare starts a wall builder for a session of the given network mode now, in the
-// background, so that creating the namespaces and starting the builder overlap with the
-// caller's own preparations; the next Start with a matching mode takes it. The builder
-// knows nothing of the session until Start sends the setup; until then it only waits. A
-// prepared builder no Start takes ends with this process.
+// Prepare starts a wall builder for a session of the given network mode now, so that the
+// builder starts up while the caller makes the private tmp, the proxy and the policy; the
+// next Start with a matching mode takes it. The builder knows nothing of the session until
+// Start sends the setup; until then it only waits. A failure here is not reported: Start
+// then starts a builder itself and says what failed. A prepared builder no Start takes ends
+// with this process.
 func (pv *Provider) Prepare(network policy.Network) {
 	netns := network != policy.Open
 	pv.mu.Lock()
-	defer pv.mu.Unlock()
-	if pv.spare != nil {
+	ready := pv.spare != nil
+	pv.mu.Unlock()
+	if ready {
 		return
 	}
-	sp := &spare{netns: netns, ready: make(chan struct{})}
-	pv.spare = sp
-	go func() {
-		sp.b, sp.err = launch(netns)
-		close(sp.ready)
-	}()
+	b, err := launch(netns)
+	if err != nil {
+		return
+	}
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	if pv.spare != nil {
+		go b.discard() // another Prepare was quicker
+		return
+	}
+	pv.spare = &spare{netns: netns, b: b}
 }
 
 // spare is a builder started by Prepare.
 type spare struct {
 	netns bool
-	ready chan struct{} // closed once b or err is set
 	b     *builder
-	err   error
 }
 
 // builder is a started wall builder waiting for its setup.
@@ -120,34 +125,25 @@ type builder struct {
 	setup *net.UnixConn
 }
 
+func (b *builder) discard() {
+	b.setup.Close()
+	b.proc.Kill()
+	b.proc.Wait()
+}
+
 // builder takes the prepared builder when it has the right network namespace, or starts one.
-func (pv *Provider) builder(ctx context.Context, netns bool) (*builder, error) {
+func (pv *Provider) builder(netns bool) (*builder, error) {
 	pv.mu.Lock()
 	sp := pv.spare
 	pv.spare = nil
 	pv.mu.Unlock()
 	if sp != nil {
-		select {
-		case <-sp.ready:
-		case <-ctx.Done():
-			go discard(sp)
-			return nil, fmt.Errorf("linux sandbox: building the wall: %w", ctx.Err())
-		}
-		if sp.err == nil && sp.netns == netns {
+		if sp.netns == netns {
 			return sp.b, nil
 		}
-		discard(sp)
+		sp.b.discard()
 	}
 	return launch(netns)
-}
-
-func discard(sp *spare) {
-	<-sp.ready
-	if sp.b != nil {
-		sp.b.setup.Close()
-		sp.b.proc.Kill()
-		sp.b.proc.Wait()
-	}
 }
 
 // launch creates the namespaces and starts the wall builder in them, with the setup socket as

@@ -96,8 +96,8 @@ func (m *Manager) Start(ctx context.Context, spec Spec) (_ *Session, err error) 
 		spec.Network = policy.Allowlist
 	}
 	if pp, ok := prov.(sandbox.Preparer); ok {
-		// The wall's processes start while the private tmp, the proxy and the policy are
-		// made; the provider's Start below takes them.
+		// The wall's first process starts now and boots while the private tmp, the proxy
+		// and the policy are made; the provider's Start below takes it.
 		pp.Prepare(spec.Network)
 	}
 	s := &Session{ID: newID(), Enforcement: spec.Provider, Network: spec.Network, Started: time.Now(), m: m, spec: spec}
