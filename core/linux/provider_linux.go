@@ -83,6 +83,7 @@ func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 		}
 		return nil, err
 	}
+	b.proc.holdMounts()
 	return b.proc, nil
 }
 
@@ -272,11 +273,40 @@ type process struct {
 	done    chan struct{}
 	waitErr error
 	once    sync.Once
+
+	mu     sync.Mutex
+	mntns  *os.File // the sandbox's mount namespace, held from the host; see holdMounts
+	exited bool
 }
 
 func (pr *process) wait() {
 	pr.waitErr = pr.cmd.Wait()
+	pr.mu.Lock()
+	pr.exited = true
+	ns := pr.mntns
+	pr.mntns = nil
+	pr.mu.Unlock()
 	close(pr.done)
+	if ns != nil {
+		// The last reference: the kernel unmounts the wall now, while the caller, no
+		// longer waiting, removes the private tmp.
+		ns.Close()
+	}
+}
+
+// holdMounts keeps the sandbox's mount namespace open from the host. Unmounting the wall's
+// mounts makes the kernel wait for every CPU; without this it happens inside the exit of the
+// sandbox's PID 1, which Wait, and so the end of every session and every run, waits for.
+// With it, it happens once the sandbox is empty, alongside what the caller does next.
+func (pr *process) holdMounts() {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.exited {
+		return
+	}
+	if f, err := os.Open(fmt.Sprintf("/proc/%d/ns/mnt", pr.cmd.Process.Pid)); err == nil {
+		pr.mntns = f
+	}
 }
 
 // Pid is the host's PID of the sandbox's PID 1 (the wall builder, parent of the runner).
