@@ -2,10 +2,12 @@ package api
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/runner"
@@ -74,5 +76,30 @@ func TestLocalAPI(t *testing.T) {
 	}
 	if _, err := c.Exec(ctx, info.ID, ExecRequest{Command: "true"}); err == nil || !strings.Contains(err.Error(), "no session") {
 		t.Fatalf("exec after end: %v", err)
+	}
+}
+
+// A stop that comes before the daemon serves (a signal right after start) still stops it.
+func TestShutdownBeforeServe(t *testing.T) {
+	state := t.TempDir()
+	l, err := Listen(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &Server{}
+	srv.Shutdown(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(l) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Serve after Shutdown: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		l.Close()
+		t.Fatal("Serve kept serving after Shutdown")
+	}
+	if _, err := net.Dial("unix", SocketPath(state)); err == nil {
+		t.Error("the socket still accepts connections")
 	}
 }

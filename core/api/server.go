@@ -28,6 +28,7 @@ type Server struct {
 	mu       sync.Mutex
 	watchers map[chan audit.Event]struct{}
 	http     *http.Server
+	shut     bool // Shutdown was called: a Serve still to come returns at once
 }
 
 // Listen creates the socket in stateDir, owner-only. A socket left by a dead daemon is
@@ -90,6 +91,12 @@ func (s *Server) Serve(l net.Listener) error {
 	mux.HandleFunc("POST /v1/sessions/{id}/folders", s.addFolder)
 	mux.HandleFunc("GET /v1/events", s.events)
 	s.mu.Lock()
+	if s.shut {
+		// A stop signal can come between starting the daemon and serving.
+		s.mu.Unlock()
+		l.Close()
+		return nil
+	}
 	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	srv := s.http
 	s.mu.Unlock()
@@ -103,6 +110,7 @@ func (s *Server) Serve(l net.Listener) error {
 // Shutdown stops answering and closes event streams.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
+	s.shut = true
 	srv := s.http
 	for ch := range s.watchers {
 		close(ch)
