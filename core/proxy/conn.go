@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -38,10 +39,9 @@ type target struct {
 
 // conn is one client connection and the upstream it currently uses.
 type conn struct {
-	p   *Proxy
-	c   net.Conn
-	lim limitReader
-	br  *bufio.Reader
+	p  *Proxy
+	c  net.Conn
+	br *bufio.Reader // from readerPool until the connection ends or its tunnel starts
 
 	// Guarded by p.mu: written by this connection's goroutine, read by swaps and Close.
 	closed bool
@@ -70,20 +70,20 @@ func (c *conn) closeLocked() {
 
 // serve reads requests until the client goes, a request is refused, or a tunnel ends.
 func (c *conn) serve() {
-	c.lim = limitReader{r: c.c, budget: -1}
-	c.br = bufio.NewReaderSize(&c.lim, 4096)
+	c.br = getReader(c.c)
+	defer c.releaseReader()
 	for first := true; ; first = false {
 		req, ok := c.readRequest(first)
 		if !ok {
 			return
 		}
-		if !c.authorized(req) {
+		if !c.authorized(req.auth) {
 			writeError(c.c, http.StatusProxyAuthRequired, "",
 				"this proxy needs the session's token: use the proxy address the session gave "+
 					"(http://"+User+":TOKEN@127.0.0.1:PORT in HTTPS_PROXY and HTTP_PROXY)")
 			return
 		}
-		if req.Method == http.MethodConnect {
+		if req.http == nil {
 			c.connect(req)
 			return
 		}
@@ -93,9 +93,18 @@ func (c *conn) serve() {
 	}
 }
 
-// readRequest reads one request head within the head timeout and size limit, answering the
-// client itself when the head is bad.
-func (c *conn) readRequest(first bool) (*http.Request, bool) {
+// releaseReader gives the connection's reader back to the pool.
+func (c *conn) releaseReader() {
+	if c.br != nil {
+		putReader(c.br)
+		c.br = nil
+	}
+}
+
+// readRequest reads one request within the head timeout and size limit, answering the client
+// itself when the head is bad. The read deadline it sets is left for whoever reads next to
+// replace: a tunnel or a forwarded body.
+func (c *conn) readRequest(first bool) (*request, bool) {
 	if !first {
 		// Between requests a kept-alive client may think for a while.
 		c.c.SetReadDeadline(time.Now().Add(c.p.opts.IdleTimeout))
@@ -104,46 +113,18 @@ func (c *conn) readRequest(first bool) (*http.Request, bool) {
 		}
 	}
 	c.c.SetReadDeadline(time.Now().Add(c.p.opts.HeadTimeout))
-	req, status, msg := readHead(c.br, &c.lim)
+	req, status, msg := readRequest(c.br)
 	if req == nil {
 		if status != 0 {
 			writeError(c.c, status, "", msg)
 		}
 		return nil, false
 	}
-	c.c.SetReadDeadline(time.Time{})
 	return req, true
 }
 
-// readHead reads a request head from br, which reads through lim, and allows at most
-// MaxHeadBytes of head. It returns the request, or the status and text to answer with (status
-// 0: say nothing, the client went away). The body, if any, is left to read from br.
-func readHead(br *bufio.Reader, lim *limitReader) (*http.Request, int, string) {
-	// Allow reading the head plus what the buffer may hold past it; the exact head length
-	// is checked after parsing, from what was consumed.
-	start := lim.n - int64(br.Buffered())
-	lim.budget = MaxHeadBytes + int64(br.Size()) - int64(br.Buffered())
-	lim.exceeded = false
-	req, err := http.ReadRequest(br)
-	head := lim.n - int64(br.Buffered()) - start
-	lim.budget = -1
-	tooLarge := "the request head is larger than " + strconv.Itoa(MaxHeadBytes>>10) + " KiB; send fewer or shorter headers"
-	switch {
-	case lim.exceeded || err == nil && head > MaxHeadBytes:
-		return nil, http.StatusRequestHeaderFieldsTooLarge, tooLarge
-	case err == nil:
-		return req, 0, ""
-	case head == 0 && (errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed)):
-		return nil, 0, ""
-	case isTimeout(err):
-		return nil, http.StatusRequestTimeout, "the request head did not arrive within the time allowed; send the whole request at once"
-	}
-	return nil, http.StatusBadRequest, "the request could not be read (" + err.Error() + "); " + notAProxyRequest
-}
-
-// authorized checks Proxy-Authorization in constant time.
-func (c *conn) authorized(req *http.Request) bool {
-	h := req.Header.Get("Proxy-Authorization")
+// authorized checks a Proxy-Authorization value in constant time.
+func (c *conn) authorized(h string) bool {
 	const prefix = "basic "
 	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
 		return false
@@ -157,29 +138,49 @@ func (c *conn) authorized(req *http.Request) bool {
 
 // requestTarget returns the host and port a request asks for, or the status and text to
 // refuse it with.
-func requestTarget(req *http.Request) (string, int, int, string) {
-	authority := req.URL.Host
-	defaultPort := ""
-	if req.Method == http.MethodConnect {
-		if authority == "" || req.URL.Path != "" || req.URL.Scheme != "" {
-			return "", 0, http.StatusBadRequest, "CONNECT needs a host and port, such as CONNECT github.com:443"
-		}
-	} else {
-		if req.URL.Scheme == "" || authority == "" {
-			return "", 0, http.StatusBadRequest, notAProxyRequest
-		}
-		if req.URL.Scheme != "http" {
-			return "", 0, http.StatusBadRequest, "the proxy forwards only http:// URLs; for " + req.URL.Scheme + ":// use CONNECT (clients do when HTTPS_PROXY is set)"
-		}
-		defaultPort = "80"
+func requestTarget(req *request) (string, int, int, string) {
+	if req.http == nil {
+		return connectTarget(req.target)
 	}
-	host, portText, err := net.SplitHostPort(authority)
+	return forwardTarget(req.http.URL)
+}
+
+// connectTarget reads a CONNECT's target, which must be host:port and nothing else, with
+// brackets around an IPv6 address and nothing else.
+func connectTarget(target string) (string, int, int, string) {
+	host, portText, err := net.SplitHostPort(target)
+	if err != nil || strings.ContainsAny(host, "/?#@") || target[0] == '[' && !isIPv6(host) {
+		return "", 0, http.StatusBadRequest, "CONNECT needs a host and port, such as CONNECT github.com:443"
+	}
+	return checkTarget(host, portText)
+}
+
+// isIPv6 reports whether s is an IPv6 address, the only thing brackets may hold.
+func isIPv6(s string) bool {
+	a, err := netip.ParseAddr(s)
+	return err == nil && a.Is6()
+}
+
+// forwardTarget reads the target of a request to forward from its absolute-form URL.
+func forwardTarget(u *url.URL) (string, int, int, string) {
+	if u.Scheme == "" || u.Host == "" {
+		return "", 0, http.StatusBadRequest, notAProxyRequest
+	}
+	if u.Scheme != "http" {
+		return "", 0, http.StatusBadRequest, "the proxy forwards only http:// URLs; for " + u.Scheme + ":// use CONNECT (clients do when HTTPS_PROXY is set)"
+	}
+	host, portText, err := net.SplitHostPort(u.Host)
 	if err != nil {
-		if defaultPort == "" || !strings.Contains(err.Error(), "missing port") {
-			return "", 0, http.StatusBadRequest, "the request's host " + strconv.Quote(authority) + " is not host:port"
+		if !strings.Contains(err.Error(), "missing port") {
+			return "", 0, http.StatusBadRequest, "the request's host " + strconv.Quote(u.Host) + " is not host:port"
 		}
-		host, portText = strings.TrimSuffix(strings.TrimPrefix(authority, "["), "]"), defaultPort
+		host, portText = strings.TrimSuffix(strings.TrimPrefix(u.Host, "["), "]"), "80"
 	}
+	return checkTarget(host, portText)
+}
+
+// checkTarget checks a target's port and that it names a host.
+func checkTarget(host, portText string) (string, int, int, string) {
 	port, err := strconv.Atoi(portText)
 	if err != nil || port < 1 || port > 65535 || portText[0] == '+' || portText[0] == '-' {
 		return "", 0, http.StatusBadRequest, "the request's port " + strconv.Quote(portText) + " is not a port from 1 to 65535"
@@ -191,7 +192,7 @@ func requestTarget(req *http.Request) (string, int, int, string) {
 }
 
 // decide looks the request's target up and refuses it if it is not allowed.
-func (c *conn) decide(req *http.Request) (hosts.Decision, bool) {
+func (c *conn) decide(req *request) (hosts.Decision, bool) {
 	host, port, status, msg := requestTarget(req)
 	if status != 0 {
 		writeError(c.c, status, "", msg)
@@ -221,8 +222,7 @@ func (c *conn) refuse(code, host string, port int, reason string) {
 // whole: a rebinding name gets no chance to have its other address tried.
 func (c *conn) dial(d hosts.Decision) (net.Conn, netip.Addr, bool) {
 	p := c.p
-	ctx, cancel := context.WithTimeout(context.Background(), p.opts.DialTimeout)
-	defer cancel()
+	deadline := time.Now().Add(p.opts.DialTimeout)
 	var addrs []netip.Addr
 	if ip, err := netip.ParseAddr(d.Host); err == nil {
 		addrs = []netip.Addr{ip}
@@ -231,7 +231,9 @@ func (c *conn) dial(d hosts.Decision) (net.Conn, netip.Addr, bool) {
 		// something else.
 		addrs = []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1}), netip.IPv6Loopback()}
 	} else {
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
 		found, err := p.opts.Resolver.LookupNetIP(ctx, "ip", d.Host)
+		cancel()
 		if err != nil || len(found) == 0 {
 			why := "it has no address"
 			if err != nil {
@@ -258,6 +260,7 @@ func (c *conn) dial(d hosts.Decision) (net.Conn, netip.Addr, bool) {
 		}
 	}
 	var lastErr error
+	ctx := dialContext{Context: context.Background(), deadline: deadline}
 	for _, a := range addrs {
 		up, err := p.opts.Dial(ctx, "tcp", netip.AddrPortFrom(a, uint16(d.Port)).String())
 		if err == nil {
@@ -268,6 +271,17 @@ func (c *conn) dial(d hosts.Decision) (net.Conn, netip.Addr, bool) {
 	writeError(c.c, http.StatusBadGateway, "", "the proxy could not connect to "+d.Target()+" ("+lastErr.Error()+")")
 	return nil, netip.Addr{}, false
 }
+
+// dialContext gives Options.Dial the dial timeout as a deadline alone. Nothing else ends a
+// dial, and net.Dialer enforces a deadline with the socket's own timer, whereas a context that
+// can be cancelled costs every connect a goroutine to watch it, and the dial a wait for that
+// goroutine to see it done.
+type dialContext struct {
+	context.Context // Background: never cancelled
+	deadline        time.Time
+}
+
+func (c dialContext) Deadline() (time.Time, bool) { return c.deadline, true }
 
 // attach makes up the connection's upstream, unless the list changed since the decision and
 // no longer admits it: deciding again here, under the lock swaps take, means no tunnel can
@@ -298,7 +312,7 @@ func (c *conn) attach(up net.Conn, d hosts.Decision, addr netip.Addr) bool {
 }
 
 // connect serves a CONNECT request: a tunnel to the host.
-func (c *conn) connect(req *http.Request) {
+func (c *conn) connect(req *request) {
 	d, ok := c.decide(req)
 	if !ok {
 		return
@@ -314,7 +328,8 @@ func (c *conn) connect(req *http.Request) {
 	if _, err := io.WriteString(c.c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		return
 	}
-	c.c.SetWriteDeadline(time.Time{})
+	// The tunnel has no deadlines: its idle timer watches it (this also clears the head's).
+	c.c.SetDeadline(time.Time{})
 	// Bytes the client sent right behind its request (a TLS hello) are already buffered.
 	if n := c.br.Buffered(); n > 0 {
 		b, _ := c.br.Peek(n)
@@ -322,17 +337,18 @@ func (c *conn) connect(req *http.Request) {
 			return
 		}
 	}
-	c.br = nil // the tunnel reads the sockets directly; let the buffer go
+	c.releaseReader() // the tunnel reads the sockets directly
 	c.p.pipe(c.c, up)
 }
 
 // forward serves one absolute-form request over the connection's upstream, and reports
 // whether the client connection may carry another.
-func (c *conn) forward(req *http.Request) bool {
-	d, ok := c.decide(req)
+func (c *conn) forward(r *request) bool {
+	d, ok := c.decide(r)
 	if !ok {
 		return false
 	}
+	req := r.http
 	if key := d.Target(); c.up == nil || c.upKey != key {
 		up, addr, ok := c.dial(d)
 		if !ok {
@@ -425,34 +441,6 @@ func writeError(w net.Conn, status int, code, msg string) {
 	b.WriteString(msg + "\n")
 	w.SetWriteDeadline(time.Now().Add(5 * time.Second))
 	io.WriteString(w, b.String())
-}
-
-// limitReader counts what is read through it and, while budget ≥ 0, stops at budget.
-type limitReader struct {
-	r        io.Reader
-	n        int64
-	budget   int64
-	exceeded bool
-}
-
-var errHeadTooLarge = errors.New("request head too large")
-
-func (l *limitReader) Read(b []byte) (int, error) {
-	if l.budget >= 0 {
-		if l.budget == 0 {
-			l.exceeded = true
-			return 0, errHeadTooLarge
-		}
-		if int64(len(b)) > l.budget {
-			b = b[:l.budget]
-		}
-	}
-	n, err := l.r.Read(b)
-	l.n += int64(n)
-	if l.budget >= 0 {
-		l.budget -= int64(n)
-	}
-	return n, err
 }
 
 func isTimeout(err error) bool {

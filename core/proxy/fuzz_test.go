@@ -8,31 +8,37 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openworker/openworker/core/hosts"
 )
 
-// FuzzRequestHead feeds arbitrary bytes to the head reader and the target parser: no panic,
-// no head over the limit accepted, and every accepted target a real host and port.
+// FuzzRequestHead feeds arbitrary bytes to the request reader and the target parser: no
+// panic, no head over the limit accepted, every accepted target a real host and port, and
+// nothing accepted that Go's own reader would read differently.
 func FuzzRequestHead(f *testing.F) {
 	f.Add([]byte("CONNECT github.com:443 HTTP/1.1\r\nHost: github.com:443\r\n\r\n"))
 	f.Add([]byte("GET http://example.org/x HTTP/1.1\r\nHost: example.org\r\n\r\n"))
 	f.Add([]byte("GET / HTTP/1.1\r\n\r\n"))
 	f.Add([]byte("CONNECT [::1]:8080 HTTP/1.1\r\n\r\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		lim := limitReader{r: bytes.NewReader(data), budget: -1}
-		br := bufio.NewReaderSize(&lim, 4096)
-		req, status, msg := readHead(br, &lim)
+		src := bytes.NewReader(data)
+		br := bufio.NewReaderSize(src, MaxHeadBytes)
+		req, status, msg := readRequest(br)
 		if req == nil {
 			if status != 0 && msg == "" {
 				t.Fatalf("status %d without a message", status)
 			}
 			return
 		}
-		consumed := len(data) - br.Buffered() - int(int64(len(data))-lim.n)
-		if consumed > MaxHeadBytes {
-			t.Fatalf("accepted a head of %d bytes", consumed)
+		if req.size > MaxHeadBytes {
+			t.Fatalf("accepted a head of %d bytes", req.size)
+		}
+		if consumed := len(data) - src.Len() - br.Buffered(); consumed != req.size {
+			t.Fatalf("read %d bytes for a head of %d: the reader and the parser disagree on where the head ends in %q", consumed, req.size, data)
 		}
 		host, port, status, msg := requestTarget(req)
 		if status != 0 {
@@ -41,8 +47,26 @@ func FuzzRequestHead(f *testing.F) {
 			}
 			return
 		}
-		if host == "" || port < 1 || port > 65535 || strings.ContainsAny(host, "/@ ") && req.Method == http.MethodConnect {
+		if host == "" || port < 1 || port > 65535 || strings.ContainsAny(host, "/@ ") && req.method == http.MethodConnect {
 			t.Fatalf("accepted target %q:%d from %q", host, port, data)
+		}
+		if hosts.Decide(nil, nil, host, port).Why == hosts.NotValid {
+			return // refused as not a host, whatever Go would make of it
+		}
+		// Go reads every request the proxy goes on to decide, and reads it alike.
+		goReq, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(data)))
+		if err != nil {
+			t.Fatalf("accepted a request Go rejects (%v): %q", err, data)
+		}
+		if goReq.Method != req.method || goReq.Header.Get("Proxy-Authorization") != req.auth {
+			t.Fatalf("read %s with credentials %q; Go reads %s with %q, from %q", req.method, req.auth, goReq.Method, goReq.Header.Get("Proxy-Authorization"), data)
+		}
+		if req.method == http.MethodConnect {
+			goHost, goPortText, err := net.SplitHostPort(goReq.URL.Host)
+			goPort, _ := strconv.Atoi(goPortText)
+			if err != nil || goHost != host || goPort != port {
+				t.Fatalf("CONNECT to %q port %d; Go reads the target as %q (%v), from %q", host, port, goReq.URL.Host, err, data)
+			}
 		}
 	})
 }

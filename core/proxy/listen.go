@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -12,6 +13,11 @@ const errTooManyFiles = syscall.EMFILE
 // listenAttempts bounds the search for a port free at both loopback addresses.
 const listenAttempts = 50
 
+// loopback listens for the proxy's clients. Keep-alive probes on loopback could find out
+// nothing the kernel does not know already (a client that dies has its sockets closed), and
+// setting them up costs every connection four system calls.
+var loopback = net.ListenConfig{KeepAlive: -1}
+
 // ListenLoopback listens at 127.0.0.1 and [::1] on one port and serves both until Close. The
 // sandbox may reach "localhost" at the proxy's port, which means both addresses; holding both
 // leaves no other program a way to listen at the other one for the sandbox to reach. When the
@@ -22,12 +28,12 @@ const listenAttempts = 50
 func (p *Proxy) ListenLoopback() (port int, err error) {
 	var lastErr error
 	for range listenAttempts {
-		l4, err := net.Listen("tcp4", "127.0.0.1:0")
+		l4, err := loopback.Listen(context.Background(), "tcp4", "127.0.0.1:0")
 		if err != nil {
 			return 0, fmt.Errorf("proxy: cannot listen at 127.0.0.1 (%v); the sandbox has no network without it", err)
 		}
 		port = l4.Addr().(*net.TCPAddr).Port
-		l6, err := net.Listen("tcp6", fmt.Sprintf("[::1]:%d", port))
+		l6, err := loopback.Listen(context.Background(), "tcp6", fmt.Sprintf("[::1]:%d", port))
 		switch {
 		case err == nil:
 			if err := p.serveBoth(l4, l6); err != nil {
