@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -131,6 +132,13 @@ func startProxy(t testing.TB, opts Options, allow ...string) *session {
 	return &session{p: p, port: port, net: fn, tok: opts.Token}
 }
 
+// open is how many client connections the proxy has not yet closed and forgotten.
+func (s *session) open() int {
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	return len(s.p.conns)
+}
+
 func (s *session) proxyURL() *url.URL {
 	u, _ := url.Parse(s.p.URL(s.port))
 	return u
@@ -188,11 +196,20 @@ func hello(w http.ResponseWriter, r *http.Request) {
 
 // echoServer accepts TCP connections on loopback and echoes what it reads.
 func echoServer(t testing.TB, network, addr string) net.Listener {
+	l, _ := countingEchoServer(t, network, addr)
+	return l
+}
+
+// countingEchoServer is echoServer that also counts the connections it has finished with. It
+// copies through a buffer of its own: Go's io.Copy between sockets would splice through pipes
+// that Go keeps after the connection until garbage collections, which leak tests would count.
+func countingEchoServer(t testing.TB, network, addr string) (net.Listener, *atomic.Int64) {
 	t.Helper()
 	l, err := net.Listen(network, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var finished atomic.Int64
 	var wg sync.WaitGroup
 	t.Cleanup(func() { l.Close(); wg.Wait() })
 	wg.Add(1)
@@ -206,12 +223,13 @@ func echoServer(t testing.TB, network, addr string) net.Listener {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				defer finished.Add(1)
 				defer c.Close()
-				io.Copy(c, c)
+				io.CopyBuffer(struct{ io.Writer }{c}, struct{ io.Reader }{c}, make([]byte, 4096))
 			}()
 		}
 	}()
-	return l
+	return l, &finished
 }
 
 // rawConnect opens a connection to the proxy and sends a CONNECT for target with auth (the

@@ -11,7 +11,7 @@ import (
 )
 
 // raiseFileLimit lifts RLIMIT_NOFILE as far as it will go, so thousands of tunnels fit: each
-// holds two sockets and, while the kernel splices, two pipes. It returns the limit in force.
+// holds two sockets. It returns the limit in force.
 func raiseFileLimit(tb testing.TB) uint64 {
 	want := uint64(200000)
 	var lim syscall.Rlimit

@@ -54,8 +54,9 @@ type Options struct {
 	Denied []hosts.Entry
 	// Resolver resolves the names of allowed hosts. Default: net.DefaultResolver.
 	Resolver Resolver
-	// Dial connects to an address the proxy checked ("1.2.3.4:443"). Default: a
-	// net.Dialer with DialTimeout.
+	// Dial connects to an address the proxy checked ("1.2.3.4:443"). Its context is never
+	// cancelled: its deadline, DialTimeout from the start, is the dial's bound, which Dial
+	// must keep as net.Dialer does. Default: a net.Dialer with DialTimeout.
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 	// MaxConns caps the session's concurrent connections to the proxy; past it a client is
 	// answered 503.
@@ -91,6 +92,7 @@ type Proxy struct {
 	active  atomic.Int64
 	forbid  map[netip.AddrPort]bool
 	dialer  net.Dialer
+	bufs    buffers
 	connsWG sync.WaitGroup
 	serveWG sync.WaitGroup // Serve loops ListenLoopback started
 

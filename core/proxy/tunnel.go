@@ -1,36 +1,76 @@
 package proxy
 
 import (
-	"errors"
 	"io"
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// chunk is how much a tunnel copies between idle checks. Copying a *net.TCPConn into
-// another through an io.LimitedReader still lets the kernel splice.
-const chunk = 8 << 20
+// tunnel is what the two directions of a CONNECT tunnel share.
+type tunnel struct {
+	client, up net.Conn
+	idle       time.Duration
+	last       atomic.Int64 // when bytes last moved either way, in Unix nanoseconds
+	ended      atomic.Int32 // directions that ended with their source's end
+	bufs       *buffers
 
-var errIdle = errors.New("tunnel idle")
+	mu      sync.Mutex // orders the idle check with the tunnel's end
+	timer   *time.Timer
+	stopped bool
+}
+
+// touch records that bytes moved.
+func (t *tunnel) touch() { t.last.Store(time.Now().UnixNano()) }
+
+// checkIdle closes the tunnel if nothing moved for the idle timeout, or looks again when it
+// would be. One timer per tunnel, rather than a deadline on every read and write, keeps a
+// busy tunnel's bursts free of timer updates.
+func (t *tunnel) checkIdle() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stopped {
+		return
+	}
+	at := time.Unix(0, t.last.Load()).Add(t.idle)
+	if wait := time.Until(at); wait > 0 {
+		t.timer.Reset(wait)
+		return
+	}
+	t.client.Close()
+	t.up.Close()
+}
+
+// stopIdle ends the idle checks.
+func (t *tunnel) stopIdle() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.stopped = true
+	t.timer.Stop()
+}
 
 // pipe copies both ways between client and up until both sides are done, an error ends one,
 // or neither moves for the idle timeout. A side that finishes half-closes the other, so
 // protocols that end their request with a shutdown keep working.
 func (p *Proxy) pipe(client, up net.Conn) {
-	var last atomic.Int64
-	last.Store(time.Now().UnixNano())
+	t := &tunnel{client: client, up: up, idle: p.opts.IdleTimeout, bufs: &p.bufs}
+	t.touch()
+	t.mu.Lock()
+	t.timer = time.AfterFunc(t.idle, t.checkIdle)
+	t.mu.Unlock()
+	defer t.stopIdle()
 	done := make(chan error, 1)
 	go func() {
-		err := p.copyIdle(up, client, &last)
+		err := t.relay(up, client)
 		if err == nil {
-			closeWrite(up)
+			t.endWrite(up)
 		}
 		done <- err
 	}()
-	err := p.copyIdle(client, up, &last)
+	err := t.relay(client, up)
 	if err == nil {
-		closeWrite(client)
+		t.endWrite(client)
 	} else {
 		// Unblock the other direction.
 		client.Close()
@@ -42,28 +82,40 @@ func (p *Proxy) pipe(client, up net.Conn) {
 	}
 }
 
-func (p *Proxy) copyIdle(dst, src net.Conn, last *atomic.Int64) error {
-	idle := p.opts.IdleTimeout
-	lr := &io.LimitedReader{R: src}
-	for {
-		src.SetReadDeadline(time.Now().Add(idle))
-		lr.N = chunk
-		n, err := io.Copy(dst, lr)
-		if n > 0 {
-			last.Store(time.Now().UnixNano())
-		}
-		switch {
-		case err == nil && lr.N > 0:
-			return nil // the source ended
-		case err == nil:
-			continue
-		case isTimeout(err) && (n > 0 || time.Since(time.Unix(0, last.Load())) < idle):
-			continue // the other direction is busy, or this one moved
-		case isTimeout(err):
-			return errIdle
-		}
+// endWrite passes the end of one direction on to dst. Only the first direction to end needs
+// to: the connection closes both sockets once the second ends, which says the same.
+func (t *tunnel) endWrite(dst net.Conn) {
+	if t.ended.Add(1) == 1 {
+		closeWrite(dst)
+	}
+}
+
+// relay copies src to dst until src ends (nil) or an error, such as the tunnel closing.
+func (t *tunnel) relay(dst, src net.Conn) error {
+	if handled, err := t.relayIdleFree(dst, src); handled {
 		return err
 	}
+	return t.copy(dst, src)
+}
+
+// copy is relay with io.Copy, for connections relayIdleFree does not take.
+func (t *tunnel) copy(dst, src net.Conn) error {
+	_, err := io.Copy(dst, activity{src, t})
+	return err
+}
+
+// activity reads through to a tunnel's source, recording that bytes moved.
+type activity struct {
+	r io.Reader
+	t *tunnel
+}
+
+func (a activity) Read(b []byte) (int, error) {
+	n, err := a.r.Read(b)
+	if n > 0 {
+		a.t.touch()
+	}
+	return n, err
 }
 
 func closeWrite(c net.Conn) {
