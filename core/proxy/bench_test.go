@@ -94,30 +94,11 @@ func BenchmarkConnectSetup(b *testing.B) {
 
 // sinkServer counts what it reads and reports each connection's total.
 func sinkServer(b *testing.B) (net.Listener, chan int64) {
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
 	got := make(chan int64, 16)
-	var wg sync.WaitGroup
-	b.Cleanup(func() { l.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				n, _ := io.Copy(io.Discard, c)
-				got <- n
-			}()
-		}
-	}()
+	l := tcpServer(b, "tcp4", "127.0.0.1:0", func(c net.Conn) {
+		n, _ := io.Copy(io.Discard, c)
+		got <- n
+	})
 	return l, got
 }
 

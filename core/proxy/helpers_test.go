@@ -205,11 +205,22 @@ func echoServer(t testing.TB, network, addr string) net.Listener {
 // that Go keeps after the connection until garbage collections, which leak tests would count.
 func countingEchoServer(t testing.TB, network, addr string) (net.Listener, *atomic.Int64) {
 	t.Helper()
+	var finished atomic.Int64
+	l := tcpServer(t, network, addr, func(c net.Conn) {
+		defer finished.Add(1)
+		io.CopyBuffer(struct{ io.Writer }{c}, struct{ io.Reader }{c}, make([]byte, 4096))
+	})
+	return l, &finished
+}
+
+// tcpServer listens on loopback and serves each connection with handle, on a goroutine of its
+// own, closing it after; the test's cleanup stops it and waits for every connection.
+func tcpServer(t testing.TB, network, addr string, handle func(net.Conn)) net.Listener {
+	t.Helper()
 	l, err := net.Listen(network, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var finished atomic.Int64
 	var wg sync.WaitGroup
 	t.Cleanup(func() { l.Close(); wg.Wait() })
 	wg.Add(1)
@@ -223,13 +234,12 @@ func countingEchoServer(t testing.TB, network, addr string) (net.Listener, *atom
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				defer finished.Add(1)
 				defer c.Close()
-				io.CopyBuffer(struct{ io.Writer }{c}, struct{ io.Reader }{c}, make([]byte, 4096))
+				handle(c)
 			}()
 		}
 	}()
-	return l, &finished
+	return l
 }
 
 // rawConnect opens a connection to the proxy and sends a CONNECT for target with auth (the

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 )
@@ -17,31 +16,11 @@ import (
 // their SHA-256, and closes: a protocol that ends its request with a shutdown.
 func summingServer(t testing.TB) net.Listener {
 	t.Helper()
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { l.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				h := sha256.New()
-				n, _ := io.Copy(h, c)
-				fmt.Fprintf(c, "%d %x", n, h.Sum(nil))
-			}()
-		}
-	}()
-	return l
+	return tcpServer(t, "tcp4", "127.0.0.1:0", func(c net.Conn) {
+		h := sha256.New()
+		n, _ := io.Copy(h, c)
+		fmt.Fprintf(c, "%d %x", n, h.Sum(nil))
+	})
 }
 
 // TestTunnelHalfClose: a client that shuts down its side after its request still gets the
