@@ -309,7 +309,8 @@ func (pr *process) holdMounts() {
 	}
 }
 
-// Pid is the host's PID of the sandbox's PID 1 (the wall builder, parent of the runner).
+// Pid is the host's PID of the sandbox's PID 1: the wall builder, which serves the runner
+// or is the parent of the program it started.
 func (pr *process) Pid() int { return pr.cmd.Process.Pid }
 
 // ProxyListener is the listener on 127.0.0.1:ProxyPort inside the sandbox's network, in
