@@ -101,9 +101,11 @@ func planWall(p *policy.Policy, spec sandbox.RunnerSpec) (*wallSetup, error) {
 
 	// The read-only base: system paths, toolchains and the runner's files. One inside
 	// another adds nothing.
+	// A runner is served by the builder only over the core's socket.
+	serve := spec.Serve && spec.Conn != nil
 	var steps []mountStep
 	base := slices.Concat(p.System, p.Toolchains)
-	if !spec.Serve || spec.Conn == nil {
+	if !serve {
 		// A runner served by the builder is already running: its binary need not be
 		// visible inside.
 		base = append(base, p.RunnerFiles...)
@@ -149,7 +151,7 @@ func planWall(p *policy.Policy, spec sandbox.RunnerSpec) (*wallSetup, error) {
 			Env:   spec.Env,
 			Dir:   dir,
 			Conn:  spec.Conn != nil,
-			Serve: spec.Serve && spec.Conn != nil,
+			Serve: serve,
 		},
 	}, nil
 }

@@ -69,15 +69,13 @@ func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 	runtime.KeepAlive(spec.Conn)
 	runtime.KeepAlive(spec.Stderr)
 	if err != nil {
-		b.proc.Kill()
-		b.proc.Wait()
+		b.discard()
 		return nil, fmt.Errorf("linux sandbox: send the wall's setup (%d bytes): %w", len(payload), err)
 	}
 	stop := context.AfterFunc(ctx, func() { b.setup.SetReadDeadline(time.Unix(1, 0)) })
 	defer stop()
 	if err := b.proc.handshake(b.setup); err != nil {
-		b.proc.Kill()
-		b.proc.Wait()
+		b.discard()
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("linux sandbox: building the wall: %w", ctx.Err())
 		}
@@ -126,6 +124,7 @@ type builder struct {
 	setup *net.UnixConn
 }
 
+// discard ends a builder and everything it started.
 func (b *builder) discard() {
 	b.setup.Close()
 	b.proc.Kill()

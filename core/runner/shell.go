@@ -32,12 +32,9 @@ trap '__openworker_rc=$?; { command pwd -P; command printf "\0"; command export 
 eval "$__openworker_cmd"`
 
 func newShell(cfg Config) *shell {
-	tmp := os.TempDir()
-	for _, kv := range slices.Backward(cfg.Env) {
-		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok && filepath.IsAbs(v) {
-			tmp = v
-			break
-		}
+	tmp := envValue(cfg.Env, "TMPDIR")
+	if !filepath.IsAbs(tmp) {
+		tmp = os.TempDir()
 	}
 	dir := cfg.Dir
 	if dir == "" {
@@ -184,18 +181,21 @@ func exitCode(cmd *exec.Cmd, err error) int {
 	return cmd.ProcessState.ExitCode()
 }
 
+// envValue is name's value in env, the last one if it is there twice, as a program sees it.
+func envValue(env []string, name string) string {
+	for _, kv := range slices.Backward(env) {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
 func lookPath(name string, env []string) (string, error) {
 	if strings.Contains(name, "/") {
 		return name, nil
 	}
-	path := ""
-	for _, kv := range slices.Backward(env) {
-		if strings.HasPrefix(kv, "PATH=") {
-			path = kv[5:]
-			break
-		}
-	}
-	for _, dir := range filepath.SplitList(path) {
+	for _, dir := range filepath.SplitList(envValue(env, "PATH")) {
 		p := filepath.Join(dir, name)
 		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
 			return p, nil
