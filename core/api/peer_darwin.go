@@ -1,29 +1,12 @@
 package api
 
-import (
-	"errors"
-	"net"
+import "golang.org/x/sys/unix"
 
-	"golang.org/x/sys/unix"
-)
-
-// peerUID returns the uid of the process at the other end of a Unix socket connection.
-func peerUID(c net.Conn) (int, error) {
-	uc, ok := c.(*net.UnixConn)
-	if !ok {
-		return -1, errors.New("not a unix socket")
-	}
-	raw, err := uc.SyscallConn()
+// socketPeerUID asks the kernel for the peer's credentials (LOCAL_PEERCRED).
+func socketPeerUID(fd int) (int, error) {
+	cred, err := unix.GetsockoptXucred(fd, unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
 	if err != nil {
 		return -1, err
-	}
-	var cred *unix.Xucred
-	var serr error
-	if err := raw.Control(func(fd uintptr) { cred, serr = unix.GetsockoptXucred(int(fd), unix.SOL_LOCAL, unix.LOCAL_PEERCRED) }); err != nil {
-		return -1, err
-	}
-	if serr != nil {
-		return -1, serr
 	}
 	return int(cred.Uid), nil
 }
