@@ -14,5 +14,5 @@ require (
 require (
 	github.com/progrium/darwinkit v0.5.0
 	golang.org/x/text v0.43.0 // indirect
-	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
+	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78
 )

@@ -13,6 +13,7 @@ import (
 	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/runner"
+	"github.com/openworker/openworker/core/sandbox"
 	"github.com/openworker/openworker/core/session"
 )
 
@@ -74,6 +75,25 @@ func (f *sessionFlags) spec(e *env) (session.Spec, error) {
 	return session.Spec{Provider: prov, Writable: rw, ReadOnly: ro, Network: network, Hosts: e.settings.NetworkHosts, SessionHosts: own, Toolchains: e.settings.Toolchains}, nil
 }
 
+// prepare starts the native wall's first process as soon as the flags are known, so that it
+// boots while the settings are read and the session is made. The network mode is the flag's,
+// or the default when the settings decide; a wrong guess costs only that process, which the
+// session's Start ends and replaces.
+func (f *sessionFlags) prepare() {
+	if f.provider != "auto" && f.provider != nativeName() {
+		return
+	}
+	pp, ok := nativeProvider().(sandbox.Preparer)
+	if !ok {
+		return
+	}
+	network, err := policy.ParseNetwork(f.network)
+	if f.network == "" || err != nil {
+		network = policy.Allowlist
+	}
+	pp.Prepare(network)
+}
+
 func absAll(dirs []string) ([]string, error) {
 	out := make([]string, 0, len(dirs))
 	for _, d := range dirs {
@@ -99,6 +119,7 @@ func cmdRun(args []string) error {
 		fs.Usage()
 		return fmt.Errorf("no command given; put it after --, e.g. openworker run -- ls")
 	}
+	f.prepare()
 	e, err := loadEnv()
 	if err != nil {
 		return err

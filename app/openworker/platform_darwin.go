@@ -5,4 +5,8 @@ import (
 	"github.com/openworker/openworker/core/seatbelt"
 )
 
-func nativeProvider() sandbox.Provider { return &seatbelt.Provider{} }
+// native is this process's one instance, so that what Prepare starts early is what the
+// session's Start takes.
+var native = &seatbelt.Provider{}
+
+func nativeProvider() sandbox.Provider { return native }

@@ -5,4 +5,8 @@ import (
 	"github.com/openworker/openworker/core/sandbox"
 )
 
-func nativeProvider() sandbox.Provider { return &linux.Provider{} }
+// native is this process's one instance, so that what Prepare starts early is what the
+// session's Start takes.
+var native = &linux.Provider{}
+
+func nativeProvider() sandbox.Provider { return native }

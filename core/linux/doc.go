@@ -1,7 +1,7 @@
 // Package linux is the Linux enforcement back end: it starts the tool runner behind a wall of
-// namespaces (user, mount, PID, network, IPC, UTS), a minimal root of bind mounts reached with
-// pivot_root, dropped capabilities, no_new_privs and Landlock as a second wall, and, in
-// allowlist mode, it creates the proxy's listening socket inside the sandbox's own empty
+// namespaces (mount, PID, network, IPC, UTS, and a user namespace unless the caller is root),
+// a minimal root of bind mounts reached with pivot_root, dropped capabilities, no_new_privs,
+// Landlock as a second wall and a seccomp filter as a third, and, in allowlist mode, it creates the proxy's listening socket inside the sandbox's own empty
 // network so that a program that ignores the proxy has no network at all.
 //
 // Go cannot run code between fork and exec, so the wall is built by the same binary started

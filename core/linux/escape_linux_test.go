@@ -16,6 +16,7 @@ import (
 	"time"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
 
 	"github.com/openworker/openworker/core/policy"
 )
@@ -147,8 +148,18 @@ func TestEscapeProcesses(t *testing.T) {
 			reasons: []string{"permission denied", "must be superuser", "Operation not permitted"}},
 		{name: "remount_readonly_writable", script: `mount -o remount,bind,rw "$RO"`,
 			reasons: []string{"permission denied", "must be superuser", "Operation not permitted"}},
+		// Refused at the unshare itself, by the seccomp filter; a user namespace made and
+		// then limited by Landlock would not do.
 		{name: "nested_user_namespace", script: `unshare -Urm sh -c 'mount -t tmpfs none "$RO" && echo mounted'`,
-			reasons: []string{"No space left on device", "Operation not permitted"}},
+			reasons: []string{"unshare failed: Operation not permitted"}},
+		// clone3's flags are out of a filter's sight, so it must not exist at all (libc then
+		// uses clone, whose flags are checked); the kernel itself would say EINVAL here.
+		{name: "clone3", script: `perl -e 'syscall(` + itoa(unix.SYS_CLONE3) + `, 0, 0) == -1 and die "clone3: $!\n"'`,
+			reasons: []string{"clone3: Function not implemented"}},
+		// Keyrings are not namespaced: the session keyring is inherited, and a root
+		// sandbox without a user namespace would share root's user keyring.
+		{name: "kernel_keyring", script: `perl -e 'syscall(` + itoa(unix.SYS_KEYCTL) + `, 0, -3, 0) == -1 and die "keyctl: $!\n"; print "read the session keyring\n"'`,
+			reasons: []string{"keyctl: Operation not permitted"}},
 		{name: "mknod", script: `mknod "$P/null" c 1 3`, reasons: []string{"Operation not permitted"},
 			host: absent(filepath.Join(w.project, "null"))},
 	})

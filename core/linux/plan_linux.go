@@ -21,6 +21,8 @@ type wallSetup struct {
 	// Stderr says the setup message carries, after the runner's socket, the descriptor the
 	// builder's and the runner's error output go to.
 	Stderr bool
+	// UserNS says the builder runs in a user namespace of its own (see ownUserNS).
+	UserNS bool
 }
 
 // mountStep binds one host path (Src) at Dst inside the new root.

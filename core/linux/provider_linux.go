@@ -41,6 +41,7 @@ func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 		return nil, err
 	}
 	setup.Stderr = spec.Stderr != nil
+	setup.UserNS = ownUserNS()
 	payload, err := json.Marshal(setup)
 	if err != nil {
 		return nil, fmt.Errorf("linux sandbox: encode the wall's setup: %w", err)
@@ -85,37 +86,33 @@ func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 	return b.proc, nil
 }
 
-// Prepare starts a wall builder for a session of the given network mode now, so that the
-// builder starts up while the caller makes the private tmp, the proxy and the policy; the
-// next Start with a matching mode takes it. The builder knows nothing of the session until
-// Start sends the setup; until then it only waits. A failure here is not reported: Start
-// then starts a builder itself and says what failed. A prepared builder no Start takes ends
-// with this process.
+// Prepare starts a wall builder for a session of the given network mode, so that the
+// namespaces are made and the builder starts up while the caller makes the private tmp, the
+// proxy and the policy; the next Start with a matching mode takes it. It returns at once:
+// the launch runs on its own goroutine and Start waits for it. The builder knows nothing of
+// the session until Start sends the setup; until then it only waits. A failure here is not
+// reported: Start then starts a builder itself and says what failed. A prepared builder no
+// Start takes ends with this process.
 func (pv *Provider) Prepare(network policy.Network) {
-	netns := network != policy.Open
-	pv.mu.Lock()
-	ready := pv.spare != nil
-	pv.mu.Unlock()
-	if ready {
-		return
-	}
-	b, err := launch(netns)
-	if err != nil {
-		return
-	}
 	pv.mu.Lock()
 	defer pv.mu.Unlock()
 	if pv.spare != nil {
-		go b.discard() // another Prepare was quicker
 		return
 	}
-	pv.spare = &spare{netns: netns, b: b}
+	sp := &spare{netns: network != policy.Open, ready: make(chan struct{})}
+	pv.spare = sp
+	go func() {
+		sp.b, sp.err = launch(sp.netns)
+		close(sp.ready)
+	}()
 }
 
-// spare is a builder started by Prepare.
+// spare is a builder started by Prepare; b and err are set once ready is closed.
 type spare struct {
 	netns bool
+	ready chan struct{}
 	b     *builder
+	err   error
 }
 
 // builder is a started wall builder waiting for its setup.
@@ -138,13 +135,46 @@ func (pv *Provider) builder(netns bool) (*builder, error) {
 	pv.spare = nil
 	pv.mu.Unlock()
 	if sp != nil {
-		if sp.netns == netns {
-			return sp.b, nil
+		<-sp.ready
+		if sp.err == nil {
+			if sp.netns == netns {
+				return sp.b, nil
+			}
+			sp.b.discard()
 		}
-		sp.b.discard()
 	}
 	return launch(netns)
 }
+
+// ownUserNS says whether the wall builder needs a user namespace of its own to hold the
+// capabilities it builds the wall with. An ordinary user's does; a process that runs as root
+// with them (as on a server, in CI or in a container) has them already, and its builder
+// makes the other namespaces directly, as bwrap does for root. That is about a millisecond
+// less per session: Go starts a child in a new user namespace by copying this process's
+// memory, not with vfork. What the user namespace did besides, the wall does in both
+// cases: the seccomp filter refuses nested user namespaces, and every thread of the
+// builder drops its capabilities. Where there is no filter for the architecture, every
+// builder gets a user namespace.
+var ownUserNS = sync.OnceValue(func() bool {
+	if os.Geteuid() != 0 || seccompArch == 0 {
+		return true
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return true
+	}
+	for _, c := range rootCaps {
+		if data[c/32].Effective&(1<<(c%32)) == 0 {
+			return true
+		}
+	}
+	return false
+})
+
+// rootCaps are the capabilities a builder without a user namespace must inherit from a root
+// caller: it builds the wall with them, then drops them.
+var rootCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN, unix.CAP_NET_BIND_SERVICE}
 
 // launch creates the namespaces and starts the wall builder in them, with the setup socket as
 // its fd 3.
@@ -163,9 +193,22 @@ func launch(netns bool) (*builder, error) {
 	}
 	conn := c.(*net.UnixConn)
 
-	flags := uintptr(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
+	flags := uintptr(unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
 	if netns {
 		flags |= unix.CLONE_NEWNET
+	}
+	attr := &syscall.SysProcAttr{
+		Cloneflags: flags,
+		// If the core dies, so does the sandbox, and with its PID 1 everything in it.
+		Pdeathsig: syscall.SIGKILL,
+		Setsid:    true,
+	}
+	userns := ownUserNS()
+	if userns {
+		attr.Cloneflags |= unix.CLONE_NEWUSER
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+		attr.AmbientCaps = builderCaps
 	}
 	cmd := &exec.Cmd{
 		// The running binary itself, whatever its name or wherever it was moved.
@@ -173,20 +216,15 @@ func launch(netns bool) (*builder, error) {
 		Args: []string{wallArg0},
 		// The builder is PID 1 for the sandbox's whole life; one P keeps it to few threads.
 		// A race-detector build would otherwise sleep a second before every clean exit.
-		Env:        []string{"GOMAXPROCS=1", "GORACE=atexit_sleep_ms=0"},
-		ExtraFiles: []*os.File{wallEnd},
-		SysProcAttr: &syscall.SysProcAttr{
-			Cloneflags:  flags,
-			UidMappings: []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}},
-			GidMappings: []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}},
-			AmbientCaps: builderCaps,
-			// If the core dies, so does the sandbox, and with its PID 1 everything in it.
-			Pdeathsig: syscall.SIGKILL,
-			Setsid:    true,
-		},
+		Env:         []string{"GOMAXPROCS=1", "GORACE=atexit_sleep_ms=0"},
+		ExtraFiles:  []*os.File{wallEnd},
+		SysProcAttr: attr,
 	}
 	if err := cmd.Start(); err != nil {
 		conn.Close()
+		if !userns {
+			return nil, fmt.Errorf("linux sandbox: create the namespaces: %w; the session cannot run behind the wall", err)
+		}
 		return nil, fmt.Errorf("linux sandbox: create the namespaces: %w; the kernel refused new user namespaces "+
 			"(check sysctl user.max_user_namespaces, kernel.unprivileged_userns_clone and AppArmor's "+
 			"kernel.apparmor_restrict_unprivileged_userns), so the session cannot run behind the wall", err)

@@ -105,6 +105,34 @@ func TestServedRunnerIsBehindTheWall(t *testing.T) {
 	}
 }
 
+// No thread of the sandbox's first process keeps a capability once the wall stands: the
+// threads other than the walled one never start a program, but without a user namespace of
+// its own they would hold the host's capabilities, seen here from the host.
+func TestServedRunnerHoldsNoCapabilities(t *testing.T) {
+	w := newWorld(t)
+	p := w.policy(t, policy.None, 0)
+	c, proc := startServed(t, &Provider{}, w, p)
+	execIn(t, c, "true") // the wall stands and the runner serves
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", proc.Pid()))
+	must(t, err)
+	if len(tasks) < 2 {
+		t.Fatalf("the first process has %d thread(s); the test needs the runtime's others", len(tasks))
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", proc.Pid(), task.Name()))
+		must(t, err)
+		for _, line := range strings.Split(string(b), "\n") {
+			name, value, _ := strings.Cut(line, ":\t")
+			switch name {
+			case "CapInh", "CapPrm", "CapEff", "CapAmb":
+				if value != "0000000000000000" {
+					t.Errorf("thread %s of PID 1 holds %s %s", task.Name(), name, value)
+				}
+			}
+		}
+	}
+}
+
 // The first process is also init: orphans are reaped as they exit, while every command's own
 // exit status still reaches its result, however its orphans race it.
 func TestServedRunnerReapsOrphans(t *testing.T) {
@@ -149,6 +177,7 @@ func TestPrepare(t *testing.T) {
 	if pv.spare == nil {
 		t.Fatal("Prepare left no builder ready")
 	}
+	<-pv.spare.ready
 	prepared := pv.spare.b.proc.Pid()
 	c, proc := startServed(t, pv, w, p)
 	if proc.Pid() != prepared {
@@ -165,6 +194,7 @@ func TestPrepare(t *testing.T) {
 	if pv.spare == nil {
 		t.Fatal("Prepare left no builder ready")
 	}
+	<-pv.spare.ready
 	wrong := pv.spare.b.proc.Pid()
 	_, proc = startServed(t, pv, w, p)
 	if proc.Pid() == wrong {

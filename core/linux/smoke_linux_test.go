@@ -2,9 +2,9 @@ package linux
 
 import (
 	"context"
+	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -24,13 +24,22 @@ func TestCheck(t *testing.T) {
 	if st.Tier != want {
 		t.Errorf("tier %q, want %q", st.Tier, want)
 	}
-	for _, part := range []string{"minimal root (pivot_root)", "capabilities dropped", "no_new_privs"} {
+	parts := []string{"minimal root (pivot_root)", "capabilities dropped", "no_new_privs",
+		"seccomp (no new user namespaces, no kernel keyrings)"}
+	namespaces := "namespaces (mount, pid, ipc, uts, net)"
+	if ownUserNS() {
+		namespaces = "namespaces (user, mount, pid, ipc, uts, net)"
+	}
+	for _, part := range parts {
 		if !slices.Contains(st.Details, part) {
 			t.Errorf("details %q lack %q", st.Details, part)
 		}
 	}
-	if !strings.HasPrefix(st.Details[0], "namespaces (user, mount, pid, ipc, uts, net)") {
-		t.Errorf("details %q do not start with the namespaces", st.Details)
+	if st.Details[0] != namespaces {
+		t.Errorf("details %q do not start with %q", st.Details, namespaces)
+	}
+	if os.Geteuid() != 0 && !ownUserNS() {
+		t.Errorf("uid %d: the builder must make a user namespace of its own", os.Geteuid())
 	}
 }
 

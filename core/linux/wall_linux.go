@@ -10,8 +10,10 @@ import (
 	"runtime/debug"
 	"strconv"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
+	"kernel.org/pub/linux/libs/security/libcap/psx"
 
 	"github.com/openworker/openworker/core/policy"
 )
@@ -206,11 +208,17 @@ func buildWall(s *wallSetup, conn int) (int, []string, error) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return 0, nil, step("make mounts private", err)
 	}
-	active := []string{"namespaces (user, mount, pid, ipc, uts, " + networkWord(s.Network) + ")"}
+	namespaces := "mount, pid, ipc, uts, " + networkWord(s.Network)
+	if s.UserNS {
+		namespaces = "user, " + namespaces
+	}
+	active := []string{"namespaces (" + namespaces + ")"}
 	// No user namespaces inside: they are the usual door to kernel code an unprivileged
-	// process cannot otherwise reach. Counts are per user namespace, so 0 here binds only
-	// the sandbox. Older kernels refuse the write; the rest of the wall does not need it.
-	if os.WriteFile("/proc/sys/user/max_user_namespaces", []byte("0"), 0) == nil {
+	// process cannot otherwise reach. The seccomp filter refuses them too; this limit also
+	// holds where it cannot be installed. Counts are per user namespace, so 0 here binds
+	// only the sandbox, and only in a user namespace of its own: outside one, this file is
+	// the host's. Older kernels refuse the write.
+	if s.UserNS && os.WriteFile("/proc/sys/user/max_user_namespaces", []byte("0"), 0) == nil {
 		active = append(active, "no nested user namespaces")
 	}
 	if err := unix.Sethostname([]byte("openworker")); err != nil {
@@ -247,6 +255,11 @@ func buildWall(s *wallSetup, conn int) (int, []string, error) {
 		return 0, nil, step("landlock", err)
 	}
 	active = append(active, ll)
+	if on, err := applySeccomp(); err != nil {
+		return 0, nil, step("install the seccomp filter", err)
+	} else if on {
+		active = append(active, "seccomp (no new user namespaces, no kernel keyrings)")
+	}
 
 	// The listener goes to the provider and is closed here before the runner exists, so no
 	// process inside ever holds it.
@@ -525,9 +538,13 @@ const (
 )
 
 // dropCapabilities leaves this thread (and so the runner forked from it) with no
-// capabilities in any set, unable to gain them by executing anything. Without this a
-// runner could remount its read-only folders writable: it would hold CAP_SYS_ADMIN over
-// the sandbox's own mount namespace.
+// capabilities in any set, unable to gain them by executing anything, and every other thread
+// of this process with none either. Without this a runner could remount its read-only
+// folders writable: it would hold CAP_SYS_ADMIN over the sandbox's own mount namespace.
+//
+// The other threads run only this process's own Go code and never start a program, but
+// they must not keep what a builder without a user namespace of its own holds: the host's
+// capabilities. Capabilities belong to each thread, so the last step runs on all of them.
 func dropCapabilities() error {
 	bits := secbitNoroot | secbitNorootLocked | secbitNoSetuidFixup | secbitNoSetuidFixupLocked |
 		secbitKeepCapsLocked | secbitNoCapAmbientRaise | secbitNoCapAmbientLocked
@@ -547,7 +564,10 @@ func dropCapabilities() error {
 	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
-	return unix.Capset(&hdr, &data[0])
+	if _, _, errno := psx.Syscall3(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); errno != 0 {
+		return fmt.Errorf("capset on every thread: %w", errno)
+	}
+	return nil
 }
 
 func startRunner(r runnerSetup, connFD int) (int, error) {

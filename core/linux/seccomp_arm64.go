@@ -1,0 +1,10 @@
+//go:build linux
+
+package linux
+
+import "golang.org/x/sys/unix"
+
+const (
+	seccompArch = unix.AUDIT_ARCH_AARCH64
+	seccompX32  = 0
+)
