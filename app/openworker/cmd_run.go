@@ -139,7 +139,8 @@ func cmdRun(args []string) error {
 	if err != nil {
 		return err
 	}
-	defer s.End()
+	// The process exits right after: the sandbox need not be waited for if nothing runs in it.
+	defer s.EndBeforeExit()
 	go func() {
 		<-ctx.Done()
 		s.End() // an interrupt ends everything behind the wall

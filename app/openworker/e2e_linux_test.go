@@ -145,6 +145,69 @@ func TestRunWritesTheProjectAndHidesTheHome(t *testing.T) {
 	}
 }
 
+// run ends everything the command started before it exits. A command that leaves a process
+// behind is waited for until the kernel has ended it; one that leaves nothing lets run exit
+// without waiting for the sandbox's first process to finish dying, which it then does.
+func TestRunEndsEverythingItStarted(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	before := privateTmps(t)
+	builders := processes("openworker-linux-wall")
+
+	marker := fmt.Sprint(time.Now().UnixNano() % 1e6)
+	out, errs, code := w.run("run", "--", "sh", "-c", "sleep 3"+marker+" >/dev/null 2>&1 & echo started")
+	if code != 0 || out != "started\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if left := processes("sleep", "3"+marker); len(left) > 0 {
+		t.Fatalf("the command's background process is still there after run: PIDs %v", left)
+	}
+
+	if _, errs, code := w.run("run", "--", "true"); code != 0 {
+		t.Fatalf("run -- true: exit %d: %s", code, errs)
+	}
+	for p := range privateTmps(t) {
+		if !before[p] {
+			t.Fatalf("private tmp %s left behind after run", p)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var left []int
+		for pid := range processes("openworker-linux-wall") {
+			if !builders[pid] {
+				left = append(left, pid)
+			}
+		}
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sandbox first processes still there 5 s after run: PIDs %v", left)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// processes returns the PIDs of the live processes whose command line is exactly argv.
+func processes(argv ...string) map[int]bool {
+	want := []byte(strings.Join(argv, "\x00") + "\x00")
+	pids := map[int]bool{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		var pid int
+		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err == nil && bytes.Equal(b, want) && !bytes.Contains(stat, []byte(") Z ")) {
+			pids[pid] = true
+		}
+	}
+	return pids
+}
+
 func TestRunEnvironmentHasNoSecrets(t *testing.T) {
 	w := newWorld(t)
 	requireSandbox(t, w)

@@ -1,10 +1,12 @@
 package linux
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"sync"
 	"unsafe"
 
@@ -33,12 +35,41 @@ func serveRunner(r runnerSetup, connFD int) int {
 	children := newReaper()
 	defer children.stop()
 	conn := os.NewFile(uintptr(connFD), "runner-conn")
-	srv := runner.NewServer(runner.Config{Dir: r.Dir, Env: r.Env, Guard: guard, Children: children})
+	srv := runner.NewServer(runner.Config{Dir: r.Dir, Env: r.Env, Guard: guard, Children: children, Idle: alone})
 	if err := srv.Serve(conn); err != nil {
 		fmt.Fprintln(os.Stderr, "openworker runner:", err)
 		return 1
 	}
 	return 0
+}
+
+// alone says whether this process, the sandbox's init, is all that runs in the sandbox:
+// every other process its /proc lists has exited (a zombie the reaper has not collected yet
+// runs nothing).
+func alone() bool {
+	f, err := os.Open("/proc")
+	if err != nil {
+		return false
+	}
+	names, err := f.Readdirnames(-1)
+	f.Close()
+	if err != nil {
+		return false
+	}
+	self := strconv.Itoa(os.Getpid())
+	for _, name := range names {
+		if name == self || name[0] < '0' || name[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + name + "/stat")
+		if err != nil {
+			continue // gone since the listing
+		}
+		if _, rest, ok := bytes.Cut(b, []byte(") ")); !ok || len(rest) == 0 || rest[0] != 'Z' {
+			return false
+		}
+	}
+	return true
 }
 
 // reaper collects the exit status of every child that is not one of the runner's own

@@ -105,6 +105,31 @@ func TestServedRunnerIsBehindTheWall(t *testing.T) {
 	}
 }
 
+// An exec's result says whether anything else still runs in the sandbox once the command
+// has ended: `openworker run` waits for the sandbox to be taken down only when something does.
+func TestServedRunnerSaysWhenTheSandboxIsIdle(t *testing.T) {
+	w := newWorld(t)
+	p := w.policy(t, policy.None, 0)
+	c, _ := startServed(t, &Provider{}, w, p)
+	if r := execIn(t, c, "true"); !r.Idle {
+		t.Error("nothing else runs, yet the result does not say idle")
+	}
+	if r := execIn(t, c, "sleep 30 >/dev/null 2>&1 & echo $! > bg.pid"); r.Idle {
+		t.Error("a background sleep runs, yet the result says idle")
+	}
+	if r := execIn(t, c, "true"); r.Idle {
+		t.Error("the background sleep still runs, yet the next result says idle")
+	}
+	execIn(t, c, "kill $(cat bg.pid)")
+	deadline := time.Now().Add(5 * time.Second)
+	for !execIn(t, c, "true").Idle {
+		if time.Now().After(deadline) {
+			t.Fatal("the killed sleep ended, yet no result says idle")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // No thread of the sandbox's first process keeps a capability once the wall stands: the
 // threads other than the walled one never start a program, but without a user namespace of
 // its own they would hold the host's capabilities, seen here from the host.

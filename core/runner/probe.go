@@ -1,14 +1,15 @@
 package runner
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -16,7 +17,7 @@ const dialProbeTimeout = 300 * time.Millisecond
 
 // probe runs the wall check's probes from inside. Each Check says whether the wall behaved
 // as it must; the core, outside, decides what a failure means.
-func probe(ctx context.Context, a *ProbeArgs) []Check {
+func probe(a *ProbeArgs) []Check {
 	var out []Check
 	var b [8]byte
 	_, _ = rand.Read(b[:])
@@ -69,9 +70,7 @@ func probe(ctx context.Context, a *ProbeArgs) []Check {
 	}
 	for _, addr := range a.Unreachable {
 		c := Check{Name: "canary unreachable", Target: addr}
-		conn, err := (&net.Dialer{Timeout: dialProbeTimeout}).DialContext(ctx, "tcp", addr)
-		if err == nil {
-			conn.Close()
+		if err := connect(addr, dialProbeTimeout); err == nil {
 			c.Detail = "accepted a connection"
 		} else {
 			c.OK = true
@@ -81,16 +80,59 @@ func probe(ctx context.Context, a *ProbeArgs) []Check {
 	}
 	for _, addr := range a.Reachable {
 		c := Check{Name: "proxy reachable", Target: addr}
-		conn, err := (&net.Dialer{Timeout: 2 * time.Second}).DialContext(ctx, "tcp", addr)
-		if err != nil {
+		if err := connect(addr, 2*time.Second); err != nil {
 			c.Detail = errText(err)
 		} else {
-			conn.Close()
 			c.OK = true
 		}
 		out = append(out, c)
 	}
 	return out
+}
+
+// connect opens a TCP connection to addr, a literal IP and port, and closes it. It is one
+// blocking connect on this thread, not a dial through the network poller: on loopback the
+// kernel completes it within the call, and a runner that serves from a locked thread would
+// otherwise hand its thread over and back to wait for it.
+func connect(addr string, timeout time.Duration) error {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return err
+	}
+	ip := ap.Addr().Unmap()
+	var sa syscall.Sockaddr
+	family := syscall.AF_INET
+	if ip.Is4() {
+		sa = &syscall.SockaddrInet4{Port: int(ap.Port()), Addr: ip.As4()}
+	} else {
+		family = syscall.AF_INET6
+		sa = &syscall.SockaddrInet6{Port: int(ap.Port()), Addr: ip.As16()}
+	}
+	syscall.ForkLock.RLock()
+	fd, err := syscall.Socket(family, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		syscall.CloseOnExec(fd)
+	}
+	syscall.ForkLock.RUnlock()
+	if err != nil {
+		return os.NewSyscallError("socket", err)
+	}
+	defer syscall.Close(fd)
+	// A blocking connect gives up after the send timeout.
+	tv := syscall.NsecToTimeval(timeout.Nanoseconds())
+	if err := syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_SNDTIMEO, &tv); err != nil {
+		return os.NewSyscallError("setsockopt", err)
+	}
+	for {
+		err = syscall.Connect(fd, sa)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return os.NewSyscallError("connect", err)
+	}
+	return nil
 }
 
 func errText(err error) string {
@@ -100,6 +142,10 @@ func errText(err error) string {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
 		return pe.Err.Error()
+	}
+	var se *os.SyscallError
+	if errors.As(err, &se) {
+		return se.Err.Error()
 	}
 	var oe *net.OpError
 	if errors.As(err, &oe) && oe.Err != nil {

@@ -98,6 +98,10 @@ type Result struct {
 	StderrTruncated int64         `json:"stderr_truncated,omitempty"`
 	TimedOut        bool          `json:"timed_out,omitempty"`
 	Dir             string        `json:"dir,omitempty"` // the working folder after the command
+	// Idle says that once the command ended nothing else ran in the sandbox: whatever it
+	// started had ended too. Only a runner that is its sandbox's init can tell; the others
+	// leave it false.
+	Idle bool `json:"idle,omitempty"`
 	// read
 	Content []byte `json:"content,omitempty"`
 	Size    int64  `json:"size,omitempty"`

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,6 +49,9 @@ type Config struct {
 	// Children, when set, starts every command, for a runner that is also its sandbox's
 	// init and reaps orphans.
 	Children Children
+	// Idle, when set, says whether nothing but the runner runs in the sandbox; an exec's
+	// result carries its answer once the command has ended.
+	Idle func() bool
 }
 
 // Children starts a runner's commands in a process that also reaps orphans.
@@ -66,11 +68,12 @@ type Server struct {
 	mu    sync.Mutex // one tool call at a time: shell state is sequential
 	shell *shell
 	guard func() error
+	idle  func() bool
 }
 
 // NewServer returns a server whose shell starts as cfg says.
 func NewServer(cfg Config) *Server {
-	return &Server{shell: newShell(cfg), guard: cfg.Guard}
+	return &Server{shell: newShell(cfg), guard: cfg.Guard, idle: cfg.Idle}
 }
 
 // Serve reads requests from rw and answers them until EOF.
@@ -111,7 +114,11 @@ func (s *Server) handle(req *Request, send func(*Response)) (*Result, error) {
 	}
 	switch {
 	case req.Tool == ToolExec && req.Exec != nil:
-		return s.shell.exec(req.ID, req.Exec, send)
+		res, err := s.shell.exec(req.ID, req.Exec, send)
+		if err == nil && s.idle != nil {
+			res.Idle = s.idle()
+		}
+		return res, err
 	case req.Tool == ToolRead && req.Read != nil:
 		return readFile(s.shell.abs(req.Read.Path), req.Read.Offset, req.Read.Limit)
 	case req.Tool == ToolWrite && req.Write != nil:
@@ -119,7 +126,7 @@ func (s *Server) handle(req *Request, send func(*Response)) (*Result, error) {
 	case req.Tool == ToolList && req.List != nil:
 		return listDir(s.shell.abs(req.List.Path))
 	case req.Tool == ToolProbe && req.Probe != nil:
-		return &Result{Checks: probe(context.Background(), req.Probe)}, nil
+		return &Result{Checks: probe(req.Probe)}, nil
 	}
 	return nil, fmt.Errorf("unknown tool %q or missing arguments", req.Tool)
 }

@@ -61,9 +61,11 @@ type Session struct {
 	client    *runner.Client
 	conn      *os.File
 	stateLost bool
-	ended     bool
-	active    []string
-	lock      *os.File
+	// idle: the last command left nothing else running in the sandbox (see EndBeforeExit).
+	idle   bool
+	ended  bool
+	active []string
+	lock   *os.File
 }
 
 // RefusedError is a session the wall check (or the wall's construction) refused.

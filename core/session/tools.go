@@ -68,6 +68,9 @@ func (s *Session) call(req *runner.Request, onChunk func(string, []byte), summar
 		return nil, fmt.Errorf("session %s: %w", s.ID, err)
 	}
 	s.stateLost = false
+	if req.Tool == runner.ToolExec {
+		s.idle = res.Idle
+	}
 	out.Blocked = s.blockedBetween(start, end)
 	stopDenials(out)
 	ev := audit.Event{Type: audit.ToolCall, Session: s.ID, Tool: req.Tool, Summary: summary,
@@ -160,6 +163,7 @@ func (s *Session) AddFolder(ctx context.Context, dir string, writable bool) erro
 	s.stopRunner()
 	s.spec = spec
 	s.stateLost = true
+	s.idle = false
 	prov := s.m.opts.Providers[s.Enforcement]
 	if err := s.startRunner(ctx, prov); err != nil {
 		s.mu.Unlock()
@@ -191,26 +195,55 @@ func (s *Session) stopRunner() {
 
 // End stops everything and deletes the private tmp folder, and with it every copy made for
 // the session. It is safe to call more than once.
-func (s *Session) End() {
+func (s *Session) End() { s.end(false) }
+
+// EndBeforeExit is End for a process that exits next, as `openworker run` does. When the
+// last command left nothing else running in the sandbox, its init (the runner, which starts
+// nothing unasked) is killed and not waited for: nothing of the session runs any more, the
+// kernel finishes taking the sandbox down once this process is gone, and the private tmp,
+// which nothing inside can write now, is removed at once. Otherwise it is End.
+func (s *Session) EndBeforeExit() { s.end(true) }
+
+func (s *Session) end(beforeExit bool) {
 	s.mu.Lock()
 	if s.ended {
 		s.mu.Unlock()
 		return
 	}
 	s.ended = true
+	idle := s.idle
 	s.mu.Unlock()
+	if beforeExit && idle && s.proc != nil {
+		_ = s.proc.Kill()
+		s.client.Close()
+		s.client, s.proc = nil, nil
+	}
 	s.teardown()
 	s.m.remove(s.ID)
 	s.m.audit(audit.Event{Type: audit.SessionEnded, Session: s.ID, Enforcement: string(s.Enforcement), Network: string(s.Network)})
 }
 
 func (s *Session) teardown() {
+	// The private tmp is removed while the kernel takes the sandbox down. A process still
+	// dying may write there meanwhile; once the sandbox is empty nothing can, and what is
+	// left is removed then.
+	if s.proc != nil {
+		_ = s.proc.Kill()
+	}
+	removed := make(chan struct{})
+	go func() {
+		if s.tmp != "" {
+			_ = removeAll(s.tmp)
+		}
+		close(removed)
+	}()
 	s.stopRunner()
+	<-removed
+	if _, err := os.Lstat(s.tmp); s.tmp != "" && err == nil {
+		_ = removeAll(s.tmp)
+	}
 	if s.proxy != nil {
 		_ = s.proxy.Close()
-	}
-	if s.tmp != "" {
-		_ = removeAll(s.tmp)
 	}
 	if s.lock != nil {
 		_ = os.Remove(filepath.Join(s.m.opts.StateDir, "sessions", s.ID+".json"))
