@@ -135,23 +135,20 @@ func cmdRun(args []string) error {
 	defer log.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	s, err := m.Start(ctx, spec)
-	if err != nil {
-		return err
-	}
-	// The process exits right after: the sandbox need not be waited for if nothing runs in it.
-	defer s.EndBeforeExit()
-	go func() {
-		<-ctx.Done()
-		s.End() // an interrupt ends everything behind the wall
-	}()
-	res, err := s.Exec(runner.ExecArgs{Argv: argv, Timeout: *timeout, MaxOutput: 1}, func(stream string, data []byte) {
+	// The command goes with the wall check: it runs as soon as the wall is proved. An
+	// interrupt (ctx) ends everything behind the wall.
+	s, res, err := m.StartExec(ctx, spec, runner.ExecArgs{Argv: argv, Timeout: *timeout, MaxOutput: 1}, func(stream string, data []byte) {
 		if stream == "stderr" {
 			os.Stderr.Write(data)
 		} else {
 			os.Stdout.Write(data)
 		}
 	})
+	if s == nil {
+		return err
+	}
+	// The process exits right after: the sandbox need not be waited for if nothing runs in it.
+	defer s.EndBeforeExit()
 	if ctx.Err() != nil {
 		return exitError{130}
 	}

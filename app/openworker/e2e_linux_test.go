@@ -155,11 +155,11 @@ func TestRunEndsEverythingItStarted(t *testing.T) {
 	builders := processes("openworker-linux-wall")
 
 	marker := fmt.Sprint(time.Now().UnixNano() % 1e6)
-	out, errs, code := w.run("run", "--", "sh", "-c", "sleep 3"+marker+" >/dev/null 2>&1 & echo started")
+	out, errs, code := w.run("run", "--", "sh", "-c", "sleep 300."+marker+" >/dev/null 2>&1 & echo started")
 	if code != 0 || out != "started\n" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
 	}
-	if left := processes("sleep", "3"+marker); len(left) > 0 {
+	if left := processes("sleep", "300."+marker); len(left) > 0 {
 		t.Fatalf("the command's background process is still there after run: PIDs %v", left)
 	}
 
@@ -186,6 +186,39 @@ func TestRunEndsEverythingItStarted(t *testing.T) {
 			t.Fatalf("sandbox first processes still there 5 s after run: PIDs %v", left)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Ctrl-C on run ends the command behind the wall at once, not when it finishes.
+func TestRunStopsOnInterrupt(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	marker := fmt.Sprint(time.Now().UnixNano() % 1e6)
+	c := w.cmd("run", "--", "sh", "-c", "echo started; exec sleep 9."+marker)
+	stdout, err := c.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(stdout).ReadString('\n')
+	if line != "started\n" {
+		c.Process.Kill()
+		c.Wait()
+		t.Fatalf("first line %q", line)
+	}
+	start := time.Now()
+	c.Process.Signal(os.Interrupt)
+	err = c.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("after Ctrl-C: %v, want exit status 130", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("run took %v to stop after Ctrl-C", d)
+	}
+	if left := processes("sleep", "9."+marker); len(left) > 0 {
+		t.Errorf("the command still runs after run stopped: PIDs %v", left)
 	}
 }
 

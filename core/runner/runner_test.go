@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -153,5 +154,15 @@ func TestProbe(t *testing.T) {
 	}
 	if des, _ := os.ReadDir(dir); len(des) != 0 {
 		t.Errorf("probe left %d files behind", len(des))
+	}
+	// The check failed (home can be listed): the runner carries out nothing after it, not
+	// even a call the core sent before it read the check's answer.
+	_, err = c.Call(&Request{Tool: ToolExec, Exec: &ExecArgs{Command: "touch ran"}}, nil)
+	var te *ToolError
+	if !errors.As(err, &te) || !strings.Contains(te.Msg, "the wall check failed (home hidden") {
+		t.Errorf("exec after a failed wall check: %v, want a refusal naming the check", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+		t.Error("the command ran after the wall check failed")
 	}
 }

@@ -69,6 +69,9 @@ type Server struct {
 	shell *shell
 	guard func() error
 	idle  func() bool
+	// refused is set by a wall check that failed: no call is carried out after it. The
+	// core may send a call right behind the check without waiting for its answer.
+	refused error
 }
 
 // NewServer returns a server whose shell starts as cfg says.
@@ -112,6 +115,9 @@ func (s *Server) handle(req *Request, send func(*Response)) (*Result, error) {
 			return nil, err
 		}
 	}
+	if s.refused != nil {
+		return nil, s.refused
+	}
 	switch {
 	case req.Tool == ToolExec && req.Exec != nil:
 		res, err := s.shell.exec(req.ID, req.Exec, send)
@@ -126,7 +132,14 @@ func (s *Server) handle(req *Request, send func(*Response)) (*Result, error) {
 	case req.Tool == ToolList && req.List != nil:
 		return listDir(s.shell.abs(req.List.Path))
 	case req.Tool == ToolProbe && req.Probe != nil:
-		return &Result{Checks: probe(req.Probe)}, nil
+		checks := probe(req.Probe)
+		for _, c := range checks {
+			if !c.OK {
+				s.refused = fmt.Errorf("runner: the wall check failed (%s %s: %s); this runner carries out no more calls", c.Name, c.Target, c.Detail)
+				break
+			}
+		}
+		return &Result{Checks: checks}, nil
 	}
 	return nil, fmt.Errorf("unknown tool %q or missing arguments", req.Tool)
 }

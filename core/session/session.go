@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -61,6 +62,8 @@ type Session struct {
 	client    *runner.Client
 	conn      *os.File
 	stateLost bool
+	// live is proc for Interrupt, which cannot wait for mu.
+	live atomic.Pointer[sandbox.Process]
 	// idle: the last command left nothing else running in the sandbox (see EndBeforeExit).
 	idle   bool
 	ended  bool
@@ -89,7 +92,28 @@ func newID() string {
 }
 
 // Start starts a session: it refuses when the wall cannot be built or proved.
-func (m *Manager) Start(ctx context.Context, spec Spec) (_ *Session, err error) {
+func (m *Manager) Start(ctx context.Context, spec Spec) (*Session, error) {
+	return m.start(ctx, spec, nil)
+}
+
+// StartExec starts a session as Start does and runs one command in it, sent right behind
+// the wall check with no round trip between: the runner refuses every call after a failed
+// check, so the command runs only behind a wall that was proved. When the check fails the
+// session is refused as by Start, and the command never ran.
+func (m *Manager) StartExec(ctx context.Context, spec Spec, a runner.ExecArgs, onChunk func(stream string, data []byte)) (*Session, *Result, error) {
+	first := execCall(a, onChunk)
+	s, err := m.start(ctx, spec, first)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer context.AfterFunc(ctx, s.Interrupt)()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res, err := s.receive(first)
+	return s, res, err
+}
+
+func (m *Manager) start(ctx context.Context, spec Spec, first *pending) (_ *Session, err error) {
 	prov, ok := m.opts.Providers[spec.Provider]
 	if !ok {
 		return nil, fmt.Errorf("sandbox provider %q is not available on this machine", spec.Provider)
@@ -128,7 +152,7 @@ func (m *Manager) Start(ctx context.Context, spec Spec) (_ *Session, err error) 
 		}
 		s.proxyURL = px.URL(s.port)
 	}
-	if err := s.startRunner(ctx, prov); err != nil {
+	if err := s.startRunner(ctx, prov, first); err != nil {
 		return nil, err
 	}
 	m.add(s)
@@ -169,7 +193,9 @@ func (s *Session) makeTmp() error {
 	return err
 }
 
-func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider) error {
+// startRunner starts the runner behind a new wall and proves the wall. first, when set, is
+// sent once the runner runs, before the wall check's answer is read.
+func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first *pending) error {
 	m := s.m
 	dir := s.spec.Dir
 	if dir == "" && len(s.spec.Writable) > 0 {
@@ -225,6 +251,7 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider) error 
 	}
 	theirs.Close()
 	s.pol, s.proc, s.client, s.conn, s.active = pol, proc, client, ours, proc.Active()
+	s.live.Store(&proc)
 	if l := proc.ProxyListener(); l != nil {
 		if s.proxy == nil {
 			l.Close()
@@ -232,10 +259,21 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider) error 
 			go s.proxy.Serve(l)
 		}
 	}
+	if first != nil {
+		if err := s.send(first); err != nil {
+			return err
+		}
+	}
 	if check == nil {
 		return nil
 	}
-	return check.result(client)
+	if err := check.result(client); err != nil {
+		if first != nil {
+			first.stopDenials(&Result{})
+		}
+		return err
+	}
+	return nil
 }
 
 // wallCheck is the wall check from inside, sent to the runner: every session folder

@@ -54,9 +54,36 @@ func (s *Session) call(req *runner.Request, onChunk func(string, []byte), summar
 	if s.ended {
 		return nil, ErrEnded
 	}
-	start := time.Now()
-	stopDenials := s.startDenials(onChunk)
-	res, err := s.client.Call(req, onChunk)
+	p := &pending{req: req, onChunk: onChunk, summary: summary}
+	if err := s.send(p); err != nil {
+		return nil, err
+	}
+	return s.receive(p)
+}
+
+// pending is a tool call sent to the runner and not yet answered.
+type pending struct {
+	req         *runner.Request
+	onChunk     func(string, []byte)
+	summary     string
+	start       time.Time
+	stopDenials func(*Result)
+}
+
+func (s *Session) send(p *pending) error {
+	p.start = time.Now()
+	p.stopDenials = s.startDenials(p.onChunk)
+	if err := s.client.Send(p.req); err != nil {
+		p.stopDenials(&Result{})
+		return fmt.Errorf("session %s: %w", s.ID, err)
+	}
+	return nil
+}
+
+// receive waits for p's answer and fills in what the outside knows; s.mu is held.
+func (s *Session) receive(p *pending) (*Result, error) {
+	req, start, stopDenials, summary := p.req, p.start, p.stopDenials, p.summary
+	res, err := s.client.Receive(req, p.onChunk)
 	end := time.Now()
 	out := &Result{Result: res, Tool: req.Tool, Session: s.ID, Enforcement: s.Enforcement, Network: s.Network, ShellStateLost: s.stateLost}
 	var te *runner.ToolError
@@ -105,12 +132,17 @@ func (s *Session) blockedBetween(from, to time.Time) []Blocked {
 
 // Exec runs a shell command (or argv) behind the wall.
 func (s *Session) Exec(a runner.ExecArgs, onChunk func(stream string, data []byte)) (*Result, error) {
+	p := execCall(a, onChunk)
+	return s.call(p.req, p.onChunk, p.summary)
+}
+
+func execCall(a runner.ExecArgs, onChunk func(stream string, data []byte)) *pending {
 	a.Stream = onChunk != nil
 	summary := a.Command
 	if len(a.Argv) > 0 {
 		summary = strings.Join(a.Argv, " ")
 	}
-	return s.call(&runner.Request{Tool: runner.ToolExec, Exec: &a}, onChunk, truncate(summary, 200))
+	return &pending{req: &runner.Request{Tool: runner.ToolExec, Exec: &a}, onChunk: onChunk, summary: truncate(summary, 200)}
 }
 
 // Read reads part of a file.
@@ -165,7 +197,7 @@ func (s *Session) AddFolder(ctx context.Context, dir string, writable bool) erro
 	s.stateLost = true
 	s.idle = false
 	prov := s.m.opts.Providers[s.Enforcement]
-	if err := s.startRunner(ctx, prov); err != nil {
+	if err := s.startRunner(ctx, prov, nil); err != nil {
 		s.mu.Unlock()
 		s.End()
 		s.mu.Lock()
@@ -190,6 +222,16 @@ func (s *Session) stopRunner() {
 		case <-time.After(5 * time.Second):
 		}
 		s.proc = nil
+		s.live.Store(nil)
+	}
+}
+
+// Interrupt kills everything behind the wall at once, as Ctrl-C does to `openworker run`.
+// It does not wait for a call in progress, which returns with an error; End then finishes
+// the session.
+func (s *Session) Interrupt() {
+	if p := s.live.Load(); p != nil {
+		_ = (*p).Kill()
 	}
 }
 
@@ -217,6 +259,7 @@ func (s *Session) end(beforeExit bool) {
 		_ = s.proc.Kill()
 		s.client.Close()
 		s.client, s.proc = nil, nil
+		s.live.Store(nil)
 	}
 	s.teardown()
 	s.m.remove(s.ID)
