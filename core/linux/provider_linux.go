@@ -354,6 +354,22 @@ func (pr *process) Pid() int { return pr.cmd.Process.Pid }
 // allowlist mode; nil otherwise. It is closed by Wait.
 func (pr *process) ProxyListener() net.Listener { return pr.ln }
 
+var _ sandbox.Abandoner = (*process)(nil)
+
+// Abandon is Kill for a caller that will not wait: the sandbox's mount namespace is let go
+// first, so that the kernel unmounts the wall as part of PID 1's exit, not when the caller,
+// holding the last reference, exits.
+func (pr *process) Abandon() error {
+	pr.mu.Lock()
+	ns := pr.mntns
+	pr.mntns = nil
+	pr.mu.Unlock()
+	if ns != nil {
+		ns.Close()
+	}
+	return pr.Kill()
+}
+
 // Kill ends every process in the sandbox: killing a PID namespace's init makes the kernel
 // kill all the others, whatever session or process group they moved to.
 func (pr *process) Kill() error {

@@ -88,3 +88,10 @@ type Process interface {
 	// Active lists the parts of the wall in force ("namespaces", "landlock ABI 6", ...).
 	Active() []string
 }
+
+// Abandoner is a Process that can be killed for a caller that will not wait for it (a
+// process about to exit): Abandon kills it as Kill does and lets go of what the caller held
+// only to make Wait quick, so that the kernel finishes the teardown off the caller's path.
+type Abandoner interface {
+	Abandon() error
+}

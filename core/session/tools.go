@@ -256,7 +256,11 @@ func (s *Session) end(beforeExit bool) {
 	idle := s.idle
 	s.mu.Unlock()
 	if beforeExit && idle && s.proc != nil {
-		_ = s.proc.Kill()
+		if a, ok := s.proc.(sandbox.Abandoner); ok {
+			_ = a.Abandon()
+		} else {
+			_ = s.proc.Kill()
+		}
 		s.client.Close()
 		s.client, s.proc = nil, nil
 		s.live.Store(nil)
