@@ -183,11 +183,11 @@ func (s *Session) makeTmp() error {
 		os.RemoveAll(tmp)
 		return err
 	}
+	// The tool caches' folder (see BuildEnv) is left to the tools, each of which makes its
+	// cache folder when it is missing: making and removing folders is slow on some disks.
 	s.home = filepath.Join(s.tmp, "home")
-	for _, d := range []string{s.home, filepath.Join(s.tmp, "cache")} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			return err
-		}
+	if err := os.Mkdir(s.home, 0o700); err != nil {
+		return err
 	}
 	s.lock, err = s.m.claim(s.ID, s.tmp)
 	return err
