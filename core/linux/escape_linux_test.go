@@ -445,6 +445,25 @@ curl -sS --noproxy '*' --max-time 3 http://%s/; echo " direct=$?"`, port, oln.Ad
 	}
 }
 
+// Commands in allowlist and none mode run in a network of their own (made by the builder's
+// clone, or joined by it when a root caller made it while the builder started); in open mode,
+// in the host's.
+func TestNetworkNamespace(t *testing.T) {
+	w := newWorld(t)
+	host, err := os.Readlink("/proc/self/ns/net")
+	must(t, err)
+	for _, n := range []policy.Network{policy.Allowlist, policy.None, policy.Open} {
+		out, code := run(t, w, w.policy(t, n, 18081), `readlink /proc/self/ns/net`)
+		inside := strings.TrimSpace(out)
+		if code != 0 || !strings.HasPrefix(inside, "net:[") {
+			t.Fatalf("%s: exit %d: %s", n, code, out)
+		}
+		if (inside == host) != (n == policy.Open) {
+			t.Errorf("%s mode: the command's network namespace is %s, the host's %s", n, inside, host)
+		}
+	}
+}
+
 func TestNoListenerOutsideAllowlist(t *testing.T) {
 	w := newWorld(t)
 	for _, n := range []policy.Network{policy.None, policy.Open} {

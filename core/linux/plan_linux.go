@@ -23,6 +23,11 @@ type wallSetup struct {
 	Stderr bool
 	// UserNS says the builder runs in a user namespace of its own (see ownUserNS).
 	UserNS bool
+	// NetNS says the setup message carries, last, the network namespace the builder joins
+	// (see launch); without it the builder was started in a new one.
+	NetNS bool
+	// netnsFD is that namespace, once received.
+	netnsFD int
 }
 
 // mountStep binds one host path (Src) at Dst inside the new root.

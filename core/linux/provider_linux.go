@@ -42,23 +42,30 @@ func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 	}
 	setup.Stderr = spec.Stderr != nil
 	setup.UserNS = ownUserNS()
-	payload, err := json.Marshal(setup)
-	if err != nil {
-		return nil, fmt.Errorf("linux sandbox: encode the wall's setup: %w", err)
-	}
 	b, err := pv.builder(p.Network != policy.Open)
 	if err != nil {
 		return nil, err
 	}
 	defer b.setup.Close()
+	defer b.closeNetNS() // the builder has its own once the setup is sent
+	setup.NetNS = b.netns != nil
+	payload, err := json.Marshal(setup)
+	if err != nil {
+		b.discard()
+		return nil, fmt.Errorf("linux sandbox: encode the wall's setup: %w", err)
+	}
 	// The runner's socket and the error output travel with the setup: a builder started
-	// ahead of the session had neither yet.
+	// ahead of the session had neither yet. So does the network namespace made after the
+	// builder started.
 	var files []int
 	if spec.Conn != nil {
 		files = append(files, int(spec.Conn.Fd()))
 	}
 	if spec.Stderr != nil {
 		files = append(files, int(spec.Stderr.Fd()))
+	}
+	if b.netns != nil {
+		files = append(files, int(b.netns.Fd()))
 	}
 	var rights []byte
 	if len(files) > 0 {
@@ -69,6 +76,7 @@ func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 	// the caller's files stay theirs, and in use until here.
 	runtime.KeepAlive(spec.Conn)
 	runtime.KeepAlive(spec.Stderr)
+	runtime.KeepAlive(b.netns)
 	if err != nil {
 		b.discard()
 		return nil, fmt.Errorf("linux sandbox: send the wall's setup (%d bytes): %w", len(payload), err)
@@ -119,13 +127,24 @@ type spare struct {
 type builder struct {
 	proc  *process
 	setup *net.UnixConn
+	// netns is the network namespace the builder joins, made after it started; nil when it
+	// was started in one, or needs none.
+	netns *os.File
 }
 
 // discard ends a builder and everything it started.
 func (b *builder) discard() {
 	b.setup.Close()
+	b.closeNetNS()
 	b.proc.Kill()
 	b.proc.Wait()
+}
+
+func (b *builder) closeNetNS() {
+	if b.netns != nil {
+		b.netns.Close()
+		b.netns = nil
+	}
 }
 
 // builder takes the prepared builder when it has the right network namespace, or starts one.
@@ -194,7 +213,16 @@ func launch(netns bool) (*builder, error) {
 	conn := c.(*net.UnixConn)
 
 	flags := uintptr(unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
-	if netns {
+	userns := ownUserNS()
+	// A new network namespace takes the kernel most of a millisecond to make. A builder with
+	// a user namespace of its own must be started in it (only that user namespace's
+	// capabilities reach it); a root caller's builder starts without, and the namespace is
+	// made while it boots and sent to it with the setup.
+	joinNetNS := netns && !userns
+	var netnsMade <-chan madeNetNS
+	if joinNetNS {
+		netnsMade = newNetNS()
+	} else if netns {
 		flags |= unix.CLONE_NEWNET
 	}
 	attr := &syscall.SysProcAttr{
@@ -203,7 +231,6 @@ func launch(netns bool) (*builder, error) {
 		Pdeathsig: syscall.SIGKILL,
 		Setsid:    true,
 	}
-	userns := ownUserNS()
 	if userns {
 		attr.Cloneflags |= unix.CLONE_NEWUSER
 		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
@@ -222,6 +249,11 @@ func launch(netns bool) (*builder, error) {
 	}
 	if err := cmd.Start(); err != nil {
 		conn.Close()
+		if netnsMade != nil {
+			if m := <-netnsMade; m.f != nil {
+				m.f.Close()
+			}
+		}
 		if !userns {
 			return nil, fmt.Errorf("linux sandbox: create the namespaces: %w; the session cannot run behind the wall", err)
 		}
@@ -231,7 +263,59 @@ func launch(netns bool) (*builder, error) {
 	}
 	proc := &process{cmd: cmd, done: make(chan struct{})}
 	go proc.wait()
-	return &builder{proc: proc, setup: conn}, nil
+	b := &builder{proc: proc, setup: conn}
+	if netnsMade != nil {
+		m := <-netnsMade
+		if m.err != nil {
+			b.discard()
+			return nil, fmt.Errorf("linux sandbox: create the network namespace: %w; the session cannot run behind the wall", m.err)
+		}
+		b.netns = m.f
+	}
+	return b, nil
+}
+
+// madeNetNS is a network namespace, open, or why it could not be made.
+type madeNetNS struct {
+	f   *os.File
+	err error
+}
+
+// newNetNS makes a network namespace, on a goroutine of its own, and sends it open. The
+// thread that makes it enters it and comes back to this process's own before any other
+// goroutine may run on it. It must not end instead: a child's death signal (Pdeathsig)
+// follows the thread that started the child, which may be this one.
+func newNetNS() <-chan madeNetNS {
+	type made = madeNetNS
+	ch := make(chan made, 1)
+	go func() {
+		runtime.LockOSThread()
+		own, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			runtime.UnlockOSThread()
+			ch <- made{err: err}
+			return
+		}
+		defer own.Close()
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
+			ch <- made{err: err}
+			return
+		}
+		f, err := os.Open("/proc/thread-self/ns/net")
+		if back := unix.Setns(int(own.Fd()), unix.CLONE_NEWNET); back != nil {
+			// The thread cannot go back: it stays locked and parked for good, so that no
+			// goroutine ever runs in the wrong network and no child loses its parent.
+			if f != nil {
+				f.Close()
+			}
+			ch <- made{err: fmt.Errorf("return to this process's network namespace: %w", back)}
+			select {}
+		}
+		runtime.UnlockOSThread()
+		ch <- made{f, err}
+	}()
+	return ch
 }
 
 // handshake reads the builder's reports until the runner has started.

@@ -129,7 +129,7 @@ func closeOnExecFrom(first int) error {
 // (-1 if none) and the error output, which it puts in place of stdout and stderr.
 func readSetup() (*wallSetup, int, error) {
 	buf := make([]byte, 1<<20)
-	oob := make([]byte, unix.CmsgSpace(2*4))
+	oob := make([]byte, unix.CmsgSpace(3*4))
 	n, oobn, flags, _, err := unix.Recvmsg(setupFD, buf, oob, unix.MSG_CMSG_CLOEXEC)
 	if err != nil {
 		return nil, -1, err
@@ -162,6 +162,9 @@ func readSetup() (*wallSetup, int, error) {
 	if s.Stderr {
 		want++
 	}
+	if s.NetNS {
+		want++
+	}
 	if err == nil && len(fds) != want {
 		err = fmt.Errorf("the setup came with %d descriptors, not %d", len(fds), want)
 	}
@@ -180,6 +183,11 @@ func readSetup() (*wallSetup, int, error) {
 		unix.Dup3(fds[0], 1, 0)
 		unix.Dup3(fds[0], 2, 0)
 		unix.Close(fds[0])
+		fds = fds[1:]
+	}
+	s.netnsFD = -1
+	if s.NetNS {
+		s.netnsFD = fds[0]
 	}
 	return &s, conn, nil
 }
@@ -223,6 +231,15 @@ func buildWall(s *wallSetup, conn int) (int, []string, error) {
 	}
 	if err := unix.Sethostname([]byte("openworker")); err != nil {
 		return 0, nil, step("set the host name", err)
+	}
+	if s.netnsFD >= 0 {
+		// This thread, from which the listener is made and every command started, joins
+		// the network namespace made for it; the others never touch the network.
+		err := unix.Setns(s.netnsFD, unix.CLONE_NEWNET)
+		unix.Close(s.netnsFD)
+		if err != nil {
+			return 0, nil, step("join the sandbox's network namespace", err)
+		}
 	}
 	listener := -1
 	if s.Network != policy.Open {
