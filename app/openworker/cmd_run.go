@@ -76,14 +76,14 @@ func (f *sessionFlags) spec(e *env) (session.Spec, error) {
 }
 
 // prepare starts the native wall's first process as soon as the flags are known, so that it
-// boots while the settings are read and the session is made. The network mode is the flag's,
-// or the default when the settings decide; a wrong guess costs only that process, which the
-// session's Start ends and replaces.
-func (f *sessionFlags) prepare() {
+// boots while the settings are read and the session is made; the session's Start on the same
+// provider takes it. The network mode is the flag's, or the default when the settings decide;
+// a wrong guess costs only that process, which Start ends and replaces.
+func (f *sessionFlags) prepare(native sandbox.Provider) {
 	if f.provider != "auto" && f.provider != nativeName() {
 		return
 	}
-	pp, ok := nativeProvider().(sandbox.Preparer)
+	pp, ok := native.(sandbox.Preparer)
 	if !ok {
 		return
 	}
@@ -119,7 +119,8 @@ func cmdRun(args []string) error {
 		fs.Usage()
 		return fmt.Errorf("no command given; put it after --, e.g. openworker run -- ls")
 	}
-	f.prepare()
+	native := nativeProvider()
+	f.prepare(native)
 	e, err := loadEnv()
 	if err != nil {
 		return err
@@ -128,7 +129,7 @@ func cmdRun(args []string) error {
 	if err != nil {
 		return err
 	}
-	m, log, err := e.manager()
+	m, log, err := e.manager(native)
 	if err != nil {
 		return err
 	}

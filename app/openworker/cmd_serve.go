@@ -39,7 +39,7 @@ func cmdServe(args []string) error {
 	defer log.Close()
 	srv := &api.Server{}
 	m, err := session.NewManager(session.Options{
-		Providers: providers(), UserHome: e.home, StateDir: e.stateDir, GOOS: runtime.GOOS,
+		Providers: providers(nativeProvider()), UserHome: e.home, StateDir: e.stateDir, GOOS: runtime.GOOS,
 		HostEnv: os.Environ(), Audit: log, RunnerStderr: os.Stderr, OnEvent: srv.Publish,
 	})
 	if err != nil {

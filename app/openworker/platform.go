@@ -45,18 +45,19 @@ func loadEnv() (*env, error) {
 	return &env{settingsPath: path, settings: s, stateDir: state, home: home}, nil
 }
 
-// providers returns the providers this OS has: its sandbox and direct.
-func providers() map[sandbox.Enforcement]sandbox.Provider {
+// providers returns the providers this OS has: its sandbox (native, which may be nil) and
+// direct.
+func providers(native sandbox.Provider) map[sandbox.Enforcement]sandbox.Provider {
 	m := map[sandbox.Enforcement]sandbox.Provider{sandbox.Direct: sandbox.DirectProvider{}}
-	if p := nativeProvider(); p != nil {
-		m[p.Name()] = p
+	if native != nil {
+		m[native.Name()] = native
 	}
 	return m
 }
 
 // pickProvider resolves a --provider value: auto is this OS's sandbox.
 func pickProvider(name string) (sandbox.Enforcement, error) {
-	ps := providers()
+	ps := providers(nativeProvider())
 	if name == "auto" || name == "" {
 		p := nativeProvider()
 		if p == nil {
@@ -79,13 +80,15 @@ func nativeName() string {
 
 func (e *env) auditPath() string { return filepath.Join(e.stateDir, "audit.jsonl") }
 
-func (e *env) manager() (*session.Manager, *audit.Log, error) {
+// manager starts sessions with native as this OS's sandbox: the instance a command may have
+// prepared a wall with already.
+func (e *env) manager(native sandbox.Provider) (*session.Manager, *audit.Log, error) {
 	log, err := audit.Open(e.auditPath())
 	if err != nil {
 		return nil, nil, err
 	}
 	m, err := session.NewManager(session.Options{
-		Providers: providers(), UserHome: e.home, StateDir: e.stateDir, GOOS: runtime.GOOS,
+		Providers: providers(native), UserHome: e.home, StateDir: e.stateDir, GOOS: runtime.GOOS,
 		HostEnv: os.Environ(), Audit: log, RunnerStderr: os.Stderr,
 	})
 	if err != nil {

@@ -5,8 +5,4 @@ import (
 	"github.com/openworker/openworker/core/sandbox"
 )
 
-// native is this process's one instance, so that what Prepare starts early is what the
-// session's Start takes.
-var native = &linux.Provider{}
-
-func nativeProvider() sandbox.Provider { return native }
+func nativeProvider() sandbox.Provider { return &linux.Provider{} }
