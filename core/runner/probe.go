@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -146,10 +145,6 @@ func errText(err error) string {
 	var se *os.SyscallError
 	if errors.As(err, &se) {
 		return se.Err.Error()
-	}
-	var oe *net.OpError
-	if errors.As(err, &oe) && oe.Err != nil {
-		return oe.Err.Error()
 	}
 	return err.Error()
 }

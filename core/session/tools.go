@@ -48,20 +48,20 @@ func (b Blocked) String() string { return b.Host + ":" + strconv.Itoa(b.Port) }
 var ErrEnded = errors.New("the session has ended; start a new one")
 
 // call runs one tool call under the session's lock and fills in what the outside knows.
-func (s *Session) call(req *runner.Request, onChunk func(string, []byte), summary string) (*Result, error) {
+func (s *Session) call(p *pending) (*Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended {
 		return nil, ErrEnded
 	}
-	p := &pending{req: req, onChunk: onChunk, summary: summary}
 	if err := s.send(p); err != nil {
 		return nil, err
 	}
 	return s.receive(p)
 }
 
-// pending is a tool call sent to the runner and not yet answered.
+// pending is a tool call: what is sent to the runner, the summary the audit trail keeps of
+// it, and, once it is sent, what its answer is awaited with.
 type pending struct {
 	req         *runner.Request
 	onChunk     func(string, []byte)
@@ -132,8 +132,7 @@ func (s *Session) blockedBetween(from, to time.Time) []Blocked {
 
 // Exec runs a shell command (or argv) behind the wall.
 func (s *Session) Exec(a runner.ExecArgs, onChunk func(stream string, data []byte)) (*Result, error) {
-	p := execCall(a, onChunk)
-	return s.call(p.req, p.onChunk, p.summary)
+	return s.call(execCall(a, onChunk))
 }
 
 func execCall(a runner.ExecArgs, onChunk func(stream string, data []byte)) *pending {
@@ -147,17 +146,17 @@ func execCall(a runner.ExecArgs, onChunk func(stream string, data []byte)) *pend
 
 // Read reads part of a file.
 func (s *Session) Read(a runner.ReadArgs) (*Result, error) {
-	return s.call(&runner.Request{Tool: runner.ToolRead, Read: &a}, nil, a.Path)
+	return s.call(&pending{req: &runner.Request{Tool: runner.ToolRead, Read: &a}, summary: a.Path})
 }
 
 // Write writes a file.
 func (s *Session) Write(a runner.WriteArgs) (*Result, error) {
-	return s.call(&runner.Request{Tool: runner.ToolWrite, Write: &a}, nil, a.Path)
+	return s.call(&pending{req: &runner.Request{Tool: runner.ToolWrite, Write: &a}, summary: a.Path})
 }
 
 // List lists a folder.
 func (s *Session) List(a runner.ListArgs) (*Result, error) {
-	return s.call(&runner.Request{Tool: runner.ToolList, List: &a}, nil, a.Path)
+	return s.call(&pending{req: &runner.Request{Tool: runner.ToolList, List: &a}, summary: a.Path})
 }
 
 // Folders returns the session's writable and read-only folders.
