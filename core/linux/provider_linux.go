@@ -286,20 +286,19 @@ type madeNetNS struct {
 // goroutine may run on it. It must not end instead: a child's death signal (Pdeathsig)
 // follows the thread that started the child, which may be this one.
 func newNetNS() <-chan madeNetNS {
-	type made = madeNetNS
-	ch := make(chan made, 1)
+	ch := make(chan madeNetNS, 1)
 	go func() {
 		runtime.LockOSThread()
 		own, err := os.Open("/proc/thread-self/ns/net")
 		if err != nil {
 			runtime.UnlockOSThread()
-			ch <- made{err: err}
+			ch <- madeNetNS{err: err}
 			return
 		}
 		defer own.Close()
 		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 			runtime.UnlockOSThread()
-			ch <- made{err: err}
+			ch <- madeNetNS{err: err}
 			return
 		}
 		f, err := os.Open("/proc/thread-self/ns/net")
@@ -309,11 +308,11 @@ func newNetNS() <-chan madeNetNS {
 			if f != nil {
 				f.Close()
 			}
-			ch <- made{err: fmt.Errorf("return to this process's network namespace: %w", back)}
+			ch <- madeNetNS{err: fmt.Errorf("return to this process's network namespace: %w", back)}
 			select {}
 		}
 		runtime.UnlockOSThread()
-		ch <- made{f, err}
+		ch <- madeNetNS{f, err}
 	}()
 	return ch
 }

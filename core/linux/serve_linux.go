@@ -65,7 +65,8 @@ func alone() bool {
 		if err != nil {
 			continue // gone since the listing
 		}
-		if _, rest, ok := bytes.Cut(b, []byte(") ")); !ok || len(rest) == 0 || rest[0] != 'Z' {
+		// The state follows the command name, which may itself hold ") ".
+		if i := bytes.LastIndex(b, []byte(") ")); i < 0 || i+2 >= len(b) || b[i+2] != 'Z' {
 			return false
 		}
 	}

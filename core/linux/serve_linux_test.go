@@ -120,6 +120,7 @@ func TestServedRunnerSaysWhenTheSandboxIsIdle(t *testing.T) {
 	if r := execIn(t, c, "true"); r.Idle {
 		t.Error("the background sleep still runs, yet the next result says idle")
 	}
+
 	execIn(t, c, "kill $(cat bg.pid)")
 	deadline := time.Now().Add(5 * time.Second)
 	for !execIn(t, c, "true").Idle {
@@ -127,6 +128,10 @@ func TestServedRunnerSaysWhenTheSandboxIsIdle(t *testing.T) {
 			t.Fatal("the killed sleep ended, yet no result says idle")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	// A process whose name reads like a zombie's state in /proc/PID/stat fools nothing.
+	if r := execIn(t, c, `cp /bin/sleep "$P/x) Z" && { "$P/x) Z" 30 >/dev/null 2>&1 & } && sleep 0.1 && grep -l "x) Z" /proc/[0-9]*/stat`); r.ExitCode != 0 || r.Idle {
+		t.Errorf("a process named \"x) Z\" runs (exit %d: %s%s), yet the result says idle: %v", r.ExitCode, r.Stdout, r.Stderr, r.Idle)
 	}
 }
 
