@@ -507,3 +507,35 @@ func TestStartRefusesBadInput(t *testing.T) {
 		})
 	}
 }
+
+// A writable folder inside a read-only one is bound after the read-only binds are made
+// read-only all at once: it stays writable, and its read-only parent and the root do not.
+func TestWritableInsideReadOnly(t *testing.T) {
+	w := newWorld(t)
+	p := w.policy(t, policy.None, 0)
+	data := filepath.Join(filepath.Dir(w.home), "data")
+	out := filepath.Join(data, "out")
+	must(t, os.MkdirAll(out, 0o755))
+	t.Cleanup(func() { os.RemoveAll(data) })
+	p.ReadOnly = append(p.ReadOnly, data)
+	p.Writable = append(p.Writable, out)
+	got, code := run(t, w, p, `echo kept > "`+out+`/new.txt" && cat "`+out+`/new.txt" &&
+{ echo x > "`+data+`/escape.txt" || echo parent-refused; } &&
+{ mkdir /openworker-escape || echo root-refused; } &&
+{ mkdir /dev/openworker-escape || echo dev-refused; }`)
+	if code != 0 || !strings.Contains(got, "kept\n") {
+		t.Fatalf("the writable folder inside a read-only one could not be written (exit %d):\n%s", code, got)
+	}
+	for _, want := range []string{"parent-refused", "root-refused", "dev-refused"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("want %s in:\n%s", want, got)
+		}
+	}
+	if strings.Count(got, "Read-only file system") != 3 {
+		t.Errorf("every refusal must be the read-only mount's:\n%s", got)
+	}
+	absent(filepath.Join(data, "escape.txt"))(t)
+	if !exists(filepath.Join(out, "new.txt")) {
+		t.Error("the write to the writable folder did not reach the host")
+	}
+}
