@@ -134,8 +134,10 @@ func cmdRun(args []string) error {
 		return err
 	}
 	defer log.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
+	// The signals stay caught until the process exits, right after this returns: one that
+	// comes during the teardown lets it finish. (Stopping the notification would cost a
+	// round trip to the runtime's signal thread for each signal.)
+	ctx, _ := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	// The command goes with the wall check: it runs as soon as the wall is proved. An
 	// interrupt (ctx) ends everything behind the wall.
 	s, res, err := m.StartExec(ctx, spec, runner.ExecArgs{Argv: argv, Timeout: *timeout, MaxOutput: 1}, func(stream string, data []byte) {
