@@ -501,7 +501,7 @@ func TestStartRefusesBadInput(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %q does not say %q", err, tt.want)
 			}
-			if pids := pidsRunning(wallArg0); len(pids) > 0 {
+			if pids := childrenRunning(wallArg0); len(pids) > 0 {
 				t.Errorf("a refused wall left its builder running: %v", pids)
 			}
 		})

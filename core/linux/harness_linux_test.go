@@ -175,6 +175,25 @@ func pidsRunning(argv ...string) []int {
 	return pids
 }
 
+// childrenRunning is pidsRunning for this process's own children: other test binaries
+// running at the same time start builders with the same command line.
+func childrenRunning(argv ...string) []int {
+	var pids []int
+	for _, pid := range pidsRunning(argv...) {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			continue // gone since
+		}
+		// The parent's PID is the second field after the command name, which may hold ") ".
+		if i := bytes.LastIndex(b, []byte(") ")); i >= 0 {
+			if f := strings.Fields(string(b[i+2:])); len(f) > 1 && f[1] == strconv.Itoa(os.Getpid()) {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
+}
+
 func resolved(t *testing.T, path string) string {
 	t.Helper()
 	r, err := policy.Resolve(path)
