@@ -27,7 +27,8 @@ func median(ds []time.Duration) float64 {
 	return float64(ds[len(ds)/2].Microseconds()) / 1000
 }
 
-func timeEach(b *testing.B, fn func() error) {
+// timeEach times fn b.N times, reports the median as median-ms and returns it.
+func timeEach(b *testing.B, fn func() error) float64 {
 	b.Helper()
 	var ds []time.Duration
 	b.ResetTimer()
@@ -38,7 +39,9 @@ func timeEach(b *testing.B, fn func() error) {
 		}
 		ds = append(ds, time.Since(start))
 	}
-	b.ReportMetric(median(ds), "median-ms")
+	m := median(ds)
+	b.ReportMetric(m, "median-ms")
+	return m
 }
 
 // benchWorld is a user whose home and project lie outside /tmp, as real ones do. Inside the
@@ -62,8 +65,9 @@ func benchWorld(b *testing.B) *world {
 
 func BenchmarkRunTrue(b *testing.B) {
 	w := benchWorld(b)
+	var ours float64
 	b.Run("openworker", func(b *testing.B) {
-		timeEach(b, func() error {
+		ours = timeEach(b, func() error {
 			c := exec.Command(binary, "run", "--", "true")
 			c.Env, c.Dir = w.env, w.project
 			return c.Run()
@@ -91,11 +95,15 @@ func BenchmarkRunTrue(b *testing.B) {
 		if srt == "" {
 			b.Skip("set OPENWORKER_BENCH_SRT to the srt binary to compare")
 		}
-		timeEach(b, func() error {
+		theirs := timeEach(b, func() error {
 			c := exec.Command(srt, "-c", "true")
 			c.Dir = w.project
 			return c.Run()
 		})
+		if ours > 0 {
+			// The ratio, from the medians of this one run (target: 30 or more).
+			b.ReportMetric(theirs/ours, "x-openworker")
+		}
 	})
 }
 
