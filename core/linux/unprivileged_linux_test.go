@@ -36,7 +36,8 @@ func TestAsOrdinaryUser(t *testing.T) {
 	bin := filepath.Join(dir, "linux.test")
 	copyFile(t, self, bin)
 	tests := []string{"TestCheck", "TestLegitimateWork", "TestEscapeFiles", "TestEscapeProcesses",
-		"TestEscapeNetwork", "TestNetworkNamespace", "TestNothingSurvives", "TestPrivateTmpIsolation", "TestProxyListenerInside"}
+		"TestEscapeNetwork", "TestNetworkNamespace", "TestNothingSurvives", "TestPrivateTmpIsolation", "TestProxyListenerInside",
+		"TestWritableInsideReadOnly"}
 	cmd := exec.Command(bin, "-test.count=1", "-test.v", "-test.run", "^("+strings.Join(tests, "|")+")$")
 	cmd.Dir = "/"
 	cmd.Env = []string{underUnprivileged + "=1", "PATH=" + os.Getenv("PATH"), "HOME=/nonexistent", "TMPDIR=/tmp"}
