@@ -11,7 +11,7 @@ import (
 	"github.com/openworker/openworker/core/sandbox"
 )
 
-// wallSetup is everything the wall builder needs, sent as JSON over the setup socket. It is
+// wallSetup is everything the wall builder needs, sent over the setup socket (see encode). It is
 // computed on the host from the policy so that the builder only carries it out.
 type wallSetup struct {
 	Mounts    []mountStep
@@ -56,13 +56,13 @@ type runnerSetup struct {
 // wallReport is one message from the builder to the provider.
 type wallReport struct {
 	// Step and Error: the wall could not be built; Step says which part failed.
-	Step  string `json:",omitempty"`
-	Error string `json:",omitempty"`
+	Step  string
+	Error string
 	// Listener: this message carries the proxy's listening socket (SCM_RIGHTS).
-	Listener bool `json:",omitempty"`
+	Listener bool
 	// Started: the runner is running behind the finished wall.
-	Started bool     `json:",omitempty"`
-	Active  []string `json:",omitempty"`
+	Started bool
+	Active  []string
 }
 
 // planWall turns a policy and a runner spec into the builder's instructions. It is pure, so

@@ -2,7 +2,6 @@ package linux
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -49,11 +48,7 @@ func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 	defer b.setup.Close()
 	defer b.closeNetNS() // the builder has its own once the setup is sent
 	setup.NetNS = b.netns != nil
-	payload, err := json.Marshal(setup)
-	if err != nil {
-		b.discard()
-		return nil, fmt.Errorf("linux sandbox: encode the wall's setup: %w", err)
-	}
+	payload := setup.encode()
 	// The runner's socket and the error output travel with the setup: a builder started
 	// ahead of the session had neither yet. So does the network namespace made after the
 	// builder started.
@@ -335,8 +330,8 @@ func (pr *process) handshake(conn *net.UnixConn) error {
 				"the session is refused; its error output went to the runner's stderr "+
 				"(a binary that starts sandboxes must call linux.MaybeRunInit first in main)", pr.waitErr)
 		}
-		var r wallReport
-		if err := json.Unmarshal(buf[:n], &r); err != nil {
+		r, err := decodeReport(buf[:n])
+		if err != nil {
 			return fmt.Errorf("linux sandbox: unreadable report from the wall builder: %w", err)
 		}
 		if oobn > 0 {

@@ -1,7 +1,6 @@
 package linux
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -147,23 +146,23 @@ func readSetup() (*wallSetup, int, error) {
 			}
 		}
 	}
-	var s wallSetup
+	s := &wallSetup{}
 	switch {
 	case flags&unix.MSG_TRUNC != 0:
 		err = errors.New("the setup is larger than 1 MiB")
 	case flags&unix.MSG_CTRUNC != 0:
 		err = errors.New("the setup came with more descriptors than expected")
 	default:
-		err = json.Unmarshal(buf[:n], &s)
+		s, err = decodeSetup(buf[:n])
 	}
 	want := 0
-	if s.Runner.Conn {
+	if err == nil && s.Runner.Conn {
 		want++
 	}
-	if s.Stderr {
+	if err == nil && s.Stderr {
 		want++
 	}
-	if s.NetNS {
+	if err == nil && s.NetNS {
 		want++
 	}
 	if err == nil && len(fds) != want {
@@ -190,20 +189,16 @@ func readSetup() (*wallSetup, int, error) {
 	if s.NetNS {
 		s.netnsFD = fds[0]
 	}
-	return &s, conn, nil
+	return s, conn, nil
 }
 
 // report sends r to the provider, with fd attached when fd >= 0.
 func report(r wallReport, fd int) error {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
 	var oob []byte
 	if fd >= 0 {
 		oob = unix.UnixRights(fd)
 	}
-	return unix.Sendmsg(setupFD, b, oob, nil, 0)
+	return unix.Sendmsg(setupFD, r.encode(), oob, nil, 0)
 }
 
 // buildWall runs every step of the wall in order and starts the runner behind it. It
