@@ -107,12 +107,19 @@ func requireSandbox(t *testing.T, w *world) {
 	}
 }
 
+// privateTmps lists the sessions' private tmp folders: /tmp/openworker-<digits>. Other
+// folders that start the same (this package's binary, a wall check's tmp of another test
+// binary running at the same time) are not a session's.
 func privateTmps(t *testing.T) map[string]bool {
 	t.Helper()
 	m := map[string]bool{}
-	ms, _ := filepath.Glob("/tmp/openworker-*")
+	ms, _ := filepath.Glob("/tmp/openworker-[0-9]*")
 	for _, p := range ms {
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() && !strings.HasPrefix(filepath.Base(p), "openworker-bin") {
+		digits := strings.TrimPrefix(filepath.Base(p), "openworker-")
+		if strings.Trim(digits, "0123456789") != "" {
+			continue
+		}
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 			m[p] = true
 		}
 	}
