@@ -64,7 +64,7 @@ func TestSetupRefusesDamage(t *testing.T) {
 			t.Fatalf("a setup cut to %d of %d bytes was accepted", n, len(b))
 		}
 	}
-	if _, err := decodeSetup(append(b[:len(b):len(b)], 0)); err == nil || !strings.Contains(err.Error(), "follow its end") {
+	if _, err := decodeSetup(append(b[:len(b):len(b)], 0)); err == nil || !strings.Contains(err.Error(), "follow the message") {
 		t.Errorf("trailing byte: %v", err)
 	}
 	other := append([]byte{wireVersion + 1}, b[1:]...)

@@ -1,12 +1,12 @@
 package runner
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/openworker/openworker/core/internal/wire"
 )
 
 // Client is the core's end of the runner connection. Calls are serialised: the runner
@@ -14,15 +14,14 @@ import (
 type Client struct {
 	mu     sync.Mutex
 	conn   io.ReadWriteCloser
-	dec    *json.Decoder
-	enc    *json.Encoder
+	in     *reader
 	nextID uint64
 	broken error
 }
 
 // NewClient wraps the core's end of the socketpair.
 func NewClient(conn io.ReadWriteCloser) *Client {
-	return &Client{conn: conn, dec: json.NewDecoder(bufio.NewReaderSize(conn, 64<<10)), enc: json.NewEncoder(conn)}
+	return &Client{conn: conn, in: newReader(conn)}
 }
 
 // ErrGone is returned when the runner has exited or the connection broke.
@@ -61,7 +60,7 @@ func (c *Client) send(req *Request) error {
 	}
 	c.nextID++
 	req.ID = c.nextID
-	if err := c.enc.Encode(req); err != nil {
+	if err := wire.WriteFrame(c.conn, req.encode()); err != nil {
 		c.broken = fmt.Errorf("%w: %v", ErrGone, err)
 		return c.broken
 	}
@@ -73,8 +72,12 @@ func (c *Client) receive(req *Request, onChunk func(stream string, data []byte))
 		return nil, c.broken
 	}
 	for {
-		var r Response
-		if err := c.dec.Decode(&r); err != nil {
+		msg, err := c.in.next()
+		var r *Response
+		if err == nil {
+			r, err = decodeResponse(msg)
+		}
+		if err != nil {
 			c.broken = fmt.Errorf("%w: %v", ErrGone, err)
 			return nil, c.broken
 		}

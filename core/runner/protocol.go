@@ -3,8 +3,9 @@
 //
 // The two talk over a socketpair the runner inherits as fd 3, never over a socket file: a
 // socket file in a writable folder could be replaced by a sandboxed command to impersonate the
-// runner. Messages are JSON lines. The runner is untrusted: it holds no keys and decides
-// nothing, and everything it returns is treated as data by the core.
+// runner. Messages are frames in package wire's encoding (see wire.go). The runner is
+// untrusted: it holds no keys and decides nothing, and everything it returns is treated as
+// data by the core, which reads it with a decoder written for a sender that may lie.
 package runner
 
 import (

@@ -1,8 +1,6 @@
 package runner
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/openworker/openworker/core/internal/wire"
 )
 
 // ConnFD is the descriptor on which the runner inherits its end of the socketpair.
@@ -81,23 +81,26 @@ func NewServer(cfg Config) *Server {
 
 // Serve reads requests from rw and answers them until EOF.
 func (s *Server) Serve(rw io.ReadWriter) error {
-	dec := json.NewDecoder(bufio.NewReaderSize(rw, 64<<10))
+	in := newReader(rw)
 	var wmu sync.Mutex
-	enc := json.NewEncoder(rw)
 	send := func(r *Response) {
 		wmu.Lock()
 		defer wmu.Unlock()
-		_ = enc.Encode(r)
+		_ = wire.WriteFrame(rw, r.encode())
 	}
 	for {
-		var req Request
-		if err := dec.Decode(&req); err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
-				return nil
-			}
+		msg, err := in.next()
+		if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+			return nil
+		}
+		var req *Request
+		if err == nil {
+			req, err = decodeRequest(msg)
+		}
+		if err != nil {
 			return fmt.Errorf("runner: reading a request: %w", err)
 		}
-		res, err := s.handle(&req, send)
+		res, err := s.handle(req, send)
 		out := &Response{ID: req.ID, Result: res}
 		if err != nil {
 			out.Result = nil
