@@ -93,24 +93,14 @@ func (d *Decoder) Byte() byte {
 // Flag reports bit i of a flags byte.
 func Flag(f byte, i int) bool { return f&(1<<i) != 0 }
 
-func (d *Decoder) Uint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	n, k := binary.Uvarint(d.b)
-	if k <= 0 {
-		d.fail(errors.New("a number is malformed"))
-		return 0
-	}
-	d.b = d.b[k:]
-	return n
-}
+func (d *Decoder) Uint() uint64 { return number(d, binary.Uvarint) }
+func (d *Decoder) Int() int64   { return number(d, binary.Varint) }
 
-func (d *Decoder) Int() int64 {
+func number[T uint64 | int64](d *Decoder, read func([]byte) (T, int)) T {
 	if d.err != nil {
 		return 0
 	}
-	n, k := binary.Varint(d.b)
+	n, k := read(d.b)
 	if k <= 0 {
 		d.fail(errors.New("a number is malformed"))
 		return 0
