@@ -41,7 +41,7 @@ func landlockWord(abi int, network policy.Network) string {
 // enforced by its read-only mount alone.
 //
 // No Landlock in the kernel is not an error: it returns the word saying so.
-func applyLandlock(s *wallSetup) (string, error) {
+func applyLandlock(s *wallSetup, binds []bindPlan) (string, error) {
 	abi, err := ll.LandlockGetABIVersion()
 	if err != nil || abi < 1 {
 		return "landlock unavailable (the namespaces still hold)", nil
@@ -52,22 +52,20 @@ func applyLandlock(s *wallSetup) (string, error) {
 		cfg.HandledAccessNet = 0
 	}
 	var rules []landlock.Rule
-	for _, m := range s.Mounts {
-		fi, err := os.Lstat(m.Dst)
-		if err != nil || fi.Mode()&os.ModeSymlink != 0 {
-			continue // an absent system path, or a symlink whose target has its own rule
-		}
+	// One rule per bind (absent system paths and symlinks, whose targets have their own
+	// rules, were never bound).
+	for _, b := range binds {
 		switch {
-		case fi.IsDir() && m.Writable:
+		case b.dir && b.Writable:
 			// Refer lets git and package managers move files between folders of the same
 			// writable tree; it never reaches outside the writable folders.
-			rules = append(rules, landlock.RWDirs(m.Dst).WithRefer())
-		case fi.IsDir():
-			rules = append(rules, landlock.RODirs(m.Dst))
-		case m.Writable:
-			rules = append(rules, landlock.RWFiles(m.Dst))
+			rules = append(rules, landlock.RWDirs(b.Dst).WithRefer())
+		case b.dir:
+			rules = append(rules, landlock.RODirs(b.Dst))
+		case b.Writable:
+			rules = append(rules, landlock.RWFiles(b.Dst))
 		default:
-			rules = append(rules, landlock.ROFiles(m.Dst))
+			rules = append(rules, landlock.ROFiles(b.Dst))
 		}
 	}
 	rules = append(rules,

@@ -250,7 +250,8 @@ func buildWall(s *wallSetup, conn int) (int, []string, error) {
 		}
 		listener = fd
 	}
-	if err := buildRoot(s); err != nil {
+	binds, err := buildRoot(s)
+	if err != nil {
 		return 0, nil, err
 	}
 	active = append(active, "minimal root (pivot_root)")
@@ -263,7 +264,7 @@ func buildWall(s *wallSetup, conn int) (int, []string, error) {
 		return 0, nil, step("set no_new_privs", err)
 	}
 	active = append(active, "no_new_privs")
-	ll, err := applyLandlock(s)
+	ll, err := applyLandlock(s, binds)
 	if err != nil {
 		return 0, nil, step("landlock", err)
 	}
@@ -343,33 +344,33 @@ func proxyListener(port int) (int, error) {
 // as the binds themselves. So everything the root tmpfs is to hold (mount points, symlinks,
 // /dev, /proc) is made first, and the writable folders, what lies inside them, and the
 // devices are bound after it, each with its own attributes.
-func buildRoot(s *wallSetup) error {
+func buildRoot(s *wallSetup) ([]bindPlan, error) {
 	if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700,size=64k"); err != nil {
-		return step("mount the staging tmpfs", err)
+		return nil, step("mount the staging tmpfs", err)
 	}
 	for _, d := range []string{"/tmp" + oldRoot, "/tmp" + newRoot} {
 		if err := os.Mkdir(d, 0o700); err != nil {
-			return step("make "+d, err)
+			return nil, step("make "+d, err)
 		}
 	}
 	if err := unix.Mount("tmpfs", "/tmp"+newRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=1m,nr_inodes=4096"); err != nil {
-		return step("mount the sandbox's root tmpfs", err)
+		return nil, step("mount the sandbox's root tmpfs", err)
 	}
 	if err := unix.PivotRoot("/tmp", "/tmp"+oldRoot); err != nil {
-		return step("pivot_root into the staging root", err)
+		return nil, step("pivot_root into the staging root", err)
 	}
 	if err := unix.Chdir("/"); err != nil {
-		return step("enter the staging root", err)
+		return nil, step("enter the staging root", err)
 	}
 	binds, err := prepareBinds(s.Mounts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := prepareDev(); err != nil {
-		return err
+		return nil, err
 	}
 	if err := os.Mkdir(newRoot+"/proc", 0o555); err != nil && !errors.Is(err, os.ErrExist) {
-		return step("make /proc", err)
+		return nil, step("make /proc", err)
 	}
 	// Parents before children, as planned. A bind made read-only with the others never
 	// lies inside one bound after them: that one is writable or inside a writable one, and
@@ -378,45 +379,45 @@ func buildRoot(s *wallSetup) error {
 	for _, b := range binds {
 		if b.together {
 			if err := bindStep(b, false); err != nil {
-				return err
+				return nil, err
 			}
 			together = append(together, b)
 		}
 	}
 	if err := setReadOnly(together); err != nil {
-		return err
+		return nil, err
 	}
 	for _, b := range binds {
 		if !b.together {
 			if err := bindStep(b, true); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
 	if err := bindDev(); err != nil {
-		return err
+		return nil, err
 	}
 	// A fresh /proc shows only this PID namespace. It must be mounted while the host's
 	// /proc is still attached: the kernel lets a user namespace mount proc only where a
 	// full one is already visible.
 	if err := unix.Mount("proc", newRoot+"/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return step("mount /proc", err)
+		return nil, step("mount /proc", err)
 	}
 	if err := unix.Chdir(newRoot); err != nil {
-		return step("enter the sandbox's root", err)
+		return nil, step("enter the sandbox's root", err)
 	}
 	// pivot_root(".", ".") stacks the staging root on top of the new one; detaching it takes
 	// the host's root, which hangs below it, out of reach.
 	if err := unix.PivotRoot(".", "."); err != nil {
-		return step("pivot_root into the sandbox's root", err)
+		return nil, step("pivot_root into the sandbox's root", err)
 	}
 	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
-		return step("detach the host's root", err)
+		return nil, step("detach the host's root", err)
 	}
 	if err := unix.Chdir("/"); err != nil {
-		return step("enter /", err)
+		return nil, step("enter /", err)
 	}
-	return nil
+	return binds, nil
 }
 
 // readOnlyAttr is what every read-only bind gets: no writes, no set-user-ID, no devices.
