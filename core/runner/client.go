@@ -60,7 +60,12 @@ func (c *Client) send(req *Request) error {
 	}
 	c.nextID++
 	req.ID = c.nextID
-	if err := wire.WriteFrame(c.conn, req.encode()); err != nil {
+	msg := req.encode()
+	if len(msg) > maxMessage {
+		// Refused here, whole: the runner would hang up on it.
+		return fmt.Errorf("the call is %d bytes, more than the runner takes (%d MiB); write the file in parts", len(msg), maxMessage>>20)
+	}
+	if err := wire.WriteFrame(c.conn, msg); err != nil {
 		c.broken = fmt.Errorf("%w: %v", ErrGone, err)
 		return c.broken
 	}

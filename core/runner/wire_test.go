@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"bytes"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -89,5 +90,20 @@ func TestFrameBound(t *testing.T) {
 	}
 	if _, err := wire.ReadFrame(bufio.NewReader(bytes.NewReader(buf.Bytes()[:50])), 100); err == nil {
 		t.Error("a frame cut short was read")
+	}
+}
+
+// A call too large for one message is refused by the core before it is sent, and the
+// runner stays usable.
+func TestOversizeCallRefusedWhole(t *testing.T) {
+	dir := t.TempDir()
+	c := startServer(t, dir)
+	big := make([]byte, maxMessage)
+	_, err := c.Call(&Request{Tool: ToolWrite, Write: &WriteArgs{Path: filepath.Join(dir, "big"), Content: big}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "write the file in parts") {
+		t.Fatalf("an oversize write: %v", err)
+	}
+	if r := exec1(t, c, "echo still here"); string(r.Stdout) != "still here\n" {
+		t.Fatalf("after the refused call: %q", r.Stdout)
 	}
 }
