@@ -41,7 +41,8 @@ type ExecArgs struct {
 	// Dir, when set, is the working folder for this command (and the next ones).
 	Dir     string        `json:"dir,omitempty"`
 	Timeout time.Duration `json:"timeout,omitempty"`
-	// MaxOutput bounds each of stdout and stderr in the result; 0 means the default.
+	// MaxOutput bounds each of stdout and stderr in the result; 0 means the default, and
+	// no bound is above 16 MiB.
 	MaxOutput int `json:"max_output,omitempty"`
 	// Stream asks for output chunks as they come, besides the bounded copy in the result.
 	Stream bool `json:"stream,omitempty"`

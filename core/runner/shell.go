@@ -63,6 +63,8 @@ func (sh *shell) exec(id uint64, a *ExecArgs, send func(*Response)) (*Result, er
 	if max <= 0 {
 		max = DefaultMaxOutput
 	}
+	// Both bounded copies must fit one answer (maxMessage) with room to spare.
+	max = min(max, maxMessage/4)
 	var cmd *exec.Cmd
 	if len(a.Argv) > 0 {
 		path, err := lookPath(a.Argv[0], sh.env)

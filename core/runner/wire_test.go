@@ -107,3 +107,18 @@ func TestOversizeCallRefusedWhole(t *testing.T) {
 		t.Fatalf("after the refused call: %q", r.Stdout)
 	}
 }
+
+// However much output a caller asks to keep, an answer fits one message.
+func TestOutputBoundFitsAnAnswer(t *testing.T) {
+	c := startServer(t, t.TempDir())
+	r, err := c.Call(&Request{Tool: ToolExec, Exec: &ExecArgs{Command: "head -c 20000000 /dev/zero; head -c 20000000 /dev/zero >&2", MaxOutput: 1 << 30}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Stdout) != maxMessage/4 || len(r.Stderr) != maxMessage/4 || r.StdoutTruncated != 20000000-maxMessage/4 {
+		t.Errorf("kept %d and %d bytes, %d left out; want %d each", len(r.Stdout), len(r.Stderr), r.StdoutTruncated, maxMessage/4)
+	}
+	if r := exec1(t, c, "echo still here"); string(r.Stdout) != "still here\n" {
+		t.Fatalf("after the large answer: %q", r.Stdout)
+	}
+}
