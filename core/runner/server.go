@@ -84,9 +84,10 @@ func (s *Server) Serve(rw io.ReadWriter) error {
 	in := newReader(rw)
 	var wmu sync.Mutex
 	send := func(r *Response) {
+		msg := r.encodeFitting()
 		wmu.Lock()
 		defer wmu.Unlock()
-		_ = wire.WriteFrame(rw, r.encode())
+		_ = wire.WriteFrame(rw, msg)
 	}
 	for {
 		msg, err := in.next()

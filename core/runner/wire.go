@@ -128,6 +128,16 @@ func (r *Response) encode() []byte {
 	return e.Message()
 }
 
+// encodeFitting is encode for an answer that must fit one message: one that would not
+// (a listing of hundreds of thousands of names) becomes an error that says so.
+func (r *Response) encodeFitting() []byte {
+	msg := r.encode()
+	if len(msg) <= maxMessage {
+		return msg
+	}
+	return (&Response{ID: r.ID, Error: fmt.Sprintf("the answer is %d bytes, more than one message holds (%d MiB)", len(msg), maxMessage>>20)}).encode()
+}
+
 func decodeResponse(b []byte) (*Response, error) {
 	d := wire.NewDecoder(b, wireVersion)
 	r := &Response{ID: d.Uint(), Stream: d.String(), Data: d.Bytes(), Error: d.String()}

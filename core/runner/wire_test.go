@@ -122,3 +122,19 @@ func TestOutputBoundFitsAnAnswer(t *testing.T) {
 		t.Fatalf("after the large answer: %q", r.Stdout)
 	}
 }
+
+// An answer too large for one message is sent as an error that says so.
+func TestOversizeAnswerBecomesAnError(t *testing.T) {
+	r := &Response{ID: 4, Result: &Result{Content: make([]byte, maxMessage)}}
+	got, err := decodeResponse(r.encodeFitting())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != 4 || got.Result != nil || !strings.Contains(got.Error, "more than one message holds") {
+		t.Errorf("got %+v", got)
+	}
+	small := &Response{ID: 5, Result: &Result{ExitCode: 1}}
+	if got, _ := decodeResponse(small.encodeFitting()); !reflect.DeepEqual(got, small) {
+		t.Errorf("a small answer changed: %+v", got)
+	}
+}
