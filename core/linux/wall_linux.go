@@ -530,18 +530,26 @@ func setReadOnly(binds []bindPlan) error {
 }
 
 // mountPoint makes an empty folder or file at path to mount on, if there is nothing yet.
+// It makes it first and looks afterwards: most mount points are new, and a folder that
+// exists (even on a read-only mount) only answers EEXIST.
 func mountPoint(path string, dir bool) error {
-	if _, err := os.Lstat(path); err == nil {
+	create := func() error {
+		if dir {
+			return unix.Mkdir(path, 0o755)
+		}
+		// One mknod, where opening and closing a file takes Go's runtime six calls.
+		return unix.Mknod(path, unix.S_IFREG|0o444, 0)
+	}
+	err := create()
+	if errors.Is(err, unix.ENOENT) {
+		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+			err = create()
+		}
+	}
+	if errors.Is(err, unix.EEXIST) {
 		return nil
 	}
-	if dir {
-		return os.MkdirAll(path, 0o755)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	// One mknod, where opening and closing a file takes Go's runtime six calls.
-	return unix.Mknod(path, unix.S_IFREG|0o444, 0)
+	return err
 }
 
 // bind mounts src at dst with its submounts, then sets attr on all of them: a plain
