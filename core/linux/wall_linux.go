@@ -431,12 +431,15 @@ type bindPlan struct {
 	// together says the bind is made read-only with the root tmpfs by setReadOnly: it is
 	// read-only and lies in no writable folder.
 	together bool
+	// placed says its mount point is on the root tmpfs, made by prepareBinds; one inside
+	// another bind is looked for (or made) in that folder when it is bound.
+	placed bool
 }
 
 // prepareBinds finds each step's source and makes on the root tmpfs what the steps need
 // there: the mount points of the binds that land on it, and the system paths that are
 // symlinks (/bin -> usr/bin), recreated as the same symlink. A bind inside another bind
-// has its mount point in the folder it lands in, where bindStep looks for it.
+// has its mount point in the folder it lands in, where bindStep makes it if it is missing.
 func prepareBinds(steps []mountStep) ([]bindPlan, error) {
 	var plans []bindPlan
 	var writable []string
@@ -460,8 +463,8 @@ func prepareBinds(steps []mountStep) ([]bindPlan, error) {
 			}
 			continue
 		}
-		inside := slices.ContainsFunc(plans, func(o bindPlan) bool { return o.Dst != m.Dst && policy.Within(o.Dst, m.Dst) })
-		if !inside {
+		placed := !slices.ContainsFunc(plans, func(o bindPlan) bool { return o.Dst != m.Dst && policy.Within(o.Dst, m.Dst) })
+		if placed {
 			if err := mountPoint(dst, fi.IsDir()); err != nil {
 				return nil, step("make the mount point "+m.Dst, err)
 			}
@@ -470,7 +473,7 @@ func prepareBinds(steps []mountStep) ([]bindPlan, error) {
 		if m.Writable {
 			writable = append(writable, m.Dst)
 		}
-		plans = append(plans, bindPlan{mountStep: m, src: src, dst: dst, dir: fi.IsDir(), together: !m.Writable && !inWritable})
+		plans = append(plans, bindPlan{mountStep: m, src: src, dst: dst, dir: fi.IsDir(), together: !m.Writable && !inWritable, placed: placed})
 	}
 	return plans, nil
 }
@@ -492,8 +495,10 @@ func systemLink(m mountStep, src, dst string) error {
 
 // bindStep binds one planned step, with its own attributes when withAttr is set.
 func bindStep(b bindPlan, withAttr bool) error {
-	if err := mountPoint(b.dst, b.dir); err != nil {
-		return step("make the mount point "+b.Dst, err)
+	if !b.placed {
+		if err := mountPoint(b.dst, b.dir); err != nil {
+			return step("make the mount point "+b.Dst, err)
+		}
 	}
 	attr, how := uint64(unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV), "read-write"
 	if !b.Writable {
