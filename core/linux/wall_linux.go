@@ -146,7 +146,7 @@ func readSetup() (*wallSetup, int, error) {
 			}
 		}
 	}
-	s := &wallSetup{}
+	var s *wallSetup
 	switch {
 	case flags&unix.MSG_TRUNC != 0:
 		err = errors.New("the setup is larger than 1 MiB")
@@ -155,18 +155,16 @@ func readSetup() (*wallSetup, int, error) {
 	default:
 		s, err = decodeSetup(buf[:n])
 	}
-	want := 0
-	if err == nil && s.Runner.Conn {
-		want++
-	}
-	if err == nil && s.Stderr {
-		want++
-	}
-	if err == nil && s.NetNS {
-		want++
-	}
-	if err == nil && len(fds) != want {
-		err = fmt.Errorf("the setup came with %d descriptors, not %d", len(fds), want)
+	if err == nil {
+		want := 0
+		for _, carried := range []bool{s.Runner.Conn, s.Stderr, s.NetNS} {
+			if carried {
+				want++
+			}
+		}
+		if len(fds) != want {
+			err = fmt.Errorf("the setup came with %d descriptors, not %d", len(fds), want)
+		}
 	}
 	if err != nil {
 		for _, fd := range fds {
