@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/openworker/openworker/core/hosts"
+	"github.com/openworker/openworker/core/linux"
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
@@ -107,6 +108,8 @@ func absAll(dirs []string) ([]string, error) {
 }
 
 func cmdRun(args []string) error {
+	// A run lasts milliseconds; the runtime's monitor need not wake every 20 µs of them.
+	linux.CoarsenMonitor()
 	fs := newFlags("run", "openworker run [--rw DIR]… [--ro DIR]… [--allow HOST[:PORT]]… [--network allowlist|open|none] [--provider auto|seatbelt|linux|direct] [--timeout D] -- CMD [ARG…]")
 	var f sessionFlags
 	f.register(fs, true)

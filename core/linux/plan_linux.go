@@ -26,6 +26,10 @@ type wallSetup struct {
 	// NetNS says the setup message carries, last, the network namespace the builder joins
 	// (see launch); without it the builder was started in a new one.
 	NetNS bool
+	// TimerSlack, when not 0, is the timer slack (ns) the builder's main thread takes back
+	// before it starts anything: its runtime's monitor was started with a coarse one (see
+	// startCoarse), and the runner and every command are forked from that thread.
+	TimerSlack uint64
 	// netnsFD is that namespace, once received.
 	netnsFD int
 }

@@ -48,6 +48,7 @@ func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 	defer b.setup.Close()
 	defer b.closeNetNS() // the builder has its own once the setup is sent
 	setup.NetNS = b.netns != nil
+	setup.TimerSlack = b.slack
 	payload := setup.encode()
 	// The runner's socket and the error output travel with the setup: a builder started
 	// ahead of the session had neither yet. So does the network namespace made after the
@@ -125,6 +126,8 @@ type builder struct {
 	// netns is the network namespace the builder joins, made after it started; nil when it
 	// was started in one, or needs none.
 	netns *os.File
+	// slack is the timer slack the builder's main thread takes back (startCoarse).
+	slack uint64
 }
 
 // discard ends a builder and everything it started.
@@ -242,7 +245,8 @@ func launch(netns bool) (*builder, error) {
 		ExtraFiles:  []*os.File{wallEnd},
 		SysProcAttr: attr,
 	}
-	if err := cmd.Start(); err != nil {
+	slack, err := startCoarse(cmd)
+	if err != nil {
 		conn.Close()
 		if netnsMade != nil {
 			if m := <-netnsMade; m.f != nil {
@@ -258,7 +262,7 @@ func launch(netns bool) (*builder, error) {
 	}
 	proc := &process{cmd: cmd, done: make(chan struct{})}
 	go proc.wait()
-	b := &builder{proc: proc, setup: conn}
+	b := &builder{proc: proc, setup: conn, slack: slack}
 	if netnsMade != nil {
 		m := <-netnsMade
 		if m.err != nil {

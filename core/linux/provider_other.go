@@ -14,6 +14,9 @@ import (
 // MaybeRunInit does nothing on this system: there is no wall builder to become.
 func MaybeRunInit() {}
 
+// CoarsenMonitor does nothing: timer slack is Linux's.
+func CoarsenMonitor() {}
+
 var errLinuxOnly = errors.New("the linux sandbox runs only on Linux; this is " + runtime.GOOS + "; use the seatbelt provider on macOS")
 
 // Check says the provider cannot run here.

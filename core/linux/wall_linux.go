@@ -84,6 +84,12 @@ func runWall() int {
 		report(wallReport{Step: "read the setup", Error: err.Error()}, -1)
 		return 1
 	}
+	if setup.TimerSlack != 0 {
+		if err := unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(setup.TimerSlack), 0, 0, 0); err != nil {
+			report(wallReport{Step: "take back the caller's timer slack", Error: err.Error()}, -1)
+			return 1
+		}
+	}
 	runner, active, err := buildWall(setup, conn)
 	if err != nil {
 		var se *stepError

@@ -11,13 +11,14 @@ import (
 // a millisecond on the setup in a fresh builder, before every sandbox's first mount.
 
 // wireVersion changes whenever a field below is added, removed or moved.
-const wireVersion = 1
+const wireVersion = 2
 
 func (s *wallSetup) encode() []byte {
 	e := wire.NewEncoder(wireVersion)
 	e.Flags(s.Stderr, s.UserNS, s.NetNS, s.Runner.Conn, s.Runner.Serve)
 	e.String(string(s.Network))
 	e.Uint(uint64(s.ProxyPort))
+	e.Uint(s.TimerSlack)
 	e.Uint(uint64(len(s.Mounts)))
 	for _, m := range s.Mounts {
 		e.String(m.Src)
@@ -39,6 +40,7 @@ func decodeSetup(b []byte) (*wallSetup, error) {
 	s.Runner.Conn, s.Runner.Serve = wire.Flag(f, 3), wire.Flag(f, 4)
 	s.Network = policy.Network(d.String())
 	s.ProxyPort = int(d.Uint())
+	s.TimerSlack = d.Uint()
 	// A step takes at least three bytes, which bounds what a wrong count can allocate.
 	if n := d.Count(3); n > 0 {
 		s.Mounts = make([]mountStep, n)

@@ -16,8 +16,9 @@ func sampleSetup() *wallSetup {
 			{Src: "/tmp/openworker-1", Dst: "/tmp", Writable: true},
 			{Src: "", Dst: "/x"},
 		},
-		Network:   policy.Allowlist,
-		ProxyPort: 41000,
+		Network:    policy.Allowlist,
+		ProxyPort:  41000,
+		TimerSlack: 50000,
 		Runner: runnerSetup{
 			Path: "/opt/openworker/bin/openworker",
 			Args: []string{"runner", "", "a\x00b"},
