@@ -321,15 +321,22 @@ func (pr *process) handshake(conn *net.UnixConn) error {
 	buf := make([]byte, 64<<10)
 	oob := make([]byte, unix.CmsgSpace(4*4))
 	for {
-		n, oobn, _, _, err := conn.ReadMsgUnix(buf, oob)
-		if err == nil && n == 0 {
-			err = io.EOF
-		}
+		n, oobn, err := recvSeqpacket(func() (int, int, error) {
+			n, oobn, _, _, err := conn.ReadMsgUnix(buf, oob)
+			return n, oobn, err
+		})
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
 				return err
 			}
-			<-pr.done
+			// The builder closed its end before the runner started: it is ending. One that
+			// lives on regardless is ended rather than waited for without end.
+			select {
+			case <-pr.done:
+			case <-time.After(2 * time.Second):
+				pr.Kill()
+				<-pr.done
+			}
 			return fmt.Errorf("linux sandbox: the wall builder ended before the runner started (%v); "+
 				"the session is refused; its error output went to the runner's stderr "+
 				"(a binary that starts sandboxes must call linux.MaybeRunInit first in main)", pr.waitErr)
@@ -353,6 +360,23 @@ func (pr *process) handshake(conn *net.UnixConn) error {
 			return nil
 		}
 	}
+}
+
+// recvSeqpacket reads one message, with read, from a SOCK_SEQPACKET socket whose peer
+// closes it right after its last message, as the builder does after its last report. Linux
+// can report that close before the message: a read that finds the queue empty looks for the
+// close only then, and both may come in between. Once the close is seen, all the peer sent
+// before it is queued, so one more read tells the two apart. A close with nothing before
+// it is io.EOF.
+func recvSeqpacket(read func() (n, oobn int, err error)) (int, int, error) {
+	n, oobn, err := read()
+	if err == nil && n == 0 {
+		n, oobn, err = read()
+	}
+	if err == nil && n == 0 {
+		err = io.EOF
+	}
+	return n, oobn, err
 }
 
 func (pr *process) takeListener(oob []byte) error {
