@@ -3,7 +3,12 @@ package linux
 import (
 	"errors"
 	"io"
+	"net"
+	"os"
+	"os/exec"
 	"runtime"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -52,5 +57,40 @@ func TestSeqpacketMessageBeforeClose(t *testing.T) {
 		return n, oobn, err
 	}); err != io.EOF {
 		t.Errorf("a close with nothing before it read as %v, want io.EOF", err)
+	}
+}
+
+// A builder that closes its end of the setup socket without the last report, yet lives on,
+// refuses the session and is ended: the handshake never waits on it without end.
+func TestHandshakeEndsASilentBuilder(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	must(t, err)
+	unix.Close(fds[1])
+	f := os.NewFile(uintptr(fds[0]), "setup")
+	c, err := net.FileConn(f)
+	f.Close()
+	must(t, err)
+	defer c.Close()
+	// A stand-in for the builder: alive, and never reporting.
+	cmd := exec.Command("sleep", "60")
+	must(t, cmd.Start())
+	pr := &process{cmd: cmd, done: make(chan struct{})}
+	go pr.wait()
+
+	start := time.Now()
+	err = pr.handshake(c.(*net.UnixConn))
+	if err == nil || !strings.Contains(err.Error(), "ended before the runner started") {
+		t.Errorf("handshake = %v, want the session refused", err)
+	}
+	select {
+	case <-pr.done:
+	default:
+		t.Fatal("the handshake returned with the builder still running")
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the handshake took %s", took)
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Errorf("the builder ended with %v, want killed", cmd.ProcessState)
 	}
 }
