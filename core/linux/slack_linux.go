@@ -12,10 +12,11 @@ import (
 // The Go runtime's monitor thread (sysmon) sleeps 20 µs at a time for a process's first
 // milliseconds, and the kernel's default timer slack stretches each sleep by up to 50 µs:
 // about sixty wakeups, each a pair of context switches, in the life of an `openworker run`,
-// and as many in its wall builder's first milliseconds. On two cores that was one and a half
-// to two and a half milliseconds of a 13-17 ms run. The monitor's work (taking a processor
-// back from a blocked system call, preempting a goroutine after 10 ms) tolerates a coarser
-// slack, so the two processes on a sandbox's start give their monitor 1 ms.
+// and as many in its wall builder's first milliseconds. On two cores that was 0.5-1 ms of an
+// 11-13 ms run, and a sixth of its CPU time (twice that in a cgo build). The monitor's work
+// (taking a processor back from a blocked system call, preempting a goroutine after 10 ms)
+// tolerates a coarser slack, so the two processes on a sandbox's start give their monitor
+// 1 ms.
 //
 // Not every thread: a scheduler thread that steals work from another processor first sleeps
 // 3 µs while it holds its own, and a coarse slack stretches that into a stall. The CLI sets
