@@ -336,6 +336,8 @@ func (pr *process) handshake(conn *net.UnixConn) error {
 			case <-time.After(2 * time.Second):
 				pr.Kill()
 				<-pr.done
+				return fmt.Errorf("linux sandbox: the wall builder hung up before the runner started (%v) "+
+					"but did not end, and was ended; the session is refused", err)
 			}
 			return fmt.Errorf("linux sandbox: the wall builder ended before the runner started (%v); "+
 				"the session is refused; its error output went to the runner's stderr "+

@@ -79,7 +79,7 @@ func TestHandshakeEndsASilentBuilder(t *testing.T) {
 
 	start := time.Now()
 	err = pr.handshake(c.(*net.UnixConn))
-	if err == nil || !strings.Contains(err.Error(), "ended before the runner started") {
+	if err == nil || !strings.Contains(err.Error(), "hung up before the runner started") {
 		t.Errorf("handshake = %v, want the session refused", err)
 	}
 	select {
