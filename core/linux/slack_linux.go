@@ -32,19 +32,13 @@ const monitorSlack = 1_000_000 // ns
 // the process cannot tell, and leaves it. Setting another thread's slack takes
 // CAP_SYS_NICE; without it, or on any other error, nothing changes.
 func CoarsenMonitor() {
-	d, err := os.Open("/proc/self/task")
-	if err != nil {
-		return
-	}
-	names, err := d.Readdirnames(-1)
-	d.Close()
+	tids, err := threadIDs("self")
 	if err != nil {
 		return
 	}
 	pid, monitor := os.Getpid(), 0
-	for _, name := range names {
-		tid, err := strconv.Atoi(name)
-		if err != nil || tid < pid {
+	for _, tid := range tids {
+		if tid < pid {
 			return
 		}
 		if tid > pid && (monitor == 0 || tid < monitor) {
@@ -55,6 +49,28 @@ func CoarsenMonitor() {
 		// The per-thread file is /proc/TID/timerslack_ns: /proc/self/task/TID has none.
 		_ = os.WriteFile("/proc/"+strconv.Itoa(monitor)+"/timerslack_ns", []byte(strconv.Itoa(monitorSlack)), 0)
 	}
+}
+
+// threadIDs lists the threads of a process ("self" or a PID) by their IDs.
+func threadIDs(pid string) ([]int, error) {
+	d, err := os.Open("/proc/" + pid + "/task")
+	if err != nil {
+		return nil, err
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, err
+	}
+	tids := make([]int, 0, len(names))
+	for _, name := range names {
+		tid, err := strconv.Atoi(name)
+		if err != nil {
+			return nil, err
+		}
+		tids = append(tids, tid)
+	}
+	return tids, nil
 }
 
 // startCoarse starts cmd from a thread whose timer slack is monitorSlack for the moment of

@@ -27,17 +27,8 @@ func threadSlack(t *testing.T, tid int) int {
 
 func threads(t *testing.T, pid int) []int {
 	t.Helper()
-	d, err := os.Open("/proc/" + strconv.Itoa(pid) + "/task")
+	tids, err := threadIDs(strconv.Itoa(pid))
 	must(t, err)
-	names, err := d.Readdirnames(-1)
-	d.Close()
-	must(t, err)
-	var tids []int
-	for _, name := range names {
-		tid, err := strconv.Atoi(name)
-		must(t, err)
-		tids = append(tids, tid)
-	}
 	return tids
 }
 
