@@ -5,16 +5,19 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"syscall"
 
 	"github.com/openworker/openworker/core/internal/wire"
 )
 
 // Client is the core's end of the runner connection. Calls are serialised: the runner
-// carries out one tool call at a time.
+// carries out one tool call at a time. Signal and Stdin may be sent while a call runs.
 type Client struct {
-	mu     sync.Mutex
+	mu sync.Mutex // one call at a time, from its send to its answer
+	in *reader
+
+	wmu    sync.Mutex // writes, the call IDs, and broken
 	conn   io.ReadWriteCloser
-	in     *reader
 	nextID uint64
 	broken error
 }
@@ -35,7 +38,7 @@ func (c *Client) Call(req *Request, onChunk func(stream string, data []byte)) (*
 	if err := c.send(req); err != nil {
 		return nil, err
 	}
-	return c.receive(req, onChunk)
+	return c.receive(req, onChunk, nil)
 }
 
 // Send sends req without waiting for its result, which Receive then waits for; no other
@@ -47,14 +50,40 @@ func (c *Client) Send(req *Request) error {
 	return c.send(req)
 }
 
-// Receive waits for the result of the call Send sent.
-func (c *Client) Receive(req *Request, onChunk func(stream string, data []byte)) (*Result, error) {
+// Receive waits for the result of the call Send sent. onAck, when set, is told how many
+// bytes of the command's streamed standard input were taken.
+func (c *Client) Receive(req *Request, onChunk func(stream string, data []byte), onAck func(n int64)) (*Result, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.receive(req, onChunk)
+	return c.receive(req, onChunk, onAck)
+}
+
+// Signal sends sig to the process group of the command that the exec call started. It
+// does not wait: the exec's answer says how the command ended.
+func (c *Client) Signal(call *Request, sig syscall.Signal) error {
+	return c.control(&Request{Tool: ToolSignal, Sig: &SignalArgs{Call: call.ID, Signal: int(sig)}})
+}
+
+// Stdin sends a piece of the standard input of the command that the exec call started;
+// eof closes it.
+func (c *Client) Stdin(call *Request, data []byte, eof bool) error {
+	return c.control(&Request{Tool: ToolStdin, In: &StdinArgs{Call: call.ID, Data: data, EOF: eof}})
+}
+
+func (c *Client) control(req *Request) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.write(req)
 }
 
 func (c *Client) send(req *Request) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.write(req)
+}
+
+// write sends req with the next ID; c.wmu is held.
+func (c *Client) write(req *Request) error {
 	if c.broken != nil {
 		return c.broken
 	}
@@ -72,9 +101,21 @@ func (c *Client) send(req *Request) error {
 	return nil
 }
 
-func (c *Client) receive(req *Request, onChunk func(stream string, data []byte)) (*Result, error) {
-	if c.broken != nil {
-		return nil, c.broken
+func (c *Client) fail(err error) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.broken == nil {
+		c.broken = fmt.Errorf("%w: %v", ErrGone, err)
+	}
+	return c.broken
+}
+
+func (c *Client) receive(req *Request, onChunk func(stream string, data []byte), onAck func(int64)) (*Result, error) {
+	c.wmu.Lock()
+	broken := c.broken
+	c.wmu.Unlock()
+	if broken != nil {
+		return nil, broken
 	}
 	for {
 		msg, err := c.in.next()
@@ -83,14 +124,18 @@ func (c *Client) receive(req *Request, onChunk func(stream string, data []byte))
 			r, err = decodeResponse(msg)
 		}
 		if err != nil {
-			c.broken = fmt.Errorf("%w: %v", ErrGone, err)
-			return nil, c.broken
+			return nil, c.fail(err)
 		}
 		if r.ID != req.ID {
-			c.broken = fmt.Errorf("%w: answer to call %d while waiting for %d", ErrGone, r.ID, req.ID)
-			return nil, c.broken
+			return nil, c.fail(fmt.Errorf("answer to call %d while waiting for %d", r.ID, req.ID))
 		}
-		if r.Stream != "" {
+		switch {
+		case r.Stream == "ack":
+			if onAck != nil {
+				onAck(r.Ack)
+			}
+			continue
+		case r.Stream != "":
 			if onChunk != nil {
 				onChunk(r.Stream, r.Data)
 			}

@@ -19,17 +19,38 @@ const (
 	ToolWrite = "write"
 	ToolList  = "list"
 	ToolProbe = "probe"
+	// ToolSignal and ToolStdin are sent while an exec runs, for that exec: a signal for the
+	// command's process group, and a piece of its standard input. They get no answer of
+	// their own (stdin is acknowledged on the exec's stream, see Response.Ack).
+	ToolSignal = "signal"
+	ToolStdin  = "stdin"
 )
 
 // Request is one tool call sent to the runner.
 type Request struct {
-	ID    uint64     `json:"id"`
-	Tool  string     `json:"tool"`
-	Exec  *ExecArgs  `json:"exec,omitempty"`
-	Read  *ReadArgs  `json:"read,omitempty"`
-	Write *WriteArgs `json:"write,omitempty"`
-	List  *ListArgs  `json:"list,omitempty"`
-	Probe *ProbeArgs `json:"probe,omitempty"`
+	ID    uint64      `json:"id"`
+	Tool  string      `json:"tool"`
+	Exec  *ExecArgs   `json:"exec,omitempty"`
+	Read  *ReadArgs   `json:"read,omitempty"`
+	Write *WriteArgs  `json:"write,omitempty"`
+	List  *ListArgs   `json:"list,omitempty"`
+	Probe *ProbeArgs  `json:"probe,omitempty"`
+	Sig   *SignalArgs `json:"signal,omitempty"`
+	In    *StdinArgs  `json:"stdin,omitempty"`
+}
+
+// SignalArgs sends a signal to the process group of the command that call Call started.
+type SignalArgs struct {
+	Call   uint64 `json:"call"`
+	Signal int    `json:"signal"`
+}
+
+// StdinArgs is a piece of the standard input of the command that call Call started; EOF
+// closes it. A command that has ended, or that stopped reading, drops what comes.
+type StdinArgs struct {
+	Call uint64 `json:"call"`
+	Data []byte `json:"data,omitempty"`
+	EOF  bool   `json:"eof,omitempty"`
 }
 
 // ExecArgs runs a shell command. Shell state (the working folder and exported variables)
@@ -46,8 +67,10 @@ type ExecArgs struct {
 	MaxOutput int `json:"max_output,omitempty"`
 	// Stream asks for output chunks as they come, besides the bounded copy in the result.
 	Stream bool `json:"stream,omitempty"`
-	// Stdin is given to the command; empty means /dev/null.
-	Stdin []byte `json:"stdin,omitempty"`
+	// Stdin is given to the command; empty means /dev/null, unless StdinStream says it
+	// comes in ToolStdin calls while the command runs.
+	Stdin       []byte `json:"stdin,omitempty"`
+	StdinStream bool   `json:"stdin_stream,omitempty"`
 }
 
 // ReadArgs reads part of a file.
@@ -87,6 +110,9 @@ type Response struct {
 	Data   []byte  `json:"data,omitempty"`
 	Result *Result `json:"result,omitempty"` // set on the last message of a call
 	Error  string  `json:"error,omitempty"`  // the call failed; set on the last message
+	// Ack counts bytes of streamed standard input the command's pipe took (or dropped, once
+	// the command stopped reading), so that the core sends more only as they are taken.
+	Ack int64 `json:"ack,omitempty"`
 }
 
 // Result is the outcome of one tool call.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -72,16 +73,26 @@ type Server struct {
 	// refused is set by a wall check that failed: no call is carried out after it. The
 	// core may send a call right behind the check without waiting for its answer.
 	refused error
+
+	// running are the execs read and not yet answered, by call ID: the signals and standard
+	// input sent for them while they run go to their command.
+	runMu   sync.Mutex
+	running map[uint64]*execIO
 }
 
 // NewServer returns a server whose shell starts as cfg says.
 func NewServer(cfg Config) *Server {
-	return &Server{shell: newShell(cfg), guard: cfg.Guard, idle: cfg.Idle}
+	return &Server{shell: newShell(cfg), guard: cfg.Guard, idle: cfg.Idle, running: map[uint64]*execIO{}}
 }
 
 // Serve reads requests from rw and answers them until EOF.
+//
+// Tool calls are carried out one at a time on the goroutine that called Serve, which a
+// runner inside the wall keeps on the one thread behind all of the wall. Another goroutine
+// reads the connection, so that a signal or standard input for the running command is taken
+// while it runs: those only send a signal to the command's process group or copy bytes into
+// its standard input's pipe.
 func (s *Server) Serve(rw io.ReadWriter) error {
-	in := newReader(rw)
 	var wmu sync.Mutex
 	send := func(r *Response) {
 		msg := r.encodeFitting()
@@ -89,19 +100,54 @@ func (s *Server) Serve(rw io.ReadWriter) error {
 		defer wmu.Unlock()
 		_ = wire.WriteFrame(rw, msg)
 	}
-	for {
-		msg, err := in.next()
-		if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
-			return nil
+	calls := make(chan *Request, 8)
+	var readErr error
+	var hungUp atomic.Bool
+	go func() {
+		defer close(calls)
+		in := newReader(rw)
+		for {
+			msg, err := in.next()
+			if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+				hungUp.Store(true)
+				return
+			}
+			var req *Request
+			if err == nil {
+				req, err = decodeRequest(msg)
+			}
+			if err != nil {
+				readErr = fmt.Errorf("runner: reading a request: %w", err)
+				hungUp.Store(true)
+				return
+			}
+			switch {
+			case req.Tool == ToolSignal && req.Sig != nil:
+				if x := s.execFor(req.Sig.Call); x != nil {
+					x.signal(syscall.Signal(req.Sig.Signal))
+				}
+			case req.Tool == ToolStdin && req.In != nil:
+				if x := s.execFor(req.In.Call); x != nil {
+					x.feed(req.In.Data, req.In.EOF)
+				}
+			default:
+				if req.Tool == ToolExec && req.Exec != nil {
+					s.runMu.Lock()
+					s.running[req.ID] = newExecIO(req.ID, req.Exec.StdinStream, send)
+					s.runMu.Unlock()
+				}
+				calls <- req
+			}
 		}
-		var req *Request
-		if err == nil {
-			req, err = decodeRequest(msg)
-		}
-		if err != nil {
-			return fmt.Errorf("runner: reading a request: %w", err)
+	}()
+	for req := range calls {
+		if hungUp.Load() {
+			// Nobody waits for the answers to what was still queued.
+			s.forget(req.ID)
+			continue
 		}
 		res, err := s.handle(req, send)
+		s.forget(req.ID)
 		out := &Response{ID: req.ID, Result: res}
 		if err != nil {
 			out.Result = nil
@@ -109,6 +155,19 @@ func (s *Server) Serve(rw io.ReadWriter) error {
 		}
 		send(out)
 	}
+	return readErr
+}
+
+func (s *Server) execFor(id uint64) *execIO {
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	return s.running[id]
+}
+
+func (s *Server) forget(id uint64) {
+	s.runMu.Lock()
+	delete(s.running, id)
+	s.runMu.Unlock()
 }
 
 func (s *Server) handle(req *Request, send func(*Response)) (*Result, error) {
@@ -124,7 +183,7 @@ func (s *Server) handle(req *Request, send func(*Response)) (*Result, error) {
 	}
 	switch {
 	case req.Tool == ToolExec && req.Exec != nil:
-		res, err := s.shell.exec(req.ID, req.Exec, send)
+		res, err := s.shell.exec(req.ID, req.Exec, send, s.execFor(req.ID))
 		if err == nil && s.idle != nil {
 			res.Idle = s.idle()
 		}

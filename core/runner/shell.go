@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -55,9 +56,11 @@ func (sh *shell) abs(p string) string {
 	return filepath.Join(sh.dir, p)
 }
 
-func (sh *shell) exec(id uint64, a *ExecArgs, send func(*Response)) (*Result, error) {
+func (sh *shell) exec(id uint64, a *ExecArgs, send func(*Response), x *execIO) (*Result, error) {
+	defer x.finish()
+	dir := sh.dir
 	if a.Dir != "" {
-		sh.dir = sh.abs(a.Dir)
+		dir = sh.abs(a.Dir)
 	}
 	max := a.MaxOutput
 	if max <= 0 {
@@ -65,24 +68,45 @@ func (sh *shell) exec(id uint64, a *ExecArgs, send func(*Response)) (*Result, er
 	}
 	// Both bounded copies must fit one answer (maxMessage) with room to spare.
 	max = min(max, maxMessage/4)
+	stdout := &capture{max: max, stream: "stdout", id: id, send: send, live: a.Stream}
+	stderr := &capture{max: max, stream: "stderr", id: id, send: send, live: a.Stream}
+	// A command that cannot start fails as a shell reports it: a line on its error output
+	// and the shell's status (127 not found, 126 found but not runnable), so that a caller
+	// handles it like any failed command and the shell stays as it was.
+	cannot := func(code int, msg string) (*Result, error) {
+		fmt.Fprintln(stderr, msg)
+		return &Result{ExitCode: code, Stderr: stderr.buf.Bytes(), Dir: sh.dir}, nil
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return cannot(126, fmt.Sprintf("openworker: the working folder %s does not exist inside the sandbox; use a folder of the session (cd to it, or give it with --rw)", dir))
+	}
+	sh.dir = dir
 	var cmd *exec.Cmd
 	if len(a.Argv) > 0 {
 		path, err := lookPath(a.Argv[0], sh.env)
 		if err != nil {
-			return nil, err
+			return cannot(127, err.Error())
 		}
 		cmd = exec.Command(path, a.Argv[1:]...)
+		cmd.Args[0] = a.Argv[0] // as a shell passes it: the name as given
 	} else {
 		cmd = exec.Command("/bin/sh", "-c", wrapper, "sh", sh.state, a.Command)
 	}
 	cmd.Dir = sh.dir
 	cmd.Env = sh.env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if len(a.Stdin) > 0 {
+	in, err := x.stdin()
+	if err != nil {
+		return nil, err
+	}
+	if in != nil {
+		// Only the command keeps the read end: once it and its children have closed it, a
+		// write gets EPIPE and the rest of the input is dropped.
+		cmd.Stdin = in
+		defer in.Close()
+	} else if len(a.Stdin) > 0 {
 		cmd.Stdin = bytes.NewReader(a.Stdin)
 	}
-	stdout := &capture{max: max, stream: "stdout", id: id, send: send, live: a.Stream}
-	stderr := &capture{max: max, stream: "stderr", id: id, send: send, live: a.Stream}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// A command may leave a background process holding its output open; once the command
 	// itself has exited, its output is no longer waited for past this.
@@ -90,8 +114,12 @@ func (sh *shell) exec(id uint64, a *ExecArgs, send func(*Response)) (*Result, er
 	_ = os.Remove(sh.state)
 	start := time.Now()
 	if err := sh.start(cmd); err != nil {
-		return nil, err
+		return cannot(startStatus(err), fmt.Sprintf("%s: %s", a.Argv[0], startReason(err)))
 	}
+	if in != nil {
+		in.Close()
+	}
+	x.started(cmd.Process.Pid)
 	var (
 		mu        sync.Mutex
 		timedOut  bool
@@ -108,7 +136,7 @@ func (sh *shell) exec(id uint64, a *ExecArgs, send func(*Response)) (*Result, er
 			killTimer = time.AfterFunc(killGrace, func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
 		})
 	}
-	err := cmd.Wait()
+	err = cmd.Wait()
 	if sh.children != nil {
 		sh.children.Done(cmd.Process.Pid)
 	}
@@ -191,6 +219,30 @@ func envValue(env []string, name string) string {
 		}
 	}
 	return ""
+}
+
+// startStatus is the status a shell gives a command that it could not start.
+func startStatus(err error) int {
+	if errors.Is(err, syscall.ENOENT) {
+		return 127
+	}
+	return 126
+}
+
+func startReason(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOENT):
+		return "no such file inside the sandbox"
+	case errors.Is(err, syscall.EACCES):
+		return "permission denied (is it executable? chmod +x, or run it with its interpreter)"
+	case errors.Is(err, syscall.ENOEXEC):
+		return "cannot execute: not a program this system runs (a script needs a #! line)"
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 func lookPath(name string, env []string) (string, error) {

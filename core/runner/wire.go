@@ -10,7 +10,7 @@ import (
 )
 
 // wireVersion changes whenever a field below is added, removed or moved.
-const wireVersion = 1
+const wireVersion = 2
 
 // maxMessage bounds one message either way. The largest honest ones are a read's content
 // (MaxRead) and a write's; a runner that sends more is broken or lying.
@@ -23,20 +23,22 @@ const (
 	hasWrite
 	hasList
 	hasProbe
+	hasSignal
+	hasStdin
 )
 
 func (r *Request) encode() []byte {
 	e := wire.NewEncoder(wireVersion)
 	e.Uint(r.ID)
 	e.String(r.Tool)
-	e.Flags(r.Exec != nil, r.Read != nil, r.Write != nil, r.List != nil, r.Probe != nil)
+	e.Flags(r.Exec != nil, r.Read != nil, r.Write != nil, r.List != nil, r.Probe != nil, r.Sig != nil, r.In != nil)
 	if a := r.Exec; a != nil {
 		e.String(a.Command)
 		e.Strings(a.Argv)
 		e.String(a.Dir)
 		e.Int(int64(a.Timeout))
 		e.Int(int64(a.MaxOutput))
-		e.Flags(a.Stream)
+		e.Flags(a.Stream, a.StdinStream)
 		e.Bytes(a.Stdin)
 	}
 	if a := r.Read; a != nil {
@@ -58,6 +60,15 @@ func (r *Request) encode() []byte {
 		e.Strings(a.Unreachable)
 		e.Strings(a.Reachable)
 	}
+	if a := r.Sig; a != nil {
+		e.Uint(a.Call)
+		e.Int(int64(a.Signal))
+	}
+	if a := r.In; a != nil {
+		e.Uint(a.Call)
+		e.Bytes(a.Data)
+		e.Flags(a.EOF)
+	}
 	return e.Message()
 }
 
@@ -68,7 +79,8 @@ func decodeRequest(b []byte) (*Request, error) {
 	if wire.Flag(has, hasExec) {
 		r.Exec = &ExecArgs{Command: d.String(), Argv: d.Strings(), Dir: d.String(),
 			Timeout: time.Duration(d.Int()), MaxOutput: int(d.Int())}
-		r.Exec.Stream = wire.Flag(d.Byte(), 0)
+		f := d.Byte()
+		r.Exec.Stream, r.Exec.StdinStream = wire.Flag(f, 0), wire.Flag(f, 1)
 		r.Exec.Stdin = d.Bytes()
 	}
 	if wire.Flag(has, hasRead) {
@@ -84,6 +96,13 @@ func decodeRequest(b []byte) (*Request, error) {
 		r.Probe = &ProbeArgs{Writable: d.Strings(), ReadOnly: d.Strings(), Home: d.String(),
 			Unreachable: d.Strings(), Reachable: d.Strings()}
 	}
+	if wire.Flag(has, hasSignal) {
+		r.Sig = &SignalArgs{Call: d.Uint(), Signal: int(d.Int())}
+	}
+	if wire.Flag(has, hasStdin) {
+		r.In = &StdinArgs{Call: d.Uint(), Data: d.Bytes()}
+		r.In.EOF = wire.Flag(d.Byte(), 0)
+	}
 	if err := d.End(); err != nil {
 		return nil, fmt.Errorf("an unreadable request: %w", err)
 	}
@@ -96,6 +115,7 @@ func (r *Response) encode() []byte {
 	e.String(r.Stream)
 	e.Bytes(r.Data)
 	e.String(r.Error)
+	e.Int(r.Ack)
 	e.Flags(r.Result != nil)
 	if res := r.Result; res != nil {
 		e.Int(int64(res.ExitCode))
@@ -140,7 +160,7 @@ func (r *Response) encodeFitting() []byte {
 
 func decodeResponse(b []byte) (*Response, error) {
 	d := wire.NewDecoder(b, wireVersion)
-	r := &Response{ID: d.Uint(), Stream: d.String(), Data: d.Bytes(), Error: d.String()}
+	r := &Response{ID: d.Uint(), Stream: d.String(), Data: d.Bytes(), Error: d.String(), Ack: d.Int()}
 	if wire.Flag(d.Byte(), 0) {
 		res := &Result{ExitCode: int(d.Int()), Duration: time.Duration(d.Int()), Stdout: d.Bytes(), Stderr: d.Bytes(),
 			StdoutTruncated: d.Int(), StderrTruncated: d.Int()}

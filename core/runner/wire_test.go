@@ -16,7 +16,9 @@ import (
 func TestWireRoundTrip(t *testing.T) {
 	reqs := []*Request{
 		{ID: 1, Tool: ToolExec, Exec: &ExecArgs{Command: "echo ü", Argv: []string{"a", "", "b c"}, Dir: "/w",
-			Timeout: 3 * time.Second, MaxOutput: -1, Stream: true, Stdin: []byte{0, 1, 0xff}}},
+			Timeout: 3 * time.Second, MaxOutput: -1, Stream: true, Stdin: []byte{0, 1, 0xff}, StdinStream: true}},
+		{ID: 6, Tool: ToolSignal, Sig: &SignalArgs{Call: 1, Signal: 2}},
+		{ID: 7, Tool: ToolStdin, In: &StdinArgs{Call: 1, Data: []byte("in\n"), EOF: true}},
 		{ID: 2, Tool: ToolRead, Read: &ReadArgs{Path: "/f", Offset: -5, Limit: 1 << 40}},
 		{ID: 3, Tool: ToolWrite, Write: &WriteArgs{Path: "/g", Content: bytes.Repeat([]byte("x"), 70000)}},
 		{ID: 4, Tool: ToolList, List: &ListArgs{Path: "/"}},
@@ -36,6 +38,7 @@ func TestWireRoundTrip(t *testing.T) {
 	resps := []*Response{
 		{ID: 7, Stream: "stdout", Data: []byte("chunk\n")},
 		{ID: 8, Error: "no such file"},
+		{ID: 11, Stream: "ack", Ack: 65536},
 		{ID: 9, Result: &Result{ExitCode: -1, Duration: time.Millisecond, Stdout: []byte("o"), Stderr: []byte("e"),
 			StdoutTruncated: 5, StderrTruncated: 6, TimedOut: true, Dir: "/d", Idle: true, Content: []byte("c"), Size: 9,
 			Entries: []Entry{{Name: "n", Dir: true, Size: 1, Mode: "drwx", Link: "l", MTime: -3}, {Name: "m"}},
