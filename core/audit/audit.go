@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Event types.
@@ -24,6 +25,7 @@ const (
 	SessionRefused = "session.refused"
 	SessionEnded   = "session.ended"
 	SessionRestart = "session.restarted"
+	ToolStarted    = "tool.started"
 	ToolCall       = "tool.call"
 )
 
@@ -41,7 +43,10 @@ type Event struct {
 	Blocked     []string  `json:"blocked,omitempty"`
 	Denials     []string  `json:"denials,omitempty"`
 	Reason      string    `json:"reason,omitempty"`
-	Folders     []string  `json:"folders,omitempty"`
+	// Outcome says how a tool call ended when it did not end by itself: "interrupted",
+	// "timed out", "failed", or "daemon ended" (written at the next start).
+	Outcome string   `json:"outcome,omitempty"`
+	Folders []string `json:"folders,omitempty"`
 }
 
 // Log appends events to a file and rotates it by size.
@@ -144,27 +149,29 @@ func (l *Log) Close() error {
 	return err
 }
 
-// Format renders an event as one readable line.
+// Format renders an event as one readable line. Every field is written as data: a control
+// character or a terminal escape in a command (which the agent chose) is shown escaped, so
+// that it can neither forge a line nor drive the terminal.
 func Format(e Event) string {
 	var b strings.Builder
 	b.WriteString(e.Time.Local().Format("2006-01-02 15:04:05"))
 	b.WriteString("  ")
-	b.WriteString(e.Type)
+	b.WriteString(Clean(e.Type))
 	if e.Session != "" {
-		b.WriteString("  " + e.Session)
+		b.WriteString("  " + Clean(e.Session))
 	}
 	if e.Enforcement != "" {
-		b.WriteString("  [" + e.Enforcement)
+		b.WriteString("  [" + Clean(e.Enforcement))
 		if e.Network != "" {
-			b.WriteString(", " + e.Network)
+			b.WriteString(", " + Clean(e.Network))
 		}
 		b.WriteString("]")
 	}
 	if e.Tool != "" {
-		b.WriteString("  " + e.Tool)
+		b.WriteString("  " + Clean(e.Tool))
 	}
 	if e.Summary != "" {
-		b.WriteString(": " + e.Summary)
+		b.WriteString(": " + Clean(e.Summary))
 	}
 	if e.ExitCode != nil {
 		b.WriteString("  exit " + strconv.Itoa(*e.ExitCode))
@@ -172,33 +179,122 @@ func Format(e Event) string {
 	if e.DurationMS > 0 {
 		b.WriteString("  " + strconv.FormatFloat(e.DurationMS, 'f', 1, 64) + " ms")
 	}
+	if e.Outcome != "" {
+		b.WriteString("  (" + Clean(e.Outcome) + ")")
+	}
 	if len(e.Blocked) > 0 {
-		b.WriteString("  blocked " + strings.Join(e.Blocked, ", "))
+		b.WriteString("  blocked " + Clean(strings.Join(e.Blocked, ", ")))
 	}
 	if len(e.Denials) > 0 {
-		b.WriteString("  denied " + strings.Join(e.Denials, "; "))
+		b.WriteString("  denied " + Clean(strings.Join(e.Denials, "; ")))
 	}
 	if e.Reason != "" {
-		b.WriteString("  — " + e.Reason)
+		b.WriteString("  — " + Clean(e.Reason))
 	}
 	return b.String()
 }
 
-// Show writes the events of the file at path to w, readably. With follow it keeps going,
-// printing new events as they are written, until ctx ends.
-func Show(ctx context.Context, path string, w io.Writer, follow bool) error {
+// Clean returns s with what a terminal would act on escaped: control characters (C0, DEL,
+// C1, which start escape sequences), bidirectional overrides that reorder what is shown, and
+// invalid UTF-8. Everything else is kept as it is.
+func Clean(s string) string {
+	clean := true
+	for _, r := range s {
+		if unsafeRune(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case unsafeRune(r):
+			if r < 0x100 {
+				fmt.Fprintf(&b, `\x%02x`, r)
+			} else {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func unsafeRune(r rune) bool {
+	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError ||
+		(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f
+}
+
+// ShowOptions choose what Show prints.
+type ShowOptions struct {
+	// Follow keeps printing new events as they are written. It starts at the end of the
+	// trail unless Since is set.
+	Follow bool
+	// Session, when set, keeps only that session's events.
+	Session string
+	// Since, when set, keeps only events at or after it.
+	Since time.Time
+	// atEnd, for tests, is called once a follow has read all there was.
+	atEnd func()
+}
+
+func (o ShowOptions) keep(e Event) bool {
+	return (o.Session == "" || e.Session == o.Session) && (o.Since.IsZero() || !e.Time.Before(o.Since))
+}
+
+// Show writes the events of the trail at path to w, readably, the rotated files first.
+// With Follow it keeps going, printing new events as they are written, until ctx ends.
+func Show(ctx context.Context, path string, w io.Writer, o ShowOptions) error {
 	f, err := os.Open(path)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) && !follow {
+		if errors.Is(err, os.ErrNotExist) && !o.Follow {
 			return fmt.Errorf("no audit trail yet at %s: nothing has run", path)
 		}
 		if !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 	}
+	print := func(line []byte) {
+		var e Event
+		if json.Unmarshal(line, &e) == nil && o.keep(e) {
+			fmt.Fprintln(w, Format(e))
+		}
+	}
+	fromStart := !o.Follow || !o.Since.IsZero()
+	if fromStart {
+		for i := DefaultKeep; i >= 1; i-- {
+			old, err := os.Open(path + "." + strconv.Itoa(i))
+			if err != nil {
+				continue
+			}
+			sc := bufio.NewScanner(old)
+			sc.Buffer(make([]byte, 64<<10), 16<<20)
+			for sc.Scan() {
+				print(sc.Bytes())
+			}
+			old.Close()
+		}
+	} else if f != nil {
+		if _, err := f.Seek(0, io.SeekEnd); err != nil {
+			return err
+		}
+	}
 	var r *bufio.Reader
 	var ino uint64
 	if f != nil {
+		defer func() { f.Close() }()
 		r = bufio.NewReader(f)
 		ino = inode(f)
 	}
@@ -209,10 +305,7 @@ func Show(ctx context.Context, path string, w io.Writer, follow bool) error {
 			if len(line) > 0 && line[len(line)-1] == '\n' {
 				line = append(partial, line...)
 				partial = partial[:0]
-				var e Event
-				if json.Unmarshal(line, &e) == nil {
-					fmt.Fprintln(w, Format(e))
-				}
+				print(line)
 				continue
 			}
 			partial = append(partial, line...)
@@ -220,15 +313,19 @@ func Show(ctx context.Context, path string, w io.Writer, follow bool) error {
 				return err
 			}
 		}
-		if !follow {
+		if !o.Follow {
 			return nil
+		}
+		if o.atEnd != nil {
+			o.atEnd()
+			o.atEnd = nil
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-time.After(200 * time.Millisecond):
 		}
-		// The file was rotated or created: start reading the new one.
+		// The file was rotated or created: start reading the new one from its start.
 		if nf, err := os.Open(path); err == nil {
 			if n := inode(nf); f == nil || n != ino {
 				if f != nil {

@@ -31,7 +31,7 @@ func TestWriteAndShow(t *testing.T) {
 		t.Fatalf("line %s: %v %+v", b, err, e)
 	}
 	var out bytes.Buffer
-	if err := Show(context.Background(), path, &out, false); err != nil {
+	if err := Show(context.Background(), path, &out, ShowOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "tool.call  s1  [linux, allowlist]  exec: true  exit 0  blocked example.com:443") {
@@ -68,23 +68,56 @@ func TestRotation(t *testing.T) {
 	}
 }
 
-func TestFollow(t *testing.T) {
+func TestFollowStartsAtTheEnd(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	l, _ := Open(path)
 	defer l.Close()
+	l.Write(Event{Type: SessionStarted, Session: "old"})
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw, _ := os.Pipe()
 	done := make(chan error)
-	go func() { done <- Show(ctx, path, pw, true); pw.Close() }()
+	atEnd := make(chan struct{})
+	go func() {
+		done <- Show(ctx, path, pw, ShowOptions{Follow: true, atEnd: func() { close(atEnd) }})
+		pw.Close()
+	}()
+	<-atEnd
 	l.Write(Event{Type: SessionStarted, Session: "abc"})
 	line, err := bufio.NewReader(pr).ReadString('\n')
 	if err != nil || !strings.Contains(line, "session.started  abc") {
-		t.Fatalf("followed %q %v", line, err)
+		t.Fatalf("followed %q %v; want the new event first, not the old one", line, err)
 	}
 	cancel()
 	select {
 	case <-done:
 	case <-time.After(2 * time.Second):
 		t.Fatal("follow did not stop")
+	}
+}
+
+func TestShowEscapesAndFilters(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l, _ := Open(path)
+	then := time.Now().Add(-time.Hour)
+	l.Write(Event{Time: then, Type: ToolCall, Session: "s1", Summary: "echo old"})
+	// A command that tries to forge a line and to drive the terminal.
+	l.Write(Event{Type: ToolCall, Session: "s1", Summary: "true\n2026-01-01 00:00:00  session.ended  s1\x1b]0;owned\x07 \u202e"})
+	l.Write(Event{Type: ToolCall, Session: "s2", Summary: "echo other"})
+	l.Close()
+	var out strings.Builder
+	if err := Show(context.Background(), path, &out, ShowOptions{Session: "s1", Since: then.Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	if strings.Count(got, "\n") != 1 {
+		t.Fatalf("want one line (session s1, since), got:\n%s", got)
+	}
+	for _, bad := range []string{"\x1b", "\x07", "\u202e", "echo other", "echo old"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("the output holds %q:\n%q", bad, got)
+		}
+	}
+	if !strings.Contains(got, `true\n2026-01-01`) || !strings.Contains(got, `\x1b]0;owned\x07 \u202e`) {
+		t.Errorf("the summary is not shown escaped: %q", got)
 	}
 }

@@ -75,16 +75,27 @@ func NewManager(opts Options) (*Manager, error) {
 // record is what the state folder keeps of a running session, so its private tmp can be
 // removed if its owner dies. It lives outside every sandbox.
 type record struct {
-	ID  string `json:"id"`
-	Tmp string `json:"tmp"`
-	Pid int    `json:"pid"`
+	ID          string `json:"id"`
+	Tmp         string `json:"tmp"`
+	Pid         int    `json:"pid"`
+	Enforcement string `json:"enforcement,omitempty"`
+	Network     string `json:"network,omitempty"`
+	// Call is the tool call in flight, so that one its owner never finished still gets an
+	// end record when the owner died.
+	Call *recordCall `json:"call,omitempty"`
+}
+
+type recordCall struct {
+	Tool    string    `json:"tool"`
+	Summary string    `json:"summary,omitempty"`
+	Start   time.Time `json:"start"`
 }
 
 // claim records a session and holds a lock on its record for as long as this process lives;
 // a record whose lock can be taken belongs to a dead owner.
-func (m *Manager) claim(id, tmp string) (*os.File, error) {
-	path := filepath.Join(m.opts.StateDir, "sessions", id+".json")
-	b, _ := json.Marshal(record{ID: id, Tmp: tmp, Pid: os.Getpid()})
+func (m *Manager) claim(s *Session) (*os.File, error) {
+	path := filepath.Join(m.opts.StateDir, "sessions", s.ID+".json")
+	b, _ := json.Marshal(s.record(nil))
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("recording the session: %w", err)
@@ -124,6 +135,7 @@ func (m *Manager) CleanStale() (removed []string) {
 			if os.RemoveAll(r.Tmp) == nil {
 				removed = append(removed, r.Tmp)
 			}
+			m.endDead(r)
 		}
 		os.Remove(path)
 		f.Close()
@@ -200,5 +212,48 @@ func (m *Manager) audit(e audit.Event) {
 func (m *Manager) SetSettingsHosts(list []hosts.Entry) {
 	for _, s := range m.List() {
 		s.SetSettingsHosts(list)
+	}
+}
+
+// endDead writes the audit records a session's dead owner could not: the end of the tool
+// call it had in flight, and the session's end, with the reason.
+func (m *Manager) endDead(r record) {
+	if c := r.Call; c != nil {
+		m.audit(audit.Event{Type: audit.ToolCall, Session: r.ID, Tool: c.Tool, Summary: c.Summary, Enforcement: r.Enforcement,
+			Network: r.Network, Outcome: "daemon ended", Reason: "the process that ran the session ended (killed or crashed) while this call ran"})
+	}
+	m.audit(audit.Event{Type: audit.SessionEnded, Session: r.ID, Enforcement: r.Enforcement, Network: r.Network,
+		Reason: "the process that ran it ended without ending it (killed or crashed); its private folder was removed at the next start"})
+}
+
+// record is what the state folder keeps of s, with call in flight (or none).
+func (s *Session) record(call *pending) record {
+	r := record{ID: s.ID, Tmp: s.tmp, Pid: os.Getpid(), Enforcement: string(s.Enforcement), Network: string(s.Network)}
+	if call != nil {
+		r.Call = &recordCall{Tool: call.req.Tool, Summary: call.summary, Start: call.start}
+	}
+	return r
+}
+
+// callStarted records a call in flight, in the session's record and the audit trail.
+func (m *Manager) callStarted(s *Session, p *pending) {
+	m.rewriteRecord(s, p)
+	m.audit(audit.Event{Type: audit.ToolStarted, Time: p.start, Session: s.ID, Tool: p.req.Tool, Summary: p.summary,
+		Enforcement: string(s.Enforcement), Network: string(s.Network)})
+}
+
+// callEnded writes a call's end record and takes it out of the session's record.
+func (m *Manager) callEnded(s *Session, ev audit.Event) {
+	m.audit(ev)
+	m.rewriteRecord(s, nil)
+}
+
+func (m *Manager) rewriteRecord(s *Session, call *pending) {
+	if s.lock == nil {
+		return
+	}
+	b, _ := json.Marshal(s.record(call))
+	if _, err := s.lock.WriteAt(b, 0); err == nil {
+		_ = s.lock.Truncate(int64(len(b)))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -39,6 +40,9 @@ type Spec struct {
 	Toolchains   []string
 	// Dir is the first working folder; default the first writable folder.
 	Dir string
+	// HowToAllow says how a person allows a refused site (host:port) where the session's
+	// commands run; the proxy's refusals end with it. nil: the app's words.
+	HowToAllow func(target string) string
 }
 
 // Session is one running session.
@@ -64,6 +68,11 @@ type Session struct {
 	stateLost bool
 	// live is proc for Interrupt, which cannot wait for mu.
 	live atomic.Pointer[sandbox.Process]
+	// busy is the tool call in progress, from its start (a second is refused), and running
+	// the same once it was sent, for Signal.
+	busy    atomic.Pointer[pending]
+	running atomic.Pointer[pending]
+	ending  atomic.Bool // End was called
 	// idle: the last command left nothing else running in the sandbox (see EndBeforeExit).
 	idle   bool
 	ended  bool
@@ -100,17 +109,26 @@ func (m *Manager) Start(ctx context.Context, spec Spec) (*Session, error) {
 // the wall check with no round trip between: the runner refuses every call after a failed
 // check, so the command runs only behind a wall that was proved. When the check fails the
 // session is refused as by Start, and the command never ran.
-func (m *Manager) StartExec(ctx context.Context, spec Spec, a runner.ExecArgs, onChunk func(stream string, data []byte)) (*Session, *Result, error) {
+//
+// It returns once the command runs; wait waits for its result. Meanwhile the session's
+// Signal interrupts it. Standard input is streamed from stdin (nil: none). When ctx ends
+// before the wall is up, nothing was run.
+func (m *Manager) StartExec(ctx context.Context, spec Spec, a runner.ExecArgs, stdin io.Reader, onChunk func(stream string, data []byte)) (_ *Session, wait func() (*Result, error), _ error) {
 	first := execCall(a, onChunk)
+	first.stdin = stdin
+	first.start = time.Now()
 	s, err := m.start(ctx, spec, first)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer context.AfterFunc(ctx, s.Interrupt)()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	res, err := s.receive(first)
-	return s, res, err
+	s.busy.Store(first)
+	s.running.Store(first) // so that a signal from now on reaches the command
+	return s, func() (*Result, error) {
+		defer s.busy.Store(nil)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.receive(nil, first)
+	}, nil
 }
 
 func (m *Manager) start(ctx context.Context, spec Spec, first *pending) (_ *Session, err error) {
@@ -137,7 +155,7 @@ func (m *Manager) start(ctx context.Context, spec Spec, first *pending) (_ *Sess
 		return nil, err
 	}
 	if spec.Network == policy.Allowlist {
-		px, err := proxy.New(proxy.Options{Token: proxy.NewToken()})
+		px, err := proxy.New(proxy.Options{Token: proxy.NewToken(), HowToAllow: spec.HowToAllow})
 		if err != nil {
 			return nil, fmt.Errorf("starting the egress proxy: %w", err)
 		}
@@ -189,7 +207,7 @@ func (s *Session) makeTmp() error {
 	if err := os.Mkdir(s.home, 0o700); err != nil {
 		return err
 	}
-	s.lock, err = s.m.claim(s.ID, s.tmp)
+	s.lock, err = s.m.claim(s)
 	return err
 }
 
@@ -317,7 +335,7 @@ func (s *Session) sendWallCheck(client *runner.Client, pol *policy.Policy) (*wal
 // result waits for the wall check's answer; any failure refuses the session.
 func (c *wallCheck) result(client *runner.Client) error {
 	args := c.req.Probe
-	res, err := client.Receive(c.req, nil)
+	res, err := client.Receive(c.req, nil, nil)
 	if err != nil {
 		return &RefusedError{Check: "the wall check did not run", Reason: err.Error()}
 	}

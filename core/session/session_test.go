@@ -5,14 +5,18 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/openworker/openworker/core/audit"
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
 	"github.com/openworker/openworker/core/seatbelt"
+	"github.com/openworker/openworker/core/tstest"
 )
 
 // The test binary doubles as the tool runner, as the openworker binary does.
@@ -128,7 +132,7 @@ func TestCleanStaleRemovesOnlyDeadOwnersFolders(t *testing.T) {
 	// A live owner's record is locked and left alone.
 	live := filepath.Join(f.tmpRoot, "openworker-live")
 	os.Mkdir(live, 0o700)
-	lock, err := f.m.claim("live", live)
+	lock, err := f.m.claim(&Session{ID: "live", tmp: live, m: f.m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,5 +169,186 @@ func TestDenialsJoinTheResult(t *testing.T) {
 	}
 	if len(r.Denials) != 2 {
 		t.Fatalf("denials %v", r.Denials)
+	}
+}
+
+// A command that cannot start is the command's failure, reported as a shell reports it;
+// the session stays usable.
+func TestCommandsThatCannotStart(t *testing.T) {
+	f := newFixture(t, map[sandbox.Enforcement]sandbox.Provider{sandbox.Direct: sandbox.DirectProvider{}})
+	s, err := f.m.Start(context.Background(), Spec{Provider: sandbox.Direct, Writable: []string{f.project}, Network: policy.None})
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(f.project, "script.py")
+	if err := os.WriteFile(script, []byte("print(1)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		args   runner.ExecArgs
+		code   int
+		stderr string
+	}{
+		{"not_found", runner.ExecArgs{Argv: []string{"nosuchcmd"}}, 127, "nosuchcmd: command not found"},
+		{"not_executable", runner.ExecArgs{Argv: []string{"./script.py"}}, 126, "./script.py: permission denied"},
+		{"no_working_folder", runner.ExecArgs{Argv: []string{"true"}, Dir: filepath.Join(f.project, "gone")}, 126, "does not exist"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := s.Exec(tc.args, nil)
+			if err != nil {
+				t.Fatalf("exec: %v", err)
+			}
+			if r.ExitCode != tc.code || !strings.Contains(string(r.Stderr), tc.stderr) {
+				t.Fatalf("exit %d stderr %q error %q; want %d and %q", r.ExitCode, r.Stderr, r.Error, tc.code, tc.stderr)
+			}
+			// The session is still usable, in the folder it was in.
+			r, err = s.Exec(runner.ExecArgs{Command: "pwd"}, nil)
+			if err != nil || r.ExitCode != 0 || strings.TrimSpace(string(r.Stdout)) != f.project {
+				t.Fatalf("the next exec: %v %+v", err, r)
+			}
+		})
+	}
+}
+
+func startDirect(t *testing.T) (*fixture, *Session) {
+	t.Helper()
+	f := newFixture(t, map[sandbox.Enforcement]sandbox.Provider{sandbox.Direct: sandbox.DirectProvider{}})
+	s, err := f.m.Start(context.Background(), Spec{Provider: sandbox.Direct, Writable: []string{f.project}, Network: policy.None})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, s
+}
+
+// waitForFile waits until path exists: a command got as far as making it.
+func waitForFile(t *testing.T, path string) {
+	t.Helper()
+	tstest.WaitFor(t, 10*time.Second, func() error {
+		if _, err := os.Stat(path); err != nil {
+			return err
+		}
+		return nil
+	})
+}
+
+// An interrupt reaches the command, whose cleanup runs; the result and the audit trail say
+// it was interrupted, and the session stays usable.
+func TestSignalReachesTheCommand(t *testing.T) {
+	f, s := startDirect(t)
+	ready, cleaned := filepath.Join(f.project, "ready"), filepath.Join(f.project, "cleaned")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan *Result, 1)
+	go func() {
+		r, err := s.ExecContext(ctx, runner.ExecArgs{Command: "trap 'touch " + cleaned + "; exit 9' INT; touch " + ready + "; while :; do sleep 0.05; done"}, nil, nil)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- r
+	}()
+	waitForFile(t, ready)
+	cancel() // as the daemon does when its client goes away (Ctrl-C on session exec)
+	var r *Result
+	select {
+	case r = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the interrupted command did not end")
+	}
+	if r == nil {
+		t.Fatal("no result")
+	}
+	if r.Interrupted != "SIGINT" || r.ExitCode != 9 {
+		t.Fatalf("interrupted %q exit %d; want SIGINT and the trap's 9", r.Interrupted, r.ExitCode)
+	}
+	if _, err := os.Stat(cleaned); err != nil {
+		t.Fatal("the command's INT trap did not run")
+	}
+	if r, err := s.Exec(runner.ExecArgs{Command: "echo still"}, nil); err != nil || string(r.Stdout) != "still\n" {
+		t.Fatalf("the session after an interrupt: %v %+v", err, r)
+	}
+	b, _ := os.ReadFile(f.log)
+	if !strings.Contains(string(b), `"type":"tool.started"`) || !strings.Contains(string(b), `"outcome":"interrupted"`) {
+		t.Fatalf("the interrupted call has no end record:\n%s", b)
+	}
+}
+
+// A command that ignores SIGINT and SIGTERM is still ended.
+func TestSignalEscalates(t *testing.T) {
+	f, s := startDirect(t)
+	ready := filepath.Join(f.project, "ready")
+	done := make(chan *Result, 1)
+	go func() {
+		r, _ := s.ExecContext(context.Background(), runner.ExecArgs{Command: "trap '' INT TERM; touch " + ready + "; while :; do sleep 0.05; done"}, nil, nil)
+		done <- r
+	}()
+	waitForFile(t, ready)
+	s.Signal(syscall.SIGTERM)
+	select {
+	case r := <-done:
+		if r == nil || r.Interrupted != "SIGTERM" || r.ExitCode != 128+int(syscall.SIGKILL) {
+			t.Fatalf("result %+v; want interrupted by SIGTERM and killed", r)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("a command that ignores signals was never ended")
+	}
+}
+
+func TestSecondCallWhileOneRunsIsRefused(t *testing.T) {
+	f, s := startDirect(t)
+	ready := filepath.Join(f.project, "ready")
+	done := make(chan struct{})
+	go func() {
+		s.Exec(runner.ExecArgs{Command: "touch " + ready + "; sleep 30"}, nil)
+		close(done)
+	}()
+	waitForFile(t, ready)
+	_, err := s.Exec(runner.ExecArgs{Command: "true"}, nil)
+	var be *BusyError
+	if !errors.As(err, &be) || !strings.Contains(err.Error(), "sleep 30") {
+		t.Fatalf("second exec: %v; want a refusal naming the running command", err)
+	}
+	// Ending the session does not wait for the command.
+	start := time.Now()
+	s.End()
+	<-done
+	if time.Since(start) > 10*time.Second {
+		t.Fatalf("End waited %v for the running command", time.Since(start))
+	}
+}
+
+func TestStdinIsStreamed(t *testing.T) {
+	_, s := startDirect(t)
+	// More than the window, so the command's pace decides.
+	in := strings.Repeat("line of input\n", 200000)
+	r, err := s.ExecContext(context.Background(), runner.ExecArgs{Command: "wc -c"}, strings.NewReader(in), nil)
+	if err != nil || strings.TrimSpace(string(r.Stdout)) != strconv.Itoa(len(in)) {
+		t.Fatalf("wc -c of %d bytes: %v %q", len(in), err, r.Stdout)
+	}
+	// A command that does not read its input still ends, and the next one works.
+	r, err = s.ExecContext(context.Background(), runner.ExecArgs{Command: "echo done"}, strings.NewReader(in), nil)
+	if err != nil || string(r.Stdout) != "done\n" {
+		t.Fatalf("a command that ignores its input: %v %+v", err, r)
+	}
+	r, err = s.Exec(runner.ExecArgs{Command: "cat"}, nil)
+	if err != nil || r.ExitCode != 0 || len(r.Stdout) != 0 {
+		t.Fatalf("without input, cat reads nothing: %v %+v", err, r)
+	}
+}
+
+// A session whose owner died mid-call gets its call's end and its own end in the audit
+// trail at the next start.
+func TestCleanStaleEndsTheDeadSessionInTheAudit(t *testing.T) {
+	f := newFixture(t, nil)
+	dead := filepath.Join(f.tmpRoot, "openworker-dead")
+	os.MkdirAll(dead, 0o700)
+	os.WriteFile(filepath.Join(f.home, "state", "sessions", "dead.json"),
+		[]byte(`{"id":"dead","tmp":"`+dead+`","pid":1,"enforcement":"linux","network":"allowlist","call":{"tool":"exec","summary":"npm install","start":"2026-01-01T00:00:00Z"}}`), 0o600)
+	f.m.CleanStale()
+	b, _ := os.ReadFile(f.log)
+	for _, want := range []string{`"type":"tool.call","session":"dead","tool":"exec","summary":"npm install"`, `"outcome":"daemon ended"`, `"type":"session.ended","session":"dead"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("audit trail lacks %s:\n%s", want, b)
+		}
 	}
 }

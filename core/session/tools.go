@@ -1,14 +1,18 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/openworker/openworker/core/audit"
@@ -28,8 +32,10 @@ type Result struct {
 	Blocked     []Blocked           `json:"blocked,omitempty"`
 	// ShellStateLost says the runner was restarted (a folder was added) before this call:
 	// the working folder and exported variables of earlier commands are gone.
-	ShellStateLost bool   `json:"shell_state_lost,omitempty"`
-	Error          string `json:"error,omitempty"` // the tool failed (file not found, denied)
+	ShellStateLost bool `json:"shell_state_lost,omitempty"`
+	// Interrupted names the signal a person sent the command (SIGINT for Ctrl-C).
+	Interrupted string `json:"interrupted,omitempty"`
+	Error       string `json:"error,omitempty"` // the tool failed (file not found, denied)
 	// Denials are what the wall refused while the call ran, where the wall reports them
 	// (Seatbelt, through the unified log).
 	Denials []string `json:"denials,omitempty"`
@@ -47,8 +53,36 @@ func (b Blocked) String() string { return b.Host + ":" + strconv.Itoa(b.Port) }
 // ErrEnded is returned by calls on a session that has ended.
 var ErrEnded = errors.New("the session has ended; start a new one")
 
+// BusyError refuses a tool call while another runs in the same session: a session has one
+// shell, and its state (working folder, variables) is sequential.
+type BusyError struct {
+	Session string
+	Summary string // the running call's
+	Since   time.Time
+}
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("session %s is running another command (%q, for %s); wait for it to end or interrupt it, then try again",
+		e.Session, e.Summary, time.Since(e.Since).Round(time.Second))
+}
+
+// interruptGrace is how long an interrupted command has at each step: the signal it was
+// sent, then SIGTERM, then SIGKILL to its group, then the whole sandbox.
+const interruptGrace = 2 * time.Second
+
+// stdinWindow bounds the streamed standard input sent ahead of what the command took.
+const stdinWindow = 1 << 20
+
 // call runs one tool call under the session's lock and fills in what the outside knows.
-func (s *Session) call(p *pending) (*Result, error) {
+func (s *Session) call(ctx context.Context, p *pending) (*Result, error) {
+	if !s.busy.CompareAndSwap(nil, p) {
+		if other := s.busy.Load(); other != nil {
+			return nil, &BusyError{Session: s.ID, Summary: other.summary, Since: other.start}
+		}
+		return nil, &BusyError{Session: s.ID}
+	}
+	defer s.busy.Store(nil)
+	p.start = time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended {
@@ -57,7 +91,7 @@ func (s *Session) call(p *pending) (*Result, error) {
 	if err := s.send(p); err != nil {
 		return nil, err
 	}
-	return s.receive(p)
+	return s.receive(ctx, p)
 }
 
 // pending is a tool call: what is sent to the runner, the summary the audit trail keeps of
@@ -65,43 +99,90 @@ func (s *Session) call(p *pending) (*Result, error) {
 type pending struct {
 	req         *runner.Request
 	onChunk     func(string, []byte)
+	stdin       io.Reader // streamed to the command; nil: none
 	summary     string
 	start       time.Time
 	stopDenials func(*Result)
+
+	// Set by Signal while the call runs.
+	sigMu       sync.Mutex
+	interrupted syscall.Signal // the first signal a person sent it; 0: none
+	escalate    *time.Timer
+	step        int
 }
 
 func (s *Session) send(p *pending) error {
-	p.start = time.Now()
+	if p.start.IsZero() {
+		p.start = time.Now()
+	}
 	p.stopDenials = s.startDenials(p.onChunk)
+	if p.stdin != nil && p.req.Exec != nil {
+		p.req.Exec.StdinStream = true
+	}
 	if err := s.client.Send(p.req); err != nil {
 		p.stopDenials(&Result{})
 		return fmt.Errorf("session %s: %w", s.ID, err)
 	}
+	s.m.callStarted(s, p)
 	return nil
 }
 
-// receive waits for p's answer and fills in what the outside knows; s.mu is held.
-func (s *Session) receive(p *pending) (*Result, error) {
+// receive waits for p's answer and fills in what the outside knows; s.mu is held. When ctx
+// ends first, the command is interrupted as by Signal(SIGINT), and its answer still awaited.
+func (s *Session) receive(ctx context.Context, p *pending) (*Result, error) {
 	req, start, stopDenials, summary := p.req, p.start, p.stopDenials, p.summary
-	res, err := s.client.Receive(req, p.onChunk)
+	s.running.Store(p)
+	defer s.running.Store(nil)
+	if ctx != nil && ctx.Done() != nil {
+		defer context.AfterFunc(ctx, func() { s.Signal(syscall.SIGINT) })()
+	}
+	var onAck func(int64)
+	if p.stdin != nil && req.Exec != nil {
+		pump := newStdinPump(s.client, req, p.stdin)
+		defer pump.stop()
+		onAck = pump.ack
+	}
+	res, err := s.client.Receive(req, p.onChunk, onAck)
+	p.sigMu.Lock()
+	if p.escalate != nil {
+		p.escalate.Stop()
+	}
+	interrupted := p.interrupted
+	p.sigMu.Unlock()
 	end := time.Now()
 	out := &Result{Result: res, Tool: req.Tool, Session: s.ID, Enforcement: s.Enforcement, Network: s.Network, ShellStateLost: s.stateLost}
+	if interrupted != 0 {
+		out.Interrupted = signalName(interrupted)
+	}
+	ev := audit.Event{Type: audit.ToolCall, Session: s.ID, Tool: req.Tool, Summary: summary,
+		Enforcement: string(s.Enforcement), Network: string(s.Network), DurationMS: float64(end.Sub(start).Microseconds()) / 1000}
 	var te *runner.ToolError
 	switch {
 	case errors.As(err, &te):
 		out.Result, out.Error = &runner.Result{}, te.Msg
 	case err != nil:
 		stopDenials(&Result{})
+		ev.Outcome, ev.Reason = "failed", err.Error()
+		if interrupted != 0 {
+			ev.Outcome = "interrupted"
+		}
+		s.m.callEnded(s, ev)
 		return nil, fmt.Errorf("session %s: %w", s.ID, err)
 	}
 	s.stateLost = false
 	if req.Tool == runner.ToolExec {
-		s.idle = res.Idle
+		s.idle = out.Result.Idle
 	}
 	out.Blocked = s.blockedBetween(start, end)
 	stopDenials(out)
-	ev := audit.Event{Type: audit.ToolCall, Session: s.ID, Tool: req.Tool, Summary: summary,
-		Enforcement: string(s.Enforcement), Network: string(s.Network), DurationMS: float64(end.Sub(start).Microseconds()) / 1000, Reason: out.Error}
+	ev.Reason = out.Error
+	switch {
+	case out.Interrupted != "":
+		ev.Outcome = "interrupted"
+		ev.Reason = "by " + out.Interrupted
+	case out.Result.TimedOut:
+		ev.Outcome = "timed out"
+	}
 	if req.Tool == runner.ToolExec && out.Error == "" {
 		code := out.ExitCode
 		ev.ExitCode = &code
@@ -110,8 +191,124 @@ func (s *Session) receive(p *pending) (*Result, error) {
 		ev.Blocked = append(ev.Blocked, b.String())
 	}
 	ev.Denials = out.Denials
-	s.m.audit(ev)
+	s.m.callEnded(s, ev)
 	return out, nil
+}
+
+// Signal interrupts the tool call running in the session, if any: sig (SIGINT for Ctrl-C,
+// or the SIGTERM or SIGHUP that `run` got) goes to the command's process group, which may
+// clean up (a trap, a KeyboardInterrupt handler); after interruptGrace it gets SIGTERM, then
+// SIGKILL, and if the runner has not answered by then everything behind the wall is killed.
+// A second signal skips to SIGKILL. The call's result says it was interrupted.
+func (s *Session) Signal(sig syscall.Signal) {
+	p := s.running.Load()
+	if p == nil {
+		return
+	}
+	p.sigMu.Lock()
+	defer p.sigMu.Unlock()
+	if p.interrupted == 0 {
+		p.interrupted = sig
+	} else {
+		sig, p.step = syscall.SIGKILL, 2
+	}
+	s.signalStep(p, sig)
+}
+
+// signalStep sends sig and arms the next step; p.sigMu is held.
+func (s *Session) signalStep(p *pending, sig syscall.Signal) {
+	if p.escalate != nil {
+		p.escalate.Stop()
+	}
+	if p.step >= 3 || s.client.Signal(p.req, sig) != nil {
+		s.Interrupt()
+		return
+	}
+	next := []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL, 0}[p.step]
+	p.step++
+	p.escalate = time.AfterFunc(interruptGrace, func() {
+		p.sigMu.Lock()
+		defer p.sigMu.Unlock()
+		if next == 0 {
+			s.Interrupt()
+			return
+		}
+		s.signalStep(p, next)
+	})
+}
+
+func signalName(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	}
+	return sig.String()
+}
+
+// stdinPump streams a command's standard input to the runner, at most stdinWindow bytes
+// ahead of what the command took, until EOF or until the call ends.
+type stdinPump struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	ahead  int64
+	done   bool
+	client *runner.Client
+	req    *runner.Request
+}
+
+func newStdinPump(c *runner.Client, req *runner.Request, r io.Reader) *stdinPump {
+	p := &stdinPump{client: c, req: req}
+	p.cond = sync.NewCond(&p.mu)
+	go p.run(r)
+	return p
+}
+
+func (p *stdinPump) run(r io.Reader) {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := r.Read(buf)
+		p.mu.Lock()
+		for !p.done && p.ahead+int64(n) > stdinWindow {
+			p.cond.Wait()
+		}
+		if p.done {
+			p.mu.Unlock()
+			return
+		}
+		p.ahead += int64(n)
+		p.mu.Unlock()
+		eof := err != nil
+		if n > 0 || eof {
+			if p.client.Stdin(p.req, bytes.Clone(buf[:n]), eof) != nil {
+				return
+			}
+		}
+		if eof {
+			return
+		}
+	}
+}
+
+func (p *stdinPump) ack(n int64) {
+	p.mu.Lock()
+	p.ahead -= n
+	p.cond.Signal()
+	p.mu.Unlock()
+}
+
+// stop ends the pump once the call has its answer. A read of the input that is still
+// blocked (a terminal nobody types into) is left to end with the process.
+func (p *stdinPump) stop() {
+	p.mu.Lock()
+	p.done = true
+	p.cond.Signal()
+	p.mu.Unlock()
 }
 
 func (s *Session) blockedBetween(from, to time.Time) []Blocked {
@@ -132,7 +329,15 @@ func (s *Session) blockedBetween(from, to time.Time) []Blocked {
 
 // Exec runs a shell command (or argv) behind the wall.
 func (s *Session) Exec(a runner.ExecArgs, onChunk func(stream string, data []byte)) (*Result, error) {
-	return s.call(execCall(a, onChunk))
+	return s.ExecContext(context.Background(), a, nil, onChunk)
+}
+
+// ExecContext is Exec with standard input streamed from stdin (nil: none), interrupted as
+// Signal(SIGINT) does when ctx ends before the command.
+func (s *Session) ExecContext(ctx context.Context, a runner.ExecArgs, stdin io.Reader, onChunk func(stream string, data []byte)) (*Result, error) {
+	p := execCall(a, onChunk)
+	p.stdin = stdin
+	return s.call(ctx, p)
 }
 
 func execCall(a runner.ExecArgs, onChunk func(stream string, data []byte)) *pending {
@@ -146,17 +351,17 @@ func execCall(a runner.ExecArgs, onChunk func(stream string, data []byte)) *pend
 
 // Read reads part of a file.
 func (s *Session) Read(a runner.ReadArgs) (*Result, error) {
-	return s.call(&pending{req: &runner.Request{Tool: runner.ToolRead, Read: &a}, summary: a.Path})
+	return s.call(nil, &pending{req: &runner.Request{Tool: runner.ToolRead, Read: &a}, summary: a.Path})
 }
 
 // Write writes a file.
 func (s *Session) Write(a runner.WriteArgs) (*Result, error) {
-	return s.call(&pending{req: &runner.Request{Tool: runner.ToolWrite, Write: &a}, summary: a.Path})
+	return s.call(nil, &pending{req: &runner.Request{Tool: runner.ToolWrite, Write: &a}, summary: a.Path})
 }
 
 // List lists a folder.
 func (s *Session) List(a runner.ListArgs) (*Result, error) {
-	return s.call(&pending{req: &runner.Request{Tool: runner.ToolList, List: &a}, summary: a.Path})
+	return s.call(nil, &pending{req: &runner.Request{Tool: runner.ToolList, List: &a}, summary: a.Path})
 }
 
 // Folders returns the session's writable and read-only folders.
@@ -246,11 +451,15 @@ func (s *Session) End() { s.end(false) }
 func (s *Session) EndBeforeExit() { s.end(true) }
 
 func (s *Session) end(beforeExit bool) {
-	s.mu.Lock()
-	if s.ended {
-		s.mu.Unlock()
+	if !s.ending.CompareAndSwap(false, true) {
 		return
 	}
+	// A call in progress holds the lock until its answer: everything behind the wall is
+	// killed first, so that the answer comes at once, whatever the call was stuck on.
+	if s.busy.Load() != nil {
+		s.Interrupt()
+	}
+	s.mu.Lock()
 	s.ended = true
 	idle := s.idle
 	s.mu.Unlock()
