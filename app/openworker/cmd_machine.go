@@ -4,19 +4,30 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/openworker/openworker/core/api"
 	"github.com/openworker/openworker/core/sandbox"
 )
 
+var machineStatusCommand = command{
+	name:     "machine sandbox status",
+	synopsis: "machine sandbox status",
+	about:    "Says which sandbox this machine's sessions get, per entry point, whether it can be used here and why not, what the settings file says, and the daemon's sessions.",
+	example:  "openworker machine sandbox status",
+}
+
 func cmdMachine(args []string) error {
 	if len(args) < 2 || args[0] != "sandbox" || args[1] != "status" {
 		fmt.Print("Usage:\n  openworker machine sandbox status   the machine's provider, whether sessions can run and why not\n")
-		if len(args) == 0 || args[0] == "help" || args[0] == "--help" {
+		if len(args) == 0 || args[0] == "help" || args[0] == "--help" || args[0] == "-h" {
 			return nil
 		}
 		return exitError{2}
+	}
+	if _, _, err := parse(newFlags(machineStatusCommand), machineStatusCommand, args[2:]); err != nil {
+		return err
 	}
 	e, err := loadEnv()
 	if err != nil {
@@ -25,10 +36,17 @@ func cmdMachine(args []string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	fmt.Printf("Settings:      %s\n", e.settingsPath)
+	if msg := e.inForce.Describe(e.settingsPath); msg != "" {
+		fmt.Printf("               %s\n", strings.ReplaceAll(msg, "\n", "\n               "))
+	}
 	fmt.Printf("Provider:      %s (sandbox_provider)\n", e.settings.Provider)
 	fmt.Printf("Network:       %s (sandbox_network_profile), %d site(s) allowed\n", e.settings.NetworkProfile, len(e.settings.NetworkHosts))
-	if e.settings.Provider == string(sandbox.Direct) {
-		fmt.Printf("Sessions:      run direct, without a wall, until you turn the sandbox on (sandbox_provider = %q)\n", nativeName())
+	for i, line := range e.machine().Rule() {
+		label := ""
+		if i == 0 {
+			label = "Sessions:"
+		}
+		fmt.Printf("%-14s %s\n", label, line)
 	}
 	if p := nativeProvider(); p != nil {
 		st := prove(ctx, p)
@@ -38,14 +56,14 @@ func cmdMachine(args []string) error {
 		} else {
 			fmt.Printf("%-14s cannot be used: %s\n", label, st.Reason)
 			if e.settings.Provider != string(sandbox.Direct) {
-				fmt.Printf("Sessions:      Sessions on this machine are refused: the machine is set to the sandbox and it cannot be used\n")
+				fmt.Printf("               Sessions on this machine are refused: the machine is set to the sandbox and it cannot be used\n")
 			}
 		}
 		for _, d := range st.Details {
 			fmt.Printf("               %s\n", d)
 		}
-		if st.OK && e.settings.Provider != string(sandbox.Direct) {
-			fmt.Printf("Sessions:      can run behind the wall\n")
+		if st.OK {
+			fmt.Printf("               sessions can run behind the wall here\n")
 		}
 	} else {
 		fmt.Printf("Sandbox:       none on %s\n", runtime.GOOS)

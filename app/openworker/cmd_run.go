@@ -7,10 +7,11 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
-	"github.com/openworker/openworker/core/hosts"
+	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/linux"
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/runner"
@@ -18,62 +19,78 @@ import (
 	"github.com/openworker/openworker/core/session"
 )
 
-// sessionFlags are the folder and network flags shared by run, sandbox profile and session start.
+// sessionFlags are the folder and network flags shared by run, mcp and session start.
 type sessionFlags struct {
 	rw, ro, allow     multi
 	network, provider string
+	noCwd             bool
 }
 
-func (f *sessionFlags) register(fs *flag.FlagSet, withProvider bool) {
-	fs.Var(&f.rw, "rw", "a folder the command may read and write (repeatable; default: the current folder)")
+func (f *sessionFlags) register(fs *flag.FlagSet, defaultProvider string) {
+	fs.Var(&f.rw, "rw", "a folder the command may read and write (repeatable); the current folder always is, unless --no-cwd")
 	fs.Var(&f.ro, "ro", "a folder the command may only read (repeatable)")
-	fs.Var(&f.allow, "allow", "a site to allow for this run, HOST[:PORT] (repeatable; added to the settings' list)")
+	fs.BoolVar(&f.noCwd, "no-cwd", false, "do not share the current folder; the command starts in the first --rw folder (or the sandbox's home)")
+	fs.Var(&f.allow, "allow", "a site to allow for this session only, HOST[:PORT] (repeatable; on top of the settings' list)")
 	fs.StringVar(&f.network, "network", "", "allowlist (only allowed sites, through the proxy), open (any site) or none; default: the settings'")
-	if withProvider {
-		fs.StringVar(&f.provider, "provider", "auto", "auto (this OS's sandbox), seatbelt, linux or direct (no wall)")
+	about := "auto (this OS's sandbox), direct (no wall), or " + nativeName()
+	if defaultProvider == backend.ProviderSettings {
+		about += "; default: the machine's sandbox_provider"
 	}
+	fs.StringVar(&f.provider, "provider", defaultProvider, about)
 }
 
-// spec turns the flags and settings into a session spec.
-func (f *sessionFlags) spec(e *env) (session.Spec, error) {
-	var spec session.Spec
-	prov, err := pickProvider(f.provider)
-	if err != nil {
-		return spec, err
+// folders turns the folder flags into absolute folders and the first working folder: the
+// current folder is the working folder and writable unless it lies in a folder given, or
+// --no-cwd says otherwise. The folders keep the paths the person gave; the session
+// resolves them once, and the working folder with them.
+func (f *sessionFlags) folders(home string) (rw, ro []string, dir string, err error) {
+	if rw, err = absAll(f.rw); err != nil {
+		return nil, nil, "", err
 	}
-	netName := f.network
-	if netName == "" {
-		netName = e.settings.NetworkProfile
+	if ro, err = absAll(f.ro); err != nil {
+		return nil, nil, "", err
 	}
-	network, err := policy.ParseNetwork(netName)
-	if err != nil {
-		return spec, err
-	}
-	var own []hosts.Entry
-	for _, a := range f.allow {
-		h, err := hosts.Parse(a)
-		if err != nil {
-			return spec, fmt.Errorf("--allow: %w", err)
+	if f.noCwd {
+		if len(rw) == 0 && len(ro) == 0 {
+			return nil, nil, "", fmt.Errorf("--no-cwd leaves no folder to share; give one with --rw DIR or --ro DIR")
 		}
-		own = append(own, h)
+		return rw, ro, "", nil
 	}
-	rw := []string(f.rw)
-	if len(rw) == 0 && len(f.ro) == 0 {
-		wd, err := os.Getwd()
-		if err != nil {
-			return spec, err
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("the current folder cannot be found (%v); cd to a project folder, or use --no-cwd with --rw DIR", err)
+	}
+	cwd := resolved(wd)
+	for _, d := range append(append([]string(nil), rw...), ro...) {
+		if policy.Within(resolved(d), cwd) {
+			return rw, ro, wd, nil
 		}
-		rw = []string{wd}
 	}
-	rw, err = absAll(rw)
+	if h := resolved(home); h != "" && policy.Within(cwd, h) {
+		what := "your home folder"
+		if cwd != h {
+			what = "a folder that holds your home folder"
+		}
+		return nil, nil, "", fmt.Errorf("the current folder %s is %s, which a sandbox never shares (it holds your keys and logins); cd to a project folder first, or give one with --rw DIR --no-cwd", wd, what)
+	}
+	return append([]string{wd}, rw...), ro, wd, nil
+}
+
+// resolved is path with its symlinks resolved, or as it is when it cannot be.
+func resolved(path string) string {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		return r
+	}
+	return filepath.Clean(path)
+}
+
+// request is the session the flags ask for.
+func (f *sessionFlags) request(home string) (backend.Request, error) {
+	rw, ro, dir, err := f.folders(home)
 	if err != nil {
-		return spec, err
+		return backend.Request{}, err
 	}
-	ro, err := absAll(f.ro)
-	if err != nil {
-		return spec, err
-	}
-	return session.Spec{Provider: prov, Writable: rw, ReadOnly: ro, Network: network, Hosts: e.settings.NetworkHosts, SessionHosts: own, Toolchains: e.settings.Toolchains}, nil
+	return backend.Request{Provider: f.provider, Writable: rw, ReadOnly: ro, Dir: dir, Network: f.network, Allow: f.allow}, nil
 }
 
 // prepare starts the native wall's first process as soon as the flags are known, so that it
@@ -81,7 +98,7 @@ func (f *sessionFlags) spec(e *env) (session.Spec, error) {
 // provider takes it. The network mode is the flag's, or the default when the settings decide;
 // a wrong guess costs only that process, which Start ends and replaces.
 func (f *sessionFlags) prepare(native sandbox.Provider) {
-	if f.provider != "auto" && f.provider != nativeName() {
+	if f.provider != backend.ProviderAuto && f.provider != nativeName() {
 		return
 	}
 	pp, ok := native.(sandbox.Preparer)
@@ -107,28 +124,56 @@ func absAll(dirs []string) ([]string, error) {
 	return out, nil
 }
 
+var runCommand = command{
+	name:     "run",
+	synopsis: "run [--rw DIR]… [--ro DIR]… [--no-cwd] [--allow HOST[:PORT]]… [--network allowlist|open|none] [--provider auto|seatbelt|linux|direct] [--timeout D] -- CMD [ARG…]",
+	about: `Runs one command in a fresh sandbox and exits with its status. The current folder is the
+working folder and writable (--no-cwd shares only the folders given); the rest of the home
+folder does not exist inside. The network is the allow-list proxy: a refused site is named
+after the command, with the --allow flag that opens it.
+
+Standard input is passed to the command; there is no terminal inside (no TTY: a command
+cannot push keystrokes into yours). Ctrl-C (or SIGTERM, SIGHUP) is passed to the command,
+which may clean up; it is killed if it has not ended 2 s later, and openworker exits 130
+(143, 129).`,
+	example: "openworker run --ro ../data --allow github.com -- git clone https://github.com/me/repo",
+	minArgs: 1,
+	maxArgs: -1,
+	needs:   "a command after --, e.g. openworker run -- ls",
+}
+
 func cmdRun(args []string) error {
 	// A run lasts milliseconds; the runtime's monitor need not wake every 20 µs of them.
 	linux.CoarsenMonitor()
-	fs := newFlags("run", "openworker run [--rw DIR]… [--ro DIR]… [--allow HOST[:PORT]]… [--network allowlist|open|none] [--provider auto|seatbelt|linux|direct] [--timeout D] -- CMD [ARG…]")
+	fs := newFlags(runCommand)
 	var f sessionFlags
-	f.register(fs, true)
-	timeout := fs.Duration("timeout", 0, "end the command after this long (e.g. 30s, 5m); 0 means no limit")
-	if err := parse(fs, args); err != nil {
+	f.register(fs, backend.ProviderAuto)
+	var timeout seconds
+	fs.Var(&timeout, "timeout", "end the command after this long (30s, 5m, or a number of seconds); 0 means no limit")
+	argv, _, err := parse(fs, runCommand, args)
+	if err != nil {
 		return err
-	}
-	argv := fs.Args()
-	if len(argv) == 0 {
-		fs.Usage()
-		return fmt.Errorf("no command given; put it after --, e.g. openworker run -- ls")
 	}
 	native := nativeProvider()
 	f.prepare(native)
+	// The signals are caught from now until the process exits, right after this returns:
+	// one that comes during the teardown lets it finish. (Stopping the notification would
+	// cost a round trip to the runtime's signal thread for each signal.)
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	e, err := loadEnv()
 	if err != nil {
 		return err
 	}
-	spec, err := f.spec(e)
+	e.warnSettings()
+	req, err := f.request(e.home)
+	if err != nil {
+		return err
+	}
+	req.HowToAllow = func(target string) string {
+		return "allow it with openworker run --allow " + target
+	}
+	spec, err := backend.SpecFor(e.machine(), req)
 	if err != nil {
 		return err
 	}
@@ -137,13 +182,28 @@ func cmdRun(args []string) error {
 		return err
 	}
 	defer log.Close()
-	// The signals stay caught until the process exits, right after this returns: one that
-	// comes during the teardown lets it finish. (Stopping the notification would cost a
-	// round trip to the runtime's signal thread for each signal.)
-	ctx, _ := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	// The command goes with the wall check: it runs as soon as the wall is proved. An
-	// interrupt (ctx) ends everything behind the wall.
-	s, res, err := m.StartExec(ctx, spec, runner.ExecArgs{Argv: argv, Timeout: *timeout, MaxOutput: 1}, func(stream string, data []byte) {
+	// A signal before the wall is up ends the start: nothing has run. Once the command
+	// runs, each signal goes to it (see Session.Signal).
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var got atomicSignal
+	live := make(chan *session.Session, 1)
+	go func() {
+		var s *session.Session
+		for sig := range sigs {
+			got.store(sig.(syscall.Signal))
+			select {
+			case s = <-live:
+			default:
+			}
+			if s == nil {
+				cancel()
+				continue
+			}
+			s.Signal(sig.(syscall.Signal))
+		}
+	}()
+	s, wait, err := m.StartExec(ctx, spec, runner.ExecArgs{Argv: argv, Timeout: time.Duration(timeout), MaxOutput: 1}, os.Stdin, func(stream string, data []byte) {
 		if stream == "stderr" {
 			os.Stderr.Write(data)
 		} else {
@@ -151,30 +211,59 @@ func cmdRun(args []string) error {
 		}
 	})
 	if s == nil {
+		if sig := got.load(); sig != 0 {
+			fmt.Fprintf(os.Stderr, "openworker: interrupted (%s) while the sandbox started; nothing was run\n", sigName(sig))
+			return exitError{128 + int(sig)}
+		}
 		return err
 	}
+	live <- s
+	if sig := got.load(); sig != 0 {
+		s.Signal(sig) // it came while the sandbox started, after the command was sent
+	}
+	res, err := wait()
 	// The process exits right after: the sandbox need not be waited for if nothing runs in it.
 	defer s.EndBeforeExit()
-	if ctx.Err() != nil {
-		return exitError{130}
-	}
 	if err != nil {
 		return err
 	}
-	reportBlocked(res.Blocked)
+	reportBlocked(res.Blocked, "allow with --allow HOST:PORT")
+	if res.Interrupted != "" {
+		sig := got.load()
+		fmt.Fprintf(os.Stderr, "openworker: interrupted (%s); the command was stopped\n", res.Interrupted)
+		return exitError{128 + int(sig)}
+	}
 	if res.Error != "" {
 		return fmt.Errorf("%s", res.Error)
 	}
 	if res.TimedOut {
-		fmt.Fprintf(os.Stderr, "openworker: the command was stopped after %s (--timeout)\n", timeout.Round(time.Millisecond))
+		fmt.Fprintf(os.Stderr, "openworker: the command was stopped after %s (--timeout)\n", time.Duration(timeout).Round(time.Millisecond))
 	}
 	return exitError{res.ExitCode}
 }
 
-func reportBlocked(bs []session.Blocked) {
+// reportBlocked lists the sites the proxy refused during a command, each with how to allow
+// it where the command ran: how, with HOST:PORT standing for the site.
+func reportBlocked(bs []session.Blocked, how string) {
 	for _, b := range bs {
-		fmt.Fprintf(os.Stderr, "openworker: blocked %s — %s (allow with --allow %s)\n", b, b.Reason, b)
+		hint := ""
+		if how != "" {
+			hint = " (" + strings.ReplaceAll(how, "HOST:PORT", b.String()) + ")"
+		}
+		fmt.Fprintf(os.Stderr, "openworker: blocked %s — %s%s\n", b, b.Reason, hint)
 	}
+}
+
+func sigName(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return strings.ToUpper(sig.String())
 }
 
 func absPath(p string) (string, error) {

@@ -11,21 +11,41 @@ import (
 	"github.com/openworker/openworker/core/seatbelt"
 )
 
-func cmdSandbox(args []string) error {
-	if len(args) == 0 || args[0] == "help" || args[0] == "--help" || args[0] == "-h" {
-		fmt.Print(`Usage:
+const sandboxUsage = `Usage:
   openworker sandbox check     run true behind the same wall a session gets, and say whether it worked
   openworker sandbox profile [--rw DIR]… [--ro DIR]… [--network allowlist|open|none] [--proxy-port N]
                                print the Seatbelt profile and parameters a session would get (on any OS)
-`)
+`
+
+var sandboxCheckCommand = command{
+	name:     "sandbox check",
+	synopsis: "sandbox check",
+	about:    "Proves the sandbox works on this machine: builds the wall a session gets and runs true behind it. Prints Sandbox: tier 1 (…) and exits 0, or says why not and exits 1.",
+	example:  "openworker sandbox check",
+}
+
+var sandboxProfileCommand = command{
+	name:     "sandbox profile",
+	synopsis: "sandbox profile [--rw DIR]… [--ro DIR]… [--network allowlist|open|none] [--proxy-port N]",
+	about:    "Prints the Seatbelt profile and its parameters that a session with these folders would get on a Mac. It works on any OS, for review.",
+	example:  "openworker sandbox profile --rw . --ro ../data",
+}
+
+func cmdSandbox(args []string) error {
+	if len(args) == 0 || args[0] == "help" || args[0] == "--help" || args[0] == "-h" {
+		fmt.Print(sandboxUsage)
 		return nil
 	}
 	switch args[0] {
 	case "check":
+		if _, _, err := parse(newFlags(sandboxCheckCommand), sandboxCheckCommand, args[1:]); err != nil {
+			return err
+		}
 		return sandboxCheck()
 	case "profile":
 		return sandboxProfile(args[1:])
 	}
+	fmt.Fprint(os.Stderr, sandboxUsage)
 	return fmt.Errorf("unknown sandbox command %q; use check or profile", args[0])
 }
 
@@ -61,13 +81,13 @@ func sandboxCheck() error {
 }
 
 func sandboxProfile(args []string) error {
-	fs := newFlags("sandbox profile", "openworker sandbox profile [--rw DIR]… [--ro DIR]… [--network allowlist|open|none] [--proxy-port N]")
+	fs := newFlags(sandboxProfileCommand)
 	var rw, ro multi
 	fs.Var(&rw, "rw", "a writable folder (repeatable; default: the current folder)")
 	fs.Var(&ro, "ro", "a read-only folder (repeatable)")
 	network := fs.String("network", "allowlist", "allowlist, open or none")
 	port := fs.Int("proxy-port", 0, "the proxy's port to show in the profile (default: a placeholder port, since each session picks its own)")
-	if err := parse(fs, args); err != nil {
+	if _, _, err := parse(fs, sandboxProfileCommand, args); err != nil {
 		return err
 	}
 	home, err := os.UserHomeDir()

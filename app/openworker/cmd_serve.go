@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -12,19 +11,31 @@ import (
 
 	"github.com/openworker/openworker/core/api"
 	"github.com/openworker/openworker/core/audit"
+	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/session"
 )
 
+var serveCommand = command{
+	name:     "serve",
+	synopsis: "serve",
+	about: `Runs the daemon: the local API (HTTP and JSON over an owner-only Unix socket in the state
+folder) that openworker session, the MCP server and watchers use. It reloads the settings file
+when it changes; a broken save keeps the last good settings in force and says why. Sessions
+started without a provider get the machine's sandbox_provider.`,
+	example: "openworker serve &\nid=$(openworker session start)",
+}
+
 func cmdServe(args []string) error {
-	fs := newFlags("serve", "openworker serve")
-	if err := parse(fs, args); err != nil {
+	fs := newFlags(serveCommand)
+	if _, _, err := parse(fs, serveCommand, args); err != nil {
 		return err
 	}
 	e, err := loadEnv()
 	if err != nil {
 		return err
 	}
+	e.warnSettings()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	w, err := config.Watch(ctx, e.settingsPath, runtime.GOOS, 100*time.Millisecond)
@@ -46,26 +57,31 @@ func cmdServe(args []string) error {
 		return err
 	}
 	defer m.EndAll()
-	// The settings in force are the watcher's: a broken save keeps the last good ones.
-	current := func() *config.Settings {
+	// The settings in force are the watcher's, or while the file has never been good since
+	// the daemon started, the last good ones from before.
+	current := func() *config.InForce {
+		in := *e.inForce
 		if s := w.Current(); s != nil {
-			return s
+			in = config.InForce{Settings: s}
 		}
-		return e.settings
+		if err := w.Err(); err != nil {
+			in.Problems, in.LastGood = err, !in.NoLastGood
+		}
+		return &in
 	}
 	srv.Manager = m
 	srv.NewSpec = func(r api.StartRequest) (session.Spec, error) {
-		f := sessionFlags{rw: r.Writable, ro: r.ReadOnly, allow: r.Allow, network: r.Network, provider: r.Provider}
-		if len(f.rw) == 0 && len(f.ro) == 0 {
-			return session.Spec{}, errors.New("a session needs at least one folder")
-		}
-		return f.spec(&env{settings: current(), stateDir: e.stateDir, home: e.home})
+		mach := e.machine()
+		mach.Settings = current()
+		return backend.SpecFor(mach, backend.Request{Provider: r.Provider, Writable: r.Writable, ReadOnly: r.ReadOnly, Dir: r.Dir,
+			Network: r.Network, Allow: r.Allow, HowToAllow: backend.SessionHowToAllow(e.settingsPath)})
 	}
 	srv.Status = func() api.Status {
-		st := api.Status{Provider: current().Provider, Settings: e.settingsPath}
-		if err := w.Err(); err != nil {
-			st.SettingsError = err.Error()
-		}
+		in := current()
+		mach := e.machine()
+		mach.Settings = in
+		st := api.Status{Provider: in.Settings.Provider, Settings: e.settingsPath, Rule: mach.Rule()}
+		st.SettingsError = in.Describe(e.settingsPath)
 		return st
 	}
 	events, cancel := w.Subscribe()
@@ -73,9 +89,14 @@ func cmdServe(args []string) error {
 	go func() {
 		for ev := range events {
 			if ev.Err != nil {
-				fmt.Fprintf(os.Stderr, "openworker: the settings file has problems; the last good settings stay in force:\n%v\n", ev.Err)
+				fmt.Fprintf(os.Stderr, "openworker: %s\n", current().Describe(e.settingsPath))
 				srv.Publish(audit.Event{Type: "settings.error", Reason: ev.Err.Error()})
 				continue
+			}
+			if data, err := os.ReadFile(e.settingsPath); err == nil {
+				if _, problems := config.Parse(e.settingsPath, data, runtime.GOOS); len(problems) == 0 {
+					_ = config.SaveLastGood(e.stateDir, data)
+				}
 			}
 			m.SetSettingsHosts(ev.Settings.NetworkHosts)
 			srv.Publish(audit.Event{Type: "settings.reloaded", Summary: fmt.Sprintf("%d site(s) allowed", len(ev.Settings.NetworkHosts))})

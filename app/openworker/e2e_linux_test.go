@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -15,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/openworker/openworker/core/tstest"
 )
 
 // These tests drive the real binary, as a user or a script would, behind the real wall of
@@ -376,6 +379,7 @@ func (w *world) daemon() (*exec.Cmd, func()) {
 func TestServeSessionsCarryShellState(t *testing.T) {
 	w := newWorld(t)
 	requireSandbox(t, w)
+	w.settings("sandbox_provider = \"linux\"\n")
 	_, stop := w.daemon()
 	defer stop()
 	id, errs, code := w.run("session", "start", "--rw", w.project)
@@ -383,11 +387,12 @@ func TestServeSessionsCarryShellState(t *testing.T) {
 	if code != 0 || id == "" {
 		t.Fatalf("session start: %d %s", code, errs)
 	}
+	tmp := w.sessionTmp(id)
 	os.Mkdir(filepath.Join(w.project, "sub"), 0o755)
-	if _, errs, code := w.run("session", "exec", id, "--", "cd sub && export COLOR=green"); code != 0 {
+	if _, errs, code := w.run("session", "exec", id, "cd sub && export COLOR=green"); code != 0 {
 		t.Fatalf("first exec: %d %s", code, errs)
 	}
-	out, errs, code := w.run("session", "exec", id, "--", `echo "$(pwd) $COLOR"`)
+	out, errs, code := w.run("session", "exec", id, `echo "$(pwd) $COLOR"`)
 	if code != 0 || strings.TrimSpace(out) != filepath.Join(w.project, "sub")+" green" {
 		t.Fatalf("shell state not carried: %q %s", out, errs)
 	}
@@ -414,7 +419,7 @@ func TestServeSessionsCarryShellState(t *testing.T) {
 	if _, err := os.Stat(sock); err != nil {
 		t.Fatalf("the daemon's socket is not at %s: %v", sock, err)
 	}
-	out, _, code = w.run("session", "exec", id, "--", "curl -sS --max-time 3 --unix-socket "+sock+" http://x/v1/sessions || ls -l "+sock)
+	out, _, code = w.run("session", "exec", id, "curl -sS --max-time 3 --unix-socket "+sock+" http://x/v1/sessions || ls -l "+sock)
 	if code == 0 || strings.Contains(out, id) {
 		t.Fatalf("a sandboxed command reached the local API: %q", out)
 	}
@@ -425,26 +430,23 @@ func TestServeSessionsCarryShellState(t *testing.T) {
 	if _, errs, code := w.run("session", "add-folder", id, "--ro", extra); code != 0 {
 		t.Fatalf("add-folder: %d %s", code, errs)
 	}
-	out, errs, code = w.run("session", "exec", id, "--", "cat "+filepath.Join(extra, "data.txt")+`; echo " $COLOR"`)
+	out, errs, code = w.run("session", "exec", id, "cat "+filepath.Join(extra, "data.txt")+`; echo " $COLOR"`)
 	if code != 0 || out != "extra \n" || !strings.Contains(errs, "shell state from earlier commands was lost") {
 		t.Fatalf("after add-folder: %d %q %s", code, out, errs)
 	}
-	_, _, code = w.run("session", "exec", id, "--", "touch "+filepath.Join(extra, "new"))
+	_, _, code = w.run("session", "exec", id, "--", "touch", filepath.Join(extra, "new"))
 	if code == 0 {
 		t.Fatal("a read-only folder added to the session could be written")
 	}
 
-	tmpsBefore := privateTmps(t)
 	if _, errs, code := w.run("session", "end", id); code != 0 {
 		t.Fatalf("end: %s", errs)
 	}
-	for p := range tmpsBefore {
-		if _, err := os.Stat(p); err == nil && strings.Contains(p, "openworker-") {
-			// other tests' sessions may run in parallel; ours must be gone
-			if b, _ := os.ReadFile(filepath.Join(w.state, "sessions", id+".json")); len(b) > 0 {
-				t.Fatalf("session %s record left after end", id)
-			}
-		}
+	if _, err := os.Stat(tmp); err == nil {
+		t.Fatalf("the session's private tmp %s is left after end", tmp)
+	}
+	if _, err := os.Stat(filepath.Join(w.state, "sessions", id+".json")); err == nil {
+		t.Fatalf("session %s record left after end", id)
 	}
 	out, _, _ = w.run("audit")
 	for _, want := range []string{"session.started  " + id, "tool.call  " + id + "  [linux, allowlist]  exec", "session.restarted", "session.ended  " + id} {
@@ -457,41 +459,96 @@ func TestServeSessionsCarryShellState(t *testing.T) {
 func TestKilledDaemonLeavesNothingBehind(t *testing.T) {
 	w := newWorld(t)
 	requireSandbox(t, w)
+	w.settings("sandbox_provider = \"linux\"\n")
 	d, _ := w.daemon()
-	before := privateTmps(t)
 	id, errs, code := w.run("session", "start", "--rw", w.project)
 	if code != 0 {
 		t.Fatalf("session start: %s", errs)
 	}
 	id = strings.TrimSpace(id)
-	var tmp string
-	for p := range privateTmps(t) {
-		if !before[p] {
-			tmp = p
+	tmp := w.sessionTmp(id)
+	// A process that leaves the command's group and session, found on the host by its
+	// command line, which holds a number of this test's own.
+	nanos := time.Now().UnixNano() % 1e9
+	marker := fmt.Sprintf("300.%d", nanos)
+	if _, errs, code := w.run("session", "exec", id, "setsid nohup sleep "+marker+" >/dev/null 2>&1 & echo started"); code != 0 {
+		t.Fatalf("starting the background process: %d %s", code, errs)
+	}
+	var pids map[int]bool
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		if pids = processes("sleep", marker); len(pids) == 0 {
+			return fmt.Errorf("the background process never started")
 		}
+		return nil
+	})
+	// A call in flight when the daemon dies.
+	inflight := w.cmd("session", "exec", id, "--", "sleep", fmt.Sprintf("120.%d", nanos))
+	var inflightErr bytes.Buffer
+	inflight.Stderr = &inflightErr
+	if err := inflight.Start(); err != nil {
+		t.Fatal(err)
 	}
-	if tmp == "" {
-		t.Fatal("no private tmp for the new session")
-	}
-	w.run("session", "exec", id, "--", "setsid nohup sleep 300 >/dev/null 2>&1 &")
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		if len(processes("sleep", fmt.Sprintf("120.%d", nanos))) == 0 {
+			return fmt.Errorf("the in-flight command never started: %s", inflightErr.String())
+		}
+		return nil
+	})
 	d.Process.Kill()
 	d.Wait()
-	// Everything behind the wall dies with its daemon.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		out, _ := exec.Command("pgrep", "-f", "sleep 300").Output()
-		if len(bytes.TrimSpace(out)) == 0 {
-			break
+	inflight.Wait()
+	// Everything behind the wall dies with its daemon: these very processes, by PID.
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		for pid := range pids {
+			if err := syscall.Kill(pid, 0); err == nil {
+				if processes("sleep", marker)[pid] {
+					return fmt.Errorf("process %d started in the session outlived its killed daemon", pid)
+				}
+			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a process started in the session outlived its killed daemon: %s", out)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	// The next daemon removes the private tmp the dead one left.
+		return nil
+	})
+	// The next daemon removes the private tmp the dead one left, and writes the ends the
+	// dead one could not.
 	_, stop := w.daemon()
 	defer stop()
 	if _, err := os.Stat(tmp); err == nil {
 		t.Fatalf("private tmp %s of a killed daemon not removed at the next start", tmp)
+	}
+	out, _, _ := w.run("audit", "--session", id)
+	for _, want := range []string{"tool.call  " + id + "  [linux, allowlist]  exec: sleep " + fmt.Sprintf("120.%d", nanos), "(daemon ended)", "session.ended  " + id} {
+		if !strings.Contains(out, want) {
+			t.Errorf("audit trail lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// sessionTmp is the private tmp folder of session id, as its record in the state folder
+// names it (other tests' sessions make folders of their own meanwhile).
+func (w *world) sessionTmp(id string) string {
+	w.t.Helper()
+	b, err := os.ReadFile(filepath.Join(w.state, "sessions", id+".json"))
+	if err != nil {
+		w.t.Fatalf("the record of session %s: %v", id, err)
+	}
+	var r struct{ Tmp string }
+	if err := json.Unmarshal(b, &r); err != nil || !strings.HasPrefix(r.Tmp, "/tmp/openworker-") {
+		w.t.Fatalf("the record of session %s names no private tmp: %s", id, b)
+	}
+	if _, err := os.Stat(r.Tmp); err != nil {
+		w.t.Fatalf("session %s's private tmp: %v", id, err)
+	}
+	return r.Tmp
+}
+
+// settings writes the world's settings file.
+func (w *world) settings(text string) {
+	w.t.Helper()
+	path := filepath.Join(w.home, ".config", "openworker", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		w.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		w.t.Fatal(err)
 	}
 }

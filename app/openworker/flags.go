@@ -4,7 +4,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
 )
 
 // multi is a flag that may be given more than once.
@@ -13,23 +17,104 @@ type multi []string
 func (m *multi) String() string     { return strings.Join(*m, ",") }
 func (m *multi) Set(s string) error { *m = append(*m, s); return nil }
 
-// newFlags returns a flag set whose --help prints the given usage line and the flags.
-func newFlags(name, synopsis string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+// seconds is a duration flag that also takes a bare number of seconds ("5" is 5s), the way
+// people write timeouts, and refuses a negative one.
+type seconds time.Duration
+
+func (d *seconds) String() string { return time.Duration(*d).String() }
+func (d *seconds) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		n, nerr := strconv.ParseFloat(s, 64)
+		if nerr != nil {
+			return fmt.Errorf("%q is not a duration; write it as 30s, 5m or 1h30m, or a number of seconds", s)
+		}
+		v = time.Duration(n * float64(time.Second))
+	}
+	if v < 0 {
+		return fmt.Errorf("%q is negative; a timeout is 0 (no limit) or more", s)
+	}
+	*d = seconds(v)
+	return nil
+}
+
+// command describes a subcommand for its --help: what it does, its synopsis, an example.
+type command struct {
+	name     string // "session exec"
+	synopsis string // after "openworker "
+	about    string
+	example  string
+	// minArgs and maxArgs bound its positional arguments (maxArgs -1: any); needs says in
+	// words what the first minArgs are, for the error when they are missing.
+	minArgs, maxArgs int
+	needs            string
+}
+
+// newFlags returns a flag set for c whose --help prints c's usage on standard output.
+func newFlags(c command) *flag.FlagSet {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, "Usage: %s\n\nFlags:\n", synopsis)
-		fs.PrintDefaults()
+		out := fs.Output()
+		fmt.Fprintf(out, "Usage: openworker %s\n\n", c.synopsis)
+		if c.about != "" {
+			fmt.Fprintf(out, "%s\n\n", c.about)
+		}
+		if c.example != "" {
+			fmt.Fprintf(out, "Example:\n  %s\n\n", strings.ReplaceAll(c.example, "\n", "\n  "))
+		}
+		hasFlags := false
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if hasFlags {
+			fmt.Fprintln(out, "Flags:")
+			fs.PrintDefaults()
+		}
 	}
 	return fs
 }
 
-// parse parses args; --help is a success that prints usage.
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return exitError{0}
+// parse parses args, which may put flags before and after the positional arguments (a
+// session ID, a path), up to a "--" after which everything is positional. --help prints the
+// usage on standard output and is a success. It returns the positional arguments, checked
+// against c's count; dashdash says whether a "--" was given.
+func parse(fs *flag.FlagSet, c command, args []string) (positional []string, dashdash bool, err error) {
+	usage := fs.Usage
+	// The flag package prints the usage on any error; the whole of it is for --help only.
+	fs.Usage = func() {}
+	defer func() { fs.Usage = usage }()
+	for {
+		if err := fs.Parse(args); err != nil {
+			if err == flag.ErrHelp {
+				fs.SetOutput(os.Stdout)
+				usage()
+				return nil, false, exitError{0}
+			}
+			fmt.Fprintf(os.Stderr, "(see openworker %s --help)\n", c.name)
+			return nil, false, exitError{2}
 		}
-		return exitError{2}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			positional = append(positional, rest...)
+			dashdash = true
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
 	}
-	return nil
+	switch {
+	case len(positional) < c.minArgs:
+		return nil, false, fmt.Errorf("%s needs %s (see openworker %s --help)", c.name, c.needs, c.name)
+	case c.maxArgs >= 0 && len(positional) > c.maxArgs:
+		return nil, false, fmt.Errorf("%s: unexpected argument %q (see openworker %s --help)", c.name, positional[c.maxArgs], c.name)
+	}
+	return positional, dashdash, nil
 }
+
+// atomicSignal is the first signal a process got, read from another goroutine.
+type atomicSignal struct{ v atomic.Int32 }
+
+func (a *atomicSignal) store(sig syscall.Signal) { a.v.CompareAndSwap(0, int32(sig)) }
+func (a *atomicSignal) load() syscall.Signal     { return syscall.Signal(a.v.Load()) }

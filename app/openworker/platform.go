@@ -1,13 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 
 	"github.com/openworker/openworker/core/audit"
+	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/sandbox"
 	"github.com/openworker/openworker/core/session"
@@ -16,25 +16,24 @@ import (
 // env is what every command needs: the settings in force, the state folder, the providers.
 type env struct {
 	settingsPath string
+	inForce      *config.InForce
 	settings     *config.Settings
 	stateDir     string
 	home         string
 }
 
+// loadEnv reads the settings in force: the file's, or while it has problems the last good
+// ones (see config.LoadInForce), the same for every command.
 func loadEnv() (*env, error) {
 	path, err := config.Path()
 	if err != nil {
 		return nil, err
 	}
-	s, err := config.Load(path, runtime.GOOS)
+	state, err := config.StateDir()
 	if err != nil {
-		var pe *config.ProblemsError
-		if errors.As(err, &pe) {
-			return nil, fmt.Errorf("the settings file has problems; nothing runs until it is fixed (openworker config check):\n%v", err)
-		}
 		return nil, err
 	}
-	state, err := config.StateDir()
+	in, err := config.LoadInForce(path, state, runtime.GOOS)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +41,23 @@ func loadEnv() (*env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the home folder is not known (%v); set HOME", err)
 	}
-	return &env{settingsPath: path, settings: s, stateDir: state, home: home}, nil
+	return &env{settingsPath: path, inForce: in, settings: in.Settings, stateDir: state, home: home}, nil
+}
+
+// warnSettings says on stderr, once, that the settings file has problems and what is in force.
+func (e *env) warnSettings() {
+	if msg := e.inForce.Describe(e.settingsPath); msg != "" {
+		fmt.Fprintln(os.Stderr, "openworker:", msg)
+	}
+}
+
+// machine is what the backend needs to know of this machine to decide a session.
+func (e *env) machine() backend.Machine {
+	m := backend.Machine{Settings: e.inForce, GOOS: runtime.GOOS}
+	if p := nativeProvider(); p != nil {
+		m.Native = p.Name()
+	}
+	return m
 }
 
 // providers returns the providers this OS has: its sandbox (native, which may be nil) and
@@ -53,22 +68,6 @@ func providers(native sandbox.Provider) map[sandbox.Enforcement]sandbox.Provider
 		m[native.Name()] = native
 	}
 	return m
-}
-
-// pickProvider resolves a --provider value: auto is this OS's sandbox.
-func pickProvider(name string) (sandbox.Enforcement, error) {
-	ps := providers(nativeProvider())
-	if name == "auto" || name == "" {
-		p := nativeProvider()
-		if p == nil {
-			return "", fmt.Errorf("there is no sandbox for %s; use --provider direct to run without one", runtime.GOOS)
-		}
-		return p.Name(), nil
-	}
-	if _, ok := ps[sandbox.Enforcement(name)]; !ok {
-		return "", fmt.Errorf("provider %q does not exist on %s; use auto, direct or %s", name, runtime.GOOS, nativeName())
-	}
-	return sandbox.Enforcement(name), nil
 }
 
 func nativeName() string {

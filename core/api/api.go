@@ -20,11 +20,12 @@ func SocketPath(stateDir string) string { return filepath.Join(stateDir, SocketN
 
 // StartRequest starts a session.
 type StartRequest struct {
-	Provider string   `json:"provider,omitempty"` // auto (default), seatbelt, linux, direct
+	Provider string   `json:"provider,omitempty"` // "" (the machine's sandbox_provider), auto, seatbelt, linux, direct
 	Writable []string `json:"writable,omitempty"`
 	ReadOnly []string `json:"read_only,omitempty"`
 	Network  string   `json:"network,omitempty"` // default: the settings'
 	Allow    []string `json:"allow,omitempty"`   // sites for this session only
+	Dir      string   `json:"dir,omitempty"`     // the first working folder; default the first writable one
 }
 
 // SessionInfo describes a running session.
@@ -46,6 +47,15 @@ type ExecRequest struct {
 	Dir       string   `json:"dir,omitempty"`
 	TimeoutMS int64    `json:"timeout_ms,omitempty"`
 	MaxOutput int      `json:"max_output,omitempty"`
+	// Stdin says the request body goes on, after this JSON value and a newline, with the
+	// command's standard input, streamed until the body ends.
+	Stdin bool `json:"stdin,omitempty"`
+}
+
+// SignalRequest interrupts the command running in a session: "SIGINT" (Ctrl-C), "SIGTERM"
+// or "SIGHUP"; a second one kills it.
+type SignalRequest struct {
+	Signal string `json:"signal"`
 }
 
 // ReadRequest, WriteRequest and ListRequest are the file tools' arguments.
@@ -83,9 +93,11 @@ type Status struct {
 	Provider string        `json:"provider"`
 	Sessions []SessionInfo `json:"sessions"`
 	Settings string        `json:"settings,omitempty"`
-	// SettingsError is set when the settings file is broken and the last good settings are
-	// in force.
+	// SettingsError is set when the settings file is broken: what is wrong, and which
+	// settings are in force meanwhile.
 	SettingsError string `json:"settings_error,omitempty"`
+	// Rule says, per entry point, which wall a session gets.
+	Rule []string `json:"rule,omitempty"`
 }
 
 // errorBody is every error answer's body.

@@ -67,7 +67,7 @@ func TestLocalAPI(t *testing.T) {
 		t.Fatalf("start: %v %+v", err, info)
 	}
 	var chunks []string
-	res, err := c.ExecStream(ctx, info.ID, ExecRequest{Command: "echo hi; exit 4"}, func(s string, d []byte) { chunks = append(chunks, s+":"+string(d)) })
+	res, err := c.ExecStream(ctx, info.ID, ExecRequest{Command: "echo hi; exit 4"}, nil, func(s string, d []byte) { chunks = append(chunks, s+":"+string(d)) })
 	if err != nil || res.ExitCode != 4 || res.Enforcement != sandbox.Direct || strings.Join(chunks, "") != "stdout:hi\n" {
 		t.Fatalf("exec: %v %+v %q", err, res, chunks)
 	}

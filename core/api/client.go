@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -54,13 +55,21 @@ func (c *Client) send(ctx context.Context, method, url string, in any) (*http.Re
 		}
 		body = bytes.NewReader(b)
 	}
+	return c.sendBody(ctx, method, url, body)
+}
+
+func (c *Client) sendBody(ctx context.Context, method, url string, body io.Reader) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, method, "http://openworker"+url, body)
 	if err != nil {
 		return nil, err
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("the daemon is not running (start it with openworker serve): %w", err)
+		var op *net.OpError
+		if errors.As(err, &op) && op.Op == "dial" {
+			return nil, fmt.Errorf("the daemon is not running (start it with openworker serve): %w", err)
+		}
+		return nil, fmt.Errorf("the daemon did not answer (its log may say why): %w", err)
 	}
 	if resp.StatusCode >= 300 {
 		defer resp.Body.Close()
@@ -98,8 +107,22 @@ func (c *Client) Exec(ctx context.Context, id string, req ExecRequest) (*session
 }
 
 // ExecStream runs a command and hands output chunks to onChunk as they come.
-func (c *Client) ExecStream(ctx context.Context, id string, req ExecRequest, onChunk func(stream string, data []byte)) (*session.Result, error) {
-	resp, err := c.send(ctx, "POST", "/v1/sessions/"+id+"/exec?stream=1", req)
+//
+// With req.Stdin, stdin is streamed to the command in the same request, after it.
+func (c *Client) ExecStream(ctx context.Context, id string, req ExecRequest, stdin io.Reader, onChunk func(stream string, data []byte)) (*session.Result, error) {
+	req.Stdin = req.Stdin && stdin != nil
+	var resp *http.Response
+	var err error
+	if req.Stdin {
+		head, merr := json.Marshal(req)
+		if merr != nil {
+			return nil, merr
+		}
+		body := io.MultiReader(bytes.NewReader(append(head, '\n')), stdin)
+		resp, err = c.sendBody(ctx, "POST", "/v1/sessions/"+id+"/exec?stream=1", body)
+	} else {
+		resp, err = c.send(ctx, "POST", "/v1/sessions/"+id+"/exec?stream=1", req)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -159,4 +182,9 @@ func (c *Client) Events(ctx context.Context, fn func(audit.Event)) error {
 		}
 		fn(e)
 	}
+}
+
+// Signal interrupts the command running in session id.
+func (c *Client) Signal(ctx context.Context, id string, req SignalRequest) error {
+	return c.do(ctx, "POST", "/v1/sessions/"+id+"/signal", req, nil)
 }

@@ -1,15 +1,18 @@
 package api
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/openworker/openworker/core/audit"
@@ -85,6 +88,7 @@ func (s *Server) Serve(l net.Listener) error {
 	mux.HandleFunc("POST /v1/sessions", s.start)
 	mux.HandleFunc("DELETE /v1/sessions/{id}", s.end)
 	mux.HandleFunc("POST /v1/sessions/{id}/exec", s.exec)
+	mux.HandleFunc("POST /v1/sessions/{id}/signal", s.signal)
 	mux.HandleFunc("POST /v1/sessions/{id}/read", s.read)
 	mux.HandleFunc("POST /v1/sessions/{id}/write", s.write)
 	mux.HandleFunc("POST /v1/sessions/{id}/list", s.listDir)
@@ -270,25 +274,49 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	// The request is one JSON value, which may be followed by the command's standard
+	// input: read the value alone, then the rest of the body is the input.
+	body := http.MaxBytesReader(w, r.Body, 64<<20)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
 	var req ExecRequest
-	if !decode(w, r, &req) {
+	if err := dec.Decode(&req); err != nil {
+		writeErr(w, http.StatusBadRequest, fmt.Errorf("bad request body: %w", err))
 		return
 	}
+	var stdin io.Reader
+	if req.Stdin {
+		// Read while the answer streams: the input comes as the command runs.
+		_ = http.NewResponseController(w).EnableFullDuplex()
+		stdin = io.MultiReader(dropNewline(dec.Buffered()), r.Body)
+	}
 	args := runner.ExecArgs{Command: req.Command, Argv: req.Argv, Dir: req.Dir, Timeout: time.Duration(req.TimeoutMS) * time.Millisecond, MaxOutput: req.MaxOutput}
+	// A client that goes away (Ctrl-C, a killed script) interrupts its command.
+	ctx := r.Context()
 	if r.URL.Query().Get("stream") == "" {
-		res, err := ss.Exec(args, nil)
+		res, err := ss.ExecContext(ctx, args, stdin, nil)
 		answer(w, res, err)
 		return
 	}
-	w.Header().Set("Content-Type", "application/x-ndjson")
+	var once sync.Once
 	fl, _ := w.(http.Flusher)
 	enc := json.NewEncoder(w)
-	res, err := ss.Exec(args, func(stream string, data []byte) {
+	head := func() {
+		once.Do(func() { w.Header().Set("Content-Type", "application/x-ndjson") })
+	}
+	res, err := ss.ExecContext(ctx, args, stdin, func(stream string, data []byte) {
+		head()
 		_ = enc.Encode(StreamMessage{Stream: stream, Data: data})
 		if fl != nil {
 			fl.Flush()
 		}
 	})
+	var be *session.BusyError
+	if errors.As(err, &be) {
+		writeErr(w, http.StatusConflict, err)
+		return
+	}
+	head()
 	if err != nil {
 		_ = enc.Encode(StreamMessage{Error: err.Error()})
 		return
@@ -296,11 +324,39 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 	_ = enc.Encode(StreamMessage{Result: res})
 }
 
+// dropNewline is r without the newline that ends the JSON value before it.
+func dropNewline(r io.Reader) io.Reader {
+	br := bufio.NewReader(r)
+	if b, err := br.Peek(1); err == nil && b[0] == '\n' {
+		_, _ = br.Discard(1)
+	}
+	return br
+}
+
+func (s *Server) signal(w http.ResponseWriter, r *http.Request) {
+	ss, ok := s.session(w, r)
+	var req SignalRequest
+	if !ok || !decode(w, r, &req) {
+		return
+	}
+	sig, ok := map[string]syscall.Signal{"SIGINT": syscall.SIGINT, "SIGTERM": syscall.SIGTERM, "SIGHUP": syscall.SIGHUP}[req.Signal]
+	if !ok {
+		writeErr(w, http.StatusBadRequest, fmt.Errorf("signal %q is not one of SIGINT, SIGTERM, SIGHUP", req.Signal))
+		return
+	}
+	ss.Signal(sig)
+	w.WriteHeader(http.StatusNoContent)
+}
+
 func answer(w http.ResponseWriter, res *session.Result, err error) {
 	if err != nil {
 		code := http.StatusInternalServerError
-		if errors.Is(err, session.ErrEnded) {
+		var be *session.BusyError
+		switch {
+		case errors.Is(err, session.ErrEnded):
 			code = http.StatusGone
+		case errors.As(err, &be):
+			code = http.StatusConflict
 		}
 		writeErr(w, code, err)
 		return

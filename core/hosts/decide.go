@@ -47,16 +47,24 @@ const (
 
 // Reason says why, in words a person reads. It is built on demand so that a refusal, which
 // the proxy may decide many times a second for a misbehaving program, costs no allocation.
-func (d Decision) Reason() string {
+func (d Decision) Reason() string { return d.Explain(nil) }
+
+// Explain is Reason with how, which says how to allow the site where the command ran (the
+// `run` flag, the settings file, the app), in place of HowToAllow; nil means HowToAllow.
+func (d Decision) Explain(how func(target string) string) string {
+	hint := HowToAllow
+	if how != nil && d.Why != OnList && d.Why != NotValid {
+		hint = how(d.Target())
+	}
 	switch d.Why {
 	case OnList:
 		return d.Target() + " is on this session's allow list as " + d.Entry.String()
 	case Denied:
-		return d.Target() + " was denied for this session; " + HowToAllow
+		return d.Target() + " was denied for this session; " + hint
 	case NotValid:
 		return d.err.Error() + "; write a host and port such as github.com:443"
 	}
-	return d.Target() + " is not on this session's allow list; " + HowToAllow
+	return d.Target() + " is not on this session's allow list; " + hint
 }
 
 // Target is "host:port" as a person writes it, with brackets around an IPv6 address.

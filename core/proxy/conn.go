@@ -205,7 +205,7 @@ func (c *conn) decide(req *request) (hosts.Decision, bool) {
 		writeError(c.c, http.StatusBadRequest, "", d.Reason())
 		return d, false
 	case !d.Allowed:
-		c.refuse(BlockedByAllowlist, d.Host, d.Port, d.Reason())
+		c.refuse(BlockedByAllowlist, d.Host, d.Port, d.Explain(c.p.opts.HowToAllow))
 		return d, false
 	}
 	return d, true
@@ -255,7 +255,7 @@ func (c *conn) dial(d hosts.Decision) (net.Conn, netip.Addr, bool) {
 		if !d.Literal && special(a) {
 			c.refuse(BlockedPrivateAddress, d.Host, d.Port, d.Target()+" resolves to "+a.String()+
 				", a loopback or private address, which the proxy does not reach through a name; to reach it, allow the address itself ("+
-				net.JoinHostPort(a.String(), strconv.Itoa(d.Port))+") for this session or in Settings ▸ Sandbox ▸ Choose sites…")
+				net.JoinHostPort(a.String(), strconv.Itoa(d.Port))+"): "+c.p.howToAllow(net.JoinHostPort(a.String(), strconv.Itoa(d.Port))))
 			return nil, netip.Addr{}, false
 		}
 	}
@@ -300,7 +300,7 @@ func (c *conn) attach(up net.Conn, d hosts.Decision, addr netip.Addr) bool {
 		p.mu.Unlock()
 		up.Close()
 		now := hosts.Decide(r.allow, r.denied, d.Host, d.Port)
-		c.refuse(BlockedByAllowlist, d.Host, d.Port, now.Reason())
+		c.refuse(BlockedByAllowlist, d.Host, d.Port, now.Explain(p.opts.HowToAllow))
 		return false
 	}
 	if c.up != nil {
@@ -446,4 +446,12 @@ func writeError(w net.Conn, status int, code, msg string) {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// howToAllow says how a person allows target where the session runs.
+func (p *Proxy) howToAllow(target string) string {
+	if p.opts.HowToAllow != nil {
+		return p.opts.HowToAllow(target)
+	}
+	return hosts.HowToAllow
 }

@@ -58,6 +58,9 @@ type Options struct {
 	// cancelled: its deadline, DialTimeout from the start, is the dial's bound, which Dial
 	// must keep as net.Dialer does. Default: a net.Dialer with DialTimeout.
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
+	// HowToAllow, when set, says how a person allows a refused site (given as host:port)
+	// where the session's commands run; refusals end with it. Default: hosts.HowToAllow.
+	HowToAllow func(target string) string
 	// MaxConns caps the session's concurrent connections to the proxy; past it a client is
 	// answered 503.
 	MaxConns int

@@ -1,0 +1,143 @@
+// Package backend is the one owner of what the daemon, the app and the CLI decide from the
+// machine's settings: which wall a session gets, with which sites. Its clients (the local API,
+// the CLI, the MCP server, the menu-bar presenter) parse, call and print; they do not decide.
+//
+// It enforces nothing itself: walls are built by the providers, sites admitted by the proxy.
+package backend
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/openworker/openworker/core/config"
+	"github.com/openworker/openworker/core/hosts"
+	"github.com/openworker/openworker/core/policy"
+	"github.com/openworker/openworker/core/sandbox"
+	"github.com/openworker/openworker/core/session"
+)
+
+// Provider words a request may give besides the enforcement levels.
+const (
+	// ProviderSettings (the empty word) is a session the app or the daemon starts without
+	// naming a provider: the machine's sandbox_provider decides.
+	ProviderSettings = ""
+	// ProviderAuto is this OS's sandbox: a person's explicit choice (`run`, `mcp`).
+	ProviderAuto = "auto"
+)
+
+// Request is a session asked for, by a person or a program, before the settings are applied.
+type Request struct {
+	Provider string   // ProviderSettings, ProviderAuto, or an enforcement level
+	Writable []string // absolute
+	ReadOnly []string // absolute
+	Dir      string   // the first working folder; default the first writable folder
+	Network  string   // "" means the settings' sandbox_network_profile
+	Allow    []string // sites for this session only, HOST[:PORT]
+	// HowToAllow says how a person allows a refused site (host:port) where this session
+	// runs, for the proxy's refusals; nil means the app's words.
+	HowToAllow func(target string) string
+}
+
+// Machine is what SpecFor needs to know of this machine.
+type Machine struct {
+	Settings *config.InForce
+	// Native is this OS's sandbox, or "" when it has none.
+	Native sandbox.Enforcement
+	GOOS   string
+}
+
+// ErrNoSettings refuses a session that sandbox_provider decides while the settings file has
+// problems and no version of it was ever valid: which wall the person chose is not known.
+var ErrNoSettings = errors.New("the settings file has problems and no earlier version of it was valid, so which sandbox this machine uses is not known; sessions that sandbox_provider decides are refused until it is fixed (openworker config check)")
+
+// SpecFor is the one place where a request and the machine's settings become a session.
+func SpecFor(m Machine, r Request) (session.Spec, error) {
+	var spec session.Spec
+	s := m.Settings.Settings
+	prov, err := m.provider(r.Provider)
+	if err != nil {
+		return spec, err
+	}
+	if len(r.Writable) == 0 && len(r.ReadOnly) == 0 {
+		return spec, errors.New("a session needs at least one folder")
+	}
+	netName := r.Network
+	if netName == "" {
+		netName = s.NetworkProfile
+	}
+	network, err := policy.ParseNetwork(netName)
+	if err != nil {
+		return spec, err
+	}
+	var own []hosts.Entry
+	for _, a := range r.Allow {
+		h, err := hosts.Parse(a)
+		if err != nil {
+			return spec, fmt.Errorf("--allow %s: %w", a, err)
+		}
+		own = append(own, h)
+	}
+	return session.Spec{
+		Provider: prov, Writable: r.Writable, ReadOnly: r.ReadOnly, Dir: r.Dir, Network: network,
+		Hosts: s.NetworkHosts, SessionHosts: own, Toolchains: s.Toolchains, HowToAllow: r.HowToAllow,
+	}, nil
+}
+
+// provider resolves a request's provider word to the wall it gets.
+func (m Machine) provider(word string) (sandbox.Enforcement, error) {
+	switch word {
+	case ProviderSettings:
+		if m.Settings.NoLastGood {
+			return "", ErrNoSettings
+		}
+		return m.named(m.Settings.Settings.Provider, "sandbox_provider")
+	case ProviderAuto:
+		if m.Native == "" {
+			return "", fmt.Errorf("there is no sandbox for %s; use --provider direct to run without one", m.GOOS)
+		}
+		return m.Native, nil
+	}
+	return m.named(word, "--provider")
+}
+
+func (m Machine) named(word, what string) (sandbox.Enforcement, error) {
+	e := sandbox.Enforcement(word)
+	if e == sandbox.Direct || (e != "" && e == m.Native) {
+		return e, nil
+	}
+	native := string(m.Native)
+	if native == "" {
+		native = "none on " + m.GOOS
+	}
+	return "", fmt.Errorf("%s %q is not a provider on %s; use direct or this OS's sandbox (%s)", what, word, m.GOOS, native)
+}
+
+// Rule says, per entry point, which wall a session gets; `machine sandbox status` prints it.
+func (m Machine) Rule() []string {
+	native := string(m.Native)
+	if native == "" {
+		native = "none on " + m.GOOS
+	}
+	daemon := "the app's and the daemon's sessions: "
+	switch p, err := m.provider(ProviderSettings); {
+	case err != nil:
+		daemon += "refused (" + err.Error() + ")"
+	case p == sandbox.Direct:
+		daemon += "direct, no wall (sandbox_provider = \"direct\"; set it to \"" + native + "\" to turn the sandbox on)"
+	default:
+		daemon += string(p) + " (sandbox_provider)"
+	}
+	return []string{
+		daemon,
+		"openworker run and openworker mcp: " + native + " unless --provider direct is given",
+	}
+}
+
+// SessionHowToAllow says how a person allows a site for the daemon's sessions, where there
+// is no app to answer a card: in the settings file, which the daemon takes at once, or for
+// one session with --allow.
+func SessionHowToAllow(settingsPath string) func(target string) string {
+	return func(target string) string {
+		return "add " + target + " to sandbox_network_hosts in " + settingsPath + " (running sessions take it at once), or start the session with --allow " + target
+	}
+}
