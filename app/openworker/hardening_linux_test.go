@@ -367,3 +367,23 @@ func TestRefusalNamesTheWayToAllow(t *testing.T) {
 		t.Fatalf("no after-command report: %s", errs)
 	}
 }
+
+// A symlinked current folder is resolved once and the command starts there.
+func TestRunInASymlinkedFolder(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	link := filepath.Join(filepath.Dir(w.project), "link")
+	if err := os.Symlink(w.project, link); err != nil {
+		t.Fatal(err)
+	}
+	c := w.cmd("run", "--", "sh", "-c", "pwd; echo via-link > made.txt")
+	c.Dir = link
+	c.Env = append(c.Env, "PWD="+link) // as a shell that cd'd into the link says
+	out, err := c.CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != w.project {
+		t.Fatalf("run in a symlinked folder: %v %q", err, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(w.project, "made.txt")); string(b) != "via-link\n" {
+		t.Fatal("the write through the symlinked folder was lost")
+	}
+}

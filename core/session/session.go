@@ -215,10 +215,6 @@ func (s *Session) makeTmp() error {
 // sent once the runner runs, before the wall check's answer is read.
 func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first *pending) error {
 	m := s.m
-	dir := s.spec.Dir
-	if dir == "" && len(s.spec.Writable) > 0 {
-		dir = s.spec.Writable[0]
-	}
 	pol, err := policy.New(policy.Options{
 		Writable: s.spec.Writable, ReadOnly: s.spec.ReadOnly, PrivateTmp: s.tmp, Home: s.home,
 		UserHome: m.opts.UserHome, StateDir: m.opts.StateDir, GOOS: m.opts.GOOS,
@@ -228,8 +224,16 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	if err != nil {
 		return err
 	}
-	if dir == "" {
-		dir = s.home
+	// The working folder is resolved as the policy resolved the folders: the wall holds
+	// them at their resolved paths only, and a symlink's path does not exist inside.
+	dir := s.home
+	switch {
+	case s.spec.Dir != "":
+		if dir, err = policy.Resolve(s.spec.Dir); err != nil {
+			return fmt.Errorf("the working folder %s: %w", s.spec.Dir, err)
+		}
+	case len(pol.Writable) > 0:
+		dir = pol.Writable[0]
 	}
 	env := BuildEnv(EnvOptions{Host: m.opts.HostEnv, Home: s.home, Tmp: s.tmp, ProxyURL: s.proxyURL, GOOS: m.opts.GOOS})
 	// Both ends close-on-exec from the start (under ForkLock, as macOS has no
