@@ -2,12 +2,18 @@ package runner
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/openworker/openworker/core/tstest"
 )
 
 func startServer(t *testing.T, dir string) *Client {
@@ -90,20 +96,42 @@ func TestStreaming(t *testing.T) {
 func TestTimeoutKillsTheGroup(t *testing.T) {
 	dir := t.TempDir()
 	c := startServer(t, dir)
-	marker := filepath.Join(dir, "survived")
+	marker, pidFile := filepath.Join(dir, "survived"), filepath.Join(dir, "child.pid")
 	start := time.Now()
 	res, err := c.Call(&Request{Tool: ToolExec, Exec: &ExecArgs{
-		Command: "(sleep 1; touch " + marker + ") & sleep 30", Timeout: 200 * time.Millisecond}}, nil)
+		Command: "sh -c 'echo $$ > " + pidFile + "; sleep 1; touch " + marker + "' & while [ ! -s " + pidFile + " ]; do :; done; sleep 30",
+		Timeout: 200 * time.Millisecond}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !res.TimedOut || time.Since(start) > 5*time.Second {
 		t.Fatalf("timed out %v after %v", res.TimedOut, time.Since(start))
 	}
-	time.Sleep(1500 * time.Millisecond)
+	b, err := os.ReadFile(pidFile)
+	pid, perr := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || perr != nil {
+		t.Fatalf("the child's PID: %v %v %q", err, perr, b)
+	}
+	// The child went with its group: once it is gone it can write nothing more.
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		if alive(pid) {
+			return fmt.Errorf("the timed-out command's child %d still runs", pid)
+		}
+		return nil
+	})
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("a child of the timed-out command survived and wrote its file")
 	}
+}
+
+// alive says whether pid runs (a zombie does not).
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil && runtime.GOOS != "linux"
+	}
+	i := strings.LastIndex(string(b), ") ")
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }
 
 func TestFileTools(t *testing.T) {
