@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/session"
 )
 
@@ -103,4 +104,43 @@ type Status struct {
 // errorBody is every error answer's body.
 type errorBody struct {
 	Error string `json:"error"`
+}
+
+// AnswerRequest answers a card: once (fetch cards), session, always or deny.
+type AnswerRequest struct {
+	Answer string `json:"answer"`
+}
+
+// AnswerResponse is what an answer came to; Message says what else happened (a change to
+// the settings left pending, an answer word taken as deny).
+type AnswerResponse struct {
+	Outcome string `json:"outcome"`
+	Card    string `json:"card"`
+	Message string `json:"message,omitempty"`
+}
+
+// SiteRequest asks for a site for a session, waiting up to WaitMS (default 60 s).
+type SiteRequest struct {
+	Site   string `json:"site"`
+	Reason string `json:"reason"`
+	Kind   string `json:"kind,omitempty"` // command (default) or fetch
+	WaitMS int64  `json:"wait_ms,omitempty"`
+}
+
+// AccessRequest changes a session's Access list.
+type AccessRequest struct {
+	Allow  []string `json:"allow,omitempty"`
+	Revoke []string `json:"revoke,omitempty"`
+}
+
+// SitesRequest changes the "Choose sites…" list: tick or untick a group, add or remove a site.
+type SitesRequest struct {
+	Action string `json:"action"`
+	Value  string `json:"value"`
+}
+
+// SitesResponse is the list after a change, and what was left pending.
+type SitesResponse struct {
+	Sites   backend.Sites `json:"sites"`
+	Message string        `json:"message,omitempty"`
 }

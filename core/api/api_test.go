@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openworker/openworker/core/policy"
+	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
 	"github.com/openworker/openworker/core/session"
@@ -31,15 +31,17 @@ func TestLocalAPI(t *testing.T) {
 	os.MkdirAll(project, 0o755)
 	os.MkdirAll(home, 0o700)
 	exe, _ := os.Executable()
-	m, err := session.NewManager(session.Options{Providers: map[sandbox.Enforcement]sandbox.Provider{sandbox.Direct: sandbox.DirectProvider{}},
-		UserHome: home, StateDir: state, TmpRoot: root, GOOS: "linux", RunnerPath: exe, HostEnv: []string{"PATH=" + os.Getenv("PATH")}})
+	store, err := backend.OpenStore(context.Background(), filepath.Join(root, "config.toml"), state, "linux", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.EndAll()
-	srv := &Server{Manager: m, NewSpec: func(r StartRequest) (session.Spec, error) {
-		return session.Spec{Provider: sandbox.Direct, Writable: r.Writable, ReadOnly: r.ReadOnly, Network: policy.None}, nil
-	}}
+	b, err := backend.New(backend.Options{Settings: store, GOOS: "linux", Session: session.Options{Providers: map[sandbox.Enforcement]sandbox.Provider{sandbox.Direct: sandbox.DirectProvider{}},
+		UserHome: home, StateDir: state, TmpRoot: root, GOOS: "linux", RunnerPath: exe, HostEnv: []string{"PATH=" + os.Getenv("PATH")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.EndAll()
+	srv := &Server{Backend: b}
 	l, err := Listen(state)
 	if err != nil {
 		t.Fatal(err)

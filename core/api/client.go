@@ -11,7 +11,7 @@ import (
 	"net"
 	"net/http"
 
-	"github.com/openworker/openworker/core/audit"
+	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/session"
 )
 
@@ -164,16 +164,21 @@ func (c *Client) AddFolder(ctx context.Context, id string, req FolderRequest) (S
 	return out, c.do(ctx, "POST", "/v1/sessions/"+id+"/folders", req, &out)
 }
 
-// Events follows the daemon's event stream until ctx ends or the daemon stops.
-func (c *Client) Events(ctx context.Context, fn func(audit.Event)) error {
-	resp, err := c.send(ctx, "GET", "/v1/events", nil)
+// Events follows the daemon's event stream until ctx ends or the daemon stops. cards says
+// this client shows cards to a person (the app, openworker cards --watch).
+func (c *Client) Events(ctx context.Context, cards bool, fn func(backend.Event)) error {
+	url := "/v1/events"
+	if cards {
+		url += "?cards=1"
+	}
+	resp, err := c.send(ctx, "GET", url, nil)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
 	dec := json.NewDecoder(resp.Body)
 	for {
-		var e audit.Event
+		var e backend.Event
 		if err := dec.Decode(&e); err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -182,6 +187,48 @@ func (c *Client) Events(ctx context.Context, fn func(audit.Event)) error {
 		}
 		fn(e)
 	}
+}
+
+// Cards lists the pending cards.
+func (c *Client) Cards(ctx context.Context) ([]backend.CardInfo, error) {
+	var out []backend.CardInfo
+	return out, c.do(ctx, "GET", "/v1/cards", nil, &out)
+}
+
+// Answer answers a card.
+func (c *Client) Answer(ctx context.Context, card string, req AnswerRequest) (AnswerResponse, error) {
+	var out AnswerResponse
+	return out, c.do(ctx, "POST", "/v1/cards/"+card+"/answer", req, &out)
+}
+
+// RequestSite asks for a site for a session and waits for the decision.
+func (c *Client) RequestSite(ctx context.Context, id string, req SiteRequest) (backend.SiteAnswer, error) {
+	var out backend.SiteAnswer
+	return out, c.do(ctx, "POST", "/v1/sessions/"+id+"/sites", req, &out)
+}
+
+// Access returns a session's Access list.
+func (c *Client) Access(ctx context.Context, id string) (backend.Access, error) {
+	var out backend.Access
+	return out, c.do(ctx, "GET", "/v1/sessions/"+id+"/access", nil, &out)
+}
+
+// ChangeAccess allows sites for a session or revokes session-only ones, and returns the list.
+func (c *Client) ChangeAccess(ctx context.Context, id string, req AccessRequest) (backend.Access, error) {
+	var out backend.Access
+	return out, c.do(ctx, "POST", "/v1/sessions/"+id+"/access", req, &out)
+}
+
+// Sites returns the "Choose sites…" list.
+func (c *Client) Sites(ctx context.Context) (backend.Sites, error) {
+	var out backend.Sites
+	return out, c.do(ctx, "GET", "/v1/sites", nil, &out)
+}
+
+// ChangeSites ticks, unticks, adds or removes on the "Choose sites…" list.
+func (c *Client) ChangeSites(ctx context.Context, req SitesRequest) (SitesResponse, error) {
+	var out SitesResponse
+	return out, c.do(ctx, "POST", "/v1/sites", req, &out)
 }
 
 // Signal interrupts the command running in session id.

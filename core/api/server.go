@@ -15,23 +15,21 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/openworker/openworker/core/audit"
+	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/session"
 )
 
-// Server serves the local API for one Manager.
+// Server serves the local API for one Backend: it decodes, calls, and encodes.
 type Server struct {
-	Manager *session.Manager
-	// NewSpec turns a start request into a session spec with the settings in force.
-	NewSpec func(StartRequest) (session.Spec, error)
+	Backend *backend.Backend
 	// Status describes the daemon.
 	Status func() Status
 
-	mu       sync.Mutex
-	watchers map[chan audit.Event]struct{}
-	http     *http.Server
-	shut     bool // Shutdown was called: a Serve still to come returns at once
+	mu   sync.Mutex
+	http *http.Server
+	shut bool // Shutdown was called: a Serve still to come returns at once
+	stop chan struct{}
 }
 
 // Listen creates the socket in stateDir, owner-only. A socket left by a dead daemon is
@@ -94,6 +92,13 @@ func (s *Server) Serve(l net.Listener) error {
 	mux.HandleFunc("POST /v1/sessions/{id}/list", s.listDir)
 	mux.HandleFunc("POST /v1/sessions/{id}/folders", s.addFolder)
 	mux.HandleFunc("GET /v1/events", s.events)
+	mux.HandleFunc("GET /v1/cards", s.cards)
+	mux.HandleFunc("POST /v1/cards/{id}/answer", s.answerCard)
+	mux.HandleFunc("POST /v1/sessions/{id}/sites", s.requestSite)
+	mux.HandleFunc("GET /v1/sessions/{id}/access", s.access)
+	mux.HandleFunc("POST /v1/sessions/{id}/access", s.changeAccess)
+	mux.HandleFunc("GET /v1/sites", s.sites)
+	mux.HandleFunc("POST /v1/sites", s.changeSites)
 	s.mu.Lock()
 	if s.shut {
 		// A stop signal can come between starting the daemon and serving.
@@ -116,10 +121,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.shut = true
 	srv := s.http
-	for ch := range s.watchers {
-		close(ch)
+	if s.stop == nil {
+		s.stop = make(chan struct{})
 	}
-	s.watchers = nil
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
+	}
 	s.mu.Unlock()
 	if srv == nil {
 		return nil
@@ -127,42 +136,33 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return srv.Shutdown(ctx)
 }
 
-// Publish sends an event to every watcher. A watcher that falls behind loses events rather
-// than slowing the core.
-func (s *Server) Publish(e audit.Event) {
+func (s *Server) stopped() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for ch := range s.watchers {
-		select {
-		case ch <- e:
-		default:
-		}
+	if s.stop == nil {
+		s.stop = make(chan struct{})
 	}
+	return s.stop
 }
 
+// events streams the backend's events as JSON lines. ?cards=1 says the watcher shows cards
+// to a person, as the app and openworker cards --watch do.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
-	ch := make(chan audit.Event, 64)
-	s.mu.Lock()
-	if s.watchers == nil {
-		s.watchers = map[chan audit.Event]struct{}{}
-	}
-	s.watchers[ch] = struct{}{}
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.watchers, ch)
-		s.mu.Unlock()
-	}()
+	ch, cancel := s.Backend.Subscribe(r.URL.Query().Get("cards") != "")
+	defer cancel()
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	fl, _ := w.(http.Flusher)
 	enc := json.NewEncoder(w)
-	_ = enc.Encode(audit.Event{Time: time.Now(), Type: "status", Summary: fmt.Sprintf("%d session(s)", len(s.Manager.List()))})
+	_ = enc.Encode(backend.Event{Time: time.Now(), Type: "status", Message: fmt.Sprintf("%d session(s)", len(s.Backend.Sessions()))})
 	if fl != nil {
 		fl.Flush()
 	}
+	stop := s.stopped()
 	for {
 		select {
 		case <-r.Context().Done():
+			return
+		case <-stop:
 			return
 		case e, ok := <-ch:
 			if !ok {
@@ -210,7 +210,7 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 		st = s.Status()
 	}
 	st.Sessions = []SessionInfo{}
-	for _, ss := range s.Manager.List() {
+	for _, ss := range s.Backend.Sessions() {
 		st.Sessions = append(st.Sessions, info(ss))
 	}
 	writeJSON(w, http.StatusOK, st)
@@ -218,7 +218,7 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	out := []SessionInfo{}
-	for _, ss := range s.Manager.List() {
+	for _, ss := range s.Backend.Sessions() {
 		out = append(out, info(ss))
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -236,12 +236,8 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	spec, err := s.NewSpec(req)
-	if err != nil {
-		writeErr(w, http.StatusBadRequest, err)
-		return
-	}
-	ss, err := s.Manager.Start(r.Context(), spec)
+	ss, err := s.Backend.Start(r.Context(), backend.Request{Provider: req.Provider, Writable: req.Writable, ReadOnly: req.ReadOnly,
+		Dir: req.Dir, Network: req.Network, Allow: req.Allow})
 	if err != nil {
 		var re *session.RefusedError
 		if errors.As(err, &re) {
@@ -255,7 +251,7 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) session(w http.ResponseWriter, r *http.Request) (*session.Session, bool) {
-	ss, ok := s.Manager.Get(r.PathValue("id"))
+	ss, ok := s.Backend.Session(r.PathValue("id"))
 	if !ok {
 		writeErr(w, http.StatusNotFound, fmt.Errorf("no session %q; list them with openworker session ls", r.PathValue("id")))
 	}
@@ -263,8 +259,8 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) (*session.Sessi
 }
 
 func (s *Server) end(w http.ResponseWriter, r *http.Request) {
-	if ss, ok := s.session(w, r); ok {
-		ss.End()
+	if _, ok := s.session(w, r); ok {
+		_ = s.Backend.End(r.PathValue("id"))
 		w.WriteHeader(http.StatusNoContent)
 	}
 }

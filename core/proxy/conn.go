@@ -213,7 +213,11 @@ func (c *conn) decide(req *request) (hosts.Decision, bool) {
 
 // refuse records a refusal and answers it.
 func (c *conn) refuse(code, host string, port int, reason string) {
-	c.p.record.add(Refusal{Host: host, Port: port, Time: c.p.opts.Now(), Reason: reason, Header: code})
+	ref := Refusal{Host: host, Port: port, Time: c.p.opts.Now(), Reason: reason, Header: code}
+	c.p.record.add(ref)
+	if c.p.opts.OnRefusal != nil {
+		c.p.opts.OnRefusal(ref)
+	}
 	writeError(c.c, http.StatusForbidden, code, reason)
 }
 

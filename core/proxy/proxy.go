@@ -58,6 +58,10 @@ type Options struct {
 	// cancelled: its deadline, DialTimeout from the start, is the dial's bound, which Dial
 	// must keep as net.Dialer does. Default: a net.Dialer with DialTimeout.
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
+	// OnRefusal, when set, is told of every refusal as it happens (the backend's hook for
+	// cards: whether and when the sandbox blocked a site). It runs on the refused
+	// connection's goroutine and must not block.
+	OnRefusal func(Refusal)
 	// HowToAllow, when set, says how a person allows a refused site (given as host:port)
 	// where the session's commands run; refusals end with it. Default: hosts.HowToAllow.
 	HowToAllow func(target string) string

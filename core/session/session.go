@@ -7,6 +7,7 @@ package session
 
 import (
 	"context"
+	"slices"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -43,6 +44,10 @@ type Spec struct {
 	// HowToAllow says how a person allows a refused site (host:port) where the session's
 	// commands run; the proxy's refusals end with it. nil: the app's words.
 	HowToAllow func(target string) string
+	// Denied are sites a person denied for this session; they win over the lists.
+	Denied []hosts.Entry
+	// OnRefusal is told of each site the session's proxy refuses, as it does.
+	OnRefusal func(proxy.Refusal)
 }
 
 // Session is one running session.
@@ -73,6 +78,10 @@ type Session struct {
 	busy    atomic.Pointer[pending]
 	running atomic.Pointer[pending]
 	ending  atomic.Bool // End was called
+	// sitesMu orders swaps of the proxy's lists; it is never held across a tool call.
+	sitesMu sync.Mutex
+	// view is what Folders and Active return, so that they never wait for a tool call.
+	view atomic.Pointer[sessionView]
 	// idle: the last command left nothing else running in the sandbox (see EndBeforeExit).
 	idle   bool
 	ended  bool
@@ -155,7 +164,7 @@ func (m *Manager) start(ctx context.Context, spec Spec, first *pending) (_ *Sess
 		return nil, err
 	}
 	if spec.Network == policy.Allowlist {
-		px, err := proxy.New(proxy.Options{Token: proxy.NewToken(), HowToAllow: spec.HowToAllow})
+		px, err := proxy.New(proxy.Options{Token: proxy.NewToken(), HowToAllow: spec.HowToAllow, OnRefusal: spec.OnRefusal, Denied: spec.Denied})
 		if err != nil {
 			return nil, fmt.Errorf("starting the egress proxy: %w", err)
 		}
@@ -273,6 +282,7 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	}
 	theirs.Close()
 	s.pol, s.proc, s.client, s.conn, s.active = pol, proc, client, ours, proc.Active()
+	s.view.Store(&sessionView{writable: slices.Clone(pol.Writable), readOnly: slices.Clone(pol.ReadOnly), active: slices.Clone(s.active)})
 	s.live.Store(&proc)
 	if l := proc.ProxyListener(); l != nil {
 		if s.proxy == nil {
@@ -362,12 +372,33 @@ func allowList(spec Spec) []hosts.Entry {
 // settings or answers a card with Always allow. The next request sees it; tunnels to sites
 // no longer allowed are closed.
 func (s *Session) SetSettingsHosts(list []hosts.Entry) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.sitesMu.Lock()
+	defer s.sitesMu.Unlock()
 	s.spec.Hosts = append([]hosts.Entry(nil), list...)
 	if s.proxy != nil {
 		s.proxy.SetAllowList(allowList(s.spec))
 	}
+}
+
+// SetSites replaces the session's whole allow list and its denials in its proxy, at once:
+// the next request is decided by them, and open tunnels they no longer admit are closed.
+// It never waits for a tool call in progress.
+func (s *Session) SetSites(allow, denied []hosts.Entry) {
+	if s.proxy == nil {
+		return
+	}
+	s.sitesMu.Lock()
+	defer s.sitesMu.Unlock()
+	s.proxy.SetAllowList(allow)
+	s.proxy.SetDenied(denied)
+}
+
+// Running is the summary of the tool call in progress, or "" when none is.
+func (s *Session) Running() string {
+	if p := s.busy.Load(); p != nil {
+		return p.summary
+	}
+	return ""
 }
 
 // listenCanary opens the canary on the host's loopback, on any port but the proxy's: inside
@@ -383,4 +414,9 @@ func listenCanary(proxyPort int) (net.Listener, error) {
 		}
 		l.Close()
 	}
+}
+
+// sessionView is the session's folders and wall as last started.
+type sessionView struct {
+	writable, readOnly, active []string
 }

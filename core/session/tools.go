@@ -365,14 +365,22 @@ func (s *Session) List(a runner.ListArgs) (*Result, error) {
 }
 
 // Folders returns the session's writable and read-only folders.
+// They are never waited for behind a tool call.
 func (s *Session) Folders() (writable, readOnly []string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.pol.Writable), slices.Clone(s.pol.ReadOnly)
+	v := s.view.Load()
+	if v == nil {
+		return nil, nil
+	}
+	return slices.Clone(v.writable), slices.Clone(v.readOnly)
 }
 
 // Active lists the parts of the wall in force.
-func (s *Session) Active() []string { s.mu.Lock(); defer s.mu.Unlock(); return slices.Clone(s.active) }
+func (s *Session) Active() []string {
+	if v := s.view.Load(); v != nil {
+		return slices.Clone(v.active)
+	}
+	return nil
+}
 
 // ProxyPort is the proxy's port as the sandbox sees it (0 without a proxy).
 func (s *Session) ProxyPort() int { return s.port }

@@ -1,0 +1,126 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/openworker/openworker/core/approvals"
+	"github.com/openworker/openworker/core/backend"
+)
+
+func (s *Server) cards(w http.ResponseWriter, r *http.Request) {
+	cards := s.Backend.Cards()
+	if cards == nil {
+		cards = []backend.CardInfo{}
+	}
+	writeJSON(w, http.StatusOK, cards)
+}
+
+func (s *Server) answerCard(w http.ResponseWriter, r *http.Request) {
+	var req AnswerRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	e, err := s.Backend.Answer(r.PathValue("id"), req.Answer)
+	var pending *backend.ErrPending
+	switch {
+	case errors.Is(err, approvals.ErrNoCard):
+		writeErr(w, http.StatusNotFound, err)
+		return
+	case errors.As(err, &pending):
+		writeJSON(w, http.StatusOK, AnswerResponse{Outcome: string(e.Outcome), Card: e.Card.ID, Message: err.Error()})
+		return
+	case err != nil && e.Outcome == "":
+		writeErr(w, http.StatusBadRequest, err)
+		return
+	case err != nil:
+		writeJSON(w, http.StatusOK, AnswerResponse{Outcome: string(e.Outcome), Card: e.Card.ID, Message: err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, AnswerResponse{Outcome: string(e.Outcome), Card: e.Card.ID})
+}
+
+func (s *Server) requestSite(w http.ResponseWriter, r *http.Request) {
+	var req SiteRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	kind := approvals.Kind(req.Kind)
+	if kind != "" && kind != approvals.Command && kind != approvals.Fetch {
+		writeErr(w, http.StatusBadRequest, fmt.Errorf("kind %q is not command or fetch", req.Kind))
+		return
+	}
+	ans, err := s.Backend.RequestSite(r.Context(), backend.SiteRequest{Session: r.PathValue("id"), Site: req.Site, Reason: req.Reason,
+		Kind: kind, Wait: time.Duration(req.WaitMS) * time.Millisecond})
+	if err != nil {
+		writeErr(w, http.StatusBadRequest, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ans)
+}
+
+func (s *Server) access(w http.ResponseWriter, r *http.Request) {
+	a, err := s.Backend.Access(r.PathValue("id"))
+	if err != nil {
+		writeErr(w, http.StatusNotFound, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, a)
+}
+
+func (s *Server) changeAccess(w http.ResponseWriter, r *http.Request) {
+	var req AccessRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	id := r.PathValue("id")
+	for _, site := range req.Allow {
+		if err := s.Backend.AllowForSession(id, site); err != nil {
+			writeErr(w, http.StatusBadRequest, err)
+			return
+		}
+	}
+	for _, site := range req.Revoke {
+		if err := s.Backend.Revoke(id, site); err != nil {
+			writeErr(w, http.StatusBadRequest, err)
+			return
+		}
+	}
+	s.access(w, r)
+}
+
+func (s *Server) sites(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.Backend.Sites())
+}
+
+func (s *Server) changeSites(w http.ResponseWriter, r *http.Request) {
+	var req SitesRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	var err error
+	switch req.Action {
+	case "tick":
+		err = s.Backend.Tick(req.Value)
+	case "untick":
+		err = s.Backend.Untick(req.Value)
+	case "add":
+		err = s.Backend.AddSite(req.Value)
+	case "remove":
+		err = s.Backend.RemoveSite(req.Value)
+	default:
+		err = fmt.Errorf("action %q is not tick, untick, add or remove", req.Action)
+	}
+	var pending *backend.ErrPending
+	if err != nil && !errors.As(err, &pending) {
+		writeErr(w, http.StatusBadRequest, err)
+		return
+	}
+	out := SitesResponse{Sites: s.Backend.Sites()}
+	if err != nil {
+		out.Message = err.Error()
+	}
+	writeJSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,141 @@
+package approvals
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+func ask(session, host string) Request {
+	return Request{Ask: Ask{Session: session, Host: host, Port: 443, Reason: "npm install needs it", Kind: Command}, Mode: ModeAsk}
+}
+
+func TestDecideWithoutAPerson(t *testing.T) {
+	b := NewBroker(nil, nil, nil)
+	r := ask("s1", "github.com")
+	r.AlreadyAllowed = true
+	if o, w := b.Decide(r); o != Allowed || w != nil {
+		t.Fatalf("an allowed site: %v %v", o, w)
+	}
+	r = ask("s1", "github.com")
+	r.Mode = ModeFullAccess
+	if o, w := b.Decide(r); o != RefusedFull || w != nil || len(b.Cards()) != 0 {
+		t.Fatalf("full access: %v, %d cards", o, len(b.Cards()))
+	}
+	r.Mode = "something new"
+	if o, _ := b.Decide(r); o != RefusedFull || len(b.Cards()) != 0 {
+		t.Fatalf("an unknown mode: %v", o)
+	}
+}
+
+func TestAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		kind   Kind
+		answer string
+		out    Outcome
+		effect Effect
+		err    bool
+	}{
+		{Command, "session", AllowedSession, Effect{OpenForSession: true}, false},
+		{Command, "always", AllowedAlways, Effect{OpenForSession: true, AddToSettings: true}, false},
+		{Command, "deny", Denied, Effect{RememberDenial: true}, false},
+		{Command, "once", Denied, Effect{RememberDenial: true}, true}, // not offered on a command card
+		{Command, "yes", Denied, Effect{RememberDenial: true}, true},
+		{Command, "", Denied, Effect{RememberDenial: true}, true},
+		{Fetch, "once", AllowedOnce, Effect{}, false},
+		{Fetch, "SESSION", Denied, Effect{RememberDenial: true}, true},
+	} {
+		t.Run(string(tc.kind)+"_"+tc.answer, func(t *testing.T) {
+			b := NewBroker(nil, nil, nil)
+			r := ask("s1", "example.com")
+			r.Ask.Kind = tc.kind
+			o, w := b.Decide(r)
+			if o != Pending || w == nil {
+				t.Fatalf("no card: %v", o)
+			}
+			e, err := b.Answer(w.Card.ID, tc.answer)
+			if (err != nil) != tc.err || e.Outcome != tc.out || e.OpenForSession != tc.effect.OpenForSession ||
+				e.AddToSettings != tc.effect.AddToSettings || e.RememberDenial != tc.effect.RememberDenial {
+				t.Fatalf("answer %q: %+v %v", tc.answer, e, err)
+			}
+			if w.Outcome() != tc.out {
+				t.Fatalf("the asker sees %v, want %v", w.Outcome(), tc.out)
+			}
+			if tc.out.Allows() != (tc.out != Denied) {
+				t.Fatalf("Allows(%v)", tc.out)
+			}
+			// The card is gone: a second answer is an error, never an allow.
+			if e, err := b.Answer(w.Card.ID, "session"); !errors.Is(err, ErrNoCard) || e.OpenForSession {
+				t.Fatalf("a second answer: %+v %v", e, err)
+			}
+		})
+	}
+}
+
+func TestDenyIsRememberedForTheSession(t *testing.T) {
+	b := NewBroker(nil, nil, nil)
+	_, w := b.Decide(ask("s1", "evil.example"))
+	b.Answer(w.Card.ID, "deny")
+	if o, w := b.Decide(ask("s1", "evil.example")); o != Denied || w != nil || len(b.Cards()) != 0 {
+		t.Fatalf("a repeated ask after deny: %v, %d cards", o, len(b.Cards()))
+	}
+	if o, _ := b.Decide(ask("s2", "evil.example")); o != Pending {
+		t.Fatalf("another session's ask: %v", o)
+	}
+	b.Forget("s1", "evil.example:443")
+	if o, _ := b.Decide(ask("s1", "evil.example")); o != Pending {
+		t.Fatalf("after the person allowed it from Access: %v", o)
+	}
+}
+
+func TestIdenticalAsksCollapse(t *testing.T) {
+	var made int
+	b := NewBroker(nil, func(Card) { made++ }, nil)
+	var wg sync.WaitGroup
+	waits := make(chan *Wait, 50)
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, w := b.Decide(ask("s1", "registry.example"))
+			waits <- w
+		}()
+	}
+	wg.Wait()
+	close(waits)
+	cards := b.Cards()
+	if made != 1 || len(cards) != 1 || cards[0].Askers != 50 {
+		t.Fatalf("%d cards made, %d pending (%+v); want one for 50 askers", made, len(cards), cards)
+	}
+	if _, err := b.Answer(cards[0].ID, "session"); err != nil {
+		t.Fatal(err)
+	}
+	for w := range waits {
+		select {
+		case <-w.Done():
+		case <-time.After(time.Second):
+			t.Fatal("an asker was not woken")
+		}
+		if w.Outcome() != AllowedSession {
+			t.Fatalf("an asker got %v", w.Outcome())
+		}
+	}
+}
+
+func TestCardsEndWithTheirSession(t *testing.T) {
+	var ended []Outcome
+	b := NewBroker(nil, nil, func(_ Card, o Outcome) { ended = append(ended, o) })
+	_, w := b.Decide(ask("s1", "a.example"))
+	_, other := b.Decide(ask("s2", "a.example"))
+	b.EndSession("s1")
+	if w.Outcome() != Ended || other.Outcome() != NoAnswerYet || len(b.Cards()) != 1 {
+		t.Fatalf("after the session ended: %v %v %d", w.Outcome(), other.Outcome(), len(b.Cards()))
+	}
+	if e, err := b.Answer(w.Card.ID, "always"); !errors.Is(err, ErrNoCard) || e.AddToSettings {
+		t.Fatalf("answering an expired card: %+v %v", e, err)
+	}
+	if len(ended) != 1 || ended[0] != Ended {
+		t.Fatalf("ends told: %v", ended)
+	}
+}

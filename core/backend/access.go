@@ -1,0 +1,124 @@
+package backend
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/openworker/openworker/core/hosts"
+)
+
+// Site sources in a session's Access list.
+const (
+	FromSettings = "settings"     // the machine's allow list (Settings ▸ Sandbox ▸ Choose sites…)
+	FromLogin    = "shared login" // a shared login's hosts
+	SessionOnly  = "session only" // allowed for this session; it ends with the session
+)
+
+// Access is a session's Access list: its sites with where each comes from, and its denials.
+type Access struct {
+	Session string       `json:"session"`
+	Network string       `json:"network"`
+	Sites   []AccessSite `json:"sites"`
+	Denied  []string     `json:"denied,omitempty"`
+	// Pending are changes to the settings in force but not yet written (the file has problems).
+	Pending []string `json:"pending,omitempty"`
+}
+
+// AccessSite is one site of a session's list.
+type AccessSite struct {
+	Site   string `json:"site"`
+	Source string `json:"source"`
+}
+
+// Access returns session id's Access list.
+func (b *Backend) Access(id string) (Access, error) {
+	st, err := b.sites(id)
+	if err != nil {
+		return Access{}, err
+	}
+	settings := b.store.InForce().Settings
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	a := Access{Session: id, Pending: b.store.Pending()}
+	if st.s != nil {
+		a.Network = string(st.s.Network)
+	}
+	seen := map[hosts.Entry]bool{}
+	add := func(es []hosts.Entry, source string) {
+		for _, e := range es {
+			if !seen[e] {
+				seen[e] = true
+				a.Sites = append(a.Sites, AccessSite{Site: e.String(), Source: source})
+			}
+		}
+	}
+	add(settings.NetworkHosts, FromSettings)
+	add(st.logins, FromLogin)
+	add(st.own, SessionOnly)
+	for _, e := range st.denied {
+		a.Denied = append(a.Denied, e.String())
+	}
+	return a, nil
+}
+
+// AllowForSession allows site for the session only, at once, and takes back a denial of it.
+func (b *Backend) AllowForSession(id, site string) error {
+	e, err := hosts.Parse(site)
+	if err != nil {
+		return err
+	}
+	st, err := b.sites(id)
+	if err != nil {
+		return err
+	}
+	st.mu.Lock()
+	st.denied = slices.DeleteFunc(st.denied, func(d hosts.Entry) bool { return d == e })
+	if !slices.Contains(st.own, e) {
+		st.own = append(st.own, e)
+	}
+	st.mu.Unlock()
+	if !e.Wildcard {
+		b.broker.Forget(id, e.String())
+	}
+	b.swap(st)
+	b.publishAccess(id)
+	return nil
+}
+
+// Revoke takes back a session-only site; open tunnels to it close at once. Sites from the
+// settings or a shared login are changed there, not per session.
+func (b *Backend) Revoke(id, site string) error {
+	e, err := hosts.Parse(site)
+	if err != nil {
+		return err
+	}
+	st, err := b.sites(id)
+	if err != nil {
+		return err
+	}
+	settings := b.store.InForce().Settings
+	st.mu.Lock()
+	i := slices.Index(st.own, e)
+	if i < 0 {
+		inSettings, inLogins := slices.Contains(settings.NetworkHosts, e), slices.Contains(st.logins, e)
+		st.mu.Unlock()
+		switch {
+		case inSettings:
+			return fmt.Errorf("%s comes from the machine's settings, not this session; remove it in Settings ▸ Sandbox ▸ Choose sites… or with openworker sites remove %s", e, e)
+		case inLogins:
+			return fmt.Errorf("%s comes from a shared login; switch that login off in Settings ▸ Sandbox (it applies to sessions started afterwards)", e)
+		}
+		return fmt.Errorf("%s is not one of this session's sites (openworker access %s lists them)", e, id)
+	}
+	st.own = slices.Delete(st.own, i, i+1)
+	st.mu.Unlock()
+	b.swap(st)
+	b.publishAccess(id)
+	return nil
+}
+
+func (b *Backend) publishAccess(id string) {
+	if a, err := b.Access(id); err == nil {
+		b.bus.publish(Event{Type: AccessChanged, Session: id, Access: &a})
+	}
+}

@@ -1,0 +1,390 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/openworker/openworker/core/approvals"
+	"github.com/openworker/openworker/core/audit"
+	"github.com/openworker/openworker/core/config"
+	"github.com/openworker/openworker/core/hosts"
+	"github.com/openworker/openworker/core/proxy"
+	"github.com/openworker/openworker/core/sandbox"
+	"github.com/openworker/openworker/core/session"
+)
+
+// Options configure a Backend.
+type Options struct {
+	// Session configures the session manager; its OnEvent is the backend's.
+	Session session.Options
+	// Settings is the machine's settings store.
+	Settings *Store
+	// Native is this OS's sandbox, or "" when it has none.
+	Native sandbox.Enforcement
+	GOOS   string
+	// HowToAllow says how a person allows a site where the backend's sessions run (the app,
+	// or the settings file for the daemon); nil: SessionHowToAllow of the settings file.
+	HowToAllow func(target string) string
+}
+
+// Backend owns the daemon's (or the app's) state: the sessions with their allow lists in
+// layers, the settings store, the cards, and the event bus. The local API, the MCP server,
+// the menu-bar presenter and the CLI are its clients.
+type Backend struct {
+	opts   Options
+	m      *session.Manager
+	store  *Store
+	broker *approvals.Broker
+	bus    bus
+
+	mu       sync.Mutex
+	sessions map[string]*sessionSites
+}
+
+// sessionSites is one session's allow list in layers, with its own lock, separate from the
+// session's one tool call at a time: an answer or a reload is in force while a command runs.
+type sessionSites struct {
+	s *session.Session
+
+	mu      sync.Mutex
+	own     []hosts.Entry // allowed for this session only (Session only)
+	logins  []hosts.Entry // the shared logins' hosts
+	denied  []hosts.Entry // denied by the person; they win
+	blocked map[string]Refusal
+}
+
+// New returns a backend and its session manager (which removes dead sessions' leftovers).
+func New(opts Options) (*Backend, error) {
+	b := &Backend{opts: opts, store: opts.Settings, sessions: map[string]*sessionSites{}}
+	if b.opts.HowToAllow == nil {
+		b.opts.HowToAllow = SessionHowToAllow(opts.Settings.path)
+	}
+	b.broker = approvals.NewBroker(nil,
+		func(c approvals.Card) {
+			info := cardInfo(c)
+			b.bus.publish(Event{Type: CardPending, Session: c.Ask.Session, Card: &info})
+		},
+		func(c approvals.Card, o approvals.Outcome) {
+			info := cardInfo(c)
+			typ := CardAnswered
+			if o == approvals.Ended {
+				typ = CardExpired
+			}
+			b.bus.publish(Event{Type: typ, Session: c.Ask.Session, Card: &info, Outcome: string(o)})
+		})
+	so := opts.Session
+	next := so.OnEvent
+	so.OnEvent = func(e audit.Event) {
+		if next != nil {
+			next(e)
+		}
+		b.bus.publish(Event{Time: e.Time, Type: e.Type, Session: e.Session, Audit: &e})
+		if e.Type == audit.SessionEnded {
+			b.forget(e.Session) // however it ended: its cards and session-only sites go with it
+		}
+	}
+	m, err := session.NewManager(so)
+	if err != nil {
+		return nil, err
+	}
+	b.m = m
+	b.store.mu.Lock()
+	b.store.onSet = b.settingsChanged
+	b.store.mu.Unlock()
+	return b, nil
+}
+
+// Manager is the session manager, for what the backend does not wrap yet.
+func (b *Backend) Manager() *session.Manager { return b.m }
+
+// Settings returns the settings in force.
+func (b *Backend) Settings() *config.InForce { return b.store.InForce() }
+
+// Store is the settings store.
+func (b *Backend) Store() *Store { return b.store }
+
+// Machine is what SpecFor knows of this machine now.
+func (b *Backend) Machine() Machine {
+	return Machine{Settings: b.store.InForce(), Native: b.opts.Native, GOOS: b.opts.GOOS}
+}
+
+// Start starts a session for r with the settings in force.
+func (b *Backend) Start(ctx context.Context, r Request) (*session.Session, error) {
+	if r.HowToAllow == nil {
+		r.HowToAllow = b.opts.HowToAllow
+	}
+	spec, err := SpecFor(b.Machine(), r)
+	if err != nil {
+		return nil, err
+	}
+	st := &sessionSites{own: slices.Clone(spec.SessionHosts), blocked: map[string]Refusal{}}
+	spec.OnRefusal = func(ref proxy.Refusal) { b.refused(st, ref) }
+	s, err := b.m.Start(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	st.mu.Lock()
+	st.s = s
+	st.mu.Unlock()
+	b.mu.Lock()
+	b.sessions[s.ID] = st
+	b.mu.Unlock()
+	// The settings may have changed while the session started.
+	b.swap(st)
+	return s, nil
+}
+
+// Session returns a running session.
+func (b *Backend) Session(id string) (*session.Session, bool) { return b.m.Get(id) }
+
+// Sessions lists the running sessions, oldest first.
+func (b *Backend) Sessions() []*session.Session { return b.m.List() }
+
+// End ends a session, its cards and its session-only sites.
+func (b *Backend) End(id string) error {
+	s, ok := b.m.Get(id)
+	if !ok {
+		return fmt.Errorf("no session %q; list them with openworker session ls", id)
+	}
+	s.End()
+	b.forget(id)
+	return nil
+}
+
+func (b *Backend) forget(id string) {
+	b.mu.Lock()
+	delete(b.sessions, id)
+	b.mu.Unlock()
+	b.broker.EndSession(id)
+}
+
+// EndAll ends every session.
+func (b *Backend) EndAll() {
+	for _, s := range b.m.List() {
+		_ = b.End(s.ID)
+	}
+}
+
+func (b *Backend) sites(id string) (*sessionSites, error) {
+	b.mu.Lock()
+	st, ok := b.sessions[id]
+	b.mu.Unlock()
+	if !ok {
+		if _, running := b.m.Get(id); !running {
+			return nil, fmt.Errorf("no session %q; list them with openworker session ls", id)
+		}
+		return nil, fmt.Errorf("session %q was not started by this backend", id)
+	}
+	return st, nil
+}
+
+// allowList is the session's list now: the settings' sites, the shared logins' hosts and
+// the session-only sites. st.mu is held.
+func (st *sessionSites) allowList(settings *config.Settings) []hosts.Entry {
+	out := slices.Clone(settings.NetworkHosts)
+	out = append(out, st.logins...)
+	return append(out, st.own...)
+}
+
+// swap puts the session's layers into its proxy. It never waits for a tool call.
+func (b *Backend) swap(st *sessionSites) {
+	settings := b.store.InForce().Settings
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.s != nil {
+		st.s.SetSites(st.allowList(settings), st.denied)
+	}
+}
+
+func (b *Backend) settingsChanged(in *config.InForce) {
+	b.mu.Lock()
+	all := make([]*sessionSites, 0, len(b.sessions))
+	for _, st := range b.sessions {
+		all = append(all, st)
+	}
+	b.mu.Unlock()
+	for _, st := range all {
+		b.swap(st)
+	}
+	if in.Problems != nil {
+		b.bus.publish(Event{Type: SettingsFailed, Message: in.Describe(b.store.path)})
+	} else {
+		b.bus.publish(Event{Type: SettingsReloaded, Message: fmt.Sprintf("%d site(s) allowed", len(in.Settings.NetworkHosts))})
+	}
+}
+
+// refused is the proxy's hook: the sandbox blocked a site.
+func (b *Backend) refused(st *sessionSites, ref proxy.Refusal) {
+	st.mu.Lock()
+	r := Refusal{Site: ref.Target(), Reason: ref.Reason, Time: ref.Time}
+	var id string
+	if st.s != nil {
+		r.Command, id = st.s.Running(), st.s.ID
+	}
+	if len(st.blocked) < 1024 || st.blocked[r.Site] != (Refusal{}) {
+		st.blocked[r.Site] = r
+	}
+	st.mu.Unlock()
+	b.bus.publish(Event{Type: SiteRefused, Session: id, Refused: &r})
+}
+
+// SiteRequest is a coworker's ask for a site.
+type SiteRequest struct {
+	Session string
+	Site    string // HOST[:PORT]
+	Reason  string
+	Kind    approvals.Kind
+	// Wait bounds how long the ask waits for an answer (default 60 s); the card stays up.
+	Wait time.Duration
+}
+
+// SiteAnswer is what an ask came to.
+type SiteAnswer struct {
+	Outcome approvals.Outcome `json:"decision"`
+	Site    string            `json:"site"`
+	Card    *CardInfo         `json:"card,omitempty"`
+	Message string            `json:"message,omitempty"`
+}
+
+// ErrFullAccess is the refusal of an ask in full-access mode.
+func (b *Backend) fullAccessMessage(site string) string {
+	return site + " is not on this session's allow list, and with full access (sandbox_approvals = \"full-access\") there are no cards: add it yourself in Settings ▸ Sandbox ▸ Choose sites…, with openworker sites add " + site + ", or in " + b.store.path
+}
+
+// RequestSite asks for a site for a session: at once when it needs no person (allowed
+// already, denied earlier, full access), otherwise on a card, waiting up to r.Wait.
+func (b *Backend) RequestSite(ctx context.Context, r SiteRequest) (SiteAnswer, error) {
+	e, err := hosts.Parse(r.Site)
+	if err != nil {
+		return SiteAnswer{}, err
+	}
+	if e.Wildcard {
+		return SiteAnswer{}, fmt.Errorf("ask for one site, not %s: a card opens one host and port", e)
+	}
+	st, err := b.sites(r.Session)
+	if err != nil {
+		return SiteAnswer{}, err
+	}
+	if r.Kind == "" {
+		r.Kind = approvals.Command
+	}
+	host, port := e.Host, e.Port
+	target := net.JoinHostPort(host, strconv.Itoa(port))
+	in := b.store.InForce()
+	st.mu.Lock()
+	d := hosts.Decide(hosts.NewList(st.allowList(in.Settings)), hosts.NewList(st.denied), host, port)
+	blocked := st.blocked[target]
+	st.mu.Unlock()
+	ask := approvals.Request{
+		Ask:            approvals.Ask{Session: r.Session, Host: host, Port: port, Reason: r.Reason, Kind: r.Kind},
+		AlreadyAllowed: d.Allowed,
+		Mode:           approvals.Mode(in.Settings.Approvals),
+		Blocked:        blocked.Time, BlockedCommand: blocked.Command,
+	}
+	out, w := b.broker.Decide(ask)
+	ans := SiteAnswer{Outcome: out, Site: target}
+	switch out {
+	case approvals.RefusedFull:
+		ans.Message = b.fullAccessMessage(target)
+		return ans, nil
+	case approvals.Denied:
+		ans.Message = target + " was denied for this session; the person can allow it from the session's Access list (openworker access " + r.Session + " --allow " + target + ")"
+		return ans, nil
+	case approvals.Allowed:
+		ans.Message = target + " is already allowed in this session"
+		return ans, nil
+	}
+	info := cardInfo(w.Card)
+	ans.Card = &info
+	wait := r.Wait
+	if wait <= 0 {
+		wait = 60 * time.Second
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-w.Done():
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	ans.Outcome = w.Outcome()
+	switch ans.Outcome {
+	case approvals.NoAnswerYet:
+		ans.Message = "card " + info.ID + " is waiting for an answer (openworker answer " + info.ID + " session|always|deny); a later answer still applies to the session"
+	case approvals.Ended:
+		ans.Message = "the session ended before the card was answered"
+	}
+	return ans, nil
+}
+
+// Answer answers a card and carries its effect out: the site opens for the session at once
+// (its proxy's list swapped, while a command runs too), Always writes it to the settings,
+// Deny is remembered for the session. An unknown word is a deny and an error.
+func (b *Backend) Answer(cardID, word string) (approvals.Effect, error) {
+	e, err := b.broker.Answer(cardID, word)
+	if errors.Is(err, approvals.ErrNoCard) {
+		return e, err
+	}
+	entry, perr := hosts.Parse(e.Card.Ask.Target())
+	if perr != nil {
+		return e, perr
+	}
+	var persist error
+	if e.AddToSettings {
+		persist = b.store.Apply(AddHost(entry))
+	}
+	if st, serr := b.sites(e.Card.Ask.Session); serr == nil {
+		st.mu.Lock()
+		if e.OpenForSession && !e.AddToSettings && !slices.Contains(st.own, entry) {
+			st.own = append(st.own, entry)
+		}
+		if e.RememberDenial && !slices.Contains(st.denied, entry) {
+			st.denied = append(st.denied, entry)
+		}
+		st.mu.Unlock()
+		b.swap(st)
+		b.publishAccess(e.Card.Ask.Session)
+	}
+	if err != nil {
+		return e, err
+	}
+	return e, persist
+}
+
+// Cards lists the pending cards, oldest first.
+func (b *Backend) Cards() []CardInfo {
+	var out []CardInfo
+	for _, c := range b.broker.Cards() {
+		out = append(out, cardInfo(c))
+	}
+	return out
+}
+
+// CardInfo is a card as clients show it.
+type CardInfo struct {
+	ID             string    `json:"id"`
+	Session        string    `json:"session"`
+	Site           string    `json:"site"`
+	Reason         string    `json:"reason"`
+	Kind           string    `json:"kind"`
+	Created        time.Time `json:"created"`
+	Blocked        time.Time `json:"blocked,omitzero"`
+	BlockedCommand string    `json:"blocked_command,omitempty"`
+	Askers         int       `json:"askers"`
+	Answers        []string  `json:"answers"`
+}
+
+func cardInfo(c approvals.Card) CardInfo {
+	info := CardInfo{ID: c.ID, Session: c.Ask.Session, Site: c.Ask.Target(), Reason: c.Ask.Reason, Kind: string(c.Ask.Kind),
+		Created: c.Created, Blocked: c.Blocked, BlockedCommand: c.BlockedCommand, Askers: c.Askers}
+	for _, a := range approvals.Answers(c.Ask.Kind) {
+		info.Answers = append(info.Answers, string(a))
+	}
+	return info
+}

@@ -1,0 +1,109 @@
+package backend
+
+import (
+	"sync"
+	"time"
+
+	"github.com/openworker/openworker/core/audit"
+)
+
+// Event types on the bus, besides the audit trail's own (session.*, tool.*).
+const (
+	CardPending      = "card.pending"
+	CardAnswered     = "card.answered"
+	CardExpired      = "card.expired"
+	AccessChanged    = "access.changed"
+	SettingsReloaded = "settings.reloaded"
+	SettingsFailed   = "settings.failed"
+	SiteRefused      = "site.refused"
+)
+
+// Event is one thing that happened in the backend, as its watchers (the local API's event
+// stream, the app, the audit trail) receive it: a type and the one payload that type has.
+type Event struct {
+	Time time.Time `json:"time"`
+	Type string    `json:"type"`
+	// Session is the session it concerns, if any.
+	Session string `json:"session,omitempty"`
+	// Audit is a session or tool-call event, as the audit trail writes it.
+	Audit *audit.Event `json:"audit,omitempty"`
+	// Card is a card that is pending, answered or expired; Outcome is how it ended.
+	Card    *CardInfo `json:"card,omitempty"`
+	Outcome string    `json:"outcome,omitempty"`
+	// Access is a session's sites after a change.
+	Access *Access `json:"access,omitempty"`
+	// Refused is a site the proxy refused.
+	Refused *Refusal `json:"refused,omitempty"`
+	// Message says what happened, for settings events and errors.
+	Message string `json:"message,omitempty"`
+}
+
+// Refusal is a site a session's proxy refused.
+type Refusal struct {
+	Site    string    `json:"site"`
+	Reason  string    `json:"reason"`
+	Command string    `json:"command,omitempty"` // the command running then
+	Time    time.Time `json:"time"`
+}
+
+// bus hands every event to every subscriber. A subscriber that falls behind by more than its
+// buffer loses events (and is told how many) rather than slowing the backend.
+type bus struct {
+	mu   sync.Mutex
+	subs map[*subscriber]struct{}
+}
+
+type subscriber struct {
+	ch      chan Event
+	dropped int
+	cards   bool // it shows cards to a person (the app, cards --watch)
+}
+
+func (b *bus) publish(e Event) {
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for s := range b.subs {
+		select {
+		case s.ch <- e:
+		default:
+			s.dropped++
+		}
+	}
+}
+
+// Subscribe returns a channel of every event from now on; cards says the subscriber shows
+// cards to a person. cancel ends the subscription and closes the channel.
+func (b *Backend) Subscribe(cards bool) (<-chan Event, func()) {
+	s := &subscriber{ch: make(chan Event, 256), cards: cards}
+	b.bus.mu.Lock()
+	if b.bus.subs == nil {
+		b.bus.subs = map[*subscriber]struct{}{}
+	}
+	b.bus.subs[s] = struct{}{}
+	b.bus.mu.Unlock()
+	var once sync.Once
+	return s.ch, func() {
+		once.Do(func() {
+			b.bus.mu.Lock()
+			delete(b.bus.subs, s)
+			b.bus.mu.Unlock()
+			close(s.ch)
+		})
+	}
+}
+
+// CardWatchers counts the subscribers that show cards to a person.
+func (b *Backend) CardWatchers() int {
+	b.bus.mu.Lock()
+	defer b.bus.mu.Unlock()
+	n := 0
+	for s := range b.bus.subs {
+		if s.cards {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,115 @@
+package backend
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/openworker/openworker/core/hosts"
+)
+
+// SiteGroup is one tick box of "Choose sites…" with whether it is ticked: all its sites are
+// on the machine's list.
+type SiteGroup struct {
+	ID      string   `json:"id"`
+	Name    string   `json:"name"`
+	Kind    string   `json:"kind"`
+	Sites   []string `json:"sites"`
+	Ticked  bool     `json:"ticked"`
+	Partial bool     `json:"partial,omitempty"` // some of its sites are on the list
+}
+
+// Sites is the "Choose sites…" list: the catalog's groups and the machine's own sites.
+type Sites struct {
+	Groups []SiteGroup `json:"groups"`
+	// Custom are the sites on the list that no group holds.
+	Custom  []string `json:"custom"`
+	Pending []string `json:"pending,omitempty"`
+}
+
+// Sites returns the "Choose sites…" list as the settings in force have it.
+func (b *Backend) Sites() Sites {
+	list := b.store.InForce().Settings.NetworkHosts
+	var out Sites
+	inGroup := map[hosts.Entry]bool{}
+	for _, g := range hosts.Catalog() {
+		sg := SiteGroup{ID: g.ID, Name: g.Name, Kind: g.Kind}
+		n := 0
+		for _, e := range g.Entries {
+			sg.Sites = append(sg.Sites, e.String())
+			inGroup[e] = true
+			if slices.Contains(list, e) {
+				n++
+			}
+		}
+		sg.Ticked, sg.Partial = n == len(g.Entries), n > 0 && n < len(g.Entries)
+		out.Groups = append(out.Groups, sg)
+	}
+	for _, e := range list {
+		if !inGroup[e] {
+			out.Custom = append(out.Custom, e.String())
+		}
+	}
+	out.Pending = b.store.Pending()
+	return out
+}
+
+func group(id string) (hosts.Group, error) {
+	var ids []string
+	for _, g := range hosts.Catalog() {
+		if g.ID == id {
+			return g, nil
+		}
+		ids = append(ids, g.ID)
+	}
+	return hosts.Group{}, fmt.Errorf("no group %q in Choose sites…; the groups are %v", id, ids)
+}
+
+// Tick puts every site of a group on the machine's list.
+func (b *Backend) Tick(id string) error {
+	g, err := group(id)
+	if err != nil {
+		return err
+	}
+	return b.applyAll(g.Entries, AddHost)
+}
+
+// Untick takes every site of a group off the machine's list.
+func (b *Backend) Untick(id string) error {
+	g, err := group(id)
+	if err != nil {
+		return err
+	}
+	return b.applyAll(g.Entries, RemoveHost)
+}
+
+// AddSite puts a site of the person's own on the machine's list, with the settings file's
+// rules and messages.
+func (b *Backend) AddSite(site string) error {
+	e, err := hosts.Parse(site)
+	if err != nil {
+		return fmt.Errorf("%s: %w", site, err)
+	}
+	return b.store.Apply(AddHost(e))
+}
+
+// RemoveSite takes a site off the machine's list.
+func (b *Backend) RemoveSite(site string) error {
+	e, err := hosts.Parse(site)
+	if err != nil {
+		return fmt.Errorf("%s: %w", site, err)
+	}
+	if !slices.Contains(b.store.InForce().Settings.NetworkHosts, e) {
+		return fmt.Errorf("%s is not on the machine's list (openworker sites list shows it)", e)
+	}
+	return b.store.Apply(RemoveHost(e))
+}
+
+func (b *Backend) applyAll(es []hosts.Entry, change func(hosts.Entry) Change) error {
+	var first error
+	for _, e := range es {
+		if err := b.store.Apply(change(e)); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
