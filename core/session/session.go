@@ -7,7 +7,6 @@ package session
 
 import (
 	"context"
-	"slices"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
