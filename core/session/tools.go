@@ -75,6 +75,7 @@ const stdinWindow = 1 << 20
 
 // call runs one tool call under the session's lock and fills in what the outside knows.
 func (s *Session) call(ctx context.Context, p *pending) (*Result, error) {
+	p.start = time.Now() // before p is shared: a refused caller reads it
 	if !s.busy.CompareAndSwap(nil, p) {
 		if other := s.busy.Load(); other != nil {
 			return nil, &BusyError{Session: s.ID, Summary: other.summary, Since: other.start}
@@ -82,7 +83,6 @@ func (s *Session) call(ctx context.Context, p *pending) (*Result, error) {
 		return nil, &BusyError{Session: s.ID}
 	}
 	defer s.busy.Store(nil)
-	p.start = time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended {
