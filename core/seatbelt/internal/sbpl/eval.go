@@ -623,8 +623,10 @@ func (f nameFilter) match(q Query) (bool, error) {
 // shared-memory object.
 type ipcRegexFilter struct{ re *regexp.Regexp }
 
-func (f ipcRegexFilter) String() string { return fmt.Sprintf("(ipc-posix-name-regex #%q)", f.re.String()) }
-func (f ipcRegexFilter) shape() string  { return "(ipc-posix-name-regex)" }
+func (f ipcRegexFilter) String() string {
+	return fmt.Sprintf("(ipc-posix-name-regex #%q)", f.re.String())
+}
+func (f ipcRegexFilter) shape() string { return "(ipc-posix-name-regex)" }
 func (f ipcRegexFilter) match(q Query) (bool, error) {
 	return strings.HasPrefix(q.Op, "ipc-posix") && q.Name != "" && f.re.MatchString(q.Name), nil
 }
