@@ -257,6 +257,12 @@ func lastLine(s string) string {
 	return clip(s)
 }
 
+// Holds reports whether the wall held: every escape was refused and every command could be
+// run. A program the wall breaks is reported, but does not make the wall unsafe.
+func Holds(rs []Result) bool {
+	return !slices.ContainsFunc(rs, func(r Result) bool { return r.Status == NotRefused || r.Status == Failed })
+}
+
 // OK reports whether every program worked and every escape was refused.
 func OK(rs []Result) bool {
 	return !slices.ContainsFunc(rs, func(r Result) bool { return !r.OK })
@@ -290,6 +296,7 @@ func PrintJSON(w io.Writer, enforcement string, rs []Result) error {
 	return enc.Encode(struct {
 		Enforcement string   `json:"enforcement"`
 		OK          bool     `json:"ok"`
+		WallHolds   bool     `json:"wall_holds"`
 		Programs    []Result `json:"programs"`
-	}{enforcement, OK(rs), rs})
+	}{enforcement, OK(rs), Holds(rs), rs})
 }

@@ -105,7 +105,7 @@ func TestBatteryCatchesNoWall(t *testing.T) {
 			t.Errorf("with no wall, the direct connection was %q (%d accepted)", got, accepted.Load())
 		}
 	}
-	if OK(rs) {
+	if OK(rs) || Holds(rs) {
 		t.Error("the battery passed with no wall")
 	}
 }

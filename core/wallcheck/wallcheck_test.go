@@ -65,6 +65,9 @@ func TestJudging(t *testing.T) {
 			if rs[0].Status != tt.want || rs[0].OK != (tt.want == Works || tt.want == Refused) {
 				t.Errorf("status %q ok %v (%s), want %q", rs[0].Status, rs[0].OK, rs[0].Detail, tt.want)
 			}
+			if Holds(rs) != (tt.want != NotRefused) {
+				t.Errorf("Holds = %v for %s", Holds(rs), tt.want)
+			}
 		})
 	}
 }
@@ -80,7 +83,7 @@ func TestSkipsMissingPrograms(t *testing.T) {
 			t.Errorf("ls: %+v", r) // fakeExec has no outcome: the command could not run
 		}
 	}
-	if OK(rs) {
+	if OK(rs) || Holds(rs) {
 		t.Error("a battery whose commands could not run is OK")
 	}
 }
