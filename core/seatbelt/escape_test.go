@@ -68,6 +68,7 @@ var escapes = []attempt{
 	{"trust_evaluation_agent", mach("com.apple.TrustEvaluationAgent")},
 	{"mdns_lookup", mach("com.apple.dnssd.service")},
 	{"exec_from_home", file("process-exec", "/Users/me/bin/tool")},
+	{"interpreter_from_home", file("process-exec-interpreter", "/Users/me/.venv/bin/python")},
 	{"exec_from_downloads", file("process-exec", "/Users/me/Downloads/payload")},
 	{"map_from_home", file("file-map-executable", "/Users/me/lib/evil.dylib")},
 	{"exec_from_shared_tmp", file("process-exec", "/private/tmp/x")},
@@ -144,6 +145,8 @@ var uses = []attempt{
 	{"system_configuration", mach("com.apple.SystemConfiguration.configd")},
 	{"exec_shell", file("process-exec", "/bin/sh")},
 	{"exec_git", file("process-exec", "/usr/bin/git")},
+	{"script_interpreter", file("process-exec-interpreter", "/bin/sh")}, // a #!/bin/sh script
+	{"script_in_writable", file("process-exec", "/Users/me/src/app/build.sh")},
 	{"exec_runner", file("process-exec", "/Applications/OpenWorker.app/Contents/MacOS/openworker")},
 	{"exec_built_binary", file("process-exec", "/Users/me/src/app/bin/app")},
 	{"map_system_library", file("file-map-executable", "/usr/lib/libSystem.B.dylib")},
@@ -379,6 +382,7 @@ var broadAllows = []string{
 	`(allow file-write* (subpath "/"))`,
 	`(allow file-ioctl (subpath "/"))`,
 	`(allow process-exec file-map-executable (subpath "/"))`,
+	`(allow process-exec* (subpath "/"))`,
 	`(allow file* (subpath "/"))`,
 	`(allow network-outbound network-bind (subpath "/"))`,
 }

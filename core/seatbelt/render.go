@@ -94,6 +94,9 @@ const (
 	fileOps = "file* " + readOps + " " + writeOps +
 		" file-clone file-ioctl file-link file-map-executable file-revoke file-test-existence"
 	socketOps = "network* network-bind network-inbound network-outbound"
+	// execOps are running a program and running a script's interpreter (#!), which Seatbelt
+	// checks as an operation of its own.
+	execOps = "process-exec* process-exec process-exec-interpreter"
 )
 
 // readableDevices are devices a sandboxed command may open and ioctl: the null device, the zero
@@ -394,8 +397,9 @@ func (r *renderer) render() {
 	r.line("; read-only and writable folders and its private tmp folder.")
 	r.rule("allow", "file-read* file-test-existence", subpaths(readable))
 	r.line("")
-	r.line("; Programs it runs and libraries it maps: only readable ones.")
-	r.rule("allow", "process-exec file-map-executable", subpaths(readable))
+	r.line("; Programs it runs (and the interpreters of #! scripts) and libraries it maps: only")
+	r.line("; readable ones.")
+	r.rule("allow", "process-exec* file-map-executable", subpaths(readable))
 	r.line("")
 
 	r.line("; Program start. dyld reads the root folder itself, not only its metadata, in every")
@@ -446,10 +450,10 @@ func (r *renderer) render() {
 		}
 	}
 	if len(inside) == 0 {
-		r.rule("deny", fileOps+" process-exec", []string{home})
+		r.rule("deny", fileOps+" "+execOps, []string{home})
 	} else {
 		guard := "(require-all\n    " + home + "\n    (require-not (require-any\n      " + strings.Join(inside, "\n      ") + ")))"
-		r.rule("deny", fileOps+" process-exec", []string{guard})
+		r.rule("deny", fileOps+" "+execOps, []string{guard})
 	}
 	r.line("")
 
