@@ -76,6 +76,9 @@ func runBattery(ctx context.Context, native sandbox.Provider, asJSON bool) (hold
 	probes := wallcheck.Battery(wallcheck.Options{
 		GOOS: runtime.GOOS, UserHome: e.home,
 		DirectPort: ln.Addr().(*net.TCPAddr).Port, Reached: reached.Load,
+		// Seatbelt reports each command's denials: a refusal without one means the log's
+		// window did not close in order, which the first run on a Mac must show.
+		ReportsDenials: native.Name() == sandbox.Seatbelt,
 	})
 	rs := wallcheck.Run(ctx, run, probes, exec.LookPath)
 	if asJSON {

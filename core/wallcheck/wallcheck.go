@@ -45,6 +45,9 @@ type Probe struct {
 	Refused bool
 	// Judge says what is wrong with an outcome; "" when it is as it must be.
 	Judge func(Outcome) string
+	// Reported is what a refusal's denial must name, where the wall reports denials: a
+	// refusal whose denial the report lacks says the report (not the wall) is broken.
+	Reported string
 }
 
 // Status words of a result.
@@ -65,6 +68,8 @@ type Result struct {
 	OK      bool     `json:"ok"`
 	Detail  string   `json:"detail,omitempty"`
 	Denials []string `json:"denials,omitempty"`
+	// Unreported says the wall refused, but its denial was not in the command's report.
+	Unreported bool `json:"unreported,omitempty"`
 }
 
 // Options describe the machine the battery runs on.
@@ -80,6 +85,9 @@ type Options struct {
 	// Reached, when set, says whether anything connected to DirectPort since the probe ran;
 	// a connection that got there is an escape, whatever the command's exit status says.
 	Reached func() bool
+	// ReportsDenials says the wall reports each command's denials (Seatbelt, when the log
+	// can be read), so that a refusal must come with its denial.
+	ReportsDenials bool
 }
 
 // Battery returns the probes for a machine.
@@ -117,17 +125,26 @@ func Battery(o Options) []Probe {
 	}
 	if secret := loginFile(o.UserHome); secret != "" {
 		// head -c 0 opens the file and reads nothing: a broken wall shows no secret here.
-		ps = append(ps, Probe{
+		p := Probe{
 			Name:    "read of " + secret,
 			Command: "head -c 0 -- " + shellQuote(secret),
 			Refused: true,
-		})
+		}
+		if o.ReportsDenials {
+			p.Reported = secret
+		}
+		ps = append(ps, p)
 	}
 	if o.DirectPort > 0 {
 		addr := "127.0.0.1/" + strconv.Itoa(o.DirectPort)
 		reached := o.Reached
+		reported := ""
+		if o.ReportsDenials {
+			reported = "127.0.0.1:" + strconv.Itoa(o.DirectPort)
+		}
 		ps = append(ps, Probe{
-			Name: "direct connection to 127.0.0.1:" + strconv.Itoa(o.DirectPort),
+			Reported: reported,
+			Name:     "direct connection to 127.0.0.1:" + strconv.Itoa(o.DirectPort),
 			// bash's /dev/tcp connects with no program of its own; only loopback is tried.
 			Command: "bash -c 'exec 3<>/dev/tcp/" + addr + "'",
 			Needs:   "bash",
@@ -226,6 +243,7 @@ func Run(ctx context.Context, exec Exec, probes []Probe, lookPath func(string) (
 			}
 			if why == "" {
 				r.Status, r.OK, r.Detail = Refused, true, lastLine(o.Stderr)
+				r.Unreported = p.Reported != "" && !slices.ContainsFunc(o.Denials, func(d string) bool { return strings.Contains(d, p.Reported) })
 			} else {
 				r.Status, r.Detail = NotRefused, why
 			}
@@ -279,6 +297,9 @@ func Print(w io.Writer, rs []Result) {
 		line := fmt.Sprintf("  %-*s  %s", width, r.Name, r.Status)
 		if r.Detail != "" && (!r.OK || r.Status == Skipped) {
 			line += ": " + r.Detail
+		}
+		if r.Unreported {
+			line += ", but its denial was missing from the command's report"
 		}
 		fmt.Fprintln(w, line)
 		if !r.OK {

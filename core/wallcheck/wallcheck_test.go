@@ -120,3 +120,32 @@ func TestLoginFileNeverCreated(t *testing.T) {
 		t.Error("the check created ~/.ssh")
 	}
 }
+
+func TestRefusalMustBeReported(t *testing.T) {
+	home := t.TempDir()
+	probes := Battery(Options{GOOS: "darwin", UserHome: home, ReportsDenials: true})
+	var p []Probe
+	for _, pr := range probes {
+		if pr.Refused {
+			p = append(p, pr)
+		}
+	}
+	if len(p) != 1 {
+		t.Fatalf("%d refusal probes", len(p))
+	}
+	refused := Outcome{ExitCode: 1, Stderr: "ls: Operation not permitted"}
+	rs := Run(context.Background(), func(context.Context, string) (Outcome, error) { return refused, nil }, p, found)
+	if rs[0].Status != Refused || !rs[0].Unreported {
+		t.Errorf("a refusal with no denial in the report: %+v", rs[0])
+	}
+	var b bytes.Buffer
+	Print(&b, rs)
+	if !strings.Contains(b.String(), "missing from the command's report") {
+		t.Errorf("the line does not say the denial was missing: %s", b.String())
+	}
+	refused.Denials = []string{"file-read-data " + home + " (ls)"}
+	rs = Run(context.Background(), func(context.Context, string) (Outcome, error) { return refused, nil }, p, found)
+	if rs[0].Unreported {
+		t.Errorf("a reported refusal counted as unreported: %+v", rs[0])
+	}
+}
