@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -65,10 +66,12 @@ type LogFollower struct {
 	// Ready, Timeout and IdleStop override followReady, windowTimeout and idleStop.
 	Ready, Timeout, IdleStop time.Duration
 
-	mu        sync.Mutex
-	cur       *logStream
-	seq       uint64
+	seq       atomic.Uint64
+	nonceOnce sync.Once
 	nonce     string // tells this process's sentinels from another's
+
+	mu        sync.Mutex // guards the fields below; held while a stream starts
+	cur       *logStream
 	refused   error
 	refusedAt time.Time
 }
@@ -80,9 +83,10 @@ type logStream struct {
 	done   chan struct{}
 	idle   time.Duration
 
-	mu      sync.Mutex
-	windows map[*Window]bool
-	timer   *time.Timer
+	mu       sync.Mutex
+	windows  map[*Window]bool
+	timer    *time.Timer
+	stopping bool // the idle timer fired: no new window may join
 }
 
 // Window collects one command's denials, from Begin until its sentinel is read.
@@ -123,19 +127,21 @@ func (f *LogFollower) Begin(ctx context.Context, marker string) (*Window, error)
 	if f.refused != nil && time.Since(f.refusedAt) < refusedFor {
 		return nil, f.refused
 	}
-	s := f.cur
-	if s == nil || s.ended() {
-		var err error
-		if s, err = f.start(ctx); err != nil {
-			if errors.Is(err, ErrNotAdmin) {
-				f.refused, f.refusedAt = err, time.Now()
-			}
-			return nil, err
-		}
-		f.cur = s
+	w := &Window{f: f, marker: marker, seen: make(chan struct{})}
+	if s := f.cur; s != nil && !s.ended() && s.add(w) {
+		w.s = s
+		return w, nil
 	}
-	w := &Window{f: f, s: s, marker: marker, seen: make(chan struct{})}
+	s, err := f.start(ctx)
+	if err != nil {
+		if errors.Is(err, ErrNotAdmin) {
+			f.refused, f.refusedAt = err, time.Now()
+		}
+		return nil, err
+	}
+	f.cur = s
 	s.add(w)
+	w.s = s
 	return w, nil
 }
 
@@ -145,14 +151,9 @@ func (f *LogFollower) Begin(ctx context.Context, marker string) (*Window, error)
 // wrapping ErrIncomplete.
 func (w *Window) End(ctx context.Context) ([]Denial, error) {
 	f := w.f
-	f.mu.Lock()
-	f.seq++
-	if f.nonce == "" {
-		f.nonce = strconv.FormatInt(time.Now().UnixNano(), 36)
-	}
+	f.nonceOnce.Do(func() { f.nonce = strconv.FormatInt(time.Now().UnixNano(), 36) })
 	// Not the marker itself: the parser takes the marker out of a line before reading it.
-	target := filepath.Join(f.SentinelDir, ".sentinel-"+f.nonce+"-"+strconv.FormatUint(f.seq, 10))
-	f.mu.Unlock()
+	target := filepath.Join(f.SentinelDir, ".sentinel-"+f.nonce+"-"+strconv.FormatUint(f.seq.Add(1), 10))
 	defer w.s.remove(w)
 
 	w.mu.Lock()
@@ -280,14 +281,19 @@ func (s *logStream) collect(r io.Reader, first chan<- struct{}) {
 	io.Copy(io.Discard, r) // a line too long for the scanner must not block the stream
 }
 
-func (s *logStream) add(w *Window) {
+// add lets w join the stream; false when the stream is stopping for want of windows.
+func (s *logStream) add(w *Window) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.stopping {
+		return false
+	}
 	s.windows[w] = true
 	if s.timer != nil {
 		s.timer.Stop()
 		s.timer = nil
 	}
+	return true
 }
 
 func (s *logStream) remove(w *Window) {
@@ -297,7 +303,8 @@ func (s *logStream) remove(w *Window) {
 	if len(s.windows) == 0 && s.timer == nil {
 		s.timer = time.AfterFunc(s.idle, func() {
 			s.mu.Lock()
-			idle := len(s.windows) == 0
+			s.stopping = s.stopping || len(s.windows) == 0
+			idle := s.stopping
 			s.mu.Unlock()
 			if idle {
 				s.stop()

@@ -338,6 +338,18 @@ func TestIdleStreamStops(t *testing.T) {
 	cur := s.f.cur
 	s.f.mu.Unlock()
 	waitFor(t, cur.ended)
+	// The next command starts a new stream.
+	w, err = s.f.Begin(context.Background(), testMarker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.deny(testMarker, "file-read-data", "/Users/me/x")
+	if ds, err := w.End(context.Background()); err != nil || len(ds) != 1 {
+		t.Fatalf("after the idle stop: %v %v", targets(ds), err)
+	}
+	if n := s.startCount(); n != 2 {
+		t.Errorf("stream started %d times, want twice", n)
+	}
 }
 
 // waitFor polls cond until it holds, failing the test after a generous deadline (the machine
