@@ -79,6 +79,8 @@ func runBattery(ctx context.Context, native sandbox.Provider, asJSON bool) (hold
 		// Seatbelt reports each command's denials: a refusal without one means the log's
 		// window did not close in order, which the first run on a Mac must show.
 		ReportsDenials: native.Name() == sandbox.Seatbelt,
+		// This very process: its command line must not be readable from inside.
+		OutsidePID: os.Getpid(), OutsideArg: "sandbox check",
 	})
 	rs := wallcheck.Run(ctx, run, probes, exec.LookPath)
 	if asJSON {

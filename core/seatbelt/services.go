@@ -52,7 +52,8 @@ var leftOutServices = []machService{
 // names is disputed (nono issue 1821 reports that it has no registered name and is reachable
 // only by its number; agent-safehouse PR 150 denies it by name), so this list does not claim
 // to hide them; what holds them back is that no rule names them and the default denies, and
-// `openworker sandbox check` on a Mac is the judge.
+// `openworker sandbox check` on a Mac is the judge: it runs ps on its own process, outside the
+// wall, and says whether the command line showed.
 var sysctlNames = []string{
 	"hw.activecpu", "hw.busfrequency_compat", "hw.byteorder", "hw.cacheconfig", "hw.cachelinesize",
 	"hw.cachelinesize_compat", "hw.cpufamily", "hw.cpufrequency", "hw.cpufrequency_compat",

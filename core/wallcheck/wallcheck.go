@@ -1,8 +1,8 @@
 // Package wallcheck is the battery of real programs `openworker sandbox check` runs behind the
 // very wall a session gets: a shell with a here-document and a command substitution, ls of the
 // root, env, git, Python's multiprocessing and Node's os.cpus() where they are installed, a
-// write and a read in the session folder, a read of a login file that must be refused and a
-// direct connection that must be refused. Each program gets one line: it works (or is
+// write and a read in the session folder, and what must be refused: a read of a login file, a
+// direct connection, and the command line of a process outside the wall. Each program gets one line: it works (or is
 // refused, as it must be), or what went wrong and the denials the wall reported for it.
 //
 // The package is OS-neutral: it decides what to run and judges the outcomes; starting the
@@ -48,6 +48,9 @@ type Probe struct {
 	// Reported is what a refusal's denial must name, where the wall reports denials: a
 	// refusal whose denial the report lacks says the report (not the wall) is broken.
 	Reported string
+	// ByOutput says a refusal is judged by Judge alone: the program may exit 0 and still
+	// have shown nothing it must not.
+	ByOutput bool
 }
 
 // Status words of a result.
@@ -88,6 +91,11 @@ type Options struct {
 	// ReportsDenials says the wall reports each command's denials (Seatbelt, when the log
 	// can be read), so that a refusal must come with its denial.
 	ReportsDenials bool
+	// OutsidePID is a process outside the wall, of the same user, whose command line holds
+	// OutsideArg: the probe of other processes' command lines (kern.procargs2 on macOS) must
+	// not show it. 0 leaves the probe out.
+	OutsidePID int
+	OutsideArg string
 }
 
 // Battery returns the probes for a machine.
@@ -152,6 +160,22 @@ func Battery(o Options) []Probe {
 			Judge: func(Outcome) string {
 				if reached != nil && reached() {
 					return "a connection reached the listener outside the wall"
+				}
+				return ""
+			},
+		})
+	}
+	if o.OutsidePID > 0 && o.OutsideArg != "" {
+		arg := o.OutsideArg
+		ps = append(ps, Probe{
+			Name:     "command line of a process outside",
+			Command:  "ps -ww -o args= -p " + strconv.Itoa(o.OutsidePID),
+			Needs:    "ps",
+			Refused:  true,
+			ByOutput: true,
+			Judge: func(out Outcome) string {
+				if strings.Contains(out.Stdout, arg) {
+					return "it showed " + clip(out.Stdout)
 				}
 				return ""
 			},
@@ -238,7 +262,7 @@ func Run(ctx context.Context, exec Exec, probes []Probe, lookPath func(string) (
 			if p.Judge != nil {
 				why = p.Judge(o)
 			}
-			if o.ExitCode == 0 && why == "" {
+			if o.ExitCode == 0 && why == "" && !p.ByOutput {
 				why = "it succeeded"
 			}
 			if why == "" {

@@ -68,6 +68,7 @@ func TestBatteryBehindTheLinuxWall(t *testing.T) {
 		"env":                                  Works,
 		"write and read in the session folder": Works,
 		"read of " + secret:                    Refused,
+		"command line of a process outside":    Refused,
 	} {
 		if statuses[name] != want {
 			t.Errorf("%s: %q, want %q", name, statuses[name], want)
@@ -99,6 +100,9 @@ func TestBatteryCatchesNoWall(t *testing.T) {
 	}
 	if statuses["read of "+secret] != NotRefused {
 		t.Errorf("with no wall, the login file read was %q", statuses["read of "+secret])
+	}
+	if got := statuses["command line of a process outside"]; got != NotRefused {
+		t.Errorf("with no wall, the command line of a process outside was %q", got)
 	}
 	if _, err := exec.LookPath("bash"); err == nil {
 		if got := statuses["direct connection to 127.0.0.1:"+itoa(port)]; got != NotRefused || accepted.Load() == 0 {
@@ -174,7 +178,10 @@ func runBattery(t *testing.T, ctx context.Context, prov sandbox.Provider) (rs []
 		return Outcome{ExitCode: res.ExitCode, Stdout: string(res.Stdout), Stderr: string(res.Stderr), Denials: res.Denials}, nil
 	}
 	port = ln.Addr().(*net.TCPAddr).Port
-	rs = Run(ctx, run, Battery(Options{GOOS: "linux", UserHome: home, DirectPort: port, Reached: func() bool { return accepted.Load() > 0 }}), exec.LookPath)
+	rs = Run(ctx, run, Battery(Options{
+		GOOS: "linux", UserHome: home, DirectPort: port, Reached: func() bool { return accepted.Load() > 0 },
+		OutsidePID: os.Getpid(), OutsideArg: filepath.Base(os.Args[0]),
+	}), exec.LookPath)
 	b = &bytes.Buffer{}
 	Print(b, rs)
 	return rs, b, secret, port, accepted
