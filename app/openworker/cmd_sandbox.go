@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"time"
@@ -12,16 +13,18 @@ import (
 )
 
 const sandboxUsage = `Usage:
-  openworker sandbox check     run true behind the same wall a session gets, and say whether it worked
+  openworker sandbox check [--json]
+                               run true, then a battery of real programs, behind the same wall a
+                               session gets, and say for each whether it worked
   openworker sandbox profile [--rw DIR]… [--ro DIR]… [--network allowlist|open|none] [--proxy-port N]
                                print the Seatbelt profile and parameters a session would get (on any OS)
 `
 
 var sandboxCheckCommand = command{
 	name:     "sandbox check",
-	synopsis: "sandbox check",
-	about:    "Proves the sandbox works on this machine: builds the wall a session gets and runs true behind it. Prints Sandbox: tier 1 (…) and exits 0, or says why not and exits 1.",
-	example:  "openworker sandbox check",
+	synopsis: "sandbox check [--json]",
+	about:    "Proves the sandbox works on this machine: builds the wall a session gets and runs true behind it, then a battery of real programs (a shell with a here-document, ls, env, git, python3 and node where installed, a write and a read) and what must be refused (a login file, a direct connection, another process's command line). Prints Sandbox: tier 1 (…) and one line per program. Exits 1 when the wall cannot run or let an escape through; a program the wall breaks is named, and the check still exits 0.",
+	example:  "openworker sandbox check\nopenworker sandbox check --json",
 }
 
 var sandboxProfileCommand = command{
@@ -38,10 +41,7 @@ func cmdSandbox(args []string) error {
 	}
 	switch args[0] {
 	case "check":
-		if _, _, err := parse(newFlags(sandboxCheckCommand), sandboxCheckCommand, args[1:]); err != nil {
-			return err
-		}
-		return sandboxCheck()
+		return sandboxCheck(args[1:])
 	case "profile":
 		return sandboxProfile(args[1:])
 	}
@@ -63,20 +63,40 @@ func prove(ctx context.Context, p sandbox.Provider) sandbox.Status {
 	return p.Status(ctx)
 }
 
-func sandboxCheck() error {
+func sandboxCheck(args []string) error {
+	fs := newFlags(sandboxCheckCommand)
+	asJSON := fs.Bool("json", false, "print the result as JSON, for scripts")
+	if _, _, err := parse(fs, sandboxCheckCommand, args); err != nil {
+		return err
+	}
 	p := nativeProvider()
 	if p == nil {
 		fmt.Println("Sandbox: none on this OS; commands can only run direct")
 		return exitError{1}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	st := prove(ctx, p)
 	if !st.OK {
-		fmt.Printf("Sandbox: not available (%s): %s\n", p.Name(), st.Reason)
+		if *asJSON {
+			json.NewEncoder(os.Stdout).Encode(map[string]any{"enforcement": p.Name(), "ok": false, "reason": st.Reason})
+		} else {
+			fmt.Printf("Sandbox: not available (%s): %s\n", p.Name(), st.Reason)
+		}
 		return exitError{1}
 	}
-	fmt.Printf("Sandbox: %s\n", st.Tier)
+	if !*asJSON {
+		fmt.Printf("Sandbox: %s\n", st.Tier)
+	}
+	// Programs the wall breaks are reported; only an escape, or a battery that cannot run,
+	// fails the check.
+	holds, err := runBattery(ctx, p, *asJSON)
+	if err != nil {
+		return err
+	}
+	if !holds {
+		return exitError{1}
+	}
 	return nil
 }
 

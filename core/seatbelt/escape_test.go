@@ -18,6 +18,8 @@ func file(op, path string) sbpl.Query { return sbpl.Query{Op: op, Path: path} }
 func dial(addr string) sbpl.Query     { return sbpl.Query{Op: "network-outbound", Addr: addr} }
 func unix(path string) sbpl.Query     { return sbpl.Query{Op: "network-outbound", Path: path} }
 func mach(name string) sbpl.Query     { return sbpl.Query{Op: "mach-lookup", Name: name} }
+func sysctl(name string) sbpl.Query   { return sbpl.Query{Op: "sysctl-read", Name: name} }
+func ipc(op, name string) sbpl.Query  { return sbpl.Query{Op: op, Name: name} }
 
 // escapes are what a hostile command in a session of macPolicy tries; each must be denied,
 // and denied with the run's marker so that it is reported.
@@ -66,6 +68,7 @@ var escapes = []attempt{
 	{"trust_evaluation_agent", mach("com.apple.TrustEvaluationAgent")},
 	{"mdns_lookup", mach("com.apple.dnssd.service")},
 	{"exec_from_home", file("process-exec", "/Users/me/bin/tool")},
+	{"interpreter_from_home", file("process-exec-interpreter", "/Users/me/.venv/bin/python")},
 	{"exec_from_downloads", file("process-exec", "/Users/me/Downloads/payload")},
 	{"map_from_home", file("file-map-executable", "/Users/me/lib/evil.dylib")},
 	{"exec_from_shared_tmp", file("process-exec", "/private/tmp/x")},
@@ -80,6 +83,36 @@ var escapes = []attempt{
 	{"signal_outside", sbpl.Query{Op: "signal"}},
 	{"inspect_outside", sbpl.Query{Op: "process-info-pidinfo"}},
 	{"read_other_processes_args", sbpl.Query{Op: "sysctl-read", Name: "kern.procargs2"}},
+	// Kept denied while real programs were let in (each with why in the profile).
+	{"stat_ssh_folder", file("file-read-metadata", "/Users/me/.ssh")},
+	{"xattr_ssh_key", file("file-read-xattr", "/Users/me/.ssh/id_ed25519")},
+	{"exists_ssh_key", file("file-test-existence", "/Users/me/.ssh/id_ed25519")},
+	{"read_user_preferences", file("file-read-data", "/Users/me/Library/Preferences/.GlobalPreferences.plist")},
+	{"read_text_encoding", file("file-read-data", "/Users/me/.CFUserTextEncoding")},
+	{"read_var_tmp_other", file("file-read-data", "/private/var/tmp/notes.txt")},
+	{"write_var_tmp_other", file("file-write-create", "/private/var/tmp/x")},
+	{"chmod_here_document", file("file-write-mode", "/private/var/tmp/sh-thd.1a2b")},
+	{"here_document_folder_below", file("file-write-create", "/private/var/tmp/sh-thd.1a2b/x")},
+	{"read_var_folders", file("file-read-data", "/private/var/folders/xy/abc/T/secret")},
+	{"read_var_db_other", file("file-read-data", "/private/var/db/sudo/ts/me")},
+	{"write_select_link", file("file-write-create", "/private/var/select/sh")},
+	{"open_ttys", file("file-read-data", "/dev/ttys003")},
+	{"allocate_pty", sbpl.Query{Op: "pseudo-tty"}},
+	{"user_preference_read", sbpl.Query{Op: "user-preference-read"}},
+	{"iokit_open", sbpl.Query{Op: "iokit-open"}},
+	{"cfprefsd_daemon", mach("com.apple.cfprefsd.daemon")},
+	{"securityd_xpc", mach("com.apple.securityd.xpc")},
+	{"fsevents", mach("com.apple.FSEvents")},
+	{"distributed_notifications", mach("com.apple.distributed_notifications@Uv3")},
+	{"power_management", mach("com.apple.PowerManagement.control")},
+	{"shm_cfprefs", ipc("ipc-posix-shm-read-data", "apple.cfprefs.501")},
+	{"shm_notifyd", ipc("ipc-posix-shm-read-data", "apple.shm.notification_center")},
+	{"shm_other_name", ipc("ipc-posix-shm-write-create", "/evil")},
+	{"list_all_processes", sysctl("kern.proc.all")},
+	{"read_other_processes_args_old", sysctl("kern.procargs")},
+	{"boot_arguments", sysctl("kern.bootargs")},
+	{"list_other_pids", sbpl.Query{Op: "process-info-listpids"}},
+	{"exec_here_document", file("process-exec", "/private/var/tmp/sh-thd.1a2b")},
 }
 
 // uses are what a legitimate command in a session of macPolicy needs.
@@ -112,6 +145,8 @@ var uses = []attempt{
 	{"system_configuration", mach("com.apple.SystemConfiguration.configd")},
 	{"exec_shell", file("process-exec", "/bin/sh")},
 	{"exec_git", file("process-exec", "/usr/bin/git")},
+	{"script_interpreter", file("process-exec-interpreter", "/bin/sh")}, // a #!/bin/sh script
+	{"script_in_writable", file("process-exec", "/Users/me/src/app/build.sh")},
 	{"exec_runner", file("process-exec", "/Applications/OpenWorker.app/Contents/MacOS/openworker")},
 	{"exec_built_binary", file("process-exec", "/Users/me/src/app/bin/app")},
 	{"map_system_library", file("file-map-executable", "/usr/lib/libSystem.B.dylib")},
@@ -119,13 +154,64 @@ var uses = []attempt{
 	{"signal_own_child", sbpl.Query{Op: "signal", SameSandbox: true}},
 	{"inspect_own_child", sbpl.Query{Op: "process-info-pidinfo", SameSandbox: true}},
 	{"cpu_count", sbpl.Query{Op: "sysctl-read", Name: "hw.ncpu"}},
+	// What real programs need on a Mac, each with its source (see the profile's comments).
+	{"dyld_reads_root", file("file-read-data", "/")},                                        // fence's profile; dyld on every start
+	{"list_root", file("file-read-data", "/")},                                              // `ls /`
+	{"sh_shim_select", file("file-read-data", "/private/var/select/sh")},                    // /bin/sh reads it (codex)
+	{"sh_shim_select_stat", file("file-read-metadata", "/private/var/select/sh")},           // readlink
+	{"developer_dir_link", file("file-read-metadata", "/private/var/select/developer_dir")}, // the /usr/bin/git shim
+	{"xcode_select_link", file("file-read-data", "/private/var/db/xcode_select_link")},      // the developer-tool shims
+	{"dyld_cache_old", file("file-read-data", "/private/var/db/dyld/dyld_shared_cache_arm64e")},
+	{"map_dyld_cache", file("file-read-data", "/System/Volumes/Preboot/Cryptexes/OS/System/Library/dyld/dyld_shared_cache_arm64e")},
+	{"list_dev_fd", file("file-read-data", "/dev/fd")},             // Python before each subprocess
+	{"process_substitution", file("file-read-data", "/dev/fd/63")}, // bash <(...)
+	{"write_dev_stderr", file("file-write-data", "/dev/stderr")},   // > /dev/stderr
+	{"write_dev_fd", file("file-write-data", "/dev/fd/2")},
+	{"stat_dev_stdout", file("file-read-metadata", "/dev/stdout")},
+	{"stat_dev", file("file-read-metadata", "/dev")},
+	{"dtracehelper_open", file("file-read-data", "/dev/dtracehelper")}, // dyld in every process (fence, sandbox-runtime)
+	{"dtracehelper_write", file("file-write-data", "/dev/dtracehelper")},
+	{"dtracehelper_ioctl", file("file-ioctl", "/dev/dtracehelper")},
+	{"here_document_create", file("file-write-create", "/private/var/tmp/sh-thd.1a2b3c")}, // bash 3.2's P_tmpdir
+	{"here_document_write", file("file-write-data", "/private/var/tmp/sh-thd.1a2b3c")},
+	{"here_document_read", file("file-read-data", "/private/var/tmp/sh-thd.1a2b3c")},
+	{"here_document_unlink", file("file-write-unlink", "/private/var/tmp/sh-thd.1a2b3c")},
+	{"here_document_folder", file("file-read-metadata", "/private/var/tmp")},
+	{"notification_center", mach("com.apple.system.notification_center")}, // sandbox-runtime, fence
+	{"membership", mach("com.apple.system.opendirectoryd.membership")},
+	{"trustd", mach("com.apple.trustd")},
+	{"dns_configuration", mach("com.apple.SystemConfiguration.DNSConfiguration")},
+	{"sysv_limits", sysctl("kern.sysv.semmni")},       // ProcessPoolExecutor (claude-code 81032)
+	{"route_table", sysctl("net.routetable.0.0.3.0")}, // Node os.networkInterfaces (codex, fence)
+	{"sysctl_name2oid", sysctl("sysctl.name2oid")},    // sysctl -n
+	{"sysctl_proc_translated", sysctl("sysctl.proc_translated")},
+	{"cpu_features", sysctl("hw.optional.arm.FEAT_SHA3")},
+	{"cache_config", sysctl("hw.cacheconfig")},
+	{"own_process", sysctl("kern.proc.pid.4242")},
+	{"ptrauth", sysctl("machdep.ptrauth_enabled")},
+	{"semaphore", ipc("ipc-posix-sem", "/mp-1a2b3c")},                               // multiprocessing locks (codex)
+	{"openmp_shm", ipc("ipc-posix-shm-write-create", "/__KMP_REGISTERED_LIB_4242")}, // libomp (codex)
+	{"openmp_shm_write", ipc("ipc-posix-shm-write-data", "/__KMP_REGISTERED_LIB_4242_501")},
+	{"python_shared_memory", ipc("ipc-posix-shm-read-data", "/psm_1a2b3c4d")},
+	{"host_info", sbpl.Query{Op: "mach-host-special-port-set"}}, // the mach-host* family Node's os.cpus() needs (codex)
 }
 
+// decide answers q as Seatbelt would, and fails the test when the plain last-match reading
+// would answer otherwise: OpenWorker's profiles are written so that no decision rests on
+// which of the two readings is right.
 func decide(t *testing.T, ev *sbpl.Profile, q sbpl.Query) sbpl.Decision {
 	t.Helper()
 	d, err := ev.Eval(q)
 	if err != nil {
 		t.Fatalf("Eval(%s): %v", q, err)
+	}
+	last, err := ev.EvalAs(q, sbpl.LastMatch)
+	if err != nil {
+		t.Fatalf("EvalAs(%s): %v", q, err)
+	}
+	if last.Allowed != d.Allowed {
+		t.Errorf("%s: decided by %s, but the last matching rule, %s, says otherwise; order the rules so that both readings agree",
+			q, ev.Rules[d.Rule].Source, ev.Rules[last.Rule].Source)
 	}
 	return d
 }
@@ -279,5 +365,116 @@ func TestDeniedByName(t *testing.T) {
 				t.Errorf("%s decided by %s, want a deny naming %s", tt.q, r.Source, tt.op)
 			}
 		})
+	}
+}
+
+// broadAllows are rules a later change might add near the top of the profile, each wider than
+// it should be. The home folder, read-only folders, terminals and Unix sockets must stay
+// denied after any of them: with denies that named only file* or file-read*, the first two
+// (the shape greywall PR 20 found leaking on a real Mac) opened the home folder.
+var broadAllows = []string{
+	`(allow file-read-data (subpath "/"))`,
+	`(allow file-read-metadata (subpath "/"))`,
+	`(allow file-read-metadata)`,
+	`(allow file-read-data file-read-metadata file-read-xattr file-test-existence (subpath "/"))`,
+	`(allow file-read* (subpath "/"))`,
+	`(allow file-write-data file-write-create file-write-unlink (subpath "/"))`,
+	`(allow file-write* (subpath "/"))`,
+	`(allow file-ioctl (subpath "/"))`,
+	`(allow process-exec file-map-executable (subpath "/"))`,
+	`(allow process-exec* (subpath "/"))`,
+	`(allow file* (subpath "/"))`,
+	`(allow network-outbound network-bind (subpath "/"))`,
+}
+
+func TestDeniesHoldAgainstBroadAllows(t *testing.T) {
+	held := []attempt{
+		{"read_ssh_key", file("file-read-data", "/Users/me/.ssh/id_ed25519")},
+		{"stat_ssh_key", file("file-read-metadata", "/Users/me/.ssh/id_ed25519")},
+		{"xattr_ssh_key", file("file-read-xattr", "/Users/me/.ssh/id_ed25519")},
+		{"exists_ssh_key", file("file-test-existence", "/Users/me/.ssh/id_ed25519")},
+		{"list_home", file("file-read-data", "/Users/me")},
+		{"write_zshrc", file("file-write-data", "/Users/me/.zshrc")},
+		{"create_launch_agent", file("file-write-create", "/Users/me/Library/LaunchAgents/evil.plist")},
+		{"exec_from_home", file("process-exec", "/Users/me/bin/tool")},
+		{"map_from_home", file("file-map-executable", "/Users/me/lib/evil.dylib")},
+		{"write_read_only", file("file-write-data", "/Users/me/docs/specs/a.md")},
+		{"unlink_read_only", file("file-write-unlink", "/Users/me/docs/specs/a.md")},
+		{"ioctl_terminal", file("file-ioctl", "/dev/ttys003")},
+		{"open_tty", file("file-read-data", "/dev/tty")},
+		{"docker_socket", unix("/private/var/run/docker.sock")},
+		{"bind_socket", sbpl.Query{Op: "network-bind", Path: "/Users/me/src/app/.sock"}},
+		{"link", file("file-link", "/Users/me/src/app/key")},
+	}
+	pr, _ := render(t, macPolicy())
+	head, rest, ok := strings.Cut(pr.Text, "(deny default\n  (with message "+`"`+testMarker+`"`+"))\n")
+	if !ok {
+		t.Fatal("the profile has no (deny default ...) to add a rule after")
+	}
+	for _, allow := range broadAllows {
+		text := head + "(deny default (with message \"" + testMarker + "\"))\n" + allow + "\n" + rest
+		ev, err := sbpl.Parse(text, pr.ParamMap())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range held {
+			t.Run(allow+"/"+a.name, func(t *testing.T) {
+				d := decide(t, ev, a.q)
+				if d.Allowed {
+					t.Errorf("after %s, %s was allowed by %s", allow, a.q, ev.Rules[d.Rule].Source)
+				}
+			})
+		}
+	}
+}
+
+// TestEveryDenyNamesItsOperations: a deny that names a wildcard names each operation under it
+// too, so that no allow of one of them outranks it (see testdata/SEMANTICS.md).
+func TestEveryDenyNamesItsOperations(t *testing.T) {
+	for name, p := range goldenPolicies() {
+		_, ev := render(t, p)
+		for _, r := range ev.Rules {
+			if r.Action != sbpl.Deny || slices.Equal(r.Ops, []string{"default"}) {
+				continue
+			}
+			for _, op := range r.Ops {
+				if !sbpl.IsWildcard(op) {
+					continue
+				}
+				for _, c := range sbpl.Concrete(op) {
+					if !slices.Contains(r.Ops, c) {
+						t.Errorf("%s: %s names %s but not %s, which an allow of %s would outrank", name, r.Source, op, c, c)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestNeverOutsideTheSandbox(t *testing.T) {
+	for name, p := range goldenPolicies() {
+		pr, _ := render(t, p)
+		for _, bad := range []string{"no-sandbox", "(allow default", "(allow file-read*)", "(allow iokit", "(allow pseudo-tty", "(allow user-preference"} {
+			if strings.Contains(pr.Text, bad) {
+				t.Errorf("%s: the profile contains %q", name, bad)
+			}
+		}
+	}
+}
+
+func TestTrustdNeedsNetwork(t *testing.T) {
+	for _, mode := range []policy.Network{policy.Allowlist, policy.Open, policy.None} {
+		p := macPolicy()
+		p.Network = mode
+		if mode != policy.Allowlist {
+			p.ProxyPort = 0
+		}
+		_, ev := render(t, p)
+		for _, svc := range []string{"com.apple.trustd", "com.apple.trustd.agent"} {
+			want := mode != policy.None // trustd fetches issuers and revocation lists: an egress path
+			if d := decide(t, ev, mach(svc)); d.Allowed != want {
+				t.Errorf("%s in %s mode: allowed = %v, want %v", svc, mode, d.Allowed, want)
+			}
+		}
 	}
 }

@@ -8,71 +8,255 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// FollowGrace is how long Stop waits for the log's late lines after a command ends.
-const FollowGrace = 500 * time.Millisecond
+// MarkerPrefix starts every marker a LogFollower follows: the one log stream it keeps asks
+// the log for lines containing it, and each command's window picks out its own marker.
+const MarkerPrefix = "openworker-"
 
-// followReady is how long a follower waits for `log stream` to be ready.
-const followReady = 10 * time.Second
-
-// Follower collects one run's denials from the unified log while its command runs.
-type Follower struct {
-	cmd     *exec.Cmd
-	marker  string
-	grace   time.Duration
-	mu      sync.Mutex
-	denials []Denial
-	read    chan struct{} // closed when stdout is drained
-}
+// Defaults of a LogFollower.
+const (
+	// followReady is how long starting the stream may take before it counts as failed.
+	followReady = 10 * time.Second
+	// windowTimeout is how long End waits for its sentinel after the provocation returned.
+	windowTimeout = 5 * time.Second
+	// idleStop ends the stream when no window has been open for this long.
+	idleStop = 5 * time.Minute
+	// refusedFor is how long a refusal to stream (not an administrator) is remembered, so
+	// that commands do not each pay for starting `log stream` only to be refused.
+	refusedFor = time.Minute
+)
 
 // ErrNotAdmin says that the log refused to stream: reading it needs an administrator.
 var ErrNotAdmin = errors.New("reading the unified log needs an administrator account")
 
-// startFollower starts name with args, a `log stream --style ndjson` or a stand-in, and returns
-// once its first line (the stream's "Filtering the log data ..." header) has arrived, so that
-// no denial of a command started afterwards can be missed.
-func startFollower(ctx context.Context, marker, name string, args []string, ready, grace time.Duration) (*Follower, error) {
-	cmd := exec.Command(name, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
+// ErrIncomplete says a command's window closed without its sentinel, so some of its denials
+// may be missing from the report.
+var ErrIncomplete = errors.New("not every denial of this command could be read back from the log")
+
+// ProvokeFunc makes Seatbelt deny one read of target under a profile whose denials carry
+// marker. Its denial, read back from the log, is the sentinel that closes a window: every
+// denial the command caused before it has been read by then.
+type ProvokeFunc func(ctx context.Context, marker, target string) error
+
+// LogFollower follows the unified log once for many commands: one stream of Seatbelt's
+// denials for every marker starting with MarkerPrefix, started on the first command and kept
+// while commands come. Each command gets a Window, filtered by its session's marker, which its
+// End closes with a sentinel denial instead of waiting a grace period: a command costs the
+// provocation and the log's delivery of one line, not a stream start and half a second.
+//
+// The order it relies on: the kernel logs a process's denials as they happen, and the log
+// streams them in that order; a command's processes have made their denials before the
+// runner reports that it ended, and the sentinel is provoked after that.
+type LogFollower struct {
+	// Command is the stream's argv: `log stream --style ndjson --predicate ...`, or a stand-in
+	// in tests. Its first line (log's "Filtering the log data ..." header) says it is ready.
+	Command []string
+	// Provoke provokes a sentinel denial.
+	Provoke ProvokeFunc
+	// SentinelDir is the folder sentinel targets are named in, as Seatbelt logs it (resolved).
+	SentinelDir string
+	// Ready, Timeout and IdleStop override followReady, windowTimeout and idleStop.
+	Ready, Timeout, IdleStop time.Duration
+
+	seq       atomic.Uint64
+	nonceOnce sync.Once
+	nonce     string // tells this process's sentinels from another's
+
+	mu        sync.Mutex // guards the fields below; held while a stream starts
+	cur       *logStream
+	refused   error
+	refusedAt time.Time
+}
+
+// logStream is one run of the stream command.
+type logStream struct {
+	cmd    *exec.Cmd
+	stderr bytes.Buffer // read only after done
+	done   chan struct{}
+	idle   time.Duration
+
+	mu       sync.Mutex
+	windows  map[*Window]bool
+	timer    *time.Timer
+	stopping bool // the idle timer fired: no new window may join
+}
+
+// Window collects one command's denials, from Begin until its sentinel is read.
+type Window struct {
+	f      *LogFollower
+	s      *logStream
+	marker string
+
+	mu       sync.Mutex
+	denials  []Denial
+	sentinel string        // the target End waits for; empty before End
+	seen     chan struct{} // closed when the sentinel is read
+	closed   bool
+}
+
+func (f *LogFollower) ready() time.Duration   { return orDefault(f.Ready, followReady) }
+func (f *LogFollower) timeout() time.Duration { return orDefault(f.Timeout, windowTimeout) }
+func (f *LogFollower) idleStop() time.Duration {
+	return orDefault(f.IdleStop, idleStop)
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// Begin opens a window for a command of the session with this marker: start the command
+// after it returns. The stream is started if it is not running (and Begin waits until it is
+// ready); an error wrapping ErrNotAdmin means this user may not read the log.
+func (f *LogFollower) Begin(ctx context.Context, marker string) (*Window, error) {
+	if !validMarker(marker) || !strings.HasPrefix(marker, MarkerPrefix) {
+		return nil, fmt.Errorf("seatbelt: marker %q is not one this follower's stream asks for (%s...)", marker, MarkerPrefix)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.refused != nil && time.Since(f.refusedAt) < refusedFor {
+		return nil, f.refused
+	}
+	w := &Window{f: f, marker: marker, seen: make(chan struct{})}
+	if s := f.cur; s != nil && !s.ended() && s.add(w) {
+		w.s = s
+		return w, nil
+	}
+	s, err := f.start(ctx)
+	if err != nil {
+		if errors.Is(err, ErrNotAdmin) {
+			f.refused, f.refusedAt = err, time.Now()
+		}
+		return nil, err
+	}
+	f.cur = s
+	s.add(w)
+	w.s = s
+	return w, nil
+}
+
+// End closes the window: it provokes the sentinel, waits until the stream has read it, and
+// returns every denial of the marker read since Begin. When the sentinel does not come (the
+// stream ended, or is slower than the timeout), it returns what it read with an error
+// wrapping ErrIncomplete.
+func (w *Window) End(ctx context.Context) ([]Denial, error) {
+	f := w.f
+	f.nonceOnce.Do(func() { f.nonce = strconv.FormatInt(time.Now().UnixNano(), 36) })
+	// Not the marker itself: the parser takes the marker out of a line before reading it.
+	target := filepath.Join(f.SentinelDir, ".sentinel-"+f.nonce+"-"+strconv.FormatUint(f.seq.Add(1), 10))
+	defer w.s.remove(w)
+
+	w.mu.Lock()
+	w.sentinel = target
+	w.mu.Unlock()
+	var why string
+	if err := f.Provoke(ctx, w.marker, target); err != nil {
+		why = "the sentinel denial could not be provoked: " + err.Error()
+	} else {
+		timer := time.NewTimer(f.timeout())
+		select {
+		case <-w.seen:
+		case <-w.s.done:
+			why = "the log stream ended: " + w.s.describe()
+		case <-timer.C:
+			why = fmt.Sprintf("the log did not deliver the sentinel within %s", f.timeout())
+		case <-ctx.Done():
+			why = ctx.Err().Error()
+		}
+		timer.Stop()
+		select {
+		case <-w.seen: // it came after all
+			why = ""
+		default:
+		}
+	}
+	w.mu.Lock()
+	w.closed = true
+	out := slices.Clone(w.denials)
+	w.mu.Unlock()
+	if why != "" {
+		return out, fmt.Errorf("%w (%s)", ErrIncomplete, why)
+	}
+	return out, nil
+}
+
+// deliver gives a window one denial of its marker.
+func (w *Window) deliver(d Denial) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.closed:
+	case w.sentinel != "" && d.Target == w.sentinel:
+		w.closed = true
+		close(w.seen)
+	default:
+		w.denials = append(w.denials, d)
+	}
+}
+
+// Close ends the stream. A later Begin starts a new one.
+func (f *LogFollower) Close() {
+	f.mu.Lock()
+	s := f.cur
+	f.cur = nil
+	f.mu.Unlock()
+	if s != nil {
+		s.stop()
+	}
+}
+
+// start starts the stream command and returns once its first line has arrived, so that no
+// denial of a command started afterwards can be missed.
+func (f *LogFollower) start(ctx context.Context) (*logStream, error) {
+	if len(f.Command) == 0 {
+		return nil, errors.New("seatbelt: the log follower has no stream command")
+	}
+	name := f.Command[0]
+	s := &logStream{cmd: exec.Command(name, f.Command[1:]...), done: make(chan struct{}), windows: map[*Window]bool{}, idle: f.idleStop()}
+	s.cmd.Stderr = &s.stderr
+	out, err := s.cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", name, err)
+	if err := s.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("seatbelt: starting %s: %w", name, err)
 	}
-	f := &Follower{cmd: cmd, marker: marker, grace: grace, read: make(chan struct{})}
 	first := make(chan struct{})
-	go f.collect(out, first)
-	timer := time.NewTimer(ready)
+	go s.collect(out, first)
+	timer := time.NewTimer(f.ready())
 	defer timer.Stop()
 	select {
 	case <-first:
-		return f, nil
-	case <-f.read:
+		return s, nil
+	case <-s.done:
 		// The stream ended before its header: it refused to run.
-		cmd.Wait()
-		msg := strings.TrimSpace(stderr.String())
+		msg := strings.TrimSpace(s.stderr.String())
 		if strings.Contains(strings.ToLower(msg), "admin") {
 			return nil, fmt.Errorf("%w (%s)", ErrNotAdmin, msg)
 		}
-		return nil, fmt.Errorf("%s ended before it was ready: %s", name, describeExit(cmd, msg))
+		return nil, fmt.Errorf("seatbelt: %s ended before it was ready: %s", name, s.describe())
 	case <-timer.C:
 	case <-ctx.Done():
 	}
-	cmd.Process.Kill()
-	<-f.read
-	cmd.Wait()
-	return nil, fmt.Errorf("%s was not ready within %s", name, ready)
+	s.stop()
+	return nil, fmt.Errorf("seatbelt: %s was not ready within %s", name, f.ready())
 }
 
-func (f *Follower) collect(r io.Reader, first chan<- struct{}) {
-	defer close(f.read)
+func (s *logStream) collect(r io.Reader, first chan<- struct{}) {
+	defer func() {
+		s.cmd.Wait()
+		close(s.done)
+	}()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	signalled := false
@@ -80,34 +264,96 @@ func (f *Follower) collect(r io.Reader, first chan<- struct{}) {
 		if !signalled {
 			signalled = true
 			close(first)
+			continue // log's header
 		}
-		if d, ok := ParseLogLine(sc.Bytes(), f.marker); ok {
-			f.mu.Lock()
-			f.denials = append(f.denials, d)
-			f.mu.Unlock()
+		line := sc.Bytes()
+		if !bytes.Contains(line, []byte(MarkerPrefix)) {
+			continue
 		}
+		s.mu.Lock()
+		for w := range s.windows {
+			if d, ok := ParseLogLine(line, w.marker); ok {
+				w.deliver(d)
+			}
+		}
+		s.mu.Unlock()
 	}
 	io.Copy(io.Discard, r) // a line too long for the scanner must not block the stream
 }
 
-// Stop waits a short grace for late lines, ends the stream and returns every denial it saw.
-func (f *Follower) Stop() []Denial {
-	time.Sleep(f.grace)
-	f.cmd.Process.Kill()
-	<-f.read
-	f.cmd.Wait()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]Denial(nil), f.denials...)
+// add lets w join the stream; false when the stream is stopping for want of windows.
+func (s *logStream) add(w *Window) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping {
+		return false
+	}
+	s.windows[w] = true
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
+	return true
 }
 
-func describeExit(cmd *exec.Cmd, msg string) string {
-	state := "no exit status"
-	if cmd.ProcessState != nil {
-		state = cmd.ProcessState.String()
+func (s *logStream) remove(w *Window) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.windows, w)
+	if len(s.windows) == 0 && s.timer == nil {
+		s.timer = time.AfterFunc(s.idle, func() {
+			s.mu.Lock()
+			s.stopping = s.stopping || len(s.windows) == 0
+			idle := s.stopping
+			s.mu.Unlock()
+			if idle {
+				s.stop()
+			}
+		})
 	}
-	if msg == "" {
-		return state
-	}
-	return state + ": " + msg
 }
+
+func (s *logStream) ended() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop kills the stream and waits for its reader.
+func (s *logStream) stop() {
+	s.cmd.Process.Kill()
+	<-s.done
+}
+
+// describe says how the stream ended; call it after done.
+func (s *logStream) describe() string {
+	state := "no exit status"
+	if s.cmd.ProcessState != nil {
+		state = s.cmd.ProcessState.String()
+	}
+	if msg := strings.TrimSpace(s.stderr.String()); msg != "" {
+		return state + ": " + msg
+	}
+	return state
+}
+
+// Follower is one command's denials as the session collects them: a Window on the process's
+// LogFollower.
+type Follower struct {
+	w   *Window
+	err error
+}
+
+// Stop closes the command's window and returns its denials. Err then says whether some may
+// be missing.
+func (f *Follower) Stop() []Denial {
+	ds, err := f.w.End(context.Background())
+	f.err = err
+	return ds
+}
+
+// Err is the reason the report may be incomplete, after Stop; nil when it is complete.
+func (f *Follower) Err() error { return f.err }

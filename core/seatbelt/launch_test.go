@@ -63,7 +63,7 @@ func TestLaunchPassesOnlyTheConnection(t *testing.T) {
 	core, runner := socketPair(t)
 	defer core.Close()
 	pr, _ := render(t, macPolicy())
-	args := append(pr.Args(), "/bin/sh", "-c", `for f in /proc/$$/fd/*; do echo "${f##*/} $(readlink $f)"; done >&3; echo pgid $(ps -o pgid= -p $$) >&3`)
+	args := append(pr.Args(), "/bin/sh", "-c", `for f in /proc/$$/fd/*; do echo "${f##*/} $(readlink $f)"; done >&3; echo pgid $(ps -o pgid= -p $$) >&3; echo sid $(ps -o sid= -p $$) >&3`)
 	p, err := launch(writeFake(t), args, sandbox.RunnerSpec{Conn: runner}, nil)
 	runner.Close()
 	if err != nil {
@@ -71,11 +71,15 @@ func TestLaunchPassesOnlyTheConnection(t *testing.T) {
 	}
 	defer p.Kill()
 	var fds []string
-	pgid := ""
+	pgid, sid := "", ""
 	sc := bufio.NewScanner(core)
 	for sc.Scan() {
 		if v, ok := strings.CutPrefix(sc.Text(), "pgid "); ok {
 			pgid = strings.TrimSpace(v)
+			continue
+		}
+		if v, ok := strings.CutPrefix(sc.Text(), "sid "); ok {
+			sid = strings.TrimSpace(v)
 			continue
 		}
 		fds = append(fds, sc.Text())
@@ -98,6 +102,11 @@ func TestLaunchPassesOnlyTheConnection(t *testing.T) {
 	}
 	if pgid != strconv.Itoa(p.Pid()) {
 		t.Errorf("the runner's process group is %q, want its own (%d)", pgid, p.Pid())
+	}
+	// A session of its own has no controlling terminal: /dev/tty opens nothing, whatever
+	// terminal OpenWorker was started from.
+	if sid != strconv.Itoa(p.Pid()) {
+		t.Errorf("the runner's session is %q, want its own (%d), without a controlling terminal", sid, p.Pid())
 	}
 }
 

@@ -34,8 +34,8 @@ func markInheritedCloseOnExec() error {
 	return nil
 }
 
-// launch starts exe with args as the runner: its own process group, the runner's end of the
-// socket pair as fd 3, nothing else inherited.
+// launch starts exe with args as the runner: its own session and process group with no
+// controlling terminal, the runner's end of the socket pair as fd 3, nothing else inherited.
 func launch(exe string, args []string, spec sandbox.RunnerSpec, active []string) (*process, error) {
 	if spec.Conn == nil {
 		return nil, errors.New("seatbelt: the runner spec has no connection to become fd 3")
@@ -50,8 +50,10 @@ func launch(exe string, args []string, spec sandbox.RunnerSpec, active []string)
 		cmd.Stderr = spec.Stderr
 	}
 	cmd.ExtraFiles = []*os.File{spec.Conn}
-	// Its own process group, so that Kill reaches every process the runner started.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A session of its own: its own process group, so that Kill reaches every process the
+	// runner started, and no controlling terminal, so that no command can open /dev/tty (the
+	// profile denies it too) or get the terminal's signals.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := markInheritedCloseOnExec(); err != nil {
 		return nil, err
 	}

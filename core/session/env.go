@@ -59,6 +59,9 @@ func BuildEnv(o EnvOptions) []string {
 	}
 	vars["HOME"] = o.Home
 	vars["TMPDIR"] = o.Tmp
+	// A command has no terminal to answer on (the wall denies opening one): git must fail
+	// at once instead of waiting for a password prompt.
+	vars["GIT_TERMINAL_PROMPT"] = "0"
 	cache := filepath.Join(o.Tmp, "cache")
 	vars["XDG_CACHE_HOME"] = cache
 	vars["XDG_CONFIG_HOME"] = filepath.Join(o.Home, ".config")

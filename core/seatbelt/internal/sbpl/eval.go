@@ -27,7 +27,8 @@ type Query struct {
 	// Addr is "host:port" (IPv6 as "[::1]:port") of an IP connection (network-outbound, the
 	// remote address) or of a bind (network-bind, the local address).
 	Addr string
-	// Name is the service of mach-lookup or the sysctl of sysctl-read.
+	// Name is the service of mach-lookup, the sysctl of sysctl-read, or the name of a POSIX
+	// semaphore or shared-memory object (ipc-posix-*).
 	Name string
 	// SameSandbox says whether the target process of signal or process-info* runs under the
 	// same sandbox.
@@ -71,6 +72,21 @@ type Profile struct {
 	Rules []Rule
 }
 
+// Precedence is how rules that all match one operation are ranked.
+type Precedence int
+
+const (
+	// Specific is Seatbelt's: a rule naming the operation itself outranks one that names only
+	// a wildcard parent of it (file-read-data over file-read*, file-read* over file*), which
+	// outranks default; among rules of the same rank the last in the profile decides. See
+	// testdata/SEMANTICS.md for the evidence.
+	Specific Precedence = iota
+	// LastMatch is the plain reading "the last matching rule decides", whatever operation name
+	// it matched by. Seatbelt does not follow it; tests evaluate a profile under both to show
+	// that its decisions do not rest on which reading is right.
+	LastMatch
+)
+
 // knownOps are the operations this evaluator accepts in a profile. The list is the part of
 // Seatbelt's operation table that OpenWorker's and its peers' profiles use; an operation
 // outside it is almost certainly a typo, which the real compiler would reject.
@@ -88,8 +104,40 @@ var knownOps = []string{
 	"process-info-dirtycontrol", "process-info-rusage", "process-info-codesignature",
 	"signal",
 	"sysctl*", "sysctl-read", "sysctl-write",
-	"ipc-posix-sem", "ipc-posix-shm*", "ipc-posix-shm-read-data",
+	"ipc-posix-sem", "ipc-posix-shm*", "ipc-posix-shm-read*", "ipc-posix-shm-read-data",
+	"ipc-posix-shm-read-metadata", "ipc-posix-shm-write*", "ipc-posix-shm-write-create",
+	"ipc-posix-shm-write-data", "ipc-posix-shm-write-unlink",
+	"mach-host-exception-port-set", "mach-host-special-port-set",
 	"iokit-open", "pseudo-tty", "user-preference-read", "system-socket",
+}
+
+// Concrete returns the operations of the evaluator's table that op covers (op itself when it
+// is concrete), in the table's order. A deny that must outrank every allow of those
+// operations names them all.
+func Concrete(op string) []string {
+	var out []string
+	for _, o := range knownOps {
+		if o != "default" && !strings.HasSuffix(o, "*") && opMatches(op, o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// IsWildcard reports whether a rule's operation is default or ends in `*`.
+func IsWildcard(op string) bool { return op == "default" || strings.HasSuffix(op, "*") }
+
+// rank is how specifically ruleOp names op, which it covers: the operation itself ranks
+// highest, a wildcard by the length of the prefix it names (file-read* above file*), default
+// lowest.
+func rank(ruleOp, op string) int {
+	switch {
+	case ruleOp == op:
+		return len(op) + 1
+	case ruleOp == "default":
+		return 0
+	}
+	return len(ruleOp) - 1
 }
 
 // opMatches reports whether a rule's operation covers the concrete operation op. `default`
@@ -132,27 +180,48 @@ func Parse(src string, params map[string]string) (*Profile, error) {
 	return p, nil
 }
 
-// Eval answers q: the last rule that names q.Op (directly, by a wildcard or as default) and
-// whose filters match decides.
-func (p *Profile) Eval(q Query) (Decision, error) {
-	if !slices.Contains(knownOps, q.Op) || strings.HasSuffix(q.Op, "*") || q.Op == "default" {
+// Eval answers q as Seatbelt would (Specific precedence).
+func (p *Profile) Eval(q Query) (Decision, error) { return p.EvalAs(q, Specific) }
+
+// EvalAs answers q under the given precedence: of the rules that name q.Op (directly, by a
+// wildcard or as default) and whose filters match, the highest-ranked decides, and among
+// those the last.
+func (p *Profile) EvalAs(q Query, prec Precedence) (Decision, error) {
+	if !slices.Contains(knownOps, q.Op) || IsWildcard(q.Op) {
 		return Decision{}, fmt.Errorf("sbpl: %q is not a concrete operation", q.Op)
 	}
+	best, bestRank := -1, -1
 	for i := len(p.Rules) - 1; i >= 0; i-- {
 		r := p.Rules[i]
-		if !slices.ContainsFunc(r.Ops, func(o string) bool { return opMatches(o, q.Op) }) {
+		rk := -1
+		for _, o := range r.Ops {
+			if opMatches(o, q.Op) {
+				rk = max(rk, rank(o, q.Op))
+			}
+		}
+		if rk < 0 {
 			continue
+		}
+		if prec == LastMatch {
+			rk = 0
+		}
+		if rk <= bestRank {
+			continue // a later rule of at least this rank already decides
 		}
 		ok, err := anyMatch(r.filters, q)
 		if err != nil {
 			return Decision{}, fmt.Errorf("sbpl: rule %s: %w", r.Source, err)
 		}
 		if ok {
-			return Decision{Allowed: r.Action == Allow, Rule: i, Message: r.Message}, nil
+			best, bestRank = i, rk
 		}
 	}
-	// Parse refuses a profile without a default, so some rule always matches.
-	return Decision{}, fmt.Errorf("sbpl: no rule decides %s", q)
+	if best < 0 {
+		// Parse refuses a profile without a default, so some rule always matches.
+		return Decision{}, fmt.Errorf("sbpl: no rule decides %s", q)
+	}
+	r := p.Rules[best]
+	return Decision{Allowed: r.Action == Allow, Rule: best, Message: r.Message}, nil
 }
 
 // Shape is the profile's structure with every string value left out: the actions, operations,
@@ -247,6 +316,9 @@ func (c *compiler) modifier(n node) (string, error) {
 				s, err := c.str(n.list[2])
 				return s, err
 			}
+		case "no-sandbox":
+			// process-exec (with no-sandbox) starts a program outside every sandbox.
+			return "", fmt.Errorf("sbpl: %s runs a program outside the sandbox; a profile of OpenWorker's never uses it", n)
 		case "report", "no-log", "no-report":
 			if len(n.list) == 2 {
 				return "", nil
@@ -335,7 +407,16 @@ func (c *compiler) filter(n node) (filter, error) {
 		return not{f}, nil
 	case "remote", "local":
 		return c.socketFilter(name, args)
-	case "global-name", "local-name", "sysctl-name", "sysctl-name-prefix":
+	case "ipc-posix-name-regex":
+		if len(args) != 1 || args[0].kind != kindRegex {
+			return nil, fmt.Errorf("(ipc-posix-name-regex #\"...\") takes one regular expression")
+		}
+		re, err := regexp.Compile(args[0].text)
+		if err != nil {
+			return nil, fmt.Errorf("(ipc-posix-name-regex %q): %w", args[0].text, err)
+		}
+		return ipcRegexFilter{re: re}, nil
+	case "global-name", "local-name", "sysctl-name", "sysctl-name-prefix", "ipc-posix-name", "ipc-posix-name-prefix":
 		v, err := one()
 		if err != nil {
 			return nil, err
@@ -529,9 +610,25 @@ func (f nameFilter) match(q Query) (bool, error) {
 		return q.Op == "mach-lookup" && q.Name == f.value, nil
 	case "sysctl-name":
 		return strings.HasPrefix(q.Op, "sysctl") && q.Name == f.value, nil
+	case "ipc-posix-name":
+		return strings.HasPrefix(q.Op, "ipc-posix") && q.Name == f.value, nil
+	case "ipc-posix-name-prefix":
+		return strings.HasPrefix(q.Op, "ipc-posix") && q.Name != "" && strings.HasPrefix(q.Name, f.value), nil
 	default: // sysctl-name-prefix
 		return strings.HasPrefix(q.Op, "sysctl") && q.Name != "" && strings.HasPrefix(q.Name, f.value), nil
 	}
+}
+
+// ipcRegexFilter is (ipc-posix-name-regex #"..."): the name of a POSIX semaphore or
+// shared-memory object.
+type ipcRegexFilter struct{ re *regexp.Regexp }
+
+func (f ipcRegexFilter) String() string {
+	return fmt.Sprintf("(ipc-posix-name-regex #%q)", f.re.String())
+}
+func (f ipcRegexFilter) shape() string { return "(ipc-posix-name-regex)" }
+func (f ipcRegexFilter) match(q Query) (bool, error) {
+	return strings.HasPrefix(q.Op, "ipc-posix") && q.Name != "" && f.re.MatchString(q.Name), nil
 }
 
 type targetFilter struct{}

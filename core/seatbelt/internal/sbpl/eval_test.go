@@ -115,6 +115,9 @@ func TestOperations(t *testing.T) {
 	}
 }
 
+// TestPrecedence follows the evidence in testdata/SEMANTICS.md: a rule naming the operation
+// outranks one naming only a wildcard parent, whatever their order; within a rank the last
+// matching rule decides.
 func TestPrecedence(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -128,13 +131,33 @@ func TestPrecedence(t *testing.T) {
 			Query{Op: "file-read-data", Path: "/a/s/k"}, false, "X"},
 		{"earlier_allow_still_for_others", `(allow file-read* (subpath "/a")) (deny file-read* (subpath "/a/s"))`,
 			Query{Op: "file-read-data", Path: "/a/t"}, true, ""},
+		{"deny_then_allow_same_op", `(deny file-read* (subpath "/a")) (allow file-read* (subpath "/"))`,
+			Query{Op: "file-read-data", Path: "/a/s"}, true, ""},
 		{"later_allow_wins", `(deny file-read* (subpath "/a")) (allow file-read-metadata (literal "/a/s"))`,
 			Query{Op: "file-read-metadata", Path: "/a/s"}, true, ""},
 		{"later_allow_other_op", `(deny file-read* (subpath "/a")) (allow file-read-metadata (literal "/a/s"))`,
 			Query{Op: "file-read-data", Path: "/a/s"}, false, ""},
-		{"later_wildcard_beats_exact", `(allow file-read-data (subpath "/a")) (deny file* (subpath "/a"))`,
-			Query{Op: "file-read-data", Path: "/a/x"}, false, ""},
-		{"later_allow_default_opens_all", `(allow default)`, Query{Op: "mach-lookup", Name: "com.apple.pasteboard.1"}, true, ""},
+		// The shape that leaked on a real Mac: the wildcard deny does not outrank the allow that
+		// names file-read-data, so the file stays readable.
+		{"wildcard_deny_leaks_under_exact_allow", `(allow file-read-data (subpath "/")) (deny file-read* (literal "/p/.env"))`,
+			Query{Op: "file-read-data", Path: "/p/.env"}, true, ""},
+		{"wildcard_deny_still_covers_other_ops", `(allow file-read-data (subpath "/")) (deny file-read* (literal "/p/.env") (with message "X"))`,
+			Query{Op: "file-read-metadata", Path: "/p/.env"}, false, "X"},
+		{"exact_deny_closes_it", `(allow file-read-data (subpath "/")) (deny file-read-data (literal "/p/.env") (with message "X"))`,
+			Query{Op: "file-read-data", Path: "/p/.env"}, false, "X"},
+		{"exact_deny_outranks_later_wildcard_allow", `(deny file-read-data (literal "/p/.env") (with message "X")) (allow file-read* (subpath "/"))`,
+			Query{Op: "file-read-data", Path: "/p/.env"}, false, "X"},
+		{"exact_allow_outranks_later_wildcard_deny", `(allow file-read-data (subpath "/a")) (deny file* (subpath "/a"))`,
+			Query{Op: "file-read-data", Path: "/a/x"}, true, ""},
+		{"longer_wildcard_outranks_shorter", `(allow file-read* (subpath "/a")) (deny file* (subpath "/a"))`,
+			Query{Op: "file-read-data", Path: "/a/x"}, true, ""},
+		{"shorter_wildcard_decides_other_ops", `(allow file-read* (subpath "/a")) (deny file* (subpath "/a") (with message "X"))`,
+			Query{Op: "file-write-data", Path: "/a/x"}, false, "X"},
+		{"exact_rank_falls_through_when_no_filter_matches", `(deny file-read* (subpath "/h") (with message "X")) (allow file-read-metadata (literal "/h/a"))`,
+			Query{Op: "file-read-metadata", Path: "/h/b"}, false, "X"},
+		{"default_ranks_lowest", `(deny file-read-data (literal "/a") (with message "X")) (allow default)`,
+			Query{Op: "file-read-data", Path: "/a"}, false, "X"},
+		{"later_allow_default_opens_the_rest", `(allow default)`, Query{Op: "mach-lookup", Name: "com.apple.pasteboard.1"}, true, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -150,6 +173,57 @@ func TestPrecedence(t *testing.T) {
 				t.Errorf("%s: message %q, want %q", tt.q, d.Message, tt.msg)
 			}
 		})
+	}
+}
+
+// TestLastMatchReading is the plain reading the evaluator used to follow: under it the
+// leaking shape looks closed, which is why escape tests use Specific and check that LastMatch
+// agrees, never LastMatch alone.
+func TestLastMatchReading(t *testing.T) {
+	p := mustParse(t, `(version 1)(deny default)(allow file-read-data (subpath "/")) (deny file-read* (literal "/p/.env"))`, nil)
+	q := Query{Op: "file-read-data", Path: "/p/.env"}
+	spec, err := p.EvalAs(q, Specific)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := p.EvalAs(q, LastMatch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !spec.Allowed || last.Allowed {
+		t.Errorf("Specific allowed = %v, LastMatch allowed = %v; want true, false", spec.Allowed, last.Allowed)
+	}
+}
+
+func TestConcrete(t *testing.T) {
+	got := Concrete("file-read*")
+	want := []string{"file-read-data", "file-read-metadata", "file-read-xattr"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("Concrete(file-read*) = %v, want %v", got, want)
+	}
+	if got := Concrete("file-link"); len(got) != 1 || got[0] != "file-link" {
+		t.Errorf("Concrete(file-link) = %v", got)
+	}
+	for _, op := range Concrete("file*") {
+		if IsWildcard(op) {
+			t.Errorf("Concrete(file*) has the wildcard %s", op)
+		}
+	}
+}
+
+func TestIPCNames(t *testing.T) {
+	p := mustParse(t, `(version 1)(deny default)
+(allow ipc-posix-shm-write-create (ipc-posix-name-regex #"^/psm_[0-9a-f]+$") (ipc-posix-name-prefix "/__KMP_"))`, nil)
+	tests := []struct {
+		name string
+		want bool
+	}{
+		{"/psm_0a1b", true}, {"/__KMP_REGISTERED_LIB_1", true}, {"/psm_x", false}, {"apple.cfprefs.501", false},
+	}
+	for _, tt := range tests {
+		if got := allowed(t, p, Query{Op: "ipc-posix-shm-write-create", Name: tt.name}); got != tt.want {
+			t.Errorf("shm %s allowed = %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }
 
@@ -205,6 +279,7 @@ func TestRejects(t *testing.T) {
 		{"bad_escape", `(version 1)(deny default)(allow file-read* (literal "/a\q"))`, "unknown escape"},
 		{"nul", "(version 1)(deny default)(allow file-read* (literal \"/a\x00b\"))", "NUL"},
 		{"unknown_modifier", `(version 1)(deny default (with telemetry))`, "modifier"},
+		{"no_sandbox", `(version 1)(deny default)(allow process-exec (with no-sandbox) (literal "/bin/ps"))`, "outside the sandbox"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/openworker/openworker/core/policy"
+	"github.com/openworker/openworker/core/runner"
+	"github.com/openworker/openworker/core/sandbox"
+	"github.com/openworker/openworker/core/session"
+	"github.com/openworker/openworker/core/wallcheck"
+)
+
+// runBattery runs the wall check's battery of real programs in a session behind native's
+// wall, as a session gets it (a fresh writable folder, allowlist network with an empty list),
+// and prints one line per program, or JSON. holds is false when an escape got through.
+func runBattery(ctx context.Context, native sandbox.Provider, asJSON bool) (holds bool, err error) {
+	e, err := loadEnv()
+	if err != nil {
+		return false, err
+	}
+	m, log, err := e.manager(native)
+	if err != nil {
+		return false, err
+	}
+	defer log.Close()
+	defer m.EndAll()
+	work, err := os.MkdirTemp("", "openworker-check-")
+	if err != nil {
+		return false, fmt.Errorf("creating a folder for the check: %w", err)
+	}
+	defer os.RemoveAll(work)
+	if work, err = filepath.EvalSymlinks(work); err != nil {
+		return false, err
+	}
+	// A listener outside the wall on the host's loopback, which the direct-connection probe
+	// must not reach: nothing is ever sent to any other address.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return false, fmt.Errorf("holding a loopback port for the check: %w", err)
+	}
+	defer ln.Close()
+	var reached atomic.Bool
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			reached.Store(true)
+			c.Close()
+		}
+	}()
+	s, err := m.Start(ctx, session.Spec{Provider: native.Name(), Writable: []string{work}, Network: policy.Allowlist})
+	if err != nil {
+		return false, fmt.Errorf("starting a session for the check: %w", err)
+	}
+	defer s.End()
+	run := func(ctx context.Context, cmd string) (wallcheck.Outcome, error) {
+		res, err := s.Exec(runner.ExecArgs{Command: cmd, Timeout: time.Minute}, nil)
+		if err != nil {
+			return wallcheck.Outcome{}, err
+		}
+		if res.Error != "" {
+			return wallcheck.Outcome{ExitCode: -1, Stderr: res.Error}, nil
+		}
+		return wallcheck.Outcome{ExitCode: res.ExitCode, Stdout: string(res.Stdout), Stderr: string(res.Stderr), Denials: res.Denials}, nil
+	}
+	probes := wallcheck.Battery(wallcheck.Options{
+		GOOS: runtime.GOOS, UserHome: e.home,
+		DirectPort: ln.Addr().(*net.TCPAddr).Port, Reached: reached.Load,
+		// Seatbelt reports each command's denials: a refusal without one means the log's
+		// window did not close in order, which the first run on a Mac must show.
+		ReportsDenials: native.Name() == sandbox.Seatbelt,
+		// This very process: its command line must not be readable from inside.
+		OutsidePID: os.Getpid(), OutsideArg: "sandbox check",
+	})
+	rs := wallcheck.Run(ctx, run, probes, exec.LookPath)
+	if asJSON {
+		return wallcheck.Holds(rs), wallcheck.PrintJSON(os.Stdout, string(native.Name()), rs)
+	}
+	wallcheck.Print(os.Stdout, rs)
+	switch {
+	case !wallcheck.Holds(rs):
+		fmt.Println("The wall let an escape through: do not run sessions on this machine until it is fixed; run `openworker sandbox profile` and report both outputs.")
+	case !wallcheck.OK(rs):
+		fmt.Println("Sessions run, but the programs marked broken fail behind the wall; report this output with `openworker sandbox profile`.")
+	}
+	return wallcheck.Holds(rs), nil
+}

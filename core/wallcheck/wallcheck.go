@@ -1,0 +1,347 @@
+// Package wallcheck is the battery of real programs `openworker sandbox check` runs behind the
+// very wall a session gets: a shell with a here-document and a command substitution, ls of the
+// root, env, git, Python's multiprocessing and Node's os.cpus() where they are installed, a
+// write and a read in the session folder, and what must be refused: a read of a login file, a
+// direct connection, and the command line of a process outside the wall. Each program gets one line: it works (or is
+// refused, as it must be), or what went wrong and the denials the wall reported for it.
+//
+// The package is OS-neutral: it decides what to run and judges the outcomes; starting the
+// session and running the commands is the caller's (a session's Exec). It does not start a
+// wall itself and does not decide what a wall allows.
+package wallcheck
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Outcome is what running one command behind the wall gave.
+type Outcome struct {
+	ExitCode int
+	Stdout   string
+	Stderr   string
+	// Denials are what the wall reported refusing while the command ran ("OP TARGET
+	// (PROCESS)"); empty where the wall does not report them.
+	Denials []string
+}
+
+// Exec runs one shell command behind the wall, in the session's writable working folder.
+type Exec func(ctx context.Context, command string) (Outcome, error)
+
+// Probe is one program of the battery.
+type Probe struct {
+	Name    string // what the line starts with: "sh here-document and $(...)"
+	Command string // the shell command run behind the wall
+	// Needs is a program that must be installed on this machine, or the probe is skipped.
+	Needs string
+	// Refused says the wall must refuse it: it works when the command fails.
+	Refused bool
+	// Judge says what is wrong with an outcome; "" when it is as it must be.
+	Judge func(Outcome) string
+	// Reported is what a refusal's denial must name, where the wall reports denials: a
+	// refusal whose denial the report lacks says the report (not the wall) is broken.
+	Reported string
+	// ByOutput says a refusal is judged by Judge alone: the program may exit 0 and still
+	// have shown nothing it must not.
+	ByOutput bool
+}
+
+// Status words of a result.
+const (
+	Works      = "works"       // a program that must run, ran
+	Refused    = "refused"     // an escape that must be refused, was
+	Broken     = "broken"      // a program that must run did not
+	NotRefused = "not refused" // an escape got through the wall
+	Skipped    = "skipped"     // the program is not installed here
+	Failed     = "failed"      // the command could not be run at all
+)
+
+// Result is one line of the report.
+type Result struct {
+	Name    string   `json:"name"`
+	Command string   `json:"command"`
+	Status  string   `json:"status"`
+	OK      bool     `json:"ok"`
+	Detail  string   `json:"detail,omitempty"`
+	Denials []string `json:"denials,omitempty"`
+	// Unreported says the wall refused, but its denial was not in the command's report.
+	Unreported bool `json:"unreported,omitempty"`
+}
+
+// Options describe the machine the battery runs on.
+type Options struct {
+	GOOS string
+	// UserHome is the person's real home folder (the sandbox has a home of its own): the
+	// login-file probe reads in it.
+	UserHome string
+	// DirectPort is a port on 127.0.0.1 that something outside the wall listens on and that
+	// the session's allow list does not name: the direct-connection probe must not reach it.
+	// 0 leaves the probe out.
+	DirectPort int
+	// Reached, when set, says whether anything connected to DirectPort since the probe ran;
+	// a connection that got there is an escape, whatever the command's exit status says.
+	Reached func() bool
+	// ReportsDenials says the wall reports each command's denials (Seatbelt, when the log
+	// can be read), so that a refusal must come with its denial.
+	ReportsDenials bool
+	// OutsidePID is a process outside the wall, of the same user, whose command line holds
+	// OutsideArg: the probe of other processes' command lines (kern.procargs2 on macOS) must
+	// not show it. 0 leaves the probe out.
+	OutsidePID int
+	OutsideArg string
+}
+
+// Battery returns the probes for a machine.
+func Battery(o Options) []Probe {
+	git := "git"
+	if o.GOOS == "darwin" {
+		git = "/usr/bin/git" // the xcode-select shim, which is what breaks first on a Mac
+	}
+	ps := []Probe{
+		{
+			Name:    "sh here-document and $(...)",
+			Command: "/bin/sh -c 'x=$(echo substituted); cat <<EOF\nhere $x\nEOF'",
+			Judge:   wantOutput("here substituted"),
+		},
+		{Name: "ls /", Command: "ls /", Judge: wantSomeOutput},
+		{Name: "env", Command: "env", Judge: wantOutput("HOME=")},
+		{Name: "git --version", Command: git + " --version", Needs: git, Judge: wantOutput("git version")},
+		{
+			Name:    "python3 multiprocessing",
+			Command: `python3 -c 'import multiprocessing,os; multiprocessing.Lock(); print(os.cpu_count())'`,
+			Needs:   "python3",
+			Judge:   wantNumber,
+		},
+		{
+			Name:    "node os.cpus()",
+			Command: `node -e 'console.log(require("os").cpus().length)'`,
+			Needs:   "node",
+			Judge:   wantNumber,
+		},
+		{
+			Name:    "write and read in the session folder",
+			Command: "printf written > .openworker-check && cat .openworker-check && rm .openworker-check",
+			Judge:   wantOutput("written"),
+		},
+	}
+	if secret := loginFile(o.UserHome); secret != "" {
+		// head -c 0 opens the file and reads nothing: a broken wall shows no secret here.
+		p := Probe{
+			Name:    "read of " + secret,
+			Command: "head -c 0 -- " + shellQuote(secret),
+			Refused: true,
+		}
+		if o.ReportsDenials {
+			p.Reported = secret
+		}
+		ps = append(ps, p)
+	}
+	if o.DirectPort > 0 {
+		addr := "127.0.0.1/" + strconv.Itoa(o.DirectPort)
+		reached := o.Reached
+		reported := ""
+		if o.ReportsDenials {
+			reported = "127.0.0.1:" + strconv.Itoa(o.DirectPort)
+		}
+		ps = append(ps, Probe{
+			Reported: reported,
+			Name:     "direct connection to 127.0.0.1:" + strconv.Itoa(o.DirectPort),
+			// bash's /dev/tcp connects with no program of its own; only loopback is tried.
+			Command: "bash -c 'exec 3<>/dev/tcp/" + addr + "'",
+			Needs:   "bash",
+			Refused: true,
+			Judge: func(Outcome) string {
+				if reached != nil && reached() {
+					return "a connection reached the listener outside the wall"
+				}
+				return ""
+			},
+		})
+	}
+	if o.OutsidePID > 0 && o.OutsideArg != "" {
+		arg := o.OutsideArg
+		ps = append(ps, Probe{
+			Name:     "command line of a process outside",
+			Command:  "ps -ww -o args= -p " + strconv.Itoa(o.OutsidePID),
+			Needs:    "ps",
+			Refused:  true,
+			ByOutput: true,
+			Judge: func(out Outcome) string {
+				if strings.Contains(out.Stdout, arg) {
+					return "it showed " + clip(out.Stdout)
+				}
+				return ""
+			},
+		})
+	}
+	return ps
+}
+
+// loginFile picks a file in the person's ~/.ssh to try to read (never one it creates), or the
+// home folder itself when there is no ~/.ssh.
+func loginFile(home string) string {
+	if home == "" {
+		return ""
+	}
+	dir := filepath.Join(home, ".ssh")
+	for _, name := range []string{"known_hosts", "config", "id_ed25519", "id_rsa", "authorized_keys"} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() {
+			return filepath.Join(dir, name)
+		}
+	}
+	if des, err := os.ReadDir(dir); err == nil {
+		for _, de := range des {
+			if de.Type().IsRegular() {
+				return filepath.Join(dir, de.Name())
+			}
+		}
+	}
+	return home
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func wantOutput(sub string) func(Outcome) string {
+	return func(o Outcome) string {
+		if !strings.Contains(o.Stdout, sub) {
+			return fmt.Sprintf("its output %q lacks %q", clip(o.Stdout), sub)
+		}
+		return ""
+	}
+}
+
+func wantSomeOutput(o Outcome) string {
+	if strings.TrimSpace(o.Stdout) == "" {
+		return "it printed nothing"
+	}
+	return ""
+}
+
+func wantNumber(o Outcome) string {
+	if n, err := strconv.Atoi(strings.TrimSpace(o.Stdout)); err != nil || n < 1 {
+		return fmt.Sprintf("it printed %q, not a CPU count", clip(o.Stdout))
+	}
+	return ""
+}
+
+func clip(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 120 {
+		return s[:120] + "..."
+	}
+	return s
+}
+
+// Run runs each probe with exec, skipping those whose program lookPath does not find, and
+// judges the outcomes.
+func Run(ctx context.Context, exec Exec, probes []Probe, lookPath func(string) (string, error)) []Result {
+	var out []Result
+	for _, p := range probes {
+		r := Result{Name: p.Name, Command: p.Command}
+		if p.Needs != "" {
+			if _, err := lookPath(p.Needs); err != nil {
+				r.Status, r.OK, r.Detail = Skipped, true, p.Needs+" is not installed here"
+				out = append(out, r)
+				continue
+			}
+		}
+		o, err := exec(ctx, p.Command)
+		r.Denials = o.Denials
+		switch {
+		case err != nil:
+			r.Status, r.Detail = Failed, err.Error()
+		case p.Refused:
+			why := ""
+			if p.Judge != nil {
+				why = p.Judge(o)
+			}
+			if o.ExitCode == 0 && why == "" && !p.ByOutput {
+				why = "it succeeded"
+			}
+			if why == "" {
+				r.Status, r.OK, r.Detail = Refused, true, lastLine(o.Stderr)
+				r.Unreported = p.Reported != "" && !slices.ContainsFunc(o.Denials, func(d string) bool { return strings.Contains(d, p.Reported) })
+			} else {
+				r.Status, r.Detail = NotRefused, why
+			}
+		default:
+			why := ""
+			if o.ExitCode != 0 {
+				why = fmt.Sprintf("exit status %d: %s", o.ExitCode, lastLine(o.Stderr))
+			} else if p.Judge != nil {
+				why = p.Judge(o)
+			}
+			if why == "" {
+				r.Status, r.OK = Works, true
+			} else {
+				r.Status, r.Detail = Broken, why
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// lastLine is the line of an error output that says what went wrong: the last one (a Python
+// traceback ends with it; a shell's message is its only line).
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return clip(s)
+}
+
+// Holds reports whether the wall held: every escape was refused and every command could be
+// run. A program the wall breaks is reported, but does not make the wall unsafe.
+func Holds(rs []Result) bool {
+	return !slices.ContainsFunc(rs, func(r Result) bool { return r.Status == NotRefused || r.Status == Failed })
+}
+
+// OK reports whether every program worked and every escape was refused.
+func OK(rs []Result) bool {
+	return !slices.ContainsFunc(rs, func(r Result) bool { return !r.OK })
+}
+
+// Print writes one line per program, and under a program that did not do as it must, the
+// denials the wall reported for it.
+func Print(w io.Writer, rs []Result) {
+	width := 0
+	for _, r := range rs {
+		width = max(width, len(r.Name))
+	}
+	for _, r := range rs {
+		line := fmt.Sprintf("  %-*s  %s", width, r.Name, r.Status)
+		if r.Detail != "" && (!r.OK || r.Status == Skipped) {
+			line += ": " + r.Detail
+		}
+		if r.Unreported {
+			line += ", but its denial was missing from the command's report"
+		}
+		fmt.Fprintln(w, line)
+		if !r.OK {
+			for _, d := range r.Denials {
+				fmt.Fprintf(w, "  %-*s    denied: %s\n", width, "", d)
+			}
+		}
+	}
+}
+
+// PrintJSON writes the results as one JSON document, for scripts.
+func PrintJSON(w io.Writer, enforcement string, rs []Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(struct {
+		Enforcement string   `json:"enforcement"`
+		OK          bool     `json:"ok"`
+		WallHolds   bool     `json:"wall_holds"`
+		Programs    []Result `json:"programs"`
+	}{enforcement, OK(rs), Holds(rs), rs})
+}

@@ -1,0 +1,151 @@
+package wallcheck
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeExec answers each command with a canned outcome, as a wall would.
+type fakeExec map[string]Outcome
+
+func (f fakeExec) exec(_ context.Context, cmd string) (Outcome, error) {
+	for sub, o := range f {
+		if strings.Contains(cmd, sub) {
+			return o, nil
+		}
+	}
+	return Outcome{}, errors.New("no outcome for " + cmd)
+}
+
+func found(string) (string, error) { return "/usr/bin/x", nil }
+
+func TestJudging(t *testing.T) {
+	home := t.TempDir()
+	os.Mkdir(filepath.Join(home, ".ssh"), 0o700)
+	os.WriteFile(filepath.Join(home, ".ssh", "known_hosts"), []byte("k"), 0o600)
+	reached := false
+	probes := Battery(Options{GOOS: "darwin", UserHome: home, DirectPort: 4242, Reached: func() bool { return reached }})
+	tests := []struct {
+		name    string
+		probe   string // a word of the probe's name
+		out     Outcome
+		reached bool
+		want    string
+	}{
+		{"shell_works", "here-document", Outcome{Stdout: "here substituted\n"}, false, Works},
+		{"shell_broken", "here-document", Outcome{ExitCode: 1, Stderr: "sh: cannot create temp file for here-document: Operation not permitted",
+			Denials: []string{"file-write-create /private/var/tmp/sh-thd.1 (sh)"}}, false, Broken},
+		{"shell_wrong_output", "here-document", Outcome{Stdout: "here \n"}, false, Broken},
+		{"python_count", "python3", Outcome{Stdout: "8\n"}, false, Works},
+		{"python_no_count", "python3", Outcome{Stdout: "None\n"}, false, Broken},
+		{"secret_refused", "known_hosts", Outcome{ExitCode: 1, Stderr: "head: Operation not permitted"}, false, Refused},
+		{"secret_read", "known_hosts", Outcome{}, false, NotRefused},
+		{"direct_refused", "direct", Outcome{ExitCode: 1, Stderr: "connect: Operation not permitted"}, false, Refused},
+		{"direct_reached", "direct", Outcome{ExitCode: 1}, true, NotRefused},
+		{"direct_connected", "direct", Outcome{}, false, NotRefused},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var p []Probe
+			for _, pr := range probes {
+				if strings.Contains(pr.Name, tt.probe) {
+					p = append(p, pr)
+				}
+			}
+			if len(p) != 1 {
+				t.Fatalf("%d probes named like %q", len(p), tt.probe)
+			}
+			reached = tt.reached
+			rs := Run(context.Background(), func(context.Context, string) (Outcome, error) { return tt.out, nil }, p, found)
+			if rs[0].Status != tt.want || rs[0].OK != (tt.want == Works || tt.want == Refused) {
+				t.Errorf("status %q ok %v (%s), want %q", rs[0].Status, rs[0].OK, rs[0].Detail, tt.want)
+			}
+			if Holds(rs) != (tt.want != NotRefused) {
+				t.Errorf("Holds = %v for %s", Holds(rs), tt.want)
+			}
+		})
+	}
+}
+
+func TestSkipsMissingPrograms(t *testing.T) {
+	probes := Battery(Options{GOOS: "linux"})
+	rs := Run(context.Background(), fakeExec{}.exec, probes, func(name string) (string, error) { return "", errors.New("missing") })
+	for _, r := range rs {
+		if r.Name == "node os.cpus()" && (r.Status != Skipped || !r.OK) {
+			t.Errorf("node: %+v", r)
+		}
+		if r.Name == "ls /" && r.Status != Failed {
+			t.Errorf("ls: %+v", r) // fakeExec has no outcome: the command could not run
+		}
+	}
+	if OK(rs) || Holds(rs) {
+		t.Error("a battery whose commands could not run is OK")
+	}
+}
+
+func TestPrintOneLinePerProgram(t *testing.T) {
+	rs := []Result{
+		{Name: "ls /", Status: Works, OK: true},
+		{Name: "sh here-document and $(...)", Status: Broken, Detail: "exit status 1: sh: Operation not permitted",
+			Denials: []string{"file-write-create /private/var/tmp/sh-thd.1 (sh)"}},
+		{Name: "node os.cpus()", Status: Skipped, OK: true, Detail: "node is not installed here"},
+	}
+	var b bytes.Buffer
+	Print(&b, rs)
+	want := `  ls /                         works
+  sh here-document and $(...)  broken: exit status 1: sh: Operation not permitted
+                                 denied: file-write-create /private/var/tmp/sh-thd.1 (sh)
+  node os.cpus()               skipped: node is not installed here
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+	b.Reset()
+	if err := PrintJSON(&b, "seatbelt", rs); err != nil || !strings.Contains(b.String(), `"ok": false`) || !strings.Contains(b.String(), `"status": "broken"`) {
+		t.Errorf("json: %v\n%s", err, b.String())
+	}
+}
+
+func TestLoginFileNeverCreated(t *testing.T) {
+	home := t.TempDir()
+	if got := loginFile(home); got != home {
+		t.Errorf("with no ~/.ssh: %q, want the home folder itself", got)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".ssh")); err == nil {
+		t.Error("the check created ~/.ssh")
+	}
+}
+
+func TestRefusalMustBeReported(t *testing.T) {
+	home := t.TempDir()
+	probes := Battery(Options{GOOS: "darwin", UserHome: home, ReportsDenials: true})
+	var p []Probe
+	for _, pr := range probes {
+		if pr.Refused {
+			p = append(p, pr)
+		}
+	}
+	if len(p) != 1 {
+		t.Fatalf("%d refusal probes", len(p))
+	}
+	refused := Outcome{ExitCode: 1, Stderr: "ls: Operation not permitted"}
+	rs := Run(context.Background(), func(context.Context, string) (Outcome, error) { return refused, nil }, p, found)
+	if rs[0].Status != Refused || !rs[0].Unreported {
+		t.Errorf("a refusal with no denial in the report: %+v", rs[0])
+	}
+	var b bytes.Buffer
+	Print(&b, rs)
+	if !strings.Contains(b.String(), "missing from the command's report") {
+		t.Errorf("the line does not say the denial was missing: %s", b.String())
+	}
+	refused.Denials = []string{"file-read-data " + home + " (ls)"}
+	rs = Run(context.Background(), func(context.Context, string) (Outcome, error) { return refused, nil }, p, found)
+	if rs[0].Unreported {
+		t.Errorf("a reported refusal counted as unreported: %+v", rs[0])
+	}
+}
