@@ -34,7 +34,17 @@ Usage:
                                   use sessions of a running daemon (see: openworker session help)
   openworker config path|check [FILE]|show
                                   where the settings live, check a file, show what is in force
-  openworker audit [--follow]     show the audit trail
+  openworker cards [--watch]      the site cards waiting for an answer
+  openworker answer CARD once|session|always|deny
+                                  answer a card; the running session gets it at once
+  openworker request-site SESSION HOST[:PORT] --reason TEXT
+                                  ask for a site for a session, on a card
+  openworker access SESSION [--allow SITE]… [--revoke SITE]…
+                                  a session's sites, and changes to them
+  openworker sites list|tick|untick|add|remove …
+                                  the "Choose sites…" list of the machine's settings
+  openworker audit [--session ID] [--since WHEN] [--follow]
+                                  show the audit trail
   openworker version
 
 Run "openworker COMMAND --help" for a command's flags.
@@ -90,6 +100,16 @@ func dispatch(args []string) error {
 		return cmdConfig(rest)
 	case "audit":
 		return cmdAudit(rest)
+	case "cards":
+		return cmdCards(rest)
+	case "answer":
+		return cmdAnswer(rest)
+	case "request-site":
+		return cmdRequestSite(rest)
+	case "access":
+		return cmdAccess(rest)
+	case "sites":
+		return cmdSites(rest)
 	case "version", "--version":
 		fmt.Printf("openworker %s (%s/%s, %s)\n", version, runtime.GOOS, runtime.GOARCH, runtime.Version())
 		return nil

@@ -1,0 +1,331 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/openworker/openworker/core/api"
+	"github.com/openworker/openworker/core/approvals"
+	"github.com/openworker/openworker/core/backend"
+	"github.com/openworker/openworker/core/config"
+)
+
+// client is the local API's client for the daemon of this user.
+func client() (*api.Client, error) {
+	state, err := config.StateDir()
+	if err != nil {
+		return nil, err
+	}
+	return api.NewClient(api.SocketPath(state)), nil
+}
+
+var cardsCommand = command{
+	name:     "cards",
+	synopsis: "cards [--watch] [--json]",
+	about: `Lists the site cards waiting for an answer: a coworker asked for a site, with a reason.
+Each says whether the sandbox has in fact blocked the site in that session, and when. Answer
+with openworker answer CARD session|always|deny (fetch cards also take once). With --watch it
+keeps showing new cards as they come, and counts as a person watching (cards are shown here).`,
+	example: "openworker cards --watch\nopenworker answer c1a2b3c4d5 session",
+	maxArgs: 0,
+}
+
+func cmdCards(args []string) error {
+	fs := newFlags(cardsCommand)
+	watch := fs.Bool("watch", false, "keep showing cards as they come, until Ctrl-C")
+	asJSON := fs.Bool("json", false, "one JSON object per card")
+	if _, _, err := parse(fs, cardsCommand, args); err != nil {
+		return err
+	}
+	c, err := client()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	show := func(card backend.CardInfo) {
+		if *asJSON {
+			b, _ := json.Marshal(card)
+			fmt.Println(string(b))
+			return
+		}
+		fmt.Println(cardLine(card))
+	}
+	if !*watch {
+		cards, err := c.Cards(ctx)
+		if err != nil {
+			return err
+		}
+		if len(cards) == 0 && !*asJSON {
+			fmt.Fprintln(os.Stderr, "openworker: no card is waiting")
+		}
+		for _, card := range cards {
+			show(card)
+		}
+		return nil
+	}
+	// The stream comes first, so that no card made meanwhile is missed; the ones already
+	// up are listed once it is open.
+	opened := make(chan struct{})
+	var once bool
+	go func() {
+		<-opened
+		cards, err := c.Cards(ctx)
+		if err == nil {
+			for _, card := range cards {
+				show(card)
+			}
+		}
+	}()
+	err = c.Events(ctx, true, func(e backend.Event) {
+		if !once {
+			once = true
+			close(opened)
+		}
+		switch {
+		case e.Type == backend.CardPending && e.Card != nil && e.Card.Askers == 1:
+			show(*e.Card)
+		case (e.Type == backend.CardAnswered || e.Type == backend.CardExpired) && e.Card != nil && !*asJSON:
+			fmt.Printf("card %s (%s): %s\n", e.Card.ID, e.Card.Site, e.Outcome)
+		}
+	})
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// cardLine is a card in one line: ID, session, site, kind, whether the sandbox blocked it,
+// and the coworker's reason.
+func cardLine(c backend.CardInfo) string {
+	blocked := "not blocked by the sandbox yet"
+	if !c.Blocked.IsZero() {
+		blocked = "blocked by the sandbox at " + c.Blocked.Local().Format("15:04:05")
+		if c.BlockedCommand != "" {
+			blocked += " during " + fmt.Sprintf("%q", truncateWords(c.BlockedCommand, 60))
+		}
+	}
+	return fmt.Sprintf("%s  session %s  %s  (%s; %s)  reason: %s  [answers: %s]", c.ID, c.Session, c.Site, c.Kind, blocked, c.Reason, strings.Join(c.Answers, ", "))
+}
+
+func truncateWords(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+var answerCommand = command{
+	name:     "answer",
+	synopsis: "answer CARD once|session|always|deny",
+	about: `Answers a site card. session opens the site for the session's commands at once, with no
+restart; always does that and adds it to the machine's settings, for every session; deny
+refuses it, and a repeated ask for it in that session is refused without a card; once (web
+fetch cards only) allows that one fetch. Anything else is taken as deny.`,
+	example: "openworker answer c1a2b3c4d5 session",
+	minArgs: 2, maxArgs: 2,
+	needs: "a card ID (openworker cards lists them) and an answer",
+}
+
+func cmdAnswer(args []string) error {
+	pos, _, err := parse(newFlags(answerCommand), answerCommand, args)
+	if err != nil {
+		return err
+	}
+	c, err := client()
+	if err != nil {
+		return err
+	}
+	res, err := c.Answer(context.Background(), pos[0], api.AnswerRequest{Answer: pos[1]})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("card %s: %s\n", res.Card, res.Outcome)
+	if res.Message != "" {
+		fmt.Fprintln(os.Stderr, "openworker:", res.Message)
+	}
+	return nil
+}
+
+var requestSiteCommand = command{
+	name:     "request-site",
+	synopsis: "request-site SESSION HOST[:PORT] --reason TEXT [--wait D]",
+	about: `Asks for a site for a session, as a coworker does when a command was blocked: a card shows
+the site and the reason, and the answer applies to the running session at once. Prints the
+decision — session, always, once, denied, no answer yet, refused: full access — and exits 0
+when the site is allowed, 1 when denied or refused, 4 when there is no answer yet (the card
+stays up, and a later answer still applies).`,
+	example: "openworker request-site 3f9c2a1b7d0e registry.example.com --reason \"npm install needs the registry\"",
+	minArgs: 2, maxArgs: 2,
+	needs: "a session ID and a site",
+}
+
+func cmdRequestSite(args []string) error {
+	fs := newFlags(requestSiteCommand)
+	reason := fs.String("reason", "", "why the coworker needs the site, shown on the card (required)")
+	wait := seconds(60 * time.Second)
+	fs.Var(&wait, "wait", "how long to wait for an answer (30s, 5m, or seconds); the card stays up after")
+	pos, _, err := parse(fs, requestSiteCommand, args)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(*reason) == "" {
+		return errors.New("request-site needs --reason: the card shows it to the person who answers")
+	}
+	c, err := client()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	ans, err := c.RequestSite(ctx, pos[0], api.SiteRequest{Site: pos[1], Reason: *reason, WaitMS: time.Duration(wait).Milliseconds()})
+	if err != nil {
+		return err
+	}
+	fmt.Println(ans.Outcome)
+	if ans.Message != "" {
+		fmt.Fprintln(os.Stderr, "openworker:", ans.Message)
+	}
+	switch {
+	case ans.Outcome.Allows():
+		return nil
+	case ans.Outcome == approvals.NoAnswerYet:
+		return exitError{4}
+	}
+	return exitError{1}
+}
+
+var accessCommand = command{
+	name:     "access",
+	synopsis: "access SESSION [--allow HOST[:PORT]]… [--revoke HOST[:PORT]]…",
+	about: `Shows a session's Access list: its sites, from the settings, from shared logins, and those
+allowed for this session only (Session only), and its denials. --allow allows a site for the
+session at once (and takes back a denial of it); --revoke takes back a Session only site, and
+open tunnels to it close at once.`,
+	example: "openworker access 3f9c2a1b7d0e --allow api.example.com --revoke test.example.com:8443",
+	minArgs: 1, maxArgs: 1,
+	needs: "a session ID (openworker session ls lists them)",
+}
+
+func cmdAccess(args []string) error {
+	fs := newFlags(accessCommand)
+	var allow, revoke multi
+	fs.Var(&allow, "allow", "allow a site for this session only (repeatable)")
+	fs.Var(&revoke, "revoke", "take back a Session only site (repeatable)")
+	pos, _, err := parse(fs, accessCommand, args)
+	if err != nil {
+		return err
+	}
+	c, err := client()
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	var a backend.Access
+	if len(allow)+len(revoke) > 0 {
+		a, err = c.ChangeAccess(ctx, pos[0], api.AccessRequest{Allow: allow, Revoke: revoke})
+	} else {
+		a, err = c.Access(ctx, pos[0])
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Printf("Session %s (network %s)\n", a.Session, a.Network)
+	if len(a.Sites) == 0 {
+		fmt.Println("  no sites")
+	}
+	for _, s := range a.Sites {
+		mark := ""
+		switch s.Source {
+		case backend.SessionOnly:
+			mark = "  Session only"
+		case backend.FromLogin:
+			mark = "  (shared login)"
+		}
+		fmt.Printf("  %s%s\n", s.Site, mark)
+	}
+	for _, d := range a.Denied {
+		fmt.Printf("  %s  Denied\n", d)
+	}
+	for _, p := range a.Pending {
+		fmt.Printf("  pending write to the settings file: %s\n", p)
+	}
+	return nil
+}
+
+var sitesCommand = command{
+	name:     "sites",
+	synopsis: "sites list|tick GROUP|untick GROUP|add HOST[:PORT]|remove HOST[:PORT]",
+	about: `The "Choose sites…" list: the groups of sites a tick opens (code hosting, package
+registries, search APIs) and the machine's own sites. Changes go to the settings file
+(sandbox_network_hosts) with its rules and messages, keeping the rest of the file as it is,
+and running sessions take them at once. While the file has problems, a change is in force
+and written once the file is fixed.`,
+	example: "openworker sites tick github\nopenworker sites add api.example.com:443",
+	minArgs: 1, maxArgs: 2,
+	needs: "list, tick, untick, add or remove",
+}
+
+func cmdSites(args []string) error {
+	pos, _, err := parse(newFlags(sitesCommand), sitesCommand, args)
+	if err != nil {
+		return err
+	}
+	c, err := client()
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	var sites backend.Sites
+	switch pos[0] {
+	case "list":
+		if len(pos) != 1 {
+			return fmt.Errorf("sites list takes nothing more")
+		}
+		if sites, err = c.Sites(ctx); err != nil {
+			return err
+		}
+	case "tick", "untick", "add", "remove":
+		if len(pos) != 2 {
+			return fmt.Errorf("sites %s needs a %s", pos[0], map[bool]string{true: "group (openworker sites list names them)", false: "site, HOST[:PORT]"}[pos[0] == "tick" || pos[0] == "untick"])
+		}
+		res, err := c.ChangeSites(ctx, api.SitesRequest{Action: pos[0], Value: pos[1]})
+		if err != nil {
+			return err
+		}
+		if res.Message != "" {
+			fmt.Fprintln(os.Stderr, "openworker:", res.Message)
+		}
+		sites = res.Sites
+	default:
+		return fmt.Errorf("unknown sites command %q; use list, tick, untick, add or remove", pos[0])
+	}
+	kind := ""
+	for _, g := range sites.Groups {
+		if g.Kind != kind {
+			kind = g.Kind
+			fmt.Println(kind)
+		}
+		box := "[ ]"
+		if g.Ticked {
+			box = "[x]"
+		} else if g.Partial {
+			box = "[-]"
+		}
+		fmt.Printf("  %s %-12s %s  (%s)\n", box, g.ID, g.Name, strings.Join(g.Sites, ", "))
+	}
+	fmt.Println("Your sites")
+	if len(sites.Custom) == 0 {
+		fmt.Println("  none")
+	}
+	for _, s := range sites.Custom {
+		fmt.Printf("  %s\n", s)
+	}
+	return nil
+}
