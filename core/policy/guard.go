@@ -1,0 +1,107 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+)
+
+// SharedLoginsHint says where a person shares one login on purpose, instead of a folder of
+// them.
+const SharedLoginsHint = "share a login on purpose instead, one at a time: Settings ▸ Sandbox ▸ Explicit config and keys exposed to Agent, or [[sandbox_credentials]] in the settings file"
+
+// loginFolders are the folders under the home folder whose purpose is logins. A session folder
+// or toolchain that is one, holds one or lies inside one would hand every key in it to every
+// command.
+var loginFolders = []string{
+	".ssh", ".aws", ".gnupg", ".kube", ".docker", ".config/gh", ".config/gcloud", ".terraform.d",
+	".azure", ".password-store", ".config/op", "Library/Keychains",
+}
+
+// LoginFolders returns the login folders under home (relative to it).
+func LoginFolders() []string { return append([]string(nil), loginFolders...) }
+
+// guarded is a folder no session folder may be, hold or lie inside, and why.
+type guarded struct {
+	path string // resolved
+	what string // what it is, as a person says it
+	why  string // what a sandboxed command could do with it
+}
+
+// guards lists the app's own places: its state folder, the settings file's folder, the audit
+// trail's folder and its program.
+func guards(opts Options) []guarded {
+	var g []guarded
+	add := func(path, what, why string) {
+		if path != "" {
+			g = append(g, guarded{resolveLoose(path), what, why})
+		}
+	}
+	add(opts.StateDir, "OpenWorker's own state folder", "a sandboxed command could read its keys and rewrite its session records")
+	add(opts.ConfigDir, "the folder of OpenWorker's settings file", "a sandboxed command could rewrite the settings (open the network for every later session)")
+	add(opts.AuditDir, "the folder of OpenWorker's audit trail", "a sandboxed command could read every session's commands or rewrite the record")
+	for _, f := range opts.RunnerFiles {
+		add(f, "OpenWorker's own program", "a sandboxed command could read or replace the program that runs outside every sandbox")
+	}
+	return g
+}
+
+// shown is how a message names a folder: as the person gave it, and where a symlink made it
+// another, that one too. abs is given made absolute.
+func shown(given, abs, r string) string {
+	if filepath.Clean(abs) == r {
+		return given
+	}
+	return fmt.Sprintf("%s (which is %s)", given, r)
+}
+
+// refuse says why the resolved folder r (named name, see shown) may not be a session folder
+// of kind, or returns nil. home is the resolved home folder.
+func refuse(kind, name, r, home, goos string, g []guarded) error {
+	if Within(r, home) {
+		if r == home {
+			return fmt.Errorf("%s folder %s is your home folder; share a project folder inside it instead", kind, name)
+		}
+		return fmt.Errorf("%s folder %s contains your home folder %s; share a project folder inside it instead", kind, name, home)
+	}
+	for _, x := range g {
+		switch {
+		case r == x.path:
+			return fmt.Errorf("%s folder %s is %s: %s; share a folder that does not hold it", kind, name, x.what, x.why)
+		case Within(r, x.path):
+			return fmt.Errorf("%s folder %s contains %s %s: %s; share a folder that does not hold it", kind, name, x.what, x.path, x.why)
+		case Within(x.path, r):
+			return fmt.Errorf("%s folder %s lies inside %s %s: %s; share a folder elsewhere", kind, name, x.what, x.path, x.why)
+		}
+	}
+	for _, rel := range loginFolders {
+		lexical := filepath.Join(home, rel)
+		for _, l := range []string{lexical, resolveLoose(lexical)} {
+			switch {
+			case r == l:
+				return fmt.Errorf("%s folder %s is ~/%s, which holds logins a sandboxed command would read; %s", kind, name, rel, SharedLoginsHint)
+			case Within(r, l):
+				return fmt.Errorf("%s folder %s contains ~/%s, which holds logins a sandboxed command would read; %s", kind, name, rel, SharedLoginsHint)
+			case Within(l, r):
+				return fmt.Errorf("%s folder %s lies inside ~/%s, which holds logins a sandboxed command would read; %s", kind, name, rel, SharedLoginsHint)
+			}
+		}
+	}
+	if Within(home, r) {
+		// The home folder's own folders are the person's, whatever machine folder holds it
+		// (a service account's home under /var/lib).
+		return nil
+	}
+	writable := kind == "writable"
+	for _, s := range systemFolders(goos) {
+		refused := s.readOnly || writable
+		switch {
+		case !refused:
+		case r == s.path:
+			return errors.New(s.message(kind, name, true))
+		case s.inside && Within(s.path, r):
+			return errors.New(s.message(kind, name, false))
+		}
+	}
+	return nil
+}
