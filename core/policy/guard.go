@@ -64,6 +64,18 @@ func refuse(kind, name, r, home, goos string, g []guarded) error {
 		}
 		return fmt.Errorf("%s folder %s contains your home folder %s; share a project folder inside it instead", kind, name, home)
 	}
+	// The machine's own folders come first: their reason says most (the sandbox's /tmp is
+	// its own). The home folder's own folders are the person's, whatever machine folder
+	// holds it (a service account's home under /var/lib).
+	for _, s := range systemFolders(goos) {
+		switch {
+		case Within(home, r) || !s.readOnly && kind != "writable":
+		case r == s.path:
+			return errors.New(s.message(kind, name, true))
+		case s.inside && Within(s.path, r):
+			return errors.New(s.message(kind, name, false))
+		}
+	}
 	for _, x := range g {
 		switch {
 		case r == x.path:
@@ -85,22 +97,6 @@ func refuse(kind, name, r, home, goos string, g []guarded) error {
 			case Within(l, r):
 				return fmt.Errorf("%s folder %s lies inside ~/%s, which holds logins a sandboxed command would read; %s", kind, name, rel, SharedLoginsHint)
 			}
-		}
-	}
-	if Within(home, r) {
-		// The home folder's own folders are the person's, whatever machine folder holds it
-		// (a service account's home under /var/lib).
-		return nil
-	}
-	writable := kind == "writable"
-	for _, s := range systemFolders(goos) {
-		refused := s.readOnly || writable
-		switch {
-		case !refused:
-		case r == s.path:
-			return errors.New(s.message(kind, name, true))
-		case s.inside && Within(s.path, r):
-			return errors.New(s.message(kind, name, false))
 		}
 	}
 	return nil
