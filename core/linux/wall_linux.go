@@ -433,7 +433,7 @@ const readOnlyAttr = unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUN
 // bindPlan is a mount step whose source is there to bind.
 type bindPlan struct {
 	mountStep
-	src, dst string
+	dst string
 	// srcFD is the source, opened once and checked (see openNoLinks); -1 once closed.
 	srcFD int
 	dir   bool
@@ -494,7 +494,8 @@ func prepareBinds(steps []mountStep, empty *emptySources) ([]bindPlan, error) {
 	var writable []string
 	for _, m := range steps {
 		src, dst := oldRoot+m.Src, newRoot+m.Dst
-		fd, isDir, err := -1, false, error(nil)
+		fd, isDir := -1, false
+		var err error
 		switch {
 		case m.Empty:
 			// What it covers is the host's file at the same place, seen through a folder
@@ -557,7 +558,7 @@ func prepareBinds(steps []mountStep, empty *emptySources) ([]bindPlan, error) {
 		if m.Writable {
 			writable = append(writable, m.Dst)
 		}
-		plans = append(plans, bindPlan{mountStep: m, src: src, dst: dst, srcFD: fd, dir: isDir, together: !m.Writable && !inWritable, placed: placed})
+		plans = append(plans, bindPlan{mountStep: m, dst: dst, srcFD: fd, dir: isDir, together: !m.Writable && !inWritable, placed: placed})
 		if placed {
 			if err := mountPoint(dst, isDir); err != nil {
 				return plans, step("make the mount point "+m.Dst, err)
