@@ -3,7 +3,9 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 )
 
 // SharedLoginsHint says where a person shares one login on purpose, instead of a folder of
@@ -55,9 +57,40 @@ func shown(given, abs, r string) string {
 	return fmt.Sprintf("%s (which is %s)", given, r)
 }
 
+// login is one login folder: its name under the home folder and where it is, as written and
+// as resolved (~/.ssh may be a link into a dotfiles folder).
+type login struct {
+	rel   string
+	paths []string
+}
+
+// logins locates the login folders under home (resolved). Only a link below the home folder
+// can move one, so it is resolved only where one is met: a session starts with every check.
+func logins(home string) []login {
+	out := make([]login, 0, len(loginFolders))
+	for _, rel := range loginFolders {
+		lexical := filepath.Join(home, rel)
+		l := login{rel: rel, paths: []string{lexical}}
+		p := home
+		for _, c := range strings.Split(rel, "/") {
+			p = filepath.Join(p, c)
+			fi, err := os.Lstat(p)
+			if err != nil {
+				break // nothing further on can be a link
+			}
+			if fi.Mode()&os.ModeSymlink != 0 {
+				l.paths = append(l.paths, resolveLoose(lexical))
+				break
+			}
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
 // refuse says why the resolved folder r (named name, see shown) may not be a session folder
-// of kind, or returns nil. home is the resolved home folder.
-func refuse(kind, name, r, home, goos string, g []guarded) error {
+// of kind, or returns nil. home is the resolved home folder, g and ls its guarded places.
+func refuse(kind, name, r, home, goos string, g []guarded, ls []login) error {
 	if Within(r, home) {
 		if r == home {
 			return fmt.Errorf("%s folder %s is your home folder; share a project folder inside it instead", kind, name)
@@ -86,16 +119,15 @@ func refuse(kind, name, r, home, goos string, g []guarded) error {
 			return fmt.Errorf("%s folder %s lies inside %s %s: %s; share a folder elsewhere", kind, name, x.what, x.path, x.why)
 		}
 	}
-	for _, rel := range loginFolders {
-		lexical := filepath.Join(home, rel)
-		for _, l := range []string{lexical, resolveLoose(lexical)} {
+	for _, lf := range ls {
+		for _, l := range lf.paths {
 			switch {
 			case r == l:
-				return fmt.Errorf("%s folder %s is ~/%s, which holds logins a sandboxed command would read; %s", kind, name, rel, SharedLoginsHint)
+				return fmt.Errorf("%s folder %s is ~/%s, which holds logins a sandboxed command would read; %s", kind, name, lf.rel, SharedLoginsHint)
 			case Within(r, l):
-				return fmt.Errorf("%s folder %s contains ~/%s, which holds logins a sandboxed command would read; %s", kind, name, rel, SharedLoginsHint)
+				return fmt.Errorf("%s folder %s contains ~/%s, which holds logins a sandboxed command would read; %s", kind, name, lf.rel, SharedLoginsHint)
 			case Within(l, r):
-				return fmt.Errorf("%s folder %s lies inside ~/%s, which holds logins a sandboxed command would read; %s", kind, name, rel, SharedLoginsHint)
+				return fmt.Errorf("%s folder %s lies inside ~/%s, which holds logins a sandboxed command would read; %s", kind, name, lf.rel, SharedLoginsHint)
 			}
 		}
 	}

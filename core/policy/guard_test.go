@@ -130,13 +130,13 @@ func TestMachineFoldersAreRefused(t *testing.T) {
 	}
 	// The machine's folders are judged as themselves, not where a home folder under one
 	// lies: a service account's home under /var/lib keeps its projects.
-	if got := refuse("writable", "/var/lib/ci/work", "/var/lib/ci/work", "/var/lib/ci", "linux", nil); got != nil {
+	if got := refuse("writable", "/var/lib/ci/work", "/var/lib/ci/work", "/var/lib/ci", "linux", nil, nil); got != nil {
 		t.Errorf("a project in a home under /var/lib was refused: %v", got)
 	}
-	if got := refuse("read-only", "/var", "/var", "/home/u", "linux", nil); got == nil || !strings.Contains(got.Error(), "is the folder of every service's data") {
+	if got := refuse("read-only", "/var", "/var", "/home/u", "linux", nil, nil); got == nil || !strings.Contains(got.Error(), "is the folder of every service's data") {
 		t.Errorf("/var: %v", got)
 	}
-	if got := refuse("writable", "/Library/x", "/Library/x", "/Users/u", "darwin", nil); got == nil {
+	if got := refuse("writable", "/Library/x", "/Library/x", "/Users/u", "darwin", nil, nil); got == nil {
 		t.Error("darwin: a writable folder in /Library was accepted")
 	}
 }

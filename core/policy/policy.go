@@ -121,7 +121,7 @@ func New(opts Options) (*Policy, error) {
 	if goos == "" {
 		goos = hostGOOS
 	}
-	own := guards(opts)
+	own, ls := guards(opts), logins(home)
 	var untrusted []string
 	for _, u := range slices.Concat(opts.Untrusted, opts.Writable) {
 		if r, err := Resolve(u); err == nil {
@@ -167,7 +167,7 @@ func New(opts Options) (*Policy, error) {
 		if !isDir {
 			return "", fmt.Errorf("%s folder %s is not a folder", kind, dir)
 		}
-		if err := refuse(kind, shown(dir, dir, r), r, home, goos, own); err != nil {
+		if err := refuse(kind, shown(dir, dir, r), r, home, goos, own, ls); err != nil {
 			return "", err
 		}
 		p.given[filepath.Clean(dir)] = r
@@ -238,7 +238,7 @@ func New(opts Options) (*Policy, error) {
 		if !filepath.IsAbs(t) {
 			name = "~/" + t
 		}
-		if err := refuse("toolchain", shown(name, abs, r), r, home, goos, own); err != nil {
+		if err := refuse("toolchain", shown(name, abs, r), r, home, goos, own, ls); err != nil {
 			return nil, err
 		}
 		rel, err := filepath.Rel(home, filepath.Clean(abs))
@@ -309,17 +309,15 @@ func Resolve(path string) (string, error) {
 // resolveLoose resolves the longest existing prefix of path and appends the rest, so that a
 // folder that does not exist yet still compares correctly with resolved paths.
 func resolveLoose(path string) string {
-	path = filepath.Clean(path)
-	rest := ""
-	for p := path; ; p = filepath.Dir(p) {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return filepath.Join(r, rest)
-		}
-		if p == filepath.Dir(p) {
-			return path
-		}
-		rest = filepath.Join(filepath.Base(p), rest)
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
 	}
+	r, err := walk(abs, nil, true)
+	if err != nil {
+		return filepath.Clean(abs)
+	}
+	return r
 }
 
 // Within reports whether path is dir or lies below it. Both must be clean and absolute.

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -30,6 +31,12 @@ func (e *UnsafeLinkError) Error() string {
 // inside one of the untrusted folders (resolved paths). It is filepath.EvalSymlinks that
 // knows where each link it follows lies.
 func resolveFrom(path string, untrusted []string) (string, error) {
+	return walk(path, untrusted, false)
+}
+
+// walk is resolveFrom; loose, it stops at the first component that does not exist and
+// appends the rest as it is.
+func walk(path string, untrusted []string, loose bool) (string, error) {
 	if !filepath.IsAbs(path) {
 		return "", fmt.Errorf("%q is not an absolute path", path)
 	}
@@ -50,6 +57,9 @@ func resolveFrom(path string, untrusted []string) (string, error) {
 		next := filepath.Join(cur, c)
 		fi, err := os.Lstat(next)
 		if err != nil {
+			if loose && errors.Is(err, os.ErrNotExist) {
+				return filepath.Join(append([]string{next}, todo...)...), nil
+			}
 			return "", err
 		}
 		if fi.Mode()&os.ModeSymlink == 0 {
