@@ -28,6 +28,10 @@ type guarded struct {
 	path string // resolved
 	what string // what it is, as a person says it
 	why  string // what a sandboxed command could do with it
+	// writeOnly: only a writable folder is refused. The program is no secret (a runner
+	// started from it is shown read-only inside), so a toolchain such as ~/go that holds
+	// it stays usable; changing it is what must never happen.
+	writeOnly bool
 }
 
 // guards lists the app's own places: its state folder, the settings file's folder, the audit
@@ -36,14 +40,15 @@ func guards(opts Options) []guarded {
 	var g []guarded
 	add := func(path, what, why string) {
 		if path != "" {
-			g = append(g, guarded{resolveLoose(path), what, why})
+			g = append(g, guarded{path: resolveLoose(path), what: what, why: why})
 		}
 	}
 	add(opts.StateDir, "OpenWorker's own state folder", "a sandboxed command could read its keys and rewrite its session records")
 	add(opts.ConfigDir, "the folder of OpenWorker's settings file", "a sandboxed command could rewrite the settings (open the network for every later session)")
 	add(opts.AuditDir, "the folder of OpenWorker's audit trail", "a sandboxed command could read every session's commands or rewrite the record")
 	for _, f := range opts.RunnerFiles {
-		add(f, "OpenWorker's own program", "a sandboxed command could read or replace the program that runs outside every sandbox")
+		add(f, "OpenWorker's own program", "a sandboxed command could replace the program that runs outside every sandbox")
+		g[len(g)-1].writeOnly = true
 	}
 	return g
 }
@@ -111,6 +116,7 @@ func refuse(kind, name, r, home, goos string, g []guarded, ls []login) error {
 	}
 	for _, x := range g {
 		switch {
+		case x.writeOnly && kind != "writable":
 		case r == x.path:
 			return fmt.Errorf("%s folder %s is %s: %s; share a folder that does not hold it", kind, name, x.what, x.why)
 		case Within(r, x.path):

@@ -43,7 +43,7 @@ func TestSensitiveFoldersAreRefused(t *testing.T) {
 		{name: "state_folder", ro: []string{f.state}, want: []string{"is OpenWorker's own state folder"}},
 		{name: "inside_state", rw: []string{filepath.Join(f.state, "sessions")}, want: []string{"lies inside OpenWorker's own state folder"}},
 		{name: "audit_folder", ro: []string{f.root + "/tools/../audit"}, want: []string{"is the folder of OpenWorker's audit trail"}},
-		{name: "holds_program", ro: []string{filepath.Dir(program)}, want: []string{"contains OpenWorker's own program " + program, "replace the program"}},
+		{name: "holds_program", rw: []string{filepath.Dir(program)}, want: []string{"contains OpenWorker's own program " + program, "replace the program"}},
 		{name: "ssh", ro: []string{filepath.Join(f.home, ".ssh")}, want: []string{"is ~/.ssh, which holds logins", logins}},
 		{name: "link_to_ssh", rw: []string{linkToSSH}, want: []string{linkToSSH + " (which is " + filepath.Join(f.home, ".ssh") + ") is ~/.ssh"}},
 		{name: "inside_aws", ro: []string{filepath.Join(f.home, ".aws", "sso")}, want: []string{"lies inside ~/.aws"}},
@@ -68,9 +68,10 @@ func TestSensitiveFoldersAreRefused(t *testing.T) {
 			}
 		})
 	}
-	// What lies beside them is fine.
+	// What lies beside them is fine, and so is reading the program (a toolchain such as
+	// ~/go may hold it).
 	if _, err := New(Options{UserHome: f.home, StateDir: f.state, ConfigDir: config, RunnerFiles: []string{program},
-		Writable: []string{f.proj, filepath.Join(f.home, "code")}, GOOS: "linux"}); err != nil {
+		Writable: []string{f.proj, filepath.Join(f.home, "code")}, ReadOnly: []string{filepath.Dir(program)}, GOOS: "linux"}); err != nil {
 		t.Fatalf("ordinary project folders were refused: %v", err)
 	}
 }
