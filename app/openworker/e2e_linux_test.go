@@ -582,19 +582,26 @@ func TestSensitiveFoldersAreRefused(t *testing.T) {
 		dir  string // the current folder; default the project
 		args []string
 		want []string
+		env  string // one more variable
 	}{
-		{"cd_ssh", ssh, []string{"run", "--", "cat", "id_ed25519"}, []string{"is ~/.ssh, which holds logins", "[[sandbox_credentials]]"}},
-		{"ro_aws", "", []string{"run", "--ro", filepath.Join(w.home, ".aws"), "--", "true"}, []string{"is ~/.aws"}},
-		{"rw_config", "", []string{"run", "--rw", filepath.Join(w.home, ".config"), "--", "true"}, []string{"contains the folder of OpenWorker's settings file", "rewrite the settings"}},
-		{"rw_settings_folder", "", []string{"run", "--rw", filepath.Join(w.home, ".config", "openworker"), "--", "true"}, []string{"is the folder of OpenWorker's settings file"}},
-		{"rw_etc", "", []string{"run", "--rw", "/etc", "--", "true"}, []string{"writable folder /etc is this machine's settings"}},
-		{"rw_usr", "", []string{"run", "--rw", "/usr", "--", "true"}, []string{"writable folder /usr is part of the system"}},
-		{"rw_proc", "", []string{"run", "--rw", "/proc", "--", "true"}, []string{"writable folder /proc is the kernel's view"}},
-		{"rw_tmp", "", []string{"run", "--rw", "/tmp", "--", "true"}, []string{"the sandbox's /tmp is a private one of its own"}},
+		{"cd_ssh", ssh, []string{"run", "--", "cat", "id_ed25519"}, []string{"is ~/.ssh, which holds logins", "[[sandbox_credentials]]"}, ""},
+		{"ro_aws", "", []string{"run", "--ro", filepath.Join(w.home, ".aws"), "--", "true"}, []string{"is ~/.aws"}, ""},
+		{"rw_config", "", []string{"run", "--rw", filepath.Join(w.home, ".config"), "--", "true"}, []string{"contains the folder of OpenWorker's settings file", "rewrite the settings"}, ""},
+		{"rw_settings_folder", "", []string{"run", "--rw", filepath.Join(w.home, ".config", "openworker"), "--", "true"}, []string{"is the folder of OpenWorker's settings file"}, ""},
+		// Settings of this run's own elsewhere leave the machine's guarded: a daemon reads them.
+		{"rw_default_settings_folder", "", []string{"run", "--rw", filepath.Join(w.home, ".config", "openworker"), "--", "true"}, []string{"is the folder of OpenWorker's settings file"},
+			"OPENWORKER_CONFIG=" + filepath.Join(root, "cfg", "elsewhere.toml")},
+		{"rw_etc", "", []string{"run", "--rw", "/etc", "--", "true"}, []string{"writable folder /etc is this machine's settings"}, ""},
+		{"rw_usr", "", []string{"run", "--rw", "/usr", "--", "true"}, []string{"writable folder /usr is part of the system"}, ""},
+		{"rw_proc", "", []string{"run", "--rw", "/proc", "--", "true"}, []string{"writable folder /proc is the kernel's view"}, ""},
+		{"rw_tmp", "", []string{"run", "--rw", "/tmp", "--", "true"}, []string{"the sandbox's /tmp is a private one of its own"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := w.cmd(tt.args...)
+			if tt.env != "" {
+				c.Env = append(c.Env, tt.env)
+			}
 			if tt.dir != "" {
 				c.Dir = tt.dir
 				c.Env = append(c.Env, "PWD="+tt.dir)

@@ -44,7 +44,9 @@ func guards(opts Options) []guarded {
 		}
 	}
 	add(opts.StateDir, "OpenWorker's own state folder", "a sandboxed command could read its keys and rewrite its session records")
-	add(opts.ConfigDir, "the folder of OpenWorker's settings file", "a sandboxed command could rewrite the settings (open the network for every later session)")
+	for _, d := range opts.ConfigDirs {
+		add(d, "the folder of OpenWorker's settings file", "a sandboxed command could rewrite the settings (open the network for every later session)")
+	}
 	add(opts.AuditDir, "the folder of OpenWorker's audit trail", "a sandboxed command could read every session's commands or rewrite the record")
 	for _, f := range opts.RunnerFiles {
 		add(f, "OpenWorker's own program", "a sandboxed command could replace the program that runs outside every sandbox")

@@ -28,7 +28,7 @@ func TestSensitiveFoldersAreRefused(t *testing.T) {
 	must(t, os.Symlink(filepath.Join(f.home, ".ssh"), linkToSSH))
 	must(t, os.Symlink(filepath.Join(f.home, ".ssh"), filepath.Join(f.home, ".cargo")))
 	must(t, os.Symlink(filepath.Join(f.home, ".aws"), filepath.Join(f.home, "tools", "aws-tool")))
-	base := Options{UserHome: f.home, StateDir: f.state, ConfigDir: config, AuditDir: audit, RunnerFiles: []string{program}, GOOS: "linux"}
+	base := Options{UserHome: f.home, StateDir: f.state, ConfigDirs: []string{config}, AuditDir: audit, RunnerFiles: []string{program}, GOOS: "linux"}
 	const logins = "Settings ▸ Sandbox ▸ Explicit config and keys exposed to Agent, or [[sandbox_credentials]]"
 	tests := []struct {
 		name     string
@@ -57,7 +57,7 @@ func TestSensitiveFoldersAreRefused(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			opts := base
 			if tt.noConfig {
-				opts.ConfigDir = ""
+				opts.ConfigDirs = nil
 			}
 			opts.Writable, opts.ReadOnly, opts.Toolchains = tt.rw, tt.ro, tt.tools
 			_, err := New(opts)
@@ -70,7 +70,7 @@ func TestSensitiveFoldersAreRefused(t *testing.T) {
 	}
 	// What lies beside them is fine, and so is reading the program (a toolchain such as
 	// ~/go may hold it).
-	if _, err := New(Options{UserHome: f.home, StateDir: f.state, ConfigDir: config, RunnerFiles: []string{program},
+	if _, err := New(Options{UserHome: f.home, StateDir: f.state, ConfigDirs: []string{config}, RunnerFiles: []string{program},
 		Writable: []string{f.proj, filepath.Join(f.home, "code")}, ReadOnly: []string{filepath.Dir(program)}, GOOS: "linux"}); err != nil {
 		t.Fatalf("ordinary project folders were refused: %v", err)
 	}

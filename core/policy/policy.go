@@ -81,11 +81,11 @@ type Options struct {
 	Home     string
 	UserHome string
 	// The app's own places, which no session folder may be, hold or lie inside: its state
-	// folder, the settings file's folder and the audit trail's folder. RunnerFiles are its
-	// program, guarded the same way.
-	StateDir  string
-	ConfigDir string
-	AuditDir  string
+	// folder, the settings file's folders (the one in use, and the machine's default) and
+	// the audit trail's folder. RunnerFiles are its program, guarded against writing.
+	StateDir   string
+	ConfigDirs []string
+	AuditDir   string
 	// Untrusted are folders sandboxed commands may write (the writable folders of the other
 	// running sessions). A symlink inside one, or inside a writable folder given here, is
 	// never followed to a session folder: a command could have planted it.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/policy"
 )
 
@@ -25,7 +26,10 @@ func (m *Manager) policyOptions(spec Spec) policy.Options {
 		RunnerFiles: []string{m.opts.RunnerPath}, Untrusted: m.untrusted(),
 	}
 	if m.opts.SettingsPath != "" {
-		o.ConfigDir = filepath.Dir(m.opts.SettingsPath)
+		o.ConfigDirs = append(o.ConfigDirs, filepath.Dir(m.opts.SettingsPath))
+	}
+	if d, err := config.DefaultDir(m.opts.GOOS, m.opts.UserHome); err == nil {
+		o.ConfigDirs = append(o.ConfigDirs, d)
 	}
 	if m.opts.Audit != nil {
 		o.AuditDir = filepath.Dir(m.opts.Audit.Path())
