@@ -135,11 +135,15 @@ func New(opts Options) (*Policy, error) {
 	if _, err := ParseNetwork(string(p.Network)); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
-	// stat records what path is, and says whether it is a folder.
+	// stat records what path (resolved) is, and says whether it is a folder. It follows no
+	// link: one there now was put there since the path was resolved.
 	stat := func(path string) (bool, error) {
-		fi, err := os.Stat(path)
+		fi, err := os.Lstat(path)
 		if err != nil {
 			return false, err
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return false, errors.New("it became a symlink while it was checked; try again")
 		}
 		if id, ok := identify(fi); ok {
 			p.ids[path] = id
