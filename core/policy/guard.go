@@ -51,6 +51,11 @@ func guards(opts Options) []guarded {
 	for _, f := range opts.RunnerFiles {
 		add(f, "OpenWorker's own program", "a sandboxed command could replace the program that runs outside every sandbox")
 		g[len(g)-1].writeOnly = true
+		// A Mac app's program lies in its bundle, whose other files it loads.
+		if i := strings.Index(f, ".app/Contents/"); i >= 0 {
+			add(f[:i+len(".app")], "OpenWorker's app", "a sandboxed command could change the app that runs outside every sandbox")
+			g[len(g)-1].writeOnly = true
+		}
 	}
 	return g
 }

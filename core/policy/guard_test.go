@@ -24,12 +24,17 @@ func TestSensitiveFoldersAreRefused(t *testing.T) {
 		must(t, os.MkdirAll(d, 0o755))
 	}
 	must(t, os.WriteFile(program, nil, 0o755))
+	bundle := filepath.Join(f.home, "Applications", "OpenWorker.app")
+	appProgram := filepath.Join(bundle, "Contents", "MacOS", "openworker")
+	must(t, os.MkdirAll(filepath.Dir(appProgram), 0o755))
+	must(t, os.MkdirAll(filepath.Join(bundle, "Contents", "Resources"), 0o755))
+	must(t, os.WriteFile(appProgram, nil, 0o755))
 	must(t, os.Symlink(filepath.Join(dotfiles, "gnupg"), filepath.Join(f.home, ".gnupg")))
 	linkToSSH := filepath.Join(f.root, "innocent")
 	must(t, os.Symlink(filepath.Join(f.home, ".ssh"), linkToSSH))
 	must(t, os.Symlink(filepath.Join(f.home, ".ssh"), filepath.Join(f.home, ".cargo")))
 	must(t, os.Symlink(filepath.Join(f.home, ".aws"), filepath.Join(f.home, "tools", "aws-tool")))
-	base := Options{UserHome: f.home, StateDir: f.state, ConfigDirs: []string{config}, AuditDir: audit, RunnerFiles: []string{program}, GOOS: "linux"}
+	base := Options{UserHome: f.home, StateDir: f.state, ConfigDirs: []string{config}, AuditDir: audit, RunnerFiles: []string{program, appProgram}, GOOS: "linux"}
 	const logins = "Settings ▸ Sandbox ▸ Explicit config and keys exposed to Agent, or [[sandbox_credentials]]"
 	tests := []struct {
 		name     string
@@ -44,6 +49,7 @@ func TestSensitiveFoldersAreRefused(t *testing.T) {
 		{name: "state_folder", ro: []string{f.state}, want: []string{"is OpenWorker's own state folder"}},
 		{name: "inside_state", rw: []string{filepath.Join(f.state, "sessions")}, want: []string{"lies inside OpenWorker's own state folder"}},
 		{name: "audit_folder", ro: []string{f.root + "/tools/../audit"}, want: []string{"is the folder of OpenWorker's audit trail"}},
+		{name: "inside_app_bundle", rw: []string{filepath.Join(bundle, "Contents", "Resources")}, want: []string{"lies inside OpenWorker's app " + bundle}},
 		{name: "holds_program", rw: []string{filepath.Dir(program)}, want: []string{"contains OpenWorker's own program " + program, "replace the program"}},
 		{name: "ssh", ro: []string{filepath.Join(f.home, ".ssh")}, want: []string{"is ~/.ssh, which holds logins", logins}},
 		{name: "link_to_ssh", rw: []string{linkToSSH}, want: []string{linkToSSH + " (which is " + filepath.Join(f.home, ".ssh") + ") is ~/.ssh"}},
