@@ -50,7 +50,7 @@ func cmdServe(args []string) error {
 	b, err := backend.New(backend.Options{
 		Settings: store, Native: e.machine().Native, GOOS: runtime.GOOS,
 		Session: session.Options{
-			Providers: providers(nativeProvider()), UserHome: e.home, StateDir: e.stateDir, GOOS: runtime.GOOS,
+			Providers: providers(nativeProvider()), UserHome: e.home, StateDir: e.stateDir, SettingsPath: e.settingsPath, GOOS: runtime.GOOS,
 			HostEnv: os.Environ(), Audit: log, RunnerStderr: os.Stderr,
 		},
 	})

@@ -552,3 +552,139 @@ func (w *world) settings(text string) {
 		w.t.Fatal(err)
 	}
 }
+
+// homeOutsideTmp moves the world's home folder out of /tmp, as a real one is: inside, /tmp
+// is the sandbox's private one, and a home folder under it would be judged (and shown)
+// as a folder of that. It returns the folder that holds the home folder.
+func (w *world) homeOutsideTmp() string {
+	w.t.Helper()
+	root, err := os.MkdirTemp("/var/tmp", "openworker-e2e-")
+	if err != nil {
+		w.t.Skipf("no /var/tmp: %v", err)
+	}
+	w.t.Cleanup(func() { os.RemoveAll(root) })
+	w.home = filepath.Join(root, "home")
+	w.env = append(w.env, "HOME="+w.home, "XDG_CONFIG_HOME="+filepath.Join(w.home, ".config"), "XDG_STATE_HOME="+filepath.Join(w.home, ".local", "state"))
+	if err := os.MkdirAll(filepath.Join(w.home, ".ssh"), 0o700); err != nil {
+		w.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.home, ".ssh", "id_ed25519"), []byte("-----BEGIN OPENSSH PRIVATE KEY----- planted\n"), 0o600); err != nil {
+		w.t.Fatal(err)
+	}
+	return root
+}
+
+// TestSensitiveFoldersAreRefused: a session folder that holds logins, OpenWorker's own
+// settings or the machine's own folders is refused before anything starts, saying which
+// and why; a symlinked working folder is the folder it leads to, inside as outside.
+func TestSensitiveFoldersAreRefused(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	root := w.homeOutsideTmp()
+	ssh := filepath.Join(w.home, ".ssh")
+	for _, d := range []string{ssh, filepath.Join(w.home, ".aws"), filepath.Join(w.home, ".config", "openworker")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const key = "-----BEGIN OPENSSH PRIVATE KEY----- planted"
+	if err := os.WriteFile(filepath.Join(ssh, "id_ed25519"), []byte(key+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		dir  string // the current folder; default the project
+		args []string
+		want []string
+		env  string // one more variable
+	}{
+		{"cd_ssh", ssh, []string{"run", "--", "cat", "id_ed25519"}, []string{"is ~/.ssh, which holds logins", "[[sandbox_credentials]]"}, ""},
+		{"ro_aws", "", []string{"run", "--ro", filepath.Join(w.home, ".aws"), "--", "true"}, []string{"is ~/.aws"}, ""},
+		{"rw_config", "", []string{"run", "--rw", filepath.Join(w.home, ".config"), "--", "true"}, []string{"contains the folder of OpenWorker's settings file", "rewrite the settings"}, ""},
+		{"rw_settings_folder", "", []string{"run", "--rw", filepath.Join(w.home, ".config", "openworker"), "--", "true"}, []string{"is the folder of OpenWorker's settings file"}, ""},
+		// Settings of this run's own elsewhere leave the machine's guarded: a daemon reads them.
+		{"rw_default_settings_folder", "", []string{"run", "--rw", filepath.Join(w.home, ".config", "openworker"), "--", "true"}, []string{"is the folder of OpenWorker's settings file"},
+			"OPENWORKER_CONFIG=" + filepath.Join(root, "cfg", "elsewhere.toml")},
+		{"rw_etc", "", []string{"run", "--rw", "/etc", "--", "true"}, []string{"writable folder /etc is this machine's settings"}, ""},
+		{"rw_usr", "", []string{"run", "--rw", "/usr", "--", "true"}, []string{"writable folder /usr is part of the system"}, ""},
+		{"rw_proc", "", []string{"run", "--rw", "/proc", "--", "true"}, []string{"writable folder /proc is the kernel's view"}, ""},
+		{"rw_tmp", "", []string{"run", "--rw", "/tmp", "--", "true"}, []string{"the sandbox's /tmp is a private one of its own"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := w.cmd(tt.args...)
+			if tt.env != "" {
+				c.Env = append(c.Env, tt.env)
+			}
+			if tt.dir != "" {
+				c.Dir = tt.dir
+				c.Env = append(c.Env, "PWD="+tt.dir)
+			}
+			var out, errb bytes.Buffer
+			c.Stdout, c.Stderr = &out, &errb
+			err := c.Run()
+			if strings.Contains(out.String()+errb.String(), "PRIVATE KEY") {
+				t.Fatalf("the key was printed:\n%s%s", out.String(), errb.String())
+			}
+			if err == nil {
+				t.Fatalf("the session started:\n%s%s", out.String(), errb.String())
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(errb.String(), want) {
+					t.Errorf("the refusal does not say %q:\n%s", want, errb.String())
+				}
+			}
+		})
+	}
+	t.Run("symlinked_working_folder", func(t *testing.T) {
+		link := filepath.Join(root, "link")
+		if err := os.Symlink(w.project, link); err != nil {
+			t.Fatal(err)
+		}
+		c := w.cmd("run", "--", "pwd")
+		c.Dir = link
+		c.Env = append(c.Env, "PWD="+link)
+		out, err := c.CombinedOutput()
+		real, _ := filepath.EvalSymlinks(w.project)
+		if err != nil || strings.TrimSpace(string(out)) != real {
+			t.Fatalf("pwd in a symlinked folder: %v\n%s(want %s)", err, out, real)
+		}
+	})
+}
+
+// TestToolchainTokensAreHidden: with sandbox_toolchains = [".cargo"], cargo runs inside but
+// its crates.io token reads as an empty file; a toolchain of one's own that leads to ~/.ssh
+// is refused.
+func TestToolchainTokensAreHidden(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	w.homeOutsideTmp()
+	cargo := filepath.Join(w.home, ".cargo")
+	if err := os.MkdirAll(filepath.Join(cargo, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const token = "cio-planted-token"
+	for name, text := range map[string]string{
+		"bin/cargo": "#!/bin/sh\necho cargo-ran\n", "credentials.toml": "[registry]\ntoken = \"" + token + "\"\n",
+	} {
+		if err := os.WriteFile(filepath.Join(cargo, name), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.settings("sandbox_toolchains = [\".cargo\"]\n")
+	out, errs, code := w.run("run", "--", "sh", "-c", `"$0/bin/cargo"; cat "$0/credentials.toml"; echo "size $(wc -c < "$0/credentials.toml")"`, cargo)
+	if strings.Contains(out+errs, token) {
+		t.Fatalf("the token was printed:\n%s%s", out, errs)
+	}
+	if code != 0 || !strings.Contains(out, "cargo-ran") || !strings.Contains(out, "size 0") {
+		t.Fatalf("exit %d: cargo did not run or its token file was not empty:\n%s%s", code, out, errs)
+	}
+	if err := os.Symlink(filepath.Join(w.home, ".ssh"), filepath.Join(w.home, "sdk")); err != nil {
+		t.Fatal(err)
+	}
+	w.settings("sandbox_toolchains = [\"sdk\"]\n")
+	out, errs, code = w.run("run", "--", "cat", filepath.Join(w.home, "sdk", "id_ed25519"))
+	if strings.Contains(out+errs, "PRIVATE KEY") || code == 0 || !strings.Contains(errs, "is ~/.ssh") {
+		t.Fatalf("exit %d: a toolchain leading to ~/.ssh:\n%s%s", code, out, errs)
+	}
+}

@@ -87,7 +87,7 @@ func (e *env) manager(native sandbox.Provider) (*session.Manager, *audit.Log, er
 		return nil, nil, err
 	}
 	m, err := session.NewManager(session.Options{
-		Providers: providers(native), UserHome: e.home, StateDir: e.stateDir, GOOS: runtime.GOOS,
+		Providers: providers(native), UserHome: e.home, StateDir: e.stateDir, SettingsPath: e.settingsPath, GOOS: runtime.GOOS,
 		HostEnv: os.Environ(), Audit: log, RunnerStderr: os.Stderr,
 	})
 	if err != nil {

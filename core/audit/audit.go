@@ -92,6 +92,9 @@ func (l *Log) open() error {
 	return nil
 }
 
+// Path is the file the log appends to; rotated files lie beside it.
+func (l *Log) Path() string { return l.path }
+
 // SetMaxSize changes the rotation size (for tests and settings).
 func (l *Log) SetMaxSize(n int64) { l.mu.Lock(); l.maxSize = n; l.mu.Unlock() }
 

@@ -77,6 +77,17 @@ func pathFor(goos string, getenv func(string) string, home string) (string, erro
 	return filepath.Join(loc.configDir, FileName), nil
 }
 
+// DefaultDir returns the folder of the machine's settings file on goos for the home folder
+// home, whatever $OPENWORKER_CONFIG says: a daemon started without it reads the file there,
+// so no session may reach it even when this process's settings are elsewhere.
+func DefaultDir(goos, home string) (string, error) {
+	loc, err := locate(goos, os.Getenv, home)
+	if err != nil {
+		return "", err
+	}
+	return loc.configDir, nil
+}
+
 // StateDir returns the app's own state folder (sockets, tokens, audit): macOS
 // ~/Library/Application Support/OpenWorker, Linux $XDG_STATE_HOME/openworker, by default
 // ~/.local/state/openworker. No session may ever reach it.

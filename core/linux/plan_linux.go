@@ -42,6 +42,12 @@ type mountStep struct {
 	// System entries may be absent on this machine (then they are skipped), and a system
 	// entry that is a symlink (/bin -> usr/bin) is recreated as the same symlink.
 	System bool
+	// Empty binds an empty read-only file or folder over Dst instead (a login file inside a
+	// toolchain); Src is not used.
+	Empty bool
+	// Dev and Ino are what Src was when the policy checked it (both 0: not known); the
+	// builder binds it only if it is still that.
+	Dev, Ino uint64
 }
 
 type runnerSetup struct {
@@ -98,7 +104,7 @@ func planWall(p *policy.Policy, spec sandbox.RunnerSpec) (*wallSetup, error) {
 	}
 	for kind, paths := range map[string][]string{
 		"system": p.System, "toolchain": p.Toolchains, "runner file": p.RunnerFiles,
-		"writable": p.Writable, "read-only": p.ReadOnly,
+		"writable": p.Writable, "read-only": p.ReadOnly, "hidden": p.Hidden,
 	} {
 		if err := abs(kind, paths...); err != nil {
 			return nil, err
@@ -121,20 +127,33 @@ func planWall(p *policy.Policy, spec sandbox.RunnerSpec) (*wallSetup, error) {
 		// visible inside.
 		base = append(base, p.RunnerFiles...)
 	}
+	// Each bind carries what the policy saw at its source, so that the builder binds that
+	// and nothing a command put on the path since.
+	checked := func(m mountStep) mountStep {
+		if id, ok := p.ID(m.Src); ok {
+			m.Dev, m.Ino = id.Dev, id.Ino
+		}
+		return m
+	}
 	for _, d := range policy.Minimal(base) {
-		steps = append(steps, mountStep{Src: d, Dst: d, System: slices.Contains(p.System, d)})
+		steps = append(steps, checked(mountStep{Src: d, Dst: d, System: slices.Contains(p.System, d)}))
 	}
 	// The session's folders, read-only ones last so that at equal depth nothing undoes them.
 	for _, d := range p.Writable {
-		steps = append(steps, mountStep{Src: d, Dst: d, Writable: true})
+		steps = append(steps, checked(mountStep{Src: d, Dst: d, Writable: true}))
 	}
 	if p.PrivateTmp != "" {
 		steps = append(steps,
-			mountStep{Src: p.PrivateTmp, Dst: "/tmp", Writable: true},
-			mountStep{Src: p.PrivateTmp, Dst: p.PrivateTmp, Writable: true})
+			checked(mountStep{Src: p.PrivateTmp, Dst: "/tmp", Writable: true}),
+			checked(mountStep{Src: p.PrivateTmp, Dst: p.PrivateTmp, Writable: true}))
 	}
 	for _, d := range p.ReadOnly {
-		steps = append(steps, mountStep{Src: d, Dst: d})
+		steps = append(steps, checked(mountStep{Src: d, Dst: d}))
+	}
+	// The login files inside toolchains are covered last, being deeper than the folder that
+	// shows them.
+	for _, h := range p.Hidden {
+		steps = append(steps, mountStep{Dst: h, Empty: true})
 	}
 	// Parents before children: a deeper mount lands on top of a shallower one, so the most
 	// specific folder decides (a read-only folder inside a writable one stays read-only, a

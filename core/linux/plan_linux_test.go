@@ -24,6 +24,7 @@ func TestPlanGolden(t *testing.T) {
 		UserHome:    "/home/u",
 		System:      []string{"/usr", "/bin", "/etc/passwd", "/usr/share/zoneinfo"},
 		Toolchains:  []string{"/home/u/.cargo"},
+		Hidden:      []string{"/home/u/.cargo/credentials.toml"},
 		RunnerFiles: []string{"/opt/openworker/bin/openworker"},
 		Network:     policy.Allowlist,
 		ProxyPort:   41000,
@@ -68,6 +69,9 @@ func TestPlanGolden(t *testing.T) {
 				}
 				if m.System {
 					mode += " system"
+				}
+				if m.Empty {
+					mode += " empty"
 				}
 				b.WriteString(m.Dst + " <- " + m.Src + " (" + mode + ")\n")
 			}

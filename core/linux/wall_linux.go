@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"unsafe"
 
@@ -366,7 +367,9 @@ func buildRoot(s *wallSetup) ([]bindPlan, error) {
 	if err := unix.Chdir("/"); err != nil {
 		return nil, step("enter the staging root", err)
 	}
-	binds, err := prepareBinds(s.Mounts)
+	empty := &emptySources{file: -1, dir: -1}
+	binds, err := prepareBinds(s.Mounts, empty)
+	defer closeSources(binds, empty)
 	if err != nil {
 		return nil, err
 	}
@@ -430,8 +433,10 @@ const readOnlyAttr = unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUN
 // bindPlan is a mount step whose source is there to bind.
 type bindPlan struct {
 	mountStep
-	src, dst string
-	dir      bool
+	dst string
+	// srcFD is the source, opened once and checked (see openNoLinks); -1 once closed.
+	srcFD int
+	dir   bool
 	// together says the bind is made read-only with the root tmpfs by setReadOnly: it is
 	// read-only and lies in no writable folder.
 	together bool
@@ -440,44 +445,125 @@ type bindPlan struct {
 	placed bool
 }
 
-// prepareBinds finds each step's source and makes on the root tmpfs what the steps need
-// there: the mount points of the binds that land on it, and the system paths that are
-// symlinks (/bin -> usr/bin), recreated as the same symlink. A bind inside another bind
-// has its mount point in the folder it lands in, where bindStep makes it if it is missing.
-func prepareBinds(steps []mountStep) ([]bindPlan, error) {
+// emptySources are what an Empty step binds: an empty file and an empty folder on the
+// staging root, made only when a step needs them.
+type emptySources struct{ file, dir int }
+
+func (e *emptySources) open() error {
+	if e.file >= 0 {
+		return nil
+	}
+	if err := unix.Mknod("/empty", unix.S_IFREG|0o444, 0); err != nil {
+		return err
+	}
+	if err := unix.Mkdir("/empty.d", 0o555); err != nil {
+		return err
+	}
+	var err error
+	if e.file, err = unix.Open("/empty", unix.O_PATH|unix.O_CLOEXEC, 0); err != nil {
+		return err
+	}
+	e.dir, err = unix.Open("/empty.d", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	return err
+}
+
+// closeSources closes every source the plans and empty hold: none may reach the runner, and
+// the served runner lives in this process.
+func closeSources(plans []bindPlan, empty *emptySources) {
+	for i := range plans {
+		if plans[i].srcFD >= 0 && !plans[i].Empty {
+			unix.Close(plans[i].srcFD)
+		}
+		plans[i].srcFD = -1
+	}
+	for _, fd := range []*int{&empty.file, &empty.dir} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
+		}
+	}
+}
+
+// prepareBinds opens and checks each step's source and makes on the root tmpfs what the
+// steps need there: the mount points of the binds that land on it, and the system paths that
+// are symlinks (/bin -> usr/bin), recreated as the same symlink. A bind inside another bind
+// has its mount point in the folder it lands in, where bindStep finds (or makes) it. The
+// plans hold open descriptors even when it fails; closeSources closes them.
+func prepareBinds(steps []mountStep, empty *emptySources) ([]bindPlan, error) {
 	var plans []bindPlan
 	var writable []string
 	for _, m := range steps {
 		src, dst := oldRoot+m.Src, newRoot+m.Dst
-		fi, err := os.Lstat(src)
-		if err != nil {
-			if m.System && errors.Is(err, os.ErrNotExist) {
-				continue // a system path this distribution does not have
+		fd, isDir := -1, false
+		var err error
+		switch {
+		case m.Empty:
+			// What it covers is the host's file at the same place, seen through a folder
+			// bound here; one that is gone since has nothing left to hide.
+			var cover int
+			if cover, err = openNoLinks(oldRoot + m.Dst); errors.Is(err, unix.ENOENT) {
+				continue
 			}
-			return nil, step("find "+m.Src, err)
+			if err != nil {
+				return plans, step("hide "+m.Dst, err)
+			}
+			isDir, err = checkSource(cover, m)
+			unix.Close(cover)
+			if err == nil {
+				err = empty.open()
+			}
+			if err != nil {
+				return plans, step("hide "+m.Dst, err)
+			}
+			fd = empty.file
+			if isDir {
+				fd = empty.dir
+			}
+		case m.System:
+			// The system's own paths lie where no session may write (the policy refuses
+			// them as writable folders), so where their links lead is the system's choice.
+			fi, err := os.Lstat(src)
+			if err != nil {
+				if errors.Is(err, os.ErrNotExist) {
+					continue // a system path this distribution does not have
+				}
+				return plans, step("find "+m.Src, err)
+			}
+			if fi.Mode()&os.ModeSymlink != 0 {
+				if err := systemLink(m, src, dst); err != nil {
+					return plans, err
+				}
+				continue
+			}
+			if fd, err = unix.Open(src, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err != nil {
+				return plans, step("find "+m.Src, err)
+			}
+			isDir = fi.IsDir()
+		default:
+			// Policy paths are resolved: a symlink on the way appeared since, and following
+			// it could bind something else than what the policy checked.
+			if fd, err = openNoLinks(src); err != nil {
+				if errors.Is(err, unix.ENOENT) {
+					return plans, step("find "+m.Src, err)
+				}
+				return plans, step("bind "+m.Src, err)
+			}
+			if isDir, err = checkSource(fd, m); err != nil {
+				unix.Close(fd)
+				return plans, step("bind "+m.Src, err)
+			}
 		}
-		if fi.Mode()&os.ModeSymlink != 0 {
-			if !m.System {
-				// Policy paths are resolved; a symlink here appeared since, and following it
-				// could mount something else than what the policy named.
-				return nil, step("bind "+m.Src, errors.New("it became a symlink after the policy resolved it; start the session again"))
-			}
-			if err := systemLink(m, src, dst); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		placed := !slices.ContainsFunc(plans, func(o bindPlan) bool { return o.Dst != m.Dst && policy.Within(o.Dst, m.Dst) })
-		if placed {
-			if err := mountPoint(dst, fi.IsDir()); err != nil {
-				return nil, step("make the mount point "+m.Dst, err)
-			}
-		}
+		placed := !m.Empty && !slices.ContainsFunc(plans, func(o bindPlan) bool { return o.Dst != m.Dst && policy.Within(o.Dst, m.Dst) })
 		inWritable := slices.ContainsFunc(writable, func(w string) bool { return policy.Within(w, m.Dst) })
 		if m.Writable {
 			writable = append(writable, m.Dst)
 		}
-		plans = append(plans, bindPlan{mountStep: m, src: src, dst: dst, dir: fi.IsDir(), together: !m.Writable && !inWritable, placed: placed})
+		plans = append(plans, bindPlan{mountStep: m, dst: dst, srcFD: fd, dir: isDir, together: !m.Writable && !inWritable, placed: placed})
+		if placed {
+			if err := mountPoint(dst, isDir); err != nil {
+				return plans, step("make the mount point "+m.Dst, err)
+			}
+		}
 	}
 	return plans, nil
 }
@@ -497,24 +583,30 @@ func systemLink(m mountStep, src, dst string) error {
 	return nil
 }
 
-// bindStep binds one planned step, with its own attributes when withAttr is set.
+// bindStep binds one planned step, with its own attributes when withAttr is set. A mount
+// point inside another bind lies in a folder a command may have changed: it is reached
+// without following links, and the bind lands on what was reached.
 func bindStep(b bindPlan, withAttr bool) error {
+	dst := -1
 	if !b.placed {
-		if err := mountPoint(b.dst, b.dir); err != nil {
+		fd, err := openBeneath("/", strings.TrimPrefix(b.dst, "/"), !b.Empty, b.dir)
+		if err != nil {
 			return step("make the mount point "+b.Dst, err)
 		}
+		defer unix.Close(fd)
+		dst = fd
 	}
 	attr, how := uint64(unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV), "read-write"
 	if !b.Writable {
 		attr, how = readOnlyAttr, "read-only"
 	}
-	var err error
-	if withAttr {
-		err = bind(b.src, b.dst, attr)
-	} else {
-		err = unix.Mount(b.src, b.dst, "", unix.MS_BIND|unix.MS_REC, "")
+	if !withAttr {
+		attr = 0
 	}
-	if err != nil {
+	if err := bindFrom(b.srcFD, dst, b.dst, attr); err != nil {
+		if b.Empty {
+			return step("hide "+b.Dst, err)
+		}
 		return step(fmt.Sprintf("bind %s %s at %s", b.Src, how, b.Dst), err)
 	}
 	return nil
@@ -528,7 +620,7 @@ func setReadOnly(binds []bindPlan) error {
 		return step("make the root and the read-only binds read-only", err)
 	}
 	for _, b := range binds {
-		if err := remountBind(b.src, b.dst, readOnlyAttr); err != nil {
+		if err := remountBind(fdPath(b.srcFD), b.dst, readOnlyAttr); err != nil {
 			return step(fmt.Sprintf("bind %s read-only at %s", b.Src, b.Dst), err)
 		}
 	}

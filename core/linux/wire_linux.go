@@ -11,7 +11,7 @@ import (
 // a millisecond on the setup in a fresh builder, before every sandbox's first mount.
 
 // wireVersion changes whenever a field below is added, removed or moved.
-const wireVersion = 2
+const wireVersion = 3
 
 func (s *wallSetup) encode() []byte {
 	e := wire.NewEncoder(wireVersion)
@@ -23,7 +23,9 @@ func (s *wallSetup) encode() []byte {
 	for _, m := range s.Mounts {
 		e.String(m.Src)
 		e.String(m.Dst)
-		e.Flags(m.Writable, m.System)
+		e.Flags(m.Writable, m.System, m.Empty)
+		e.Uint(m.Dev)
+		e.Uint(m.Ino)
 	}
 	e.String(s.Runner.Path)
 	e.Strings(s.Runner.Args)
@@ -41,14 +43,15 @@ func decodeSetup(b []byte) (*wallSetup, error) {
 	s.Network = policy.Network(d.String())
 	s.ProxyPort = int(d.Uint())
 	s.TimerSlack = d.Uint()
-	// A step takes at least three bytes, which bounds what a wrong count can allocate.
-	if n := d.Count(3); n > 0 {
+	// A step takes at least five bytes, which bounds what a wrong count can allocate.
+	if n := d.Count(5); n > 0 {
 		s.Mounts = make([]mountStep, n)
 		for i := range s.Mounts {
 			m := &s.Mounts[i]
 			m.Src, m.Dst = d.String(), d.String()
 			f := d.Byte()
-			m.Writable, m.System = wire.Flag(f, 0), wire.Flag(f, 1)
+			m.Writable, m.System, m.Empty = wire.Flag(f, 0), wire.Flag(f, 1), wire.Flag(f, 2)
+			m.Dev, m.Ino = d.Uint(), d.Uint()
 		}
 	}
 	s.Runner.Path = d.String()

@@ -12,7 +12,8 @@ func sampleSetup() *wallSetup {
 	return &wallSetup{
 		Mounts: []mountStep{
 			{Src: "/usr", Dst: "/usr", System: true},
-			{Src: "/home/ü/project with space", Dst: "/home/ü/project with space", Writable: true},
+			{Src: "/home/ü/project with space", Dst: "/home/ü/project with space", Writable: true, Dev: 2049, Ino: 1 << 40},
+			{Dst: "/home/ü/.cargo/credentials.toml", Empty: true},
 			{Src: "/tmp/openworker-1", Dst: "/tmp", Writable: true},
 			{Src: "", Dst: "/x"},
 		},

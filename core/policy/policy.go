@@ -64,6 +64,12 @@ type Policy struct {
 	ProxyPort int
 	// Marker is a random token unique to this run; every denial carries it.
 	Marker string
+	// Hidden are the login files inside the toolchains (registry tokens, …): inside, each
+	// is empty.
+	Hidden []string
+
+	ids   map[string]FileID // see ID
+	given map[string]string // see Folder
 }
 
 // Options are the raw inputs of New: folders as the user gave them.
@@ -72,9 +78,18 @@ type Options struct {
 	ReadOnly   []string
 	PrivateTmp string
 	// Home defaults to PrivateTmp/home.
-	Home        string
-	UserHome    string
-	StateDir    string // the app's own state folder; no session folder may contain it
+	Home     string
+	UserHome string
+	// The app's own places, which no session folder may be, hold or lie inside: its state
+	// folder, the settings file's folders (the one in use, and the machine's default) and
+	// the audit trail's folder. RunnerFiles are its program, guarded against writing.
+	StateDir   string
+	ConfigDirs []string
+	AuditDir   string
+	// Untrusted are folders sandboxed commands may write (the writable folders of the other
+	// running sessions). A symlink inside one, or inside a writable folder given here, is
+	// never followed to a session folder: a command could have planted it.
+	Untrusted   []string
 	GOOS        string // whose system paths to use: "darwin" or "linux"
 	Toolchains  []string
 	RunnerFiles []string
@@ -82,10 +97,18 @@ type Options struct {
 	ProxyPort   int
 }
 
+// FileID is what a file is on its disk: its device and inode numbers.
+type FileID struct{ Dev, Ino uint64 }
+
 // New validates and normalises opts into a Policy with a fresh marker.
 //
-// It refuses, with an error a person can act on, a session folder that is relative, does not
-// exist, is the home folder or contains it, or contains the app's state folder.
+// It resolves each folder once, component by component, and refuses, with an error a person
+// can act on, a session folder or toolchain that is relative, does not exist, goes through a
+// symlink a sandboxed command could have planted, is the home folder or contains it, is,
+// holds or lies inside one of the app's own places or a folder of logins (~/.ssh, ~/.aws, …),
+// or is one of the machine's own folders (/etc, /proc, /usr, …). It records what each folder
+// was (FileID) so that a provider binds exactly what was checked, and lists the login files
+// inside toolchains to hide (Hidden).
 func New(opts Options) (*Policy, error) {
 	if opts.UserHome == "" {
 		return nil, errors.New("policy: the home folder is not known; set HOME")
@@ -94,46 +117,65 @@ func New(opts Options) (*Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("policy: home folder: %w", err)
 	}
-	var state string
-	if opts.StateDir != "" {
-		// The state folder may not exist yet; resolve what does.
-		state = resolveLoose(opts.StateDir)
+	goos := opts.GOOS
+	if goos == "" {
+		goos = hostGOOS
 	}
-	check := func(kind, dir string) (string, error) {
-		if !filepath.IsAbs(dir) {
-			return "", fmt.Errorf("%s folder %q is a relative path; give an absolute path", kind, dir)
+	own, ls := guards(opts), logins(home)
+	var untrusted []string
+	for _, u := range slices.Concat(opts.Untrusted, opts.Writable) {
+		if r, err := Resolve(u); err == nil {
+			untrusted = append(untrusted, r)
 		}
-		r, err := Resolve(dir)
-		if errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("%s folder %s does not exist", kind, dir)
-		}
-		if err != nil {
-			return "", fmt.Errorf("%s folder %s: %w", kind, dir, err)
-		}
-		fi, err := os.Stat(r)
-		if err != nil {
-			return "", fmt.Errorf("%s folder %s: %w", kind, dir, err)
-		}
-		if !fi.IsDir() {
-			return "", fmt.Errorf("%s folder %s is not a folder", kind, dir)
-		}
-		if Within(r, home) {
-			if r == home {
-				return "", fmt.Errorf("%s folder %s is your home folder; share a project folder inside it instead", kind, dir)
-			}
-			return "", fmt.Errorf("%s folder %s contains your home folder %s; share a project folder inside it instead", kind, dir, home)
-		}
-		if state != "" && Within(r, state) {
-			return "", fmt.Errorf("%s folder %s contains OpenWorker's own state folder %s; share a folder that does not", kind, dir, state)
-		}
-		return r, nil
 	}
-	p := &Policy{UserHome: home, Network: opts.Network, ProxyPort: opts.ProxyPort}
+	p := &Policy{UserHome: home, Network: opts.Network, ProxyPort: opts.ProxyPort, ids: map[string]FileID{}, given: map[string]string{}}
 	if p.Network == "" {
 		p.Network = Allowlist
 	}
 	if _, err := ParseNetwork(string(p.Network)); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
+	}
+	// stat records what path (resolved) is, and says whether it is a folder. It follows no
+	// link: one there now was put there since the path was resolved.
+	stat := func(path string) (bool, error) {
+		fi, err := os.Lstat(path)
+		if err != nil {
+			return false, err
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return false, errors.New("it became a symlink while it was checked; try again")
+		}
+		if id, ok := identify(fi); ok {
+			p.ids[path] = id
+		}
+		return fi.IsDir(), nil
+	}
+	check := func(kind, dir string) (string, error) {
+		if !filepath.IsAbs(dir) {
+			return "", fmt.Errorf("%s folder %q is a relative path; give an absolute path", kind, dir)
+		}
+		r, err := resolveFrom(dir, untrusted)
+		var unsafe *UnsafeLinkError
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			return "", fmt.Errorf("%s folder %s does not exist", kind, dir)
+		case errors.As(err, &unsafe):
+			return "", fmt.Errorf("%s folder %w", kind, err)
+		case err != nil:
+			return "", fmt.Errorf("%s folder %s: %w", kind, dir, err)
+		}
+		isDir, err := stat(r)
+		if err != nil {
+			return "", fmt.Errorf("%s folder %s: %w", kind, dir, err)
+		}
+		if !isDir {
+			return "", fmt.Errorf("%s folder %s is not a folder", kind, dir)
+		}
+		if err := refuse(kind, shown(dir, dir, r), r, home, goos, own, ls); err != nil {
+			return "", err
+		}
+		p.given[filepath.Clean(dir)] = r
+		return r, nil
 	}
 	for _, d := range opts.Writable {
 		r, err := check("writable", d)
@@ -160,6 +202,9 @@ func New(opts Options) (*Policy, error) {
 		if p.PrivateTmp, err = Resolve(opts.PrivateTmp); err != nil {
 			return nil, fmt.Errorf("policy: private tmp: %w", err)
 		}
+		if _, err := stat(p.PrivateTmp); err != nil {
+			return nil, fmt.Errorf("policy: private tmp: %w", err)
+		}
 		p.Home = filepath.Join(p.PrivateTmp, "home")
 		if opts.Home != "" {
 			p.Home = resolveLoose(opts.Home)
@@ -168,31 +213,57 @@ func New(opts Options) (*Policy, error) {
 			return nil, fmt.Errorf("policy: sandbox home %s is not inside the private tmp folder %s", p.Home, p.PrivateTmp)
 		}
 	}
-	goos := opts.GOOS
-	if goos == "" {
-		goos = hostGOOS
-	}
 	p.System = SystemPaths(goos)
+	// A toolchain is checked as a session folder is: a name the product offers may still be
+	// a symlink to a folder of logins.
+	type toolchain struct{ rel, dir string }
+	var tcs []toolchain
 	for _, t := range opts.Toolchains {
+		abs := t
 		if !filepath.IsAbs(t) {
-			t = filepath.Join(home, t)
+			abs = filepath.Join(home, t)
 		}
-		r, err := Resolve(t)
-		if err != nil {
+		r, err := resolveFrom(abs, untrusted)
+		var unsafe *UnsafeLinkError
+		switch {
+		case errors.Is(err, os.ErrNotExist):
 			continue // a toolchain that is switched on but absent is simply not there
+		case errors.As(err, &unsafe):
+			return nil, fmt.Errorf("toolchain folder %w", err)
+		case err != nil:
+			return nil, fmt.Errorf("toolchain folder %s: %w", t, err)
 		}
-		if Within(r, home) {
-			return nil, fmt.Errorf("toolchain folder %s contains your home folder", t)
+		if isDir, err := stat(r); err != nil {
+			return nil, fmt.Errorf("toolchain folder %s: %w", t, err)
+		} else if !isDir {
+			return nil, fmt.Errorf("toolchain folder %s is not a folder", t)
 		}
-		if state != "" && Within(r, state) {
-			return nil, fmt.Errorf("toolchain folder %s contains OpenWorker's own state folder", t)
+		name := t
+		if !filepath.IsAbs(t) {
+			name = "~/" + t
+		}
+		if err := refuse("toolchain", shown(name, abs, r), r, home, goos, own, ls); err != nil {
+			return nil, err
+		}
+		rel, err := filepath.Rel(home, filepath.Clean(abs))
+		if err != nil {
+			rel = ""
 		}
 		p.Toolchains = append(p.Toolchains, r)
+		tcs = append(tcs, toolchain{rel, r})
 	}
 	p.Toolchains = Minimal(p.Toolchains)
+	readable := slices.Concat(p.Writable, p.ReadOnly, p.Toolchains)
+	for _, tc := range tcs {
+		p.Hidden = append(p.Hidden, hiddenIn(tc.rel, tc.dir, readable)...)
+	}
+	p.Hidden = Minimal(p.Hidden)
 	for _, f := range opts.RunnerFiles {
 		r, err := Resolve(f)
 		if err != nil {
+			return nil, fmt.Errorf("policy: runner file: %w", err)
+		}
+		if _, err := stat(r); err != nil {
 			return nil, fmt.Errorf("policy: runner file: %w", err)
 		}
 		p.RunnerFiles = append(p.RunnerFiles, r)
@@ -202,6 +273,19 @@ func New(opts Options) (*Policy, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// ID returns what path (a session folder, toolchain, runner file or the private tmp, as the
+// policy holds it) was when New checked it. A policy built by hand has none.
+func (p *Policy) ID(path string) (FileID, bool) {
+	id, ok := p.ids[path]
+	return id, ok
+}
+
+// Folder returns the resolved session folder that given (as passed to New) became.
+func (p *Policy) Folder(given string) (string, bool) {
+	r, ok := p.given[filepath.Clean(given)]
+	return r, ok
 }
 
 // NewMarker returns a fresh random per-run marker.
@@ -229,17 +313,15 @@ func Resolve(path string) (string, error) {
 // resolveLoose resolves the longest existing prefix of path and appends the rest, so that a
 // folder that does not exist yet still compares correctly with resolved paths.
 func resolveLoose(path string) string {
-	path = filepath.Clean(path)
-	rest := ""
-	for p := path; ; p = filepath.Dir(p) {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return filepath.Join(r, rest)
-		}
-		if p == filepath.Dir(p) {
-			return path
-		}
-		rest = filepath.Join(filepath.Base(p), rest)
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
 	}
+	r, err := walk(abs, nil, true)
+	if err != nil {
+		return filepath.Clean(abs)
+	}
+	return r
 }
 
 // Within reports whether path is dir or lies below it. Both must be clean and absolute.

@@ -1,6 +1,9 @@
 package policy
 
-import "runtime"
+import (
+	"fmt"
+	"runtime"
+)
 
 var hostGOOS = runtime.GOOS
 
@@ -68,4 +71,83 @@ func SystemPaths(goos string) []string {
 	default:
 		return append([]string(nil), linuxSystem...)
 	}
+}
+
+// systemFolder is a machine folder a session folder may not be (or lie inside), and why.
+type systemFolder struct {
+	path string
+	// inside: a folder inside it is refused as well.
+	inside bool
+	// readOnly: refused as a read-only folder too, not only as a writable one.
+	readOnly     bool
+	what, reason string
+}
+
+func (s systemFolder) message(kind, name string, exact bool) string {
+	if exact {
+		return fmt.Sprintf("%s folder %s is %s: %s", kind, name, s.what, s.reason)
+	}
+	return fmt.Sprintf("%s folder %s lies inside %s, %s: %s", kind, name, s.path, s.what, s.reason)
+}
+
+const (
+	partOfSystem   = "part of the system"
+	systemReadOnly = "the sandbox already reads what programs need of it, and no sandboxed command may change it"
+	privateTmp     = "inside, the sandbox's /tmp is a private one of its own, emptied when the session ends; share a folder inside it, or a project folder"
+)
+
+// linuxFolders are a Linux machine's own folders. Writing one would change the machine for
+// everyone (as root, for real); reading the kernel's and the settings' ones would show a
+// sandboxed command the machine's processes, devices and secrets.
+var linuxFolders = []systemFolder{
+	{path: "/proc", inside: true, readOnly: true, what: "the kernel's view of this machine's processes", reason: "the sandbox has a /proc of its own"},
+	{path: "/sys", inside: true, readOnly: true, what: "the kernel's view of this machine's devices and settings", reason: "no sandboxed command may read or change them"},
+	{path: "/dev", inside: true, readOnly: true, what: "this machine's devices", reason: "the sandbox has a /dev of its own with null, zero, full and random only"},
+	{path: "/run", inside: true, readOnly: true, what: "the running services' sockets and state", reason: "a sandboxed command could talk to the machine's services"},
+	{path: "/etc", inside: true, readOnly: true, what: "this machine's settings", reason: "it holds passwords and host keys, and the sandbox already reads what programs need of it"},
+	{path: "/boot", inside: true, readOnly: true, what: "the kernel and its boot loader", reason: "no sandboxed command has business there"},
+	{path: "/usr", inside: true, what: partOfSystem, reason: systemReadOnly},
+	{path: "/bin", inside: true, what: partOfSystem, reason: systemReadOnly},
+	{path: "/sbin", inside: true, what: partOfSystem, reason: systemReadOnly},
+	{path: "/lib", inside: true, what: partOfSystem, reason: systemReadOnly},
+	{path: "/lib32", inside: true, what: partOfSystem, reason: systemReadOnly},
+	{path: "/lib64", inside: true, what: partOfSystem, reason: systemReadOnly},
+	{path: "/libx32", inside: true, what: partOfSystem, reason: systemReadOnly},
+	{path: "/nix", inside: true, what: partOfSystem, reason: systemReadOnly},
+	{path: "/snap", inside: true, what: partOfSystem, reason: systemReadOnly},
+	{path: "/opt", what: "the folder of programs installed for the whole machine", reason: "the sandbox already reads it; share the one program's folder you mean"},
+	{path: "/var", readOnly: true, what: "the folder of every service's data", reason: "share the one folder you mean"},
+	{path: "/var/lib", inside: true, what: "the machine's service data", reason: "a sandboxed command could change what its services keep"},
+	{path: "/var/log", inside: true, what: "the machine's logs", reason: "a sandboxed command could rewrite them"},
+	{path: "/var/cache", inside: true, what: "the machine's caches", reason: "a sandboxed command could poison what its services and package manager cache"},
+	{path: "/var/spool", inside: true, what: "the machine's queues (mail, print, cron)", reason: "a sandboxed command could queue work for them"},
+	{path: "/var/mail", inside: true, what: "the machine's mail", reason: "no sandboxed command may read or change it"},
+	{path: "/var/backups", inside: true, what: "the machine's backups", reason: "no sandboxed command may read or change them"},
+	{path: "/tmp", readOnly: true, what: "the machine's /tmp", reason: privateTmp},
+	{path: "/var/tmp", readOnly: true, what: "a folder every user of this machine shares", reason: "share a folder inside it"},
+}
+
+// darwinFolders are a Mac's own folders, as resolved paths (/etc is /private/etc).
+var darwinFolders = []systemFolder{
+	{path: "/dev", inside: true, readOnly: true, what: "this machine's devices", reason: "the sandbox reaches the few it needs already"},
+	{path: "/private/etc", inside: true, readOnly: true, what: "this machine's settings", reason: "it holds its secrets, and the sandbox already reads what programs need of it"},
+	{path: "/System", inside: true, what: partOfSystem, reason: systemReadOnly},
+	{path: "/usr", inside: true, what: partOfSystem, reason: systemReadOnly},
+	{path: "/bin", inside: true, what: partOfSystem, reason: systemReadOnly},
+	{path: "/sbin", inside: true, what: partOfSystem, reason: systemReadOnly},
+	{path: "/Library", inside: true, what: "the machine's library", reason: "a sandboxed command could change what every program and user loads"},
+	{path: "/Applications", inside: true, what: "the machine's apps", reason: "a sandboxed command could change an app you open later"},
+	{path: "/private/var", readOnly: true, what: "the folder of every service's data", reason: "share the one folder you mean"},
+	{path: "/private/var/db", inside: true, readOnly: true, what: "the machine's databases", reason: "no sandboxed command may read or change them"},
+	{path: "/private/var/root", inside: true, readOnly: true, what: "the root user's home folder", reason: "no sandboxed command may read or change it"},
+	{path: "/private/var/log", inside: true, what: "the machine's logs", reason: "a sandboxed command could rewrite them"},
+	{path: "/private/tmp", readOnly: true, what: "the machine's /tmp", reason: privateTmp},
+	{path: "/Volumes", readOnly: true, what: "the folder of every disk", reason: "share a folder on the disk you mean"},
+}
+
+func systemFolders(goos string) []systemFolder {
+	if goos == "darwin" {
+		return darwinFolders
+	}
+	return linuxFolders
 }

@@ -326,6 +326,9 @@ func TestReadOnlyInsideWritable(t *testing.T) {
 		{file("file-read-data", "/Users/me/.cargo/bin/cargo"), true},
 		{file("process-exec", "/Users/me/.cargo/bin/cargo"), true},
 		{file("file-write-data", "/Users/me/.cargo/config.toml"), false},
+		// A toolchain's login file is hidden inside it.
+		{file("file-read-data", "/Users/me/.cargo/credentials.toml"), false},
+		{file("file-read-metadata", "/Users/me/.cargo/credentials.toml"), false},
 		{file("file-read-data", "/Users/me/.cargo-secrets/x"), false},
 		{file("file-write-data", "/Volumes/Work/data/out.csv"), true},
 		{file("file-read-data", "/Volumes/Work/other"), false},

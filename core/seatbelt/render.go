@@ -200,6 +200,9 @@ func check(p *policy.Policy) error {
 	for _, d := range p.RunnerFiles {
 		checkPath("runner file", d)
 	}
+	for _, d := range p.Hidden {
+		checkPath("hidden file", d)
+	}
 	if len(bad) > 0 {
 		return fmt.Errorf("seatbelt: these paths are not absolute, clean and without NUL: %s; the policy must resolve them first", strings.Join(bad, ", "))
 	}
@@ -456,6 +459,15 @@ func (r *renderer) render() {
 		r.rule("deny", fileOps+" "+execOps, []string{guard})
 	}
 	r.line("")
+	if len(p.Hidden) > 0 {
+		r.line("; The files inside toolchains that hold logins (registry tokens) are out of reach.")
+		var hidden []string
+		for _, d := range p.Hidden {
+			hidden = append(hidden, r.param("HIDDEN", d))
+		}
+		r.rule("deny", fileOps+" "+execOps, subpaths(hidden))
+		r.line("")
+	}
 
 	r.line("; Metadata (not contents) of the folders above those paths and of the /dev, /etc, /tmp,")
 	r.line("; /var symlinks, so that paths resolve (realpath, getcwd). The home folder can then be")

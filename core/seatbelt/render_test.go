@@ -47,6 +47,7 @@ func goldenPolicies() map[string]*policy.Policy {
 	tools.Writable = []string{"/Users/me/src/app", "/Volumes/Work/data"}
 	tools.ReadOnly = []string{"/Users/me/src/app/vendor"}
 	tools.Toolchains = []string{"/Users/me/.cargo", "/Users/me/.rustup"}
+	tools.Hidden = []string{"/Users/me/.cargo/credentials.toml"}
 	tools.RunnerFiles = append(tools.RunnerFiles, "/Users/me/Library/Application Support/OpenWorker/tools/python")
 
 	hostile := macPolicy()

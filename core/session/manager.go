@@ -23,14 +23,16 @@ const RunnerArg = "__runner"
 
 // Options configure a Manager. Everything comes in from outside, so tests can pass their own.
 type Options struct {
-	Providers  map[sandbox.Enforcement]sandbox.Provider
-	UserHome   string
-	StateDir   string
-	TmpRoot    string // where private tmp folders go; default /tmp
-	GOOS       string
-	RunnerPath string   // the openworker binary, started with RunnerArg
-	HostEnv    []string // OpenWorker's own environment, filtered into the sandbox's
-	Audit      *audit.Log
+	Providers map[sandbox.Enforcement]sandbox.Provider
+	UserHome  string
+	StateDir  string
+	// SettingsPath is the settings file; no session folder may reach its folder.
+	SettingsPath string
+	TmpRoot      string // where private tmp folders go; default /tmp
+	GOOS         string
+	RunnerPath   string   // the openworker binary, started with RunnerArg
+	HostEnv      []string // OpenWorker's own environment, filtered into the sandbox's
+	Audit        *audit.Log
 	// RunnerStderr receives the runner's own error output (not its commands').
 	RunnerStderr *os.File
 	// OnEvent, when set, sees every event as it is written to the audit trail (for the

@@ -224,25 +224,16 @@ func (s *Session) makeTmp() error {
 // sent once the runner runs, before the wall check's answer is read.
 func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first *pending) error {
 	m := s.m
-	pol, err := policy.New(policy.Options{
-		Writable: s.spec.Writable, ReadOnly: s.spec.ReadOnly, PrivateTmp: s.tmp, Home: s.home,
-		UserHome: m.opts.UserHome, StateDir: m.opts.StateDir, GOOS: m.opts.GOOS,
-		Toolchains: s.spec.Toolchains, RunnerFiles: []string{m.opts.RunnerPath},
-		Network: s.spec.Network, ProxyPort: s.port,
-	})
+	opts := m.policyOptions(s.spec)
+	opts.PrivateTmp, opts.Home, opts.ProxyPort = s.tmp, s.home, s.port
+	pol, err := policy.New(opts)
 	if err != nil {
 		return err
 	}
-	// The working folder is resolved as the policy resolved the folders: the wall holds
-	// them at their resolved paths only, and a symlink's path does not exist inside.
-	dir := s.home
-	switch {
-	case s.spec.Dir != "":
-		if dir, err = policy.Resolve(s.spec.Dir); err != nil {
-			return fmt.Errorf("the working folder %s: %w", s.spec.Dir, err)
-		}
-	case len(pol.Writable) > 0:
-		dir = pol.Writable[0]
+	m.recordWritable(pol.Writable, opts.Untrusted)
+	dir, err := workingFolder(pol, s.spec, s.home)
+	if err != nil {
+		return err
 	}
 	env := BuildEnv(EnvOptions{Host: m.opts.HostEnv, Home: s.home, Tmp: s.tmp, ProxyURL: s.proxyURL, GOOS: m.opts.GOOS})
 	// Both ends close-on-exec from the start (under ForkLock, as macOS has no

@@ -401,7 +401,7 @@ func (s *Session) AddFolder(ctx context.Context, dir string, writable bool) erro
 		spec.ReadOnly = append(slices.Clone(spec.ReadOnly), dir)
 	}
 	// Validate before stopping anything: a bad folder leaves the session as it was.
-	if _, err := policy.New(policy.Options{Writable: spec.Writable, ReadOnly: spec.ReadOnly, UserHome: s.m.opts.UserHome, StateDir: s.m.opts.StateDir, GOOS: s.m.opts.GOOS}); err != nil {
+	if _, err := policy.New(s.m.policyOptions(spec)); err != nil {
 		return err
 	}
 	s.stopRunner()

@@ -1,0 +1,148 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// SharedLoginsHint says where a person shares one login on purpose, instead of a folder of
+// them.
+const SharedLoginsHint = "share a login on purpose instead, one at a time: Settings ▸ Sandbox ▸ Explicit config and keys exposed to Agent, or [[sandbox_credentials]] in the settings file"
+
+// loginFolders are the folders under the home folder whose purpose is logins. A session folder
+// or toolchain that is one, holds one or lies inside one would hand every key in it to every
+// command.
+var loginFolders = []string{
+	".ssh", ".aws", ".gnupg", ".kube", ".docker", ".config/gh", ".config/gcloud", ".terraform.d",
+	".azure", ".password-store", ".config/op", "Library/Keychains",
+}
+
+// LoginFolders returns the login folders under home (relative to it).
+func LoginFolders() []string { return append([]string(nil), loginFolders...) }
+
+// guarded is a folder no session folder may be, hold or lie inside, and why.
+type guarded struct {
+	path string // resolved
+	what string // what it is, as a person says it
+	why  string // what a sandboxed command could do with it
+	// writeOnly: only a writable folder is refused. The program is no secret (a runner
+	// started from it is shown read-only inside), so a toolchain such as ~/go that holds
+	// it stays usable; changing it is what must never happen.
+	writeOnly bool
+}
+
+// guards lists the app's own places: its state folder, the settings file's folder, the audit
+// trail's folder and its program.
+func guards(opts Options) []guarded {
+	var g []guarded
+	add := func(path, what, why string) {
+		if path != "" {
+			g = append(g, guarded{path: resolveLoose(path), what: what, why: why})
+		}
+	}
+	add(opts.StateDir, "OpenWorker's own state folder", "a sandboxed command could read its keys and rewrite its session records")
+	for _, d := range opts.ConfigDirs {
+		add(d, "the folder of OpenWorker's settings file", "a sandboxed command could rewrite the settings (open the network for every later session)")
+	}
+	add(opts.AuditDir, "the folder of OpenWorker's audit trail", "a sandboxed command could read every session's commands or rewrite the record")
+	for _, f := range opts.RunnerFiles {
+		add(f, "OpenWorker's own program", "a sandboxed command could replace the program that runs outside every sandbox")
+		g[len(g)-1].writeOnly = true
+		// A Mac app's program lies in its bundle, whose other files it loads.
+		if i := strings.Index(f, ".app/Contents/"); i >= 0 {
+			add(f[:i+len(".app")], "OpenWorker's app", "a sandboxed command could change the app that runs outside every sandbox")
+			g[len(g)-1].writeOnly = true
+		}
+	}
+	return g
+}
+
+// shown is how a message names a folder: as the person gave it, and where a symlink made it
+// another, that one too. abs is given made absolute.
+func shown(given, abs, r string) string {
+	if filepath.Clean(abs) == r {
+		return given
+	}
+	return fmt.Sprintf("%s (which is %s)", given, r)
+}
+
+// login is one login folder: its name under the home folder and where it is, as written and
+// as resolved (~/.ssh may be a link into a dotfiles folder).
+type login struct {
+	rel   string
+	paths []string
+}
+
+// logins locates the login folders under home (resolved). Only a link below the home folder
+// can move one, so it is resolved only where one is met: a session starts with every check.
+func logins(home string) []login {
+	out := make([]login, 0, len(loginFolders))
+	for _, rel := range loginFolders {
+		lexical := filepath.Join(home, rel)
+		l := login{rel: rel, paths: []string{lexical}}
+		p := home
+		for _, c := range strings.Split(rel, "/") {
+			p = filepath.Join(p, c)
+			fi, err := os.Lstat(p)
+			if err != nil {
+				break // nothing further on can be a link
+			}
+			if fi.Mode()&os.ModeSymlink != 0 {
+				l.paths = append(l.paths, resolveLoose(lexical))
+				break
+			}
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// refuse says why the resolved folder r (named name, see shown) may not be a session folder
+// of kind, or returns nil. home is the resolved home folder, g and ls its guarded places.
+func refuse(kind, name, r, home, goos string, g []guarded, ls []login) error {
+	if Within(r, home) {
+		if r == home {
+			return fmt.Errorf("%s folder %s is your home folder; share a project folder inside it instead", kind, name)
+		}
+		return fmt.Errorf("%s folder %s contains your home folder %s; share a project folder inside it instead", kind, name, home)
+	}
+	// The machine's own folders come first: their reason says most (the sandbox's /tmp is
+	// its own). The home folder's own folders are the person's, whatever machine folder
+	// holds it (a service account's home under /var/lib).
+	for _, s := range systemFolders(goos) {
+		switch {
+		case Within(home, r) || !s.readOnly && kind != "writable":
+		case r == s.path:
+			return errors.New(s.message(kind, name, true))
+		case s.inside && Within(s.path, r):
+			return errors.New(s.message(kind, name, false))
+		}
+	}
+	for _, x := range g {
+		switch {
+		case x.writeOnly && kind != "writable":
+		case r == x.path:
+			return fmt.Errorf("%s folder %s is %s: %s; share a folder that does not hold it", kind, name, x.what, x.why)
+		case Within(r, x.path):
+			return fmt.Errorf("%s folder %s contains %s %s: %s; share a folder that does not hold it", kind, name, x.what, x.path, x.why)
+		case Within(x.path, r):
+			return fmt.Errorf("%s folder %s lies inside %s %s: %s; share a folder elsewhere", kind, name, x.what, x.path, x.why)
+		}
+	}
+	for _, lf := range ls {
+		for _, l := range lf.paths {
+			switch {
+			case r == l:
+				return fmt.Errorf("%s folder %s is ~/%s, which holds logins a sandboxed command would read; %s", kind, name, lf.rel, SharedLoginsHint)
+			case Within(r, l):
+				return fmt.Errorf("%s folder %s contains ~/%s, which holds logins a sandboxed command would read; %s", kind, name, lf.rel, SharedLoginsHint)
+			case Within(l, r):
+				return fmt.Errorf("%s folder %s lies inside ~/%s, which holds logins a sandboxed command would read; %s", kind, name, lf.rel, SharedLoginsHint)
+			}
+		}
+	}
+	return nil
+}
