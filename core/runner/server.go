@@ -208,4 +208,3 @@ func (s *Server) handle(req *Request, send func(*Response)) (*Result, error) {
 
 // MaxRead bounds one read call.
 const MaxRead = 8 << 20
-
