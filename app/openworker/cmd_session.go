@@ -355,6 +355,9 @@ func notices(res *session.Result, streamed bool) {
 		if res.TimedOut {
 			fmt.Fprintln(os.Stderr, "openworker: the command was stopped (timeout)")
 		}
+		if res.StateRefused != "" {
+			fmt.Fprintln(os.Stderr, "openworker: shell state not taken:", res.StateRefused)
+		}
 	}
 	how := ""
 	if p, err := config.Path(); err == nil {

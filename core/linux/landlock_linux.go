@@ -44,7 +44,7 @@ func landlockWord(abi int, network policy.Network) string {
 func applyLandlock(s *wallSetup, binds []bindPlan) (string, error) {
 	abi, err := ll.LandlockGetABIVersion()
 	if err != nil || abi < 1 {
-		return "landlock unavailable (the namespaces still hold)", nil
+		return "landlock unavailable (the namespaces still hold)" + unixSocketGap(0), nil
 	}
 	cfg := landlock.V11
 	if s.Network == policy.Open {
@@ -81,13 +81,35 @@ func applyLandlock(s *wallSetup, binds []bindPlan) (string, error) {
 		return "", err
 	}
 	if fd < 0 {
-		return "landlock unavailable (the namespaces still hold)", nil
+		return "landlock unavailable (the namespaces still hold)" + unixSocketGap(0), nil
 	}
 	defer closeFD(fd)
 	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
 		return "", err
 	}
-	return landlockWord(min(abi, maxKnownABI), s.Network), nil
+	return landlockWord(min(abi, maxKnownABI), s.Network) + unixSocketGap(abi), nil
+}
+
+// resolveUnixABI is the Landlock ABI that refuses connecting to (and sending to) a pathname
+// Unix socket bound outside the sandbox: a file rule grants it only with WithResolveUnix,
+// which no rule here asks for, while a socket bound inside stays reachable from inside.
+const resolveUnixABI = 9
+
+// unixSocketGap says what the wall does not hold below resolveUnixABI, and is empty from
+// it on. Nothing else holds it: a pathname socket is found by its file, whatever network
+// namespace it was made in, so the sandbox's own network does not hide it, and seccomp
+// cannot read the path a connect names. A host service listening on a socket in a shared
+// folder (git's fsmonitor in .git, an editor's, a database's) would answer from inside;
+// the wall's parts, and so every session's summary and the machine's status, say so.
+func unixSocketGap(abi int) string {
+	if abi >= resolveUnixABI {
+		return ""
+	}
+	have := "none"
+	if abi > 0 {
+		have = fmt.Sprintf("ABI %d", abi)
+	}
+	return fmt.Sprintf("; not walled on this kernel: Unix sockets that a process outside the sandbox listens on in a shared folder (Landlock ABI %d refuses them; this kernel has %s)", resolveUnixABI, have)
 }
 
 // maxKnownABI is the newest Landlock ABI go-landlock's V11 preset enforces; a newer kernel

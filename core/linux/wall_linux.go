@@ -74,10 +74,11 @@ func step(name string, err error) error {
 // exits.
 func runWall() int {
 	// Whatever the core's process inherited without close-on-exec (from a shell, a
-	// terminal multiplexer, a build tool) came along into this one; none of it, nor the
-	// setup socket, may reach the runner, which gets only what startRunner hands it.
-	if err := closeOnExecFrom(setupFD); err != nil {
-		report(wallReport{Step: "mark inherited descriptors close-on-exec", Error: err.Error()}, -1)
+	// terminal multiplexer, a build tool) came along into this one; none of it may reach
+	// the runner, which gets only what startRunner hands it, nor stay in this process,
+	// which serves the file tools itself. The setup socket is kept from the runner.
+	if err := closeInherited(setupFD); err != nil {
+		report(wallReport{Step: "close inherited descriptors", Error: err.Error()}, -1)
 		return 1
 	}
 	setup, conn, err := readSetup()
@@ -114,19 +115,26 @@ func runWall() int {
 	return reap(runner)
 }
 
-func closeOnExecFrom(first int) error {
-	err := unix.CloseRange(uint(first), ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
-	if !errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EINVAL) {
-		return err
-	}
-	// Before Linux 5.11: one by one.
+// closeInherited closes every descriptor above setup that this process was given by exec,
+// and marks setup close-on-exec. Exec closed the close-on-exec descriptors it was handed and
+// the Go runtime opens its own close-on-exec, so one open without the flag came from the
+// caller's process.
+func closeInherited(setup int) error {
+	unix.CloseOnExec(setup)
 	entries, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		return err
 	}
 	for _, e := range entries {
-		if fd, err := strconv.Atoi(e.Name()); err == nil && fd >= first {
-			unix.CloseOnExec(fd)
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd <= setup {
+			continue
+		}
+		// The listing's own descriptor, closed by now, fails here and is passed over.
+		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC == 0 {
+			if err := unix.Close(fd); err != nil {
+				return fmt.Errorf("close inherited descriptor %d: %w", fd, err)
+			}
 		}
 	}
 	return nil

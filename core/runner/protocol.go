@@ -126,6 +126,10 @@ type Result struct {
 	StderrTruncated int64         `json:"stderr_truncated,omitempty"`
 	TimedOut        bool          `json:"timed_out,omitempty"`
 	Dir             string        `json:"dir,omitempty"` // the working folder after the command
+	// StateRefused says why the shell state the command left (its working folder and
+	// exported variables) was not taken: the file it is read back from was not what the
+	// shell writes. The next command starts from the state before this one.
+	StateRefused string `json:"shell_state_refused,omitempty"`
 	// Idle says that once the command ended nothing else ran in the sandbox: whatever it
 	// started had ended too. Only a runner that is its sandbox's init can tell; the others
 	// leave it false.

@@ -194,3 +194,42 @@ func TestProbe(t *testing.T) {
 		t.Error("the command ran after the wall check failed")
 	}
 }
+
+// The shell-state file is written by the command's shell, which the command controls: one
+// that is not what the wrapper writes is refused, said so, and the state before is kept.
+func TestShellStateFileIsUntrusted(t *testing.T) {
+	for _, tc := range []struct{ name, trap, want string }{
+		{"symlink", `ln -s /dev/zero "$__openworker_state"`, "symbolic link"},
+		{"fifo", `mkfifo "$__openworker_state"`, "not a regular file"},
+		{"garbage", `printf 'relative\n\0' >"$__openworker_state"`, "not a folder"},
+		{"exports", `{ pwd -P; printf '\0not an export line\n'; } >"$__openworker_state"`, "exported variables"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, _ := filepath.EvalSymlinks(t.TempDir()) // as pwd -P says it
+			os.Mkdir(filepath.Join(dir, "sub"), 0o755)
+			c := startServer(t, dir)
+			exec1(t, c, "cd sub && export KEPT=yes")
+			done := make(chan *Result, 1)
+			go func() {
+				cmd := "cd / && export LOST=1 && trap '" + strings.ReplaceAll(tc.trap, "'", `'\''`) + "' EXIT"
+				r, err := c.Call(&Request{Tool: ToolExec, Exec: &ExecArgs{Command: cmd}}, nil)
+				if err != nil {
+					r = &Result{StateRefused: "the call failed: " + err.Error()}
+				}
+				done <- r
+			}()
+			var r *Result
+			select {
+			case r = <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the runner hangs on the shell-state file")
+			}
+			if !strings.Contains(r.StateRefused, tc.want) {
+				t.Errorf("refusal %q, want it to say %q", r.StateRefused, tc.want)
+			}
+			if r := exec1(t, c, `echo "$KEPT $LOST $(pwd)"`); string(r.Stdout) != "yes  "+filepath.Join(dir, "sub")+"\n" || r.StateRefused != "" {
+				t.Errorf("the next command saw %q (%q)", r.Stdout, r.StateRefused)
+			}
+		})
+	}
+}

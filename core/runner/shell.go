@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,7 +113,8 @@ func (sh *shell) exec(id uint64, a *ExecArgs, send func(*Response), x *execIO) (
 	// A command may leave a background process holding its output open; once the command
 	// itself has exited, its output is no longer waited for past this.
 	cmd.WaitDelay = 250 * time.Millisecond
-	_ = os.Remove(sh.state)
+	// A folder left in its place would keep the wrapper from writing the state.
+	_ = os.RemoveAll(sh.state)
 	start := time.Now()
 	if err := sh.start(cmd); err != nil {
 		return cannot(startStatus(err), fmt.Sprintf("%s: %s", a.Argv[0], startReason(err)))
@@ -157,7 +160,9 @@ func (sh *shell) exec(id uint64, a *ExecArgs, send func(*Response), x *execIO) (
 	res.Stdout, res.StdoutTruncated = stdout.buf.Bytes(), stdout.dropped
 	res.Stderr, res.StderrTruncated = stderr.buf.Bytes(), stderr.dropped
 	if len(a.Argv) == 0 {
-		sh.readState()
+		if why := sh.readState(); why != "" {
+			res.StateRefused = why + "; the working folder and exported variables are kept from before this command"
+		}
 	}
 	res.Dir = sh.dir
 	return res, nil
@@ -175,22 +180,36 @@ func (sh *shell) start(cmd *exec.Cmd) error {
 	})
 }
 
-// readState takes the working folder and environment the last command left. A listing that
-// cannot be read leaves the environment as it was.
-func (sh *shell) readState() {
-	b, err := os.ReadFile(sh.state)
-	_ = os.Remove(sh.state)
-	if err != nil {
-		return
+// maxState bounds the shell-state file: a working folder and an `export -p` listing, which
+// the kernel's bound on a program's environment (a few MiB at most) keeps well below it.
+const maxState = 8 << 20
+
+// readState takes the working folder and environment the last command left, and returns
+// why it did not when the state file is not what the wrapper writes. The file lies in the
+// private tmp, where every command writes, and a command may replace the wrapper's EXIT
+// trap: it is hostile input. So it is opened without following a symbolic link and without
+// waiting for a writer (a FIFO), must be a regular file of bounded size, and every part of
+// it must hold, or none is taken. No file at all (a command killed before its trap ran) is
+// no refusal: the state stays as it was.
+func (sh *shell) readState() string {
+	b, why := readStateFile(sh.state)
+	_ = os.RemoveAll(sh.state)
+	if b == nil {
+		return why
 	}
 	dir, exports, ok := strings.Cut(string(b), "\n\x00")
-	if !ok || len(dir) == 0 {
-		return
+	if !ok {
+		return "the shell-state file is not what the shell writes"
 	}
-	sh.dir = dir
+	if !filepath.IsAbs(dir) || filepath.Clean(dir) != dir || strings.IndexByte(dir, 0) >= 0 {
+		return fmt.Sprintf("the working folder it names (%.200q) is not a folder path", dir)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return fmt.Sprintf("the working folder it names (%.200q) is not a folder that exists", dir)
+	}
 	all, err := parseExports(exports)
 	if err != nil {
-		return
+		return "its exported variables cannot be read: " + err.Error()
 	}
 	env := all[:0]
 	for _, kv := range all {
@@ -198,7 +217,42 @@ func (sh *shell) readState() {
 			env = append(env, kv)
 		}
 	}
-	sh.env = env
+	sh.dir, sh.env = dir, env
+	return ""
+}
+
+// readStateFile reads the state file as readState says, and returns nil and why not (""
+// when there is no file).
+func readStateFile(path string) ([]byte, string) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, ""
+	case errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EMLINK):
+		// EMLINK is what some BSDs, macOS among them, return for O_NOFOLLOW on a link.
+		return nil, "the shell-state file was replaced by a symbolic link"
+	case err != nil:
+		return nil, "the shell-state file cannot be opened: " + err.Error()
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		return nil, "the shell-state file cannot be examined: " + err.Error()
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Sprintf("the shell-state file is not a regular file (%s)", fi.Mode().Type())
+	case fi.Size() > maxState:
+		return nil, fmt.Sprintf("the shell-state file is larger than %d MiB", maxState>>20)
+	}
+	// The size may change after Stat; what is read is bounded all the same.
+	b, err := io.ReadAll(io.LimitReader(f, maxState+1))
+	switch {
+	case err != nil:
+		return nil, "the shell-state file cannot be read: " + err.Error()
+	case len(b) > maxState:
+		return nil, fmt.Sprintf("the shell-state file is larger than %d MiB", maxState>>20)
+	}
+	return b, ""
 }
 
 func exitCode(cmd *exec.Cmd, err error) int {

@@ -126,6 +126,7 @@ func (r *Response) encode() []byte {
 		e.Int(res.StderrTruncated)
 		e.Flags(res.TimedOut, res.Idle)
 		e.String(res.Dir)
+		e.String(res.StateRefused)
 		e.Bytes(res.Content)
 		e.Int(res.Size)
 		e.Uint(uint64(len(res.Entries)))
@@ -166,7 +167,8 @@ func decodeResponse(b []byte) (*Response, error) {
 			StdoutTruncated: d.Int(), StderrTruncated: d.Int()}
 		f := d.Byte()
 		res.TimedOut, res.Idle = wire.Flag(f, 0), wire.Flag(f, 1)
-		res.Dir, res.Content, res.Size = d.String(), d.Bytes(), d.Int()
+		res.Dir, res.StateRefused = d.String(), d.String()
+		res.Content, res.Size = d.Bytes(), d.Int()
 		// An entry takes at least six bytes and a check four: a count that promises more
 		// than the message holds is refused before anything is allocated for it.
 		if n := d.Count(6); n > 0 {

@@ -72,7 +72,7 @@ func TestWireRefusesDamagedAnswers(t *testing.T) {
 		t.Errorf("another build's answer: %v", err)
 	}
 	// version, ID 1, no stream, no data, no error, a result of zeros, then 2^35 entries.
-	lying := []byte{wireVersion, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}
+	lying := []byte{wireVersion, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}
 	if _, err := decodeResponse(lying); err == nil {
 		t.Error("an answer promising 2^35 entries in a few bytes was accepted")
 	}

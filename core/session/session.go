@@ -70,6 +70,7 @@ type Session struct {
 	proc      sandbox.Process
 	client    *runner.Client
 	conn      *os.File
+	errs      *errStream // the runner's own error output
 	stateLost bool
 	// live is proc for Interrupt, which cannot wait for mu.
 	live atomic.Pointer[sandbox.Process]
@@ -80,6 +81,9 @@ type Session struct {
 	ending  atomic.Bool // End was called
 	// sitesMu orders swaps of the proxy's lists; it is never held across a tool call.
 	sitesMu sync.Mutex
+	// liveConn is conn for an end that cannot wait for mu: closing it ends a call that
+	// waits on a runner that is stuck.
+	liveConn atomic.Pointer[os.File]
 	// view is what Folders and Active return, so that they never wait for a tool call.
 	view atomic.Pointer[sessionView]
 	// idle: the last command left nothing else running in the sandbox (see EndBeforeExit).
@@ -252,6 +256,12 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	ours := os.NewFile(uintptr(fds[0]), "runner")
 	theirs := os.NewFile(uintptr(fds[1]), "runner-end")
 	defer theirs.Close()
+	errs, err := newErrStream(s.ID, m.opts.RunnerStderr)
+	if err != nil {
+		ours.Close()
+		return err
+	}
+	defer errs.handed()
 	client := runner.NewClient(ours)
 	// The wall check is sent first: it waits in the connection and runs as soon as the
 	// runner is up, with no round trip in between. It is the runner's first call, and the
@@ -265,16 +275,17 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 		defer check.canary.Close()
 	}
 	proc, err := prov.Start(ctx, pol, sandbox.RunnerSpec{
-		Path: m.opts.RunnerPath, Args: []string{RunnerArg}, Env: env, Dir: dir, Conn: theirs, Stderr: m.opts.RunnerStderr, Serve: true,
+		Path: m.opts.RunnerPath, Args: []string{RunnerArg}, Env: env, Dir: dir, Conn: theirs, Stderr: errs.file(), Serve: true,
 	})
 	if err != nil {
 		ours.Close()
 		return &RefusedError{Check: "the wall could not be built", Reason: err.Error()}
 	}
 	theirs.Close()
-	s.pol, s.proc, s.client, s.conn, s.active = pol, proc, client, ours, proc.Active()
-	s.view.Store(&sessionView{writable: slices.Clone(pol.Writable), readOnly: slices.Clone(pol.ReadOnly), active: slices.Clone(s.active)})
+	s.pol, s.proc, s.client, s.conn, s.errs, s.active = pol, proc, client, ours, errs, proc.Active()
 	s.live.Store(&proc)
+	s.liveConn.Store(ours)
+	s.view.Store(&sessionView{writable: slices.Clone(pol.Writable), readOnly: slices.Clone(pol.ReadOnly), active: slices.Clone(s.active)})
 	if l := proc.ProxyListener(); l != nil {
 		if s.proxy == nil {
 			l.Close()

@@ -436,6 +436,8 @@ func (s *Session) stopRunner() {
 		s.proc = nil
 		s.live.Store(nil)
 	}
+	s.errs.wait()
+	s.errs = nil
 }
 
 // Interrupt kills everything behind the wall at once, as Ctrl-C does to `openworker run`.
@@ -466,6 +468,10 @@ func (s *Session) end(beforeExit bool) {
 	// killed first, so that the answer comes at once, whatever the call was stuck on.
 	if s.busy.Load() != nil {
 		s.Interrupt()
+		// And should the kill not end it, the answer it waits for cannot come either.
+		if c := s.liveConn.Load(); c != nil {
+			_ = c.Close()
+		}
 	}
 	s.mu.Lock()
 	s.ended = true

@@ -1,0 +1,135 @@
+package session
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/openworker/openworker/core/policy"
+	"github.com/openworker/openworker/core/runner"
+	"github.com/openworker/openworker/core/sandbox"
+)
+
+// within fails the test when f has not returned after d.
+func within(t *testing.T, d time.Duration, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { f(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("%s did not return within %v", what, d)
+	}
+}
+
+// A tool call that never ends (a command that runs for ever, a runner stuck in a system
+// call) holds the session's one-call-at-a-time lock. Listing the session and ending it
+// never wait for it: End kills the sandbox, and the call returns with an error.
+func TestEndDoesNotWaitForAStuckCall(t *testing.T) {
+	f := newFixture(t, map[sandbox.Enforcement]sandbox.Provider{sandbox.Direct: sandbox.DirectProvider{}})
+	s, err := f.m.Start(context.Background(), Spec{Provider: sandbox.Direct, Writable: []string{f.project}, Network: policy.None})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(f.project, "stuck.pid")
+	t.Cleanup(func() {
+		// A direct session's commands are the test's own processes: the stuck one goes.
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 1 {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	callErr := make(chan error, 1)
+	go func() {
+		_, err := s.Exec(runner.ExecArgs{Command: "echo $$ > stuck.pid.tmp && mv stuck.pid.tmp stuck.pid && exec sleep 600"}, nil)
+		callErr <- err
+	}()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(pidFile); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command never started")
+		}
+	}
+	within(t, 5*time.Second, "Active and Folders during a call", func() {
+		s.Active()
+		s.Folders()
+	})
+	within(t, 10*time.Second, "End during a call", s.End)
+	select {
+	case err := <-callErr:
+		if err == nil {
+			t.Error("the call cut short by End returned no error")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call in progress did not return after End")
+	}
+	if _, ok := f.m.Get(s.ID); ok {
+		t.Error("the ended session is still listed")
+	}
+}
+
+// Each session's runner has an error stream of its own: what reaches the daemon's error
+// output from it is marked with the session and cannot pass for a line of the daemon's or
+// of another session's, however it is written.
+func TestRunnerErrorsAreMarkedWithTheSession(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	lines := make(chan []string, 1)
+	go func() {
+		var got []string
+		sc := bufio.NewScanner(r)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			got = append(got, sc.Text())
+		}
+		lines <- got
+	}()
+	f := newFixture(t, map[sandbox.Enforcement]sandbox.Provider{sandbox.Direct: sandbox.DirectProvider{}})
+	f.m.opts.RunnerStderr = w
+	s, err := f.m.Start(context.Background(), Spec{Provider: sandbox.Direct, Writable: []string{f.project}, Network: policy.None})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The runner is the wrapper shell's parent; a command writes to its error output.
+	forged := `printf 'openworker: serving the local API\n\033[2Kopenworker session 000000000000: forged\n%0200000d\n' 0 > /proc/$PPID/fd/2`
+	if res, err := s.Exec(runner.ExecArgs{Command: forged}, nil); err != nil || res.ExitCode != 0 {
+		t.Fatalf("writing to the runner's error output: %v %+v", err, res)
+	}
+	within(t, 10*time.Second, "End", s.End)
+	w.Close()
+	prefix := "openworker session " + s.ID + " runner: "
+	var total int
+	var got []string
+	select {
+	case got = <-lines:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the daemon's error output stayed open after the session ended")
+	}
+	for _, line := range got {
+		total += len(line) + 1
+		if !strings.HasPrefix(line, prefix) {
+			t.Errorf("a line of the runner's error output is not marked with its session: %.120q", line)
+		}
+		if strings.ContainsAny(line, "\x1b\r") {
+			t.Errorf("a control character reached the daemon's error output: %.120q", line)
+		}
+	}
+	if total == 0 {
+		t.Error("nothing of the runner's error output reached the daemon's")
+	}
+	if total > 64<<10 {
+		t.Errorf("%d bytes of one runner's error output reached the daemon's", total)
+	}
+}
