@@ -110,32 +110,12 @@ func requireSandbox(t *testing.T, w *world) {
 	}
 }
 
-// privateTmps lists the sessions' private tmp folders: /tmp/openworker-<digits>. Other
-// folders that start the same (this package's binary, a wall check's tmp of another test
-// binary running at the same time) are not a session's.
-func privateTmps(t *testing.T) map[string]bool {
-	t.Helper()
-	m := map[string]bool{}
-	ms, _ := filepath.Glob("/tmp/openworker-[0-9]*")
-	for _, p := range ms {
-		digits := strings.TrimPrefix(filepath.Base(p), "openworker-")
-		if strings.Trim(digits, "0123456789") != "" {
-			continue
-		}
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			m[p] = true
-		}
-	}
-	return m
-}
-
 func TestRunWritesTheProjectAndHidesTheHome(t *testing.T) {
 	w := newWorld(t)
 	requireSandbox(t, w)
-	before := privateTmps(t)
 	secret := filepath.Join(w.home, ".ssh", "id_ed25519")
 	out, errs, code := w.run("run", "--", "sh", "-c",
-		"echo made > made.txt; cat "+secret+" && echo SECRET-READ; ls "+w.home+" && echo HOME-LISTED; exit 3")
+		"echo made > made.txt; echo \"$TMPDIR\" > tmpdir.txt; cat "+secret+" && echo SECRET-READ; ls "+w.home+" && echo HOME-LISTED; exit 3")
 	if code != 3 {
 		t.Fatalf("exit %d, want the command's 3\nstdout %s\nstderr %s", code, out, errs)
 	}
@@ -148,10 +128,20 @@ func TestRunWritesTheProjectAndHidesTheHome(t *testing.T) {
 	if !strings.Contains(errs, "No such file or directory") {
 		t.Fatalf("the secret's read did not fail for the expected reason:\n%s", errs)
 	}
-	for p := range privateTmps(t) {
-		if !before[p] {
-			t.Fatalf("private tmp %s left behind after run", p)
-		}
+	w.requireGone("tmpdir.txt")
+}
+
+// requireGone checks that the private tmp folder a command wrote down in the project file
+// name (its $TMPDIR, which is at the same path inside and out) is gone after its run.
+func (w *world) requireGone(name string) {
+	w.t.Helper()
+	b, err := os.ReadFile(filepath.Join(w.project, name))
+	tmp := strings.TrimSpace(string(b))
+	if err != nil || !strings.HasPrefix(tmp, "/tmp/openworker-") {
+		w.t.Fatalf("the command did not write down its private tmp: %v %q", err, b)
+	}
+	if _, err := os.Lstat(tmp); err == nil {
+		w.t.Fatalf("private tmp %s left behind after run", tmp)
 	}
 }
 
@@ -161,11 +151,10 @@ func TestRunWritesTheProjectAndHidesTheHome(t *testing.T) {
 func TestRunEndsEverythingItStarted(t *testing.T) {
 	w := newWorld(t)
 	requireSandbox(t, w)
-	before := privateTmps(t)
 	builders := processes("openworker-linux-wall")
 
 	marker := fmt.Sprint(time.Now().UnixNano() % 1e6)
-	out, errs, code := w.run("run", "--", "sh", "-c", "sleep 300."+marker+" >/dev/null 2>&1 & echo started")
+	out, errs, code := w.run("run", "--", "sh", "-c", "echo \"$TMPDIR\" > tmp1.txt; sleep 300."+marker+" >/dev/null 2>&1 & echo started")
 	if code != 0 || out != "started\n" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
 	}
@@ -173,14 +162,12 @@ func TestRunEndsEverythingItStarted(t *testing.T) {
 		t.Fatalf("the command's background process is still there after run: PIDs %v", left)
 	}
 
-	if _, errs, code := w.run("run", "--", "true"); code != 0 {
-		t.Fatalf("run -- true: exit %d: %s", code, errs)
+	w.requireGone("tmp1.txt")
+	// A command that leaves nothing running: run exits without waiting for the sandbox.
+	if _, errs, code := w.run("run", "--", "sh", "-c", "echo \"$TMPDIR\" > tmp2.txt"); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, errs)
 	}
-	for p := range privateTmps(t) {
-		if !before[p] {
-			t.Fatalf("private tmp %s left behind after run", p)
-		}
-	}
+	w.requireGone("tmp2.txt")
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		var left []int
