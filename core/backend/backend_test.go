@@ -1,0 +1,303 @@
+package backend
+
+import (
+	"bufio"
+	"encoding/base64"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openworker/openworker/core/hosts"
+	"github.com/openworker/openworker/core/runner"
+	"github.com/openworker/openworker/core/sandbox"
+	"github.com/openworker/openworker/core/session"
+	"github.com/openworker/openworker/core/tstest"
+)
+
+// The test binary doubles as the tool runner, as the openworker binary does.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == session.RunnerArg {
+		if err := runner.Main(); err != nil {
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+type fixture struct {
+	b        *Backend
+	settings string
+	project  string
+}
+
+func newFixture(t testing.TB, settings string) *fixture {
+	t.Helper()
+	root, _ := filepath.EvalSymlinks(t.TempDir())
+	f := &fixture{settings: filepath.Join(root, "config", "config.toml"), project: filepath.Join(root, "project")}
+	home, state, tmp := filepath.Join(root, "home"), filepath.Join(root, "state"), filepath.Join(root, "tmp")
+	for _, d := range []string{f.project, home, tmp, filepath.Dir(f.settings)} {
+		os.MkdirAll(d, 0o700)
+	}
+	if settings != "" {
+		os.WriteFile(f.settings, []byte(settings), 0o600)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	store, err := OpenStore(ctx, f.settings, state, "linux", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	exe, _ := os.Executable()
+	f.b, err = New(Options{Settings: store, GOOS: "linux", Session: session.Options{
+		Providers: map[sandbox.Enforcement]sandbox.Provider{sandbox.Direct: sandbox.DirectProvider{}},
+		UserHome:  home, StateDir: state, TmpRoot: tmp, GOOS: "linux", RunnerPath: exe, HostEnv: []string{"PATH=" + os.Getenv("PATH")},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.b.EndAll)
+	return f
+}
+
+func (f *fixture) start(t testing.TB) (*session.Session, *url.URL) {
+	t.Helper()
+	s, err := f.b.Start(context.Background(), Request{Writable: []string{f.project}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Exec(runner.ExecArgs{Command: `printf %s "$HTTPS_PROXY"`}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(string(r.Stdout))
+	if err != nil || u.Host == "" {
+		t.Fatalf("the session's proxy: %q %v", r.Stdout, err)
+	}
+	return s, u
+}
+
+// get fetches http://origin/ through the proxy, as a sandboxed command would.
+func get(px *url.URL, origin string) (int, error) {
+	c := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(px), DisableKeepAlives: true}, Timeout: 5 * time.Second}
+	resp, err := c.Get("http://" + origin + "/")
+	if err != nil {
+		return 0, err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+func origin(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	return l.Addr().String()
+}
+
+// The answer is in force for the running session at once, while a command runs in it.
+func TestAnswerOpensTheSiteWhileACommandRuns(t *testing.T) {
+	f := newFixture(t, "")
+	s, px := f.start(t)
+	o := origin(t)
+	if code, _ := get(px, o); code != http.StatusForbidden {
+		t.Fatalf("before the answer: %d", code)
+	}
+	running := make(chan struct{})
+	go func() {
+		close(running)
+		s.Exec(runner.ExecArgs{Command: "sleep 3"}, nil)
+	}()
+	<-running
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		if s.Running() == "" {
+			return errors.New("the command has not started")
+		}
+		return nil
+	})
+	asked := make(chan SiteAnswer, 1)
+	go func() {
+		a, _ := f.b.RequestSite(context.Background(), SiteRequest{Session: s.ID, Site: o, Reason: "tests"})
+		asked <- a
+	}()
+	var card CardInfo
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		cs := f.b.Cards()
+		if len(cs) != 1 {
+			return fmt.Errorf("%d cards", len(cs))
+		}
+		card = cs[0]
+		return nil
+	})
+	if card.Blocked.IsZero() {
+		t.Fatalf("the card does not say the sandbox blocked it: %+v", card)
+	}
+	start := time.Now()
+	if _, err := f.b.Answer(card.ID, "session"); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := get(px, o); code != http.StatusOK {
+		t.Fatalf("after the answer, while a command runs: %d %v", code, err)
+	}
+	if d := time.Since(start); d > time.Second || s.Running() == "" {
+		t.Fatalf("the answer waited for the command (%v)", d)
+	}
+	if a := <-asked; a.Outcome != "session" {
+		t.Fatalf("the asker got %+v", a)
+	}
+}
+
+// Always allow while the settings file is broken: in force at once, written once the file
+// is fixed, and the broken text is never written over.
+func TestAlwaysWhileTheSettingsFileIsBroken(t *testing.T) {
+	f := newFixture(t, "sandbox_network_hosts = [\"github.com:443\"]\n")
+	s, px := f.start(t)
+	o := origin(t)
+	broken := "sandbox_network_hosts = [\"github.com:443\"\n# a save half done\n"
+	os.WriteFile(f.settings, []byte(broken), 0o600)
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		if f.b.Settings().Problems == nil {
+			return errors.New("the store has not seen the broken file")
+		}
+		return nil
+	})
+	go f.b.RequestSite(context.Background(), SiteRequest{Session: s.ID, Site: o, Reason: "tests"})
+	var card CardInfo
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		if cs := f.b.Cards(); len(cs) == 1 {
+			card = cs[0]
+			return nil
+		}
+		return errors.New("no card")
+	})
+	_, err := f.b.Answer(card.ID, "always")
+	var pe *ErrPending
+	if !errors.As(err, &pe) {
+		t.Fatalf("always with a broken file: %v, want it in force and pending", err)
+	}
+	if code, _ := get(px, o); code != http.StatusOK {
+		t.Fatalf("always with a broken file is not in force: %d", code)
+	}
+	if b, _ := os.ReadFile(f.settings); string(b) != broken {
+		t.Fatalf("the broken file was written over:\n%s", b)
+	}
+	// A new session has it too.
+	_, px2 := f.start(t)
+	if code, _ := get(px2, o); code != http.StatusOK {
+		t.Fatalf("a new session while pending: %d", code)
+	}
+	// The person fixes the file: the change is written into their text.
+	fixed := "# fixed\nsandbox_network_hosts = [\"github.com:443\"]\n"
+	os.WriteFile(f.settings, []byte(fixed), 0o600)
+	want := "# fixed\nsandbox_network_hosts = [\"github.com:443\", \"" + o + "\"]\n"
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		if b, _ := os.ReadFile(f.settings); string(b) != want {
+			return fmt.Errorf("the file is %q", b)
+		}
+		return nil
+	})
+	if p := f.b.Store().Pending(); len(p) != 0 {
+		t.Fatalf("still pending: %v", p)
+	}
+	if code, _ := get(px, o); code != http.StatusOK {
+		t.Fatalf("after the write: %d", code)
+	}
+}
+
+func TestTickAndSitesFollowTheFile(t *testing.T) {
+	f := newFixture(t, "# mine\n")
+	if err := f.b.Tick("github"); err != nil {
+		t.Fatal(err)
+	}
+	sites := f.b.Sites()
+	for _, g := range sites.Groups {
+		if g.ID == "github" && !g.Ticked {
+			t.Fatalf("github not shown ticked: %+v", g)
+		}
+	}
+	if err := f.b.AddSite("*.com"); err == nil {
+		t.Fatal("a site the settings file refuses was added")
+	}
+	// The file edited by hand: the list follows.
+	os.WriteFile(f.settings, []byte("sandbox_network_hosts = [\"example.org:443\"]\n"), 0o600)
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		s := f.b.Sites()
+		if len(s.Custom) != 1 || s.Custom[0] != "example.org:443" || s.Groups[0].Ticked {
+			return fmt.Errorf("sites %+v", s)
+		}
+		return nil
+	})
+}
+
+// BenchmarkAnswerToAdmitted is the time from a person's answer to the next request of the
+// running sandbox being admitted, while a command runs in the session.
+func BenchmarkAnswerToAdmitted(b *testing.B) {
+	f := newFixture(b, "")
+	s, px := f.start(b)
+	o := origin(b)
+	go s.Exec(runner.ExecArgs{Command: "sleep 600"}, nil)
+	tstest.WaitFor(b, 5*time.Second, func() error {
+		if s.Running() == "" {
+			return errors.New("not running")
+		}
+		return nil
+	})
+	entry, _ := hosts.Parse(o)
+	var took []time.Duration
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		_ = f.b.Revoke(s.ID, entry.String())
+		done := make(chan struct{})
+		go func() { f.b.RequestSite(context.Background(), SiteRequest{Session: s.ID, Site: o, Reason: "bench"}); close(done) }()
+		var card CardInfo
+		for card.ID == "" {
+			if cs := f.b.Cards(); len(cs) == 1 {
+				card = cs[0]
+			}
+		}
+		conn, err := net.Dial("tcp", px.Host)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		start := time.Now()
+		f.b.Answer(card.ID, "session")
+		fmt.Fprintf(conn, "CONNECT %s HTTP/1.1\r\nHost: %s\r\nProxy-Authorization: Basic %s\r\n\r\n", o, o, basic(px))
+		line, err := bufio.NewReader(conn).ReadString('\n')
+		took = append(took, time.Since(start))
+		b.StopTimer()
+		conn.Close()
+		<-done
+		if err != nil || !strings.HasPrefix(line, "HTTP/1.1 200") {
+			b.Fatalf("not admitted after the answer: %q %v", line, err)
+		}
+		b.StartTimer()
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "ms-median/answer-to-admitted")
+}
+
+func basic(u *url.URL) string {
+	p, _ := u.User.Password()
+	return base64Std(u.User.Username() + ":" + p)
+}
+
+func base64Std(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
