@@ -2,8 +2,8 @@ package backend
 
 import (
 	"bufio"
-	"encoding/base64"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -266,7 +266,10 @@ func BenchmarkAnswerToAdmitted(b *testing.B) {
 		b.StopTimer()
 		_ = f.b.Revoke(s.ID, entry.String())
 		done := make(chan struct{})
-		go func() { f.b.RequestSite(context.Background(), SiteRequest{Session: s.ID, Site: o, Reason: "bench"}); close(done) }()
+		go func() {
+			f.b.RequestSite(context.Background(), SiteRequest{Session: s.ID, Site: o, Reason: "bench"})
+			close(done)
+		}()
 		var card CardInfo
 		for card.ID == "" {
 			if cs := f.b.Cards(); len(cs) == 1 {
