@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/openworker/openworker/core/api"
+	"github.com/openworker/openworker/core/tstest"
 )
 
 // Side-by-side figures for the product's speed targets. Run them in one go:
@@ -149,7 +152,7 @@ func BenchmarkDaemon(b *testing.B) {
 	})
 	b.Run("session-start", func(b *testing.B) {
 		timeEach(b, func() error {
-			info, err := cl.Start(ctx, api.StartRequest{Writable: []string{w.project}})
+			info, err := cl.Start(ctx, api.StartRequest{Provider: "auto", Writable: []string{w.project}})
 			if err != nil {
 				return err
 			}
@@ -159,7 +162,7 @@ func BenchmarkDaemon(b *testing.B) {
 		})
 	})
 	b.Run("exec-true", func(b *testing.B) {
-		info, err := cl.Start(ctx, api.StartRequest{Writable: []string{w.project}})
+		info, err := cl.Start(ctx, api.StartRequest{Provider: "auto", Writable: []string{w.project}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -187,4 +190,43 @@ func rssMiB(pid int) float64 {
 		}
 	}
 	return -1
+}
+
+// BenchmarkMCPRunTrue is run_command of true through `openworker mcp` with the SDK's own
+// client over stdio: hosted in the server's process, and attached to a running daemon.
+func BenchmarkMCPRunTrue(b *testing.B) {
+	call := func(b *testing.B, w *world) {
+		c := exec.Command(binary, "mcp")
+		c.Env, c.Dir = w.env, w.project
+		client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
+		ctx := context.Background()
+		cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: c}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		args := &sdk.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": "true"}}
+		timeEach(b, func() error {
+			res, err := cs.CallTool(ctx, args)
+			if err == nil && res.IsError {
+				b.Fatalf("run_command: %+v", res.Content)
+			}
+			return err
+		})
+	}
+	b.Run("in-process", func(b *testing.B) { call(b, benchWorld(b)) })
+	b.Run("attached", func(b *testing.B) {
+		w := benchWorld(b)
+		d := exec.Command(binary, "serve")
+		d.Env, d.Dir = w.env, w.project
+		if err := d.Start(); err != nil {
+			b.Fatal(err)
+		}
+		defer func() { d.Process.Kill(); d.Wait() }()
+		cl := api.NewClient(api.SocketPath(w.state))
+		if err := tstest.Poll(10*time.Second, func() error { _, err := cl.Status(context.Background()); return err }); err != nil {
+			b.Fatal("the daemon did not answer: ", err)
+		}
+		call(b, w)
+	})
 }

@@ -60,7 +60,13 @@ func newWorld(t *testing.T) *world {
 	if runtime.GOOS != "linux" {
 		t.Skip("end-to-end tests run the Linux provider")
 	}
-	root := t.TempDir()
+	// A short root: the daemon's socket lies in the state folder under it, and a Unix
+	// socket's path is at most 107 bytes.
+	root, err := os.MkdirTemp("", "ow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
 	w := &world{t: t, home: filepath.Join(root, "home"), project: filepath.Join(root, "project")}
 	for _, d := range []string{w.project, filepath.Join(w.home, ".ssh")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {

@@ -30,6 +30,8 @@ Usage:
   openworker machine sandbox status
                                   the machine's provider, whether sessions can run, and why not
   openworker serve                run the daemon: the local API for sessions and watchers
+  openworker mcp [--rw DIR]… [--ro DIR]… [--allow HOST[:PORT]]…
+                                  an MCP server on stdio: an agent's shell and file tools behind the wall
   openworker session start|exec|read|write|list|add-folder|end|ls …
                                   use sessions of a running daemon (see: openworker session help)
   openworker config path|check [FILE]|show
@@ -94,6 +96,8 @@ func dispatch(args []string) error {
 		return cmdMachine(rest)
 	case "serve":
 		return cmdServe(rest)
+	case "mcp":
+		return cmdMCP(rest)
 	case "session":
 		return cmdSession(rest)
 	case "config":

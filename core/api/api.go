@@ -99,6 +99,10 @@ type Status struct {
 	SettingsError string `json:"settings_error,omitempty"`
 	// Rule says, per entry point, which wall a session gets.
 	Rule []string `json:"rule,omitempty"`
+	// Approvals is the machine's sandbox_approvals; CardWatchers counts who shows cards to
+	// a person (the app, openworker cards --watch).
+	Approvals    string `json:"approvals,omitempty"`
+	CardWatchers int    `json:"card_watchers"`
 }
 
 // errorBody is every error answer's body.
@@ -116,6 +120,7 @@ type AnswerRequest struct {
 type AnswerResponse struct {
 	Outcome string `json:"outcome"`
 	Card    string `json:"card"`
+	Site    string `json:"site"`
 	Message string `json:"message,omitempty"`
 }
 

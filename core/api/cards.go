@@ -30,16 +30,16 @@ func (s *Server) answerCard(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusNotFound, err)
 		return
 	case errors.As(err, &pending):
-		writeJSON(w, http.StatusOK, AnswerResponse{Outcome: string(e.Outcome), Card: e.Card.ID, Message: err.Error()})
+		writeJSON(w, http.StatusOK, AnswerResponse{Outcome: string(e.Outcome), Card: e.Card.ID, Site: e.Card.Ask.Target(), Message: err.Error()})
 		return
 	case err != nil && e.Outcome == "":
 		writeErr(w, http.StatusBadRequest, err)
 		return
 	case err != nil:
-		writeJSON(w, http.StatusOK, AnswerResponse{Outcome: string(e.Outcome), Card: e.Card.ID, Message: err.Error()})
+		writeJSON(w, http.StatusOK, AnswerResponse{Outcome: string(e.Outcome), Card: e.Card.ID, Site: e.Card.Ask.Target(), Message: err.Error()})
 		return
 	}
-	writeJSON(w, http.StatusOK, AnswerResponse{Outcome: string(e.Outcome), Card: e.Card.ID})
+	writeJSON(w, http.StatusOK, AnswerResponse{Outcome: string(e.Outcome), Card: e.Card.ID, Site: e.Card.Ask.Target()})
 }
 
 func (s *Server) requestSite(w http.ResponseWriter, r *http.Request) {

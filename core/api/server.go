@@ -209,6 +209,8 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	if s.Status != nil {
 		st = s.Status()
 	}
+	st.CardWatchers = s.Backend.CardWatchers()
+	st.Approvals = s.Backend.Settings().Settings.Approvals
 	st.Sessions = []SessionInfo{}
 	for _, ss := range s.Backend.Sessions() {
 		st.Sessions = append(st.Sessions, info(ss))

@@ -1,0 +1,180 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"time"
+
+	"github.com/openworker/openworker/core/api"
+	"github.com/openworker/openworker/core/backend"
+	"github.com/openworker/openworker/core/runner"
+	"github.com/openworker/openworker/core/session"
+)
+
+// Host is where the server's one session lives: a backend in this process, or the running
+// app or daemon through its local API. The tools call it and nothing else.
+type Host interface {
+	Exec(ctx context.Context, a runner.ExecArgs, onChunk func(stream string, data []byte)) (*session.Result, error)
+	Read(ctx context.Context, a runner.ReadArgs) (*session.Result, error)
+	Write(ctx context.Context, a runner.WriteArgs) (*session.Result, error)
+	List(ctx context.Context, a runner.ListArgs) (*session.Result, error)
+	// RequestSite asks for a site on a card and waits up to wait for the answer.
+	RequestSite(ctx context.Context, site, reason string, wait time.Duration) (backend.SiteAnswer, error)
+	// Answer answers a card (the person answered it through the agent's client) and
+	// returns its site.
+	Answer(ctx context.Context, card, answer string) (site string, err error)
+	// CardWatchers counts who shows cards to a person (the app, openworker cards --watch).
+	CardWatchers(ctx context.Context) int
+	Info(ctx context.Context) (Info, error)
+	// End ends the session and everything in it.
+	End()
+}
+
+// Info is what session_info tells the agent.
+type Info struct {
+	Session     string               `json:"session"`
+	Enforcement string               `json:"enforcement"`
+	Network     string               `json:"network"`
+	Approvals   string               `json:"approvals"`
+	Writable    []Folder             `json:"writable"`
+	ReadOnly    []Folder             `json:"read_only,omitempty"`
+	Sites       []backend.AccessSite `json:"sites"`
+	Denied      []string             `json:"denied,omitempty"`
+	Active      []string             `json:"wall,omitempty"`
+	Attached    string               `json:"attached"` // "in-process" or the daemon's socket
+}
+
+// Folder is a session folder as given and as the wall holds it.
+type Folder struct {
+	Given    string `json:"given"`
+	Resolved string `json:"resolved"`
+}
+
+// LocalHost is a session of a backend in this process.
+type LocalHost struct {
+	B     *backend.Backend
+	S     *session.Session
+	Given backend.Request
+}
+
+func (h *LocalHost) Exec(ctx context.Context, a runner.ExecArgs, onChunk func(string, []byte)) (*session.Result, error) {
+	return h.S.ExecContext(ctx, a, nil, onChunk)
+}
+func (h *LocalHost) Read(_ context.Context, a runner.ReadArgs) (*session.Result, error) {
+	return h.S.Read(a)
+}
+func (h *LocalHost) Write(_ context.Context, a runner.WriteArgs) (*session.Result, error) {
+	return h.S.Write(a)
+}
+func (h *LocalHost) List(_ context.Context, a runner.ListArgs) (*session.Result, error) {
+	return h.S.List(a)
+}
+func (h *LocalHost) RequestSite(ctx context.Context, site, reason string, wait time.Duration) (backend.SiteAnswer, error) {
+	return h.B.RequestSite(ctx, backend.SiteRequest{Session: h.S.ID, Site: site, Reason: reason, Wait: wait})
+}
+func (h *LocalHost) Answer(_ context.Context, card, answer string) (string, error) {
+	e, err := h.B.Answer(card, answer)
+	var pending *backend.ErrPending
+	if errors.As(err, &pending) {
+		err = nil // in force; written once the settings file is fixed
+	}
+	return e.Card.Ask.Target(), err
+}
+func (h *LocalHost) CardWatchers(context.Context) int { return h.B.CardWatchers() }
+func (h *LocalHost) Info(context.Context) (Info, error) {
+	a, err := h.B.Access(h.S.ID)
+	if err != nil {
+		return Info{}, err
+	}
+	rw, ro := h.S.Folders()
+	return Info{
+		Session: h.S.ID, Enforcement: string(h.S.Enforcement), Network: string(h.S.Network),
+		Approvals: h.B.Settings().Settings.Approvals, Writable: pair(h.Given.Writable, rw), ReadOnly: pair(h.Given.ReadOnly, ro),
+		Sites: a.Sites, Denied: a.Denied, Active: h.S.Active(), Attached: "in-process",
+	}, nil
+}
+func (h *LocalHost) End() { _ = h.B.End(h.S.ID) }
+
+// RemoteHost is a session of the running app or daemon.
+type RemoteHost struct {
+	C      *api.Client
+	ID     string
+	Socket string
+	Given  api.StartRequest
+}
+
+func (h *RemoteHost) Exec(ctx context.Context, a runner.ExecArgs, onChunk func(string, []byte)) (*session.Result, error) {
+	req := api.ExecRequest{Command: a.Command, Argv: a.Argv, Dir: a.Dir, TimeoutMS: a.Timeout.Milliseconds(), MaxOutput: a.MaxOutput}
+	if onChunk == nil {
+		return h.C.Exec(ctx, h.ID, req)
+	}
+	return h.C.ExecStream(ctx, h.ID, req, nil, onChunk)
+}
+func (h *RemoteHost) Read(ctx context.Context, a runner.ReadArgs) (*session.Result, error) {
+	return h.C.Read(ctx, h.ID, api.ReadRequest{Path: a.Path, Offset: a.Offset, Limit: a.Limit})
+}
+func (h *RemoteHost) Write(ctx context.Context, a runner.WriteArgs) (*session.Result, error) {
+	return h.C.Write(ctx, h.ID, api.WriteRequest{Path: a.Path, Content: a.Content})
+}
+func (h *RemoteHost) List(ctx context.Context, a runner.ListArgs) (*session.Result, error) {
+	return h.C.List(ctx, h.ID, api.ListRequest{Path: a.Path})
+}
+func (h *RemoteHost) RequestSite(ctx context.Context, site, reason string, wait time.Duration) (backend.SiteAnswer, error) {
+	return h.C.RequestSite(ctx, h.ID, api.SiteRequest{Site: site, Reason: reason, WaitMS: wait.Milliseconds()})
+}
+func (h *RemoteHost) Answer(ctx context.Context, card, answer string) (string, error) {
+	res, err := h.C.Answer(ctx, card, api.AnswerRequest{Answer: answer})
+	return res.Site, err
+}
+func (h *RemoteHost) CardWatchers(ctx context.Context) int {
+	st, err := h.C.Status(ctx)
+	if err != nil {
+		return 0
+	}
+	return st.CardWatchers
+}
+func (h *RemoteHost) Info(ctx context.Context) (Info, error) {
+	st, err := h.C.Status(ctx)
+	if err != nil {
+		return Info{}, err
+	}
+	a, err := h.C.Access(ctx, h.ID)
+	if err != nil {
+		return Info{}, err
+	}
+	for _, s := range st.Sessions {
+		if s.ID == h.ID {
+			return Info{Session: s.ID, Enforcement: s.Enforcement, Network: s.Network, Approvals: st.Approvals,
+				Writable: pair(h.Given.Writable, s.Writable), ReadOnly: pair(h.Given.ReadOnly, s.ReadOnly),
+				Sites: a.Sites, Denied: a.Denied, Active: s.Active, Attached: h.Socket}, nil
+		}
+	}
+	return Info{}, errors.New("the session has ended")
+}
+func (h *RemoteHost) End() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = h.C.End(ctx, h.ID)
+}
+
+// pair gives each folder as given with where the wall holds it: its resolved path, among
+// the session's resolved folders.
+func pair(given, resolved []string) []Folder {
+	out := make([]Folder, 0, len(given))
+	seen := map[string]bool{}
+	for _, g := range given {
+		r, err := filepath.EvalSymlinks(g)
+		if err != nil {
+			r = filepath.Clean(g)
+		}
+		out = append(out, Folder{Given: g, Resolved: r})
+		seen[r] = true
+	}
+	for _, r := range resolved {
+		if !seen[r] {
+			out = append(out, Folder{Resolved: r})
+		}
+	}
+	return out
+}
