@@ -352,25 +352,7 @@ func (o *Options) get(ctx context.Context, u *url.URL, start string, hop int) (*
 		}
 		return nil, fmt.Errorf("could not connect to %s (%w)", d.Target(), lastErr)
 	}
-	tr := &http.Transport{
-		Proxy:       nil, // never the environment's: the fetch goes where it was decided to
-		DialContext: dial,
-		DialTLSContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := dial(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			tc := tls.Client(c, &tls.Config{ServerName: d.Host, RootCAs: o.RootCAs, MinVersion: tls.VersionTLS12})
-			if err := tc.HandshakeContext(ctx); err != nil {
-				c.Close()
-				return nil, err
-			}
-			return tc, nil
-		},
-		DisableKeepAlives:      true,
-		MaxResponseHeaderBytes: maxHeaderBytes,
-		TLSNextProto:           map[string]func(string, *tls.Conn) http.RoundTripper{}, // HTTP/1.1 only
-	}
+	tr := newTransport(dial, d.Host, o.RootCAs)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, err
@@ -383,6 +365,31 @@ func (o *Options) get(ctx context.Context, u *url.URL, start string, hop int) (*
 		return nil, err
 	}
 	return resp, nil
+}
+
+// newTransport is a transport for one hop: every connection is dial's, to a checked address,
+// with TLS verified for serverName (also its SNI); one request per connection, HTTP/1.1, and no
+// proxy from the environment, which would send the request where nothing decided it may go.
+func newTransport(dial func(ctx context.Context, network, addr string) (net.Conn, error), serverName string, roots *x509.CertPool) *http.Transport {
+	return &http.Transport{
+		Proxy:       nil,
+		DialContext: dial,
+		DialTLSContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			tc := tls.Client(c, &tls.Config{ServerName: serverName, RootCAs: roots, MinVersion: tls.VersionTLS12})
+			if err := tc.HandshakeContext(ctx); err != nil {
+				c.Close()
+				return nil, err
+			}
+			return tc, nil
+		},
+		DisableKeepAlives:      true,
+		MaxResponseHeaderBytes: maxHeaderBytes,
+		TLSNextProto:           map[string]func(string, *tls.Conn) http.RoundTripper{},
+	}
 }
 
 // checkedAddrs resolves d's host once and checks every address it leads to. A name that leads

@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -396,26 +395,46 @@ func (r *rebinder) LookupNetIP(ctx context.Context, network, host string) ([]net
 	return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
 }
 
-// TestNoProxyFromEnvironment: a proxy named in the environment is not used; the fetch goes
-// straight to the checked address.
-func TestNoProxyFromEnvironment(t *testing.T) {
-	trap := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		t.Errorf("the fetch went through the environment's proxy: %s %s", r.Method, r.URL)
-	}))
-	defer trap.Close()
-	t.Setenv("HTTP_PROXY", trap.URL)
-	t.Setenv("HTTPS_PROXY", trap.URL)
-	t.Setenv("NO_PROXY", "")
+// TestTransportIgnoresEnvironment: no proxy from the environment, whose proxy would be sent
+// the request in place of the checked origin; and no HTTP/2, whose connection reuse would
+// outlive the hop's decision.
+func TestTransportIgnoresEnvironment(t *testing.T) {
+	t.Setenv("HTTP_PROXY", "http://127.0.0.1:1")
+	t.Setenv("HTTPS_PROXY", "http://127.0.0.1:1")
+	tr := newTransport(nil, "example.com", nil)
+	if tr.Proxy != nil {
+		t.Fatal("the transport takes a proxy")
+	}
+	if tr.TLSNextProto == nil || tr.ForceAttemptHTTP2 || !tr.DisableKeepAlives {
+		t.Fatalf("the transport may reuse connections or speak HTTP/2: %+v", tr)
+	}
+}
+
+// TestEndlessBody stops reading at MaxBytes: an origin that never stops sending gets a
+// truncated result, not a fetch that reads until its time runs out.
+func TestEndlessBody(t *testing.T) {
 	s := origin(t)
+	s.Config.Handler.(*http.ServeMux).HandleFunc("/endless", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		chunk := []byte(strings.Repeat("y\n", 4096))
+		for {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
 	s.Start()
 	defer s.Close()
 	n := newFakeNet(t)
 	ps := strconv.Itoa(port(t, s))
-	r, err := Fetch(context.Background(), "http://"+s.Listener.Addr().String()+"/text", Options{
-		Decide: allowing(t, "127.0.0.1:"+ps), Resolver: n, Dial: n.Dial,
+	r, err := Fetch(context.Background(), "http://"+s.Listener.Addr().String()+"/endless", Options{
+		Decide: allowing(t, "127.0.0.1:"+ps), Resolver: n, Dial: n.Dial, MaxBytes: 1 << 20, Timeout: time.Minute,
 	})
-	if err != nil || r.Status != 200 {
-		t.Fatalf("Fetch = %+v, %v", r, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Truncated || len(r.Text) != 1<<20 || r.Size != 1<<20 {
+		t.Fatalf("Fetch = %d bytes of text, size %d, truncated %v; want 1 MiB, truncated", len(r.Text), r.Size, r.Truncated)
 	}
 }
 
