@@ -64,6 +64,9 @@ type Options struct {
 	// MaxRedirects is how many redirects are followed: 0 means DefaultMaxRedirects, a
 	// negative number none.
 	MaxRedirects int
+	// HowToAllow, when set, says how a person allows a refused site (given as host:port)
+	// where the fetch was asked for; refusals end with it. The default is hosts.HowToAllow.
+	HowToAllow func(target string) string
 	// UserAgent is sent with every request; the default is DefaultUserAgent.
 	UserAgent string
 	// RootCAs verify https origins; nil means the system's roots.
@@ -115,10 +118,12 @@ type BlockedError struct {
 	Hop int
 	// Decision is the allow list's verdict.
 	Decision hosts.Decision
+
+	how func(target string) string
 }
 
 func (e *BlockedError) Error() string {
-	return refusedAt(e.URL, e.HopURL, e.Hop) + e.Decision.Reason()
+	return refusedAt(e.URL, e.HopURL, e.Hop) + e.Decision.Explain(e.how)
 }
 
 // PrivateError is a hop refused for where its name leads: to a loopback, private, link-local
@@ -135,6 +140,8 @@ type PrivateError struct {
 	Class hosts.AddrClass
 	// Forbidden is true when Addr is one of Options.Forbidden.
 	Forbidden bool
+
+	how func(target string) string
 }
 
 func (e *PrivateError) Error() string {
@@ -146,7 +153,14 @@ func (e *PrivateError) Error() string {
 	}
 	return refusedAt(e.URL, e.HopURL, e.Hop) + target + " resolves to " + e.Addr.String() + ", a " + e.Class.String() +
 		" address, which a web fetch does not reach through a name; to reach it, allow the address itself (" + at + "): " +
-		hosts.HowToAllow
+		howToAllow(e.how, at)
+}
+
+func howToAllow(how func(string) string, target string) string {
+	if how != nil {
+		return how(target)
+	}
+	return hosts.HowToAllow
 }
 
 // refusal is a refusal already in the words a person reads.
@@ -334,7 +348,7 @@ func (o *Options) get(ctx context.Context, u *url.URL, start string, hop int) (*
 	case d.Why == hosts.NotValid:
 		return nil, &refusal{refusedAt(start, u.Redacted(), hop) + d.Reason()}
 	case !d.Allowed:
-		return nil, &BlockedError{URL: start, HopURL: u.Redacted(), Host: d.Host, Port: d.Port, Hop: hop, Decision: d}
+		return nil, &BlockedError{URL: start, HopURL: u.Redacted(), Host: d.Host, Port: d.Port, Hop: hop, Decision: d, how: o.HowToAllow}
 	}
 	addrs, err := o.checkedAddrs(ctx, d, start, u.Redacted(), hop)
 	if err != nil {
@@ -350,12 +364,21 @@ func (o *Options) get(ctx context.Context, u *url.URL, start string, hop int) (*
 			}
 			lastErr = err
 		}
-		return nil, fmt.Errorf("could not connect to %s (%w)", d.Target(), lastErr)
+		return nil, fmt.Errorf("could not connect to %s (%w); the site may be down, try again later", d.Target(), lastErr)
 	}
 	tr := newTransport(dial, d.Host, o.RootCAs)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+	// The Host header is the name as decided: lower case, punycode, which is what the
+	// certificate and the site's virtual hosts are written for.
+	req.Host = d.Host
+	if strings.IndexByte(d.Host, ':') >= 0 {
+		req.Host = "[" + d.Host + "]"
+	}
+	if p := u.Port(); p != "" {
+		req.Host = net.JoinHostPort(d.Host, p)
 	}
 	req.Header.Set("User-Agent", o.UserAgent)
 	req.Header.Set("Accept", "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.5")
@@ -420,7 +443,7 @@ func (o *Options) checkedAddrs(ctx context.Context, d hosts.Decision, start, hop
 	for i, a := range addrs {
 		a = a.Unmap()
 		addrs[i] = a
-		refuse := &PrivateError{URL: start, HopURL: hopURL, Host: d.Host, Port: d.Port, Hop: hop, Addr: a, Class: hosts.ClassifyAddr(a)}
+		refuse := &PrivateError{URL: start, HopURL: hopURL, Host: d.Host, Port: d.Port, Hop: hop, Addr: a, Class: hosts.ClassifyAddr(a), how: o.HowToAllow}
 		if o.Forbidden != nil && o.Forbidden(netip.AddrPortFrom(a, uint16(d.Port))) {
 			refuse.Forbidden = true
 			return nil, refuse

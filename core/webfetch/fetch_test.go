@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"errors"
+	"net"
 	"net/http"
 	"net/netip"
 	"slices"
@@ -435,6 +436,75 @@ func TestEndlessBody(t *testing.T) {
 	}
 	if !r.Truncated || len(r.Text) != 1<<20 || r.Size != 1<<20 {
 		t.Fatalf("Fetch = %d bytes of text, size %d, truncated %v; want 1 MiB, truncated", len(r.Text), r.Size, r.Truncated)
+	}
+}
+
+// TestHowToAllow ends a refusal with the caller's hint, naming the target to allow.
+func TestHowToAllow(t *testing.T) {
+	n := newFakeNet(t)
+	n.resolveTo("rebind.example", "127.0.0.1")
+	how := func(target string) string { return "run `openworker access S --allow " + target + "`" }
+	opts := Options{Decide: allowing(t, "rebind.example:8080"), Resolver: n, Dial: n.Dial, HowToAllow: how}
+	for url, want := range map[string]string{
+		"http://blocked.example:8080/": "blocked.example:8080 is not on this session's allow list; run `openworker access S --allow blocked.example:8080`",
+		"http://rebind.example:8080/":  "allow the address itself (127.0.0.1:8080): run `openworker access S --allow 127.0.0.1:8080`",
+	} {
+		if _, err := Fetch(context.Background(), url, opts); err == nil || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("Fetch(%s): %v, want it to end %q", url, err, want)
+		}
+	}
+	if d := n.dials(); len(d) != 0 {
+		t.Fatalf("dialled %q", d)
+	}
+}
+
+// TestInternationalName decides, resolves and sends an internationalised name in its
+// canonical (punycode) form.
+func TestInternationalName(t *testing.T) {
+	s := origin(t)
+	s.Start()
+	defer s.Close()
+	p := port(t, s)
+	ps := strconv.Itoa(p)
+	n := newFakeNet(t)
+	n.resolveTo("xn--bcher-kva.example", "203.0.113.8")
+	n.route("203.0.113.8", p, s.Listener.Addr().String())
+	r, err := Fetch(context.Background(), "http://Bücher.example:"+ps+"/whoami", Options{
+		Decide: allowing(t, "bücher.example:"+ps), Resolver: n, Dial: n.Dial,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "sni= host=xn--bcher-kva.example:" + ps + " ua=" + DefaultUserAgent; r.Text != want {
+		t.Fatalf("the origin saw %q, want %q", r.Text, want)
+	}
+	if l := n.lookups(); !slices.Equal(l, []string{"xn--bcher-kva.example"}) {
+		t.Fatalf("looked up %q", l)
+	}
+}
+
+// TestLiteralIPv6Loopback reaches an origin on [::1] through an entry naming it.
+func TestLiteralIPv6Loopback(t *testing.T) {
+	l, err := net.Listen("tcp6", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback: %v", err)
+	}
+	s := origin(t)
+	s.Listener.Close()
+	s.Listener = l
+	s.Start()
+	defer s.Close()
+	ps := strconv.Itoa(port(t, s))
+	n := newFakeNet(t)
+	r, err := Fetch(context.Background(), "http://[::1]:"+ps+"/whoami", Options{Decide: allowing(t, "[::1]:"+ps), Resolver: n, Dial: n.Dial})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "sni= host=[::1]:" + ps + " ua=" + DefaultUserAgent; r.Text != want {
+		t.Fatalf("the origin saw %q, want %q", r.Text, want)
+	}
+	if d := n.dials(); !slices.Equal(d, []string{"[::1]:" + ps}) {
+		t.Fatalf("dialled %q", d)
 	}
 }
 
