@@ -149,7 +149,7 @@ func (e *PrivateError) Error() string {
 	at := netip.AddrPortFrom(e.Addr, uint16(e.Port)).String()
 	if e.Forbidden {
 		return refusedAt(e.URL, e.HopURL, e.Hop) + target + " leads to " + at +
-			", the proxy's own address or one of the app's own services, which the sandbox may never reach"
+			", the proxy's own address or one of the app's own services, which a web fetch may never reach, whatever the entry"
 	}
 	return refusedAt(e.URL, e.HopURL, e.Hop) + target + " resolves to " + e.Addr.String() + ", a " + e.Class.String() +
 		" address, which a web fetch does not reach through a name; to reach it, allow the address itself (" + at + "): " +

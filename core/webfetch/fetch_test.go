@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/openworker/openworker/core/hosts"
+	"go.uber.org/goleak"
 )
 
 // TestFetch fetches from a loopback origin through an entry naming its address, and checks
@@ -180,7 +181,9 @@ func TestRefused(t *testing.T) {
 			n.route("203.0.113.5", p, o)
 			opts := tt.opts
 			opts.Decide, opts.Resolver, opts.Dial = allowing(t, allowed...), n, n.Dial
+			leaks := goleak.IgnoreCurrent()
 			r, err := Fetch(context.Background(), tt.url, opts)
+			goleak.VerifyNone(t, leaks) // every hop's connection is closed, the origin's side too
 			if err == nil {
 				t.Fatalf("Fetch(%s) = %+v, want a refusal", tt.url, r)
 			}
@@ -246,7 +249,9 @@ func TestRedirects(t *testing.T) {
 				return allow(host, port)
 			}
 			start := base + "/redirect?code=" + strconv.Itoa(code) + "&to=http://hop.example:" + ps + "/chain/2"
+			leaks := goleak.IgnoreCurrent()
 			r, err := Fetch(context.Background(), start, Options{Decide: decide, Resolver: n, Dial: n.Dial})
+			goleak.VerifyNone(t, leaks)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -290,6 +295,8 @@ func TestTimeLimit(t *testing.T) {
 		t.Run(strings.TrimPrefix(path, "/"), func(t *testing.T) {
 			n := newFakeNet(t)
 			start := time.Now()
+			leaks := goleak.IgnoreCurrent()
+			defer goleak.VerifyNone(t, leaks)
 			_, err := Fetch(context.Background(), base+path, Options{
 				Decide: allowing(t, "127.0.0.1:"+ps), Resolver: n, Dial: n.Dial, Timeout: 300 * time.Millisecond,
 			})
