@@ -475,30 +475,33 @@ func (o *Options) read(resp *http.Response) (*Result, error) {
 	}
 	if int64(len(body)) > o.MaxBytes {
 		body, r.Truncated = body[:o.MaxBytes], true
-		if kind != binary && !latin1Labels[strings.ToLower(params["charset"])] {
-			body = trimCut(body)
-		}
 	}
 	if r.Size < 0 {
 		r.Size = int64(len(body))
 	}
 	if mediaType == "" {
-		mediaType, params, _ = mime.ParseMediaType(http.DetectContentType(body))
-		kind = kindOf(mediaType)
+		// The sniffer's charset is a guess of UTF-8; a page's own <meta> knows better.
+		mediaType, _, _ = mime.ParseMediaType(http.DetectContentType(body))
+		kind, params = kindOf(mediaType), nil
 	}
 	r.ContentType = mediaType
-	switch kind {
-	case binary:
+	if kind == binary {
 		r.Binary = true
 		r.Text = summary(r)
-	case htmlPage:
-		charset := params["charset"]
-		if charset == "" {
-			charset = metaCharset(body)
-		}
-		r.Title, r.Text = htmlText(decode(body, charset))
-	default:
-		r.Text = decode(body, params["charset"])
+		return r, nil
+	}
+	charset := params["charset"]
+	if kind == htmlPage && charset == "" {
+		charset = metaCharset(body)
+	}
+	if r.Truncated && !latin1Labels[charsetLabel(charset)] {
+		body = trimCut(body)
+	}
+	text := decode(body, charset)
+	if kind == htmlPage {
+		r.Title, r.Text = htmlText(text)
+	} else {
+		r.Text = text
 	}
 	return r, nil
 }

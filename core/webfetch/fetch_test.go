@@ -40,6 +40,8 @@ func TestFetch(t *testing.T) {
 		{"binary_sniffed", "/sniffed", 0, Result{Status: 200, ContentType: "application/octet-stream", Binary: true, Text: "[binary content: application/octet-stream, 10 bytes, not shown]", Size: 10}},
 		{"not_found_is_a_result", "/status", 0, Result{Status: 404, ContentType: "text/plain", Text: "no such page", Size: 12}},
 		{"size_limit", "/big", 1000, Result{Status: 200, ContentType: "text/plain", Text: strings.Repeat("0123456789", 100), Truncated: true, Size: 100000}},
+		{"size_limit_mid_character", "/accents", 5, Result{Status: 200, ContentType: "text/plain", Text: "éé", Truncated: true, Size: 10}},
+		{"size_limit_latin1", "/latin1", 4, Result{Status: 200, ContentType: "text/plain", Text: "café", Truncated: true, Size: 6}},
 		{"size_limit_binary", "/bigbin", 1000, Result{Status: 200, ContentType: "application/octet-stream", Binary: true, Truncated: true,
 			Text: "[binary content: application/octet-stream, more than 1000 bytes, not shown]", Size: 1000}},
 	}

@@ -145,6 +145,10 @@ func origin(t testing.TB) *httptest.Server {
 		w.Header().Set("Content-Type", "text/html")
 		w.Write([]byte("<html><head><meta charset=\"windows-1252\"><title>Men\xfc</title></head><body>gr\xfc\xdfe</body></html>"))
 	})
+	mux.HandleFunc("/accents", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprint(w, "ééééé")
+	})
 	mux.HandleFunc("/bin", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "image/png")
 		w.Header().Set("Content-Length", "2048")

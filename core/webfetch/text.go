@@ -304,7 +304,7 @@ func metaCharset(b []byte) string {
 // reads as windows-1252, are decoded; any other charset passes through as UTF-8. Invalid bytes
 // become U+FFFD.
 func decode(b []byte, charset string) string {
-	label := strings.ToLower(strings.Trim(strings.TrimSpace(charset), `"'`))
+	label := charsetLabel(charset)
 	if bytes.HasPrefix(b, []byte("\xef\xbb\xbf")) {
 		b, label = b[3:], "utf-8"
 	}
@@ -312,6 +312,11 @@ func decode(b []byte, charset string) string {
 		return windows1252(b)
 	}
 	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+// charsetLabel is a charset's name as the tables here spell it.
+func charsetLabel(charset string) string {
+	return strings.ToLower(strings.Trim(strings.TrimSpace(charset), `"'`))
 }
 
 // trimCut drops an incomplete UTF-8 character from the end of a truncated body, which ends
