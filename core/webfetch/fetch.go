@@ -102,7 +102,7 @@ type Result struct {
 // Errors a caller may test for with errors.Is.
 var (
 	ErrScheme           = errors.New("only http and https URLs can be fetched")
-	ErrUserinfo         = errors.New("a web fetch sends no user name or password; remove them from the URL")
+	ErrUserinfo         = errors.New("the URL has a user name or password, which a web fetch does not send; remove it from the URL")
 	ErrTooManyRedirects = errors.New("too many redirects")
 )
 
@@ -312,7 +312,7 @@ func checkURL(u *url.URL) error {
 		return fmt.Errorf("its scheme is %q; %w", u.Scheme, ErrScheme)
 	}
 	if u.User != nil {
-		return fmt.Errorf("it has a user name or password; %w", ErrUserinfo)
+		return ErrUserinfo
 	}
 	if u.Host == "" || u.Hostname() == "" {
 		return errors.New("it has no host; write one such as https://example.com/page")
