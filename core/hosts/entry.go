@@ -2,8 +2,9 @@
 // in settings or on a card (`github.com:443`, `*.example.com`, `[::1]:8080`), indexing them
 // into a List, deciding whether a host and port are on it, and the "Choose sites…" catalog of
 // named groups of entries. It is pure: it opens no sockets and resolves no names, so the
-// proxy, the settings and the app share one definition of what an entry means. It is not the
-// proxy: checking the address a name resolves to is the proxy's job.
+// proxy, the settings and the app share one definition of what an entry means. It classifies
+// an address (ClassifyAddr) but is not the proxy: looking a name up and refusing the address it
+// leads to is the job of the proxy and the web fetch.
 package hosts
 
 import (
