@@ -49,6 +49,13 @@ func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 	defer b.closeNetNS() // the builder has its own once the setup is sent
 	setup.NetNS = b.netns != nil
 	setup.TimerSlack = b.slack
+	// The limits are in place before the setup goes: until it comes the builder starts
+	// nothing.
+	limits, err := b.proc.cg.apply(spec.Limits, memTotal())
+	if err != nil {
+		b.discard()
+		return nil, err
+	}
 	payload := setup.encode()
 	// The runner's socket and the error output travel with the setup: a builder started
 	// ahead of the session had neither yet. So does the network namespace made after the
@@ -86,6 +93,7 @@ func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 		}
 		return nil, err
 	}
+	b.proc.active = append(b.proc.active, limits...)
 	b.proc.holdMounts()
 	return b.proc, nil
 }
@@ -106,7 +114,7 @@ func (pv *Provider) Prepare(network policy.Network) {
 	sp := &spare{netns: network != policy.Open, ready: make(chan struct{})}
 	pv.spare = sp
 	go func() {
-		sp.b, sp.err = launch(sp.netns)
+		sp.b, sp.err = launch(sp.netns, pv.cgroupHost())
 		close(sp.ready)
 	}()
 }
@@ -160,7 +168,15 @@ func (pv *Provider) builder(netns bool) (*builder, error) {
 			sp.b.discard()
 		}
 	}
-	return launch(netns)
+	return launch(netns, pv.cgroupHost())
+}
+
+// cgroupHost is where the sandboxes' cgroups are made: the machine's, unless a test said.
+func (pv *Provider) cgroupHost() *cgroupHost {
+	if pv.cgroups != nil {
+		return pv.cgroups
+	}
+	return hostCgroups()
 }
 
 // ownUserNS says whether the wall builder needs a user namespace of its own to hold the
@@ -195,7 +211,7 @@ var rootCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP, unix.CAP_NET_ADMI
 
 // launch creates the namespaces and starts the wall builder in them, with the setup socket as
 // its fd 3.
-func launch(netns bool) (*builder, error) {
+func launch(netns bool, cgroups *cgroupHost) (*builder, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("linux sandbox: make the setup socket: %w", err)
@@ -209,6 +225,11 @@ func launch(netns bool) (*builder, error) {
 		return nil, fmt.Errorf("linux sandbox: open the setup socket: %w", err)
 	}
 	conn := c.(*net.UnixConn)
+	cg, err := newCgroup(cgroups)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
 
 	flags := uintptr(unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
 	userns := ownUserNS()
@@ -235,6 +256,7 @@ func launch(netns bool) (*builder, error) {
 		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
 		attr.AmbientCaps = builderCaps
 	}
+	cg.cloneInto(&attr.UseCgroupFD, &attr.CgroupFD)
 	cmd := &exec.Cmd{
 		// The running binary itself, whatever its name or wherever it was moved.
 		Path: "/proc/self/exe",
@@ -248,6 +270,7 @@ func launch(netns bool) (*builder, error) {
 	slack, err := startCoarse(cmd)
 	if err != nil {
 		conn.Close()
+		cg.remove()
 		if netnsMade != nil {
 			if m := <-netnsMade; m.f != nil {
 				m.f.Close()
@@ -260,9 +283,13 @@ func launch(netns bool) (*builder, error) {
 			"(check sysctl user.max_user_namespaces, kernel.unprivileged_userns_clone and AppArmor's "+
 			"kernel.apparmor_restrict_unprivileged_userns), so the session cannot run behind the wall", err)
 	}
-	proc := &process{cmd: cmd, done: make(chan struct{})}
+	proc := &process{cmd: cmd, cg: cg, done: make(chan struct{})}
 	go proc.wait()
 	b := &builder{proc: proc, setup: conn, slack: slack}
+	if err := cg.place(cmd.Process.Pid); err != nil {
+		b.discard()
+		return nil, err
+	}
 	if netnsMade != nil {
 		m := <-netnsMade
 		if m.err != nil {
@@ -415,6 +442,7 @@ type process struct {
 	cmd     *exec.Cmd
 	ln      net.Listener
 	active  []string
+	cg      *cgroup // removed once the sandbox is empty, before done is closed
 	done    chan struct{}
 	waitErr error
 	once    sync.Once
@@ -426,6 +454,8 @@ type process struct {
 
 func (pr *process) wait() {
 	pr.waitErr = pr.cmd.Wait()
+	// PID 1 is reaped, so the kernel has ended every other process of the sandbox.
+	pr.cg.remove()
 	pr.mu.Lock()
 	pr.exited = true
 	ns := pr.mntns
@@ -466,7 +496,8 @@ var _ sandbox.Abandoner = (*process)(nil)
 
 // Abandon is Kill for a caller that will not wait: the sandbox's mount namespace is let go
 // first, so that the kernel unmounts the wall as part of PID 1's exit, not when the caller,
-// holding the last reference, exits.
+// holding the last reference, exits. Where the sandbox has a cgroup, Abandon waits for
+// that exit and removes it: nothing else would once the caller is gone.
 func (pr *process) Abandon() error {
 	pr.mu.Lock()
 	ns := pr.mntns
@@ -475,7 +506,13 @@ func (pr *process) Abandon() error {
 	if ns != nil {
 		ns.Close()
 	}
-	return pr.Kill()
+	err := pr.Kill()
+	if pr.cg.made() {
+		// A cgroup outlives the process that made it: it is removed once the sandbox
+		// is empty, which takes as long as its PID 1's exit.
+		<-pr.done
+	}
+	return err
 }
 
 // Kill ends every process in the sandbox: killing a PID namespace's init makes the kernel

@@ -1,0 +1,109 @@
+package sandbox
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Limits bound what one sandbox may take from the machine: processes, memory, CPU time
+// under contention and the size of its private tmp. A zero field means the default below.
+// A provider that cannot enforce a limit says so in its Active list; Seatbelt has none.
+type Limits struct {
+	// Processes caps the tasks (processes and threads) alive in the sandbox at once.
+	Processes int
+	// Memory caps the sandbox's memory, the private tmp's files included where it is kept
+	// in memory.
+	Memory Amount
+	// CPUWeight is the sandbox's share of the CPUs when they are busy, from 1 to 10000
+	// (100 is an ordinary program's share); an idle machine gives it all the CPU it uses.
+	CPUWeight int
+	// Tmp caps the size of the private tmp, the sandbox home inside it.
+	Tmp Amount
+}
+
+// Defaults of Limits, chosen so that no developer meets them in normal work and a
+// runaway command meets them long before the machine does:
+//   - 4096 tasks: a parallel build on many cores (make -j, cargo, a JVM's hundreds of
+//     threads) stays below a thousand; a fork bomb reaches 4096 in milliseconds.
+//   - half the machine's memory: a large link or test run fits, and the other half is
+//     left to the desktop, the daemon and the other sessions.
+//   - CPU weight 100, a normal process's: each sandbox competes as one group, so a command
+//     that starts a thousand busy processes gets one group's share, not a thousand.
+//   - a quarter of the machine's memory for the private tmp: package caches and build
+//     trees fit (as in a distribution's tmpfs /tmp, which takes half), and a disk fill
+//     ends there, not on the host's disk.
+const (
+	DefaultProcesses     = 4096
+	DefaultMemoryPercent = 50
+	DefaultCPUWeight     = 100
+	DefaultTmpPercent    = 25
+)
+
+// Amount is a size: Bytes, or Percent of the machine's memory when Bytes is 0. The zero
+// Amount means the default.
+type Amount struct {
+	Bytes   int64
+	Percent int
+}
+
+// Of returns the amount in bytes on a machine with total bytes of memory; def is the
+// percent a zero Amount stands for.
+func (a Amount) Of(total int64, def int) int64 {
+	switch {
+	case a.Bytes > 0:
+		return a.Bytes
+	case a.Percent > 0:
+		return total / 100 * int64(a.Percent)
+	}
+	return total / 100 * int64(def)
+}
+
+// String is the amount as a settings file writes it: "8GiB", "512MiB", "50%", or "" for
+// the default.
+func (a Amount) String() string {
+	switch {
+	case a.Bytes > 0:
+		return FormatBytes(a.Bytes)
+	case a.Percent > 0:
+		return strconv.Itoa(a.Percent) + "%"
+	}
+	return ""
+}
+
+// WithDefaults returns l with every zero field set to its default.
+func (l Limits) WithDefaults() Limits {
+	if l.Processes <= 0 {
+		l.Processes = DefaultProcesses
+	}
+	if l.Memory == (Amount{}) {
+		l.Memory.Percent = DefaultMemoryPercent
+	}
+	if l.CPUWeight <= 0 {
+		l.CPUWeight = DefaultCPUWeight
+	}
+	if l.Tmp == (Amount{}) {
+		l.Tmp.Percent = DefaultTmpPercent
+	}
+	return l
+}
+
+// FormatBytes writes n in the largest binary unit that divides it exactly ("8GiB"), or
+// with one decimal in GiB or MiB when none does ("11.8GiB").
+func FormatBytes(n int64) string {
+	units := []struct {
+		name string
+		size int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}}
+	for _, u := range units {
+		if n >= u.size && n%u.size == 0 {
+			return strconv.FormatInt(n/u.size, 10) + u.name
+		}
+	}
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1fGiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1fMiB", float64(n)/(1<<20))
+	}
+	return strconv.FormatInt(n, 10) + "B"
+}
