@@ -205,15 +205,20 @@ func TestForkBomb(t *testing.T) {
 	needLimit(t, "pids")
 	w := newWorld(t)
 	const limit = 200
+	// The shell that starts the bomb becomes sleep: a shell whose fork fails gives up.
 	bomb := startLimited(t, &Provider{}, w, sandbox.Limits{Processes: limit}, `
-n=0; while [ $n -lt 400 ]; do sleep 600 & n=$((n+1)); done 2>/dev/null
-echo started-sleeps
-b() { b | b & }; b 2>/dev/null
-sleep 600`)
+sh -c 'b() { b | b & }; b' 2>/dev/null &
+exec sleep 600`)
 	dir := bomb.proc.(*process).cg.serving["pids"]
 	// The bomb is at its limit once the cgroup refuses forks.
 	events := filepath.Join(dir, "pids.events")
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		select {
+		case <-bomb.proc.(*process).done:
+			out, code := bomb.wait(t)
+			t.Fatalf("the sandbox ended during its fork bomb: exit %d\n%s", code, out)
+		default:
+		}
 		if b, err := os.ReadFile(events); err == nil && !strings.Contains(string(b), "max 0") {
 			break
 		}
@@ -227,7 +232,12 @@ sleep 600`)
 			t.Fatalf("the sandbox never reached its process limit (pids.current %d)", readNumber(t, filepath.Join(dir, "pids.current")))
 		}
 	}
-	if n := readNumber(t, filepath.Join(dir, "pids.current")); n > limit {
+	b, err := os.ReadFile(filepath.Join(dir, "pids.current"))
+	if err != nil {
+		out, code := bomb.wait(t)
+		t.Fatalf("the sandbox ended during its fork bomb: exit %d\n%s", code, out)
+	}
+	if n, _ := strconv.Atoi(strings.TrimSpace(string(b))); n > limit {
 		t.Errorf("the sandbox holds %d tasks, over its limit of %d", n, limit)
 	}
 	// The host still starts programs, and so does another sandbox, while the bomb runs.
@@ -238,6 +248,12 @@ sleep 600`)
 	out, code := startLimited(t, &Provider{}, other, sandbox.Limits{}, `sh -c 'echo other-ok'`).wait(t)
 	if code != 0 || !strings.Contains(out, "other-ok") {
 		t.Errorf("another sandbox failed during the fork bomb: exit %d\n%s", code, out)
+	}
+	select {
+	case <-bomb.proc.(*process).done:
+		out, code := bomb.wait(t)
+		t.Errorf("the sandbox's first process did not outlive the fork bomb: exit %d\n%s", code, out)
+	default:
 	}
 	dirs := cgroupDirs(bomb.proc)
 	must(t, bomb.proc.Kill())

@@ -56,10 +56,22 @@ func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 		b.discard()
 		return nil, err
 	}
+	tmpWord, tmpMount, err := pv.tmpFor(p.PrivateTmp)
+	if err != nil {
+		b.discard()
+		return nil, err
+	}
+	if tmpMount != nil {
+		defer tmpMount.Close()
+		setup.TmpMount = true
+	}
+	if tmpWord != "" {
+		limits = append(limits, tmpWord)
+	}
 	payload := setup.encode()
 	// The runner's socket and the error output travel with the setup: a builder started
 	// ahead of the session had neither yet. So does the network namespace made after the
-	// builder started.
+	// builder started, and the private tmp's own mount.
 	var files []int
 	if spec.Conn != nil {
 		files = append(files, int(spec.Conn.Fd()))
@@ -69,6 +81,9 @@ func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 	}
 	if b.netns != nil {
 		files = append(files, int(b.netns.Fd()))
+	}
+	if tmpMount != nil {
+		files = append(files, int(tmpMount.Fd()))
 	}
 	var rights []byte
 	if len(files) > 0 {
@@ -80,6 +95,7 @@ func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 	runtime.KeepAlive(spec.Conn)
 	runtime.KeepAlive(spec.Stderr)
 	runtime.KeepAlive(b.netns)
+	runtime.KeepAlive(tmpMount)
 	if err != nil {
 		b.discard()
 		return nil, fmt.Errorf("linux sandbox: send the wall's setup (%d bytes): %w", len(payload), err)
@@ -543,6 +559,12 @@ func (pr *process) Active() []string { return append([]string(nil), pr.active...
 // Check builds a wall from a minimal policy (system paths only, allowlist network with a
 // listener) and runs `true` behind it.
 func (pr *Provider) Check(ctx context.Context) sandbox.Status {
+	return pr.CheckWith(ctx, sandbox.Limits{})
+}
+
+// CheckWith is Check with the given limits, so that the status says which of a session's
+// limits would be in force.
+func (pr *Provider) CheckWith(ctx context.Context, limits sandbox.Limits) sandbox.Status {
 	st := sandbox.Status{Provider: sandbox.Linux}
 	fail := func(reason string) sandbox.Status {
 		st.Tier = "not available: " + reason
@@ -561,6 +583,12 @@ func (pr *Provider) Check(ctx context.Context) sandbox.Status {
 	if tmp, err = policy.Resolve(tmp); err != nil {
 		return fail("cannot resolve the check's tmp folder: " + err.Error())
 	}
+	// The check's private tmp is bounded as a session's is, so that the status says
+	// whether that limit holds here.
+	if err := pr.BoundTmp(tmp, limits.Tmp); err != nil {
+		return fail(err.Error())
+	}
+	defer pr.ReleaseTmp(tmp)
 	home, err := os.UserHomeDir()
 	if err != nil {
 		home = "/nonexistent"
@@ -578,7 +606,7 @@ func (pr *Provider) Check(ctx context.Context) sandbox.Status {
 		Network:     policy.Allowlist,
 		ProxyPort:   3128,
 	}
-	proc, err := pr.Start(ctx, p, sandbox.RunnerSpec{Path: truePath, Dir: "/"})
+	proc, err := pr.Start(ctx, p, sandbox.RunnerSpec{Path: truePath, Dir: "/", Limits: limits})
 	if err != nil {
 		return fail(err.Error())
 	}

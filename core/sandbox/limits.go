@@ -107,3 +107,17 @@ func FormatBytes(n int64) string {
 	}
 	return strconv.FormatInt(n, 10) + "B"
 }
+
+// TmpBounder is a Provider that can bound a session's private tmp by making it a file
+// system of its own. The session calls BoundTmp on the folder it has just made, before it
+// puts anything in it, and ReleaseTmp before it removes it (and on the folder of a session
+// whose owner died).
+type TmpBounder interface {
+	// BoundTmp makes dir, new and empty, a file system of at most tmp's size (a share of
+	// the machine's memory, or bytes). Where the machine does not allow it, dir stays a
+	// folder of the host's disk, and the provider says so in the Active list of every
+	// sandbox that uses it. An error means dir cannot be used at all.
+	BoundTmp(dir string, tmp Amount) error
+	// ReleaseTmp undoes BoundTmp; it is harmless on a folder BoundTmp did not bound.
+	ReleaseTmp(dir string)
+}
