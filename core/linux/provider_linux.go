@@ -110,6 +110,7 @@ func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 		return nil, err
 	}
 	b.proc.active = append(b.proc.active, limits...)
+	b.proc.limits = limits
 	b.proc.holdMounts()
 	return b.proc, nil
 }
@@ -458,7 +459,8 @@ type process struct {
 	cmd     *exec.Cmd
 	ln      net.Listener
 	active  []string
-	cg      *cgroup // removed once the sandbox is empty, before done is closed
+	limits  []string // the part of active that says what the limits are
+	cg      *cgroup  // removed once the sandbox is empty, before done is closed
 	done    chan struct{}
 	waitErr error
 	once    sync.Once
@@ -512,8 +514,8 @@ var _ sandbox.Abandoner = (*process)(nil)
 
 // Abandon is Kill for a caller that will not wait: the sandbox's mount namespace is let go
 // first, so that the kernel unmounts the wall as part of PID 1's exit, not when the caller,
-// holding the last reference, exits. Where the sandbox has a cgroup, Abandon waits for
-// that exit and removes it: nothing else would once the caller is gone.
+// holding the last reference, exits. The sandbox's cgroup is removed after that exit by a
+// small process of its own (see removeAfter).
 func (pr *process) Abandon() error {
 	pr.mu.Lock()
 	ns := pr.mntns
@@ -524,9 +526,10 @@ func (pr *process) Abandon() error {
 	}
 	err := pr.Kill()
 	if pr.cg.made() {
-		// A cgroup outlives the process that made it: it is removed once the sandbox
-		// is empty, which takes as long as its PID 1's exit.
-		<-pr.done
+		// A cgroup outlives the process that made it. It can be removed only once the
+		// sandbox is empty, which takes as long as its PID 1's exit: a process of its
+		// own waits for that, so that the caller need not.
+		pr.cg.removeAfter(pr.cmd.Process.Pid, pr.done)
 	}
 	return err
 }
@@ -555,6 +558,11 @@ func (pr *process) Wait() error {
 
 // Active lists the parts of the wall in force.
 func (pr *process) Active() []string { return append([]string(nil), pr.active...) }
+
+var _ sandbox.LimitReporter = (*process)(nil)
+
+// Limits lists the limits in force, and those not and why.
+func (pr *process) Limits() []string { return append([]string(nil), pr.limits...) }
 
 // Check builds a wall from a minimal policy (system paths only, allowlist network with a
 // listener) and runs `true` behind it.

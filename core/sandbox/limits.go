@@ -108,6 +108,12 @@ func FormatBytes(n int64) string {
 	return strconv.FormatInt(n, 10) + "B"
 }
 
+// LimitReporter is a Process that says what bounds it: each limit in force, and each that
+// is not and why, in words a person reads.
+type LimitReporter interface {
+	Limits() []string
+}
+
 // TmpBounder is a Provider that can bound a session's private tmp by making it a file
 // system of its own. The session calls BoundTmp on the folder it has just made, before it
 // puts anything in it, and ReleaseTmp before it removes it (and on the folder of a session
