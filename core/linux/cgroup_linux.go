@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
@@ -15,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -484,66 +482,10 @@ var memTotal = sync.OnceValue(func() int64 {
 	return 0
 })
 
-// cgroupReaperArg0 is the argv[0] of the process that removes an abandoned sandbox's
-// cgroups once the sandbox is empty: this binary again, through MaybeRunInit.
-const cgroupReaperArg0 = "openworker-linux-cgroup-reaper"
-
-// removeAfter removes the cgroups once the process pid (the sandbox's PID 1, a child of
-// this process that is being killed) has exited, for a caller that exits without waiting:
-// it hands them to a reaper process with a pidfd of pid, which it opens while pid cannot
-// yet have been reused (this process has not reaped it). Where that cannot be done, it
-// waits for done, which is closed once they are removed.
-func (cg *cgroup) removeAfter(pid int, done <-chan struct{}) {
-	dirs := cg.dirs()
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err == nil {
-		pidfd := os.NewFile(uintptr(fd), "pidfd")
-		cmd := &exec.Cmd{
-			Path:       "/proc/self/exe",
-			Args:       append([]string{cgroupReaperArg0}, dirs...),
-			Env:        []string{"GOMAXPROCS=1"},
-			ExtraFiles: []*os.File{pidfd},
-			// Not of the caller's terminal or process group: a Ctrl-C that ends the
-			// caller must not end the cleanup.
-			SysProcAttr: &syscall.SysProcAttr{Setsid: true},
-		}
-		err = cmd.Start()
-		pidfd.Close()
-		if err == nil {
-			_ = cmd.Process.Release()
-			return
-		}
-	}
-	<-done
-}
-
 // dirs are the cgroups' directories, v2 first.
 func (cg *cgroup) dirs() []string {
 	if cg.v2Dir == "" {
 		return slices.Clone(cg.v1Dirs)
 	}
 	return append([]string{cg.v2Dir}, cg.v1Dirs...)
-}
-
-// runCgroupReaper is the reaper: it waits for the process whose pidfd is its fd 3 to exit,
-// then removes the cgroups named in dirs. It removes only what a sandbox's cgroup is named
-// (a started binary with this argv[0] is no way to remove other folders), and only empty
-// cgroups can be removed at all.
-func runCgroupReaper(dirs []string) int {
-	fds := []unix.PollFd{{Fd: 3, Events: unix.POLLIN}}
-	for {
-		// A PID 1 that takes longer than this to exit is left to the next sweep.
-		_, err := unix.Poll(fds, 60_000)
-		if !errors.Is(err, unix.EINTR) {
-			break
-		}
-	}
-	cg := &cgroup{}
-	for _, d := range dirs {
-		if filepath.IsAbs(d) && filepath.Clean(d) == d && strings.HasPrefix(filepath.Base(d), cgroupPrefix) {
-			cg.v1Dirs = append(cg.v1Dirs, d)
-		}
-	}
-	cg.remove()
-	return 0
 }

@@ -44,9 +44,6 @@ const (
 // TestMain. Without it the provider's Start fails: the binary it starts again would run its
 // normal main instead of building the wall.
 func MaybeRunInit() {
-	if len(os.Args) > 0 && os.Args[0] == cgroupReaperArg0 {
-		os.Exit(runCgroupReaper(os.Args[1:]))
-	}
 	if len(os.Args) == 0 || os.Args[0] != wallArg0 {
 		return
 	}
