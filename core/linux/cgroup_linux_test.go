@@ -391,3 +391,42 @@ func TestStaleCgroupsSwept(t *testing.T) {
 		t.Errorf("a live process's cgroup %s was removed", live)
 	}
 }
+
+// TestApplyWritesFiles: each limit goes into the file its controller has in the cgroup
+// version that serves it (the v2 files cannot be had on a machine whose controllers are
+// all v1, so this looks at what is written, in folders standing for the cgroups).
+func TestApplyWritesFiles(t *testing.T) {
+	l := sandbox.Limits{Processes: 500, Memory: sandbox.Amount{Percent: 25}, CPUWeight: 50}
+	const total = 8 << 30
+	for _, tc := range []struct {
+		name string
+		v2   bool
+		want map[string]string
+	}{
+		{"v1", false, map[string]string{"pids.max": "500", "memory.limit_in_bytes": "2147483648", "memory.memsw.limit_in_bytes": "2147483648", "cpu.shares": "512"}},
+		{"v2", true, map[string]string{"pids.max": "500", "memory.max": "2147483648", "memory.swap.max": "0", "cpu.weight": "50"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cg := &cgroup{serving: map[string]string{"pids": dir, "memory": dir, "cpu": dir}, missing: map[string]string{}}
+			if tc.v2 {
+				cg.v2Dir = dir
+			}
+			words, err := cg.apply(l, total)
+			must(t, err)
+			for file, want := range tc.want {
+				b, err := os.ReadFile(filepath.Join(dir, file))
+				if err != nil || string(b) != want {
+					t.Errorf("%s = %q (%v), want %q", file, b, err, want)
+				}
+			}
+			version := "v1"
+			if tc.v2 {
+				version = "v2"
+			}
+			if want := "limits: processes 500 (cgroup " + version + "), memory 2GiB (cgroup " + version + "), cpu weight 50 (cgroup " + version + ")"; !slices.Contains(words, want) {
+				t.Errorf("words %q, want %q", words, want)
+			}
+		})
+	}
+}

@@ -47,15 +47,15 @@ type Amount struct {
 }
 
 // Of returns the amount in bytes on a machine with total bytes of memory; def is the
-// percent a zero Amount stands for.
+// percent a zero Amount stands for. A share is rounded down to whole 4 KiB pages.
 func (a Amount) Of(total int64, def int) int64 {
 	switch {
 	case a.Bytes > 0:
 		return a.Bytes
 	case a.Percent > 0:
-		return total / 100 * int64(a.Percent)
+		def = a.Percent
 	}
-	return total / 100 * int64(def)
+	return total * int64(def) / 100 &^ 4095
 }
 
 // String is the amount as a settings file writes it: "8GiB", "512MiB", "50%", or "" for
@@ -87,23 +87,26 @@ func (l Limits) WithDefaults() Limits {
 	return l
 }
 
-// FormatBytes writes n in the largest binary unit that divides it exactly ("8GiB"), or
-// with one decimal in GiB or MiB when none does ("11.8GiB").
+// FormatBytes writes n for a person: in whole TiB, GiB or MiB where it is one ("8GiB"),
+// else with one decimal in the largest unit below it ("11.8GiB"); below a MiB in KiB or
+// bytes.
 func FormatBytes(n int64) string {
 	units := []struct {
 		name string
 		size int64
-	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}}
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}}
 	for _, u := range units {
-		if n >= u.size && n%u.size == 0 {
+		switch {
+		case n < u.size:
+			continue
+		case n%u.size == 0:
 			return strconv.FormatInt(n/u.size, 10) + u.name
+		case u.name != "TiB":
+			return fmt.Sprintf("%.1f%s", float64(n)/float64(u.size), u.name)
 		}
 	}
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1fGiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1fMiB", float64(n)/(1<<20))
+	if n >= 1<<10 && n%(1<<10) == 0 {
+		return strconv.FormatInt(n>>10, 10) + "KiB"
 	}
 	return strconv.FormatInt(n, 10) + "B"
 }
