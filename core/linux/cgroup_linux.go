@@ -281,6 +281,9 @@ func notDelegated(version, base string, err error) string {
 		}
 		why += ")"
 	}
+	if errors.Is(err, unix.EBUSY) {
+		why += " (it holds processes of its own, so the kernel gives its children no controllers; start openworker in a cgroup of its own, e.g. with systemd-run --scope)"
+	}
 	return why
 }
 

@@ -78,7 +78,7 @@ func TestV2Base(t *testing.T) {
 	}
 }
 
-// limitedWall is one sandbox started with limits, its output collected.
+// startLimited starts script behind a wall with limits, from pv, its output collected.
 func startLimited(t *testing.T, pv *Provider, w *world, l sandbox.Limits, script string) *sandboxed {
 	t.Helper()
 	p := w.policy(t, policy.None, 0)
