@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io/fs"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -117,5 +118,81 @@ func TestDefaultLimitsAgree(t *testing.T) {
 	want := sandbox.Limits{}.WithDefaults()
 	if got != want {
 		t.Errorf("the settings' default limits %+v are not the sandbox's %+v", got, want)
+	}
+}
+
+// TestBombsInASession: a fork bomb, a memory bomb and a disk fill in one session of the
+// daemon leave another session working, and the host; the session whose memory bomb was
+// killed goes on; ending them leaves no cgroup and no mount.
+func TestBombsInASession(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	if os.Geteuid() != 0 {
+		t.Skip("the machine delegates cgroups and mounts to root here")
+	}
+	w.settings("sandbox_provider = \"linux\"\nsandbox_max_processes = 256\nsandbox_max_memory = \"256MiB\"\nsandbox_max_tmp = \"64MiB\"\n")
+	d, stop := w.daemon()
+	defer stop()
+	before := tmpMounts()
+	start := func() string {
+		t.Helper()
+		id, errs, code := w.run("session", "start", "--rw", w.project)
+		if code != 0 {
+			t.Fatalf("session start: %s", errs)
+		}
+		return strings.TrimSpace(id)
+	}
+	exec := func(id, command string) (string, int) {
+		t.Helper()
+		out, errs, code := w.run("session", "exec", id, command)
+		return out + errs, code
+	}
+	a, b := start(), start()
+	alive := func(what string) {
+		t.Helper()
+		if out, code := exec(b, "echo b-alive; ls /tmp >/dev/null"); code != 0 || !strings.Contains(out, "b-alive") {
+			t.Fatalf("the other session failed after %s in the first: %d %s", what, code, out)
+		}
+		if out, err := osexec.Command("/bin/echo", "host-alive").Output(); err != nil || !strings.Contains(string(out), "host-alive") {
+			t.Fatalf("the host could not start a program after %s: %v", what, err)
+		}
+	}
+	// The memory bomb: killed, and the session goes on.
+	out, _ := exec(a, `head -c 2G /dev/zero | tail >/dev/null; echo "bomb=$?"`)
+	if !strings.Contains(out, "bomb=137") {
+		t.Errorf("the memory bomb was not killed at the session's limit:\n%s", out)
+	}
+	if out, code := exec(a, "echo a-alive"); code != 0 || !strings.Contains(out, "a-alive") {
+		t.Errorf("the session did not outlive its memory bomb: %d %s", code, out)
+	}
+	alive("a memory bomb")
+	// The disk fill: the private tmp is full, not the host's disk.
+	out, _ = exec(a, `dd if=/dev/zero of=/tmp/fill bs=1M count=512 2>&1; echo "dd=$?"; rm -f /tmp/fill`)
+	if !strings.Contains(out, "No space left on device") || !strings.Contains(out, "dd=1") {
+		t.Errorf("a 512 MiB file fit in a 64 MiB private tmp:\n%s", out)
+	}
+	alive("a disk fill")
+	// The fork bomb, left running; only where the process limit holds, as a bomb without
+	// one would take the machine down with the test.
+	if out, _ := exec(a, "cat /proc/self/cgroup"); !strings.Contains(out, "pids:/") || !strings.Contains(out, "/openworker-") {
+		t.Fatalf("the session is not in a cgroup of its own; not starting the fork bomb:\n%s", out)
+	}
+	// The fork bomb, left running.
+	if out, code := exec(a, `sh -c 'b() { b | b & }; b' >/dev/null 2>&1 & echo started`); code != 0 {
+		t.Fatalf("starting the fork bomb: %d %s", code, out)
+	}
+	alive("a fork bomb")
+	for _, id := range []string{a, b} {
+		if _, errs, code := w.run("session", "end", id); code != 0 {
+			t.Errorf("session end %s: %s", id, errs)
+		}
+	}
+	if left := cgroupsOf(d.Process.Pid); len(left) > 0 {
+		t.Errorf("cgroups left behind by the ended sessions: %v", left)
+	}
+	for m := range tmpMounts() {
+		if !before[m] {
+			t.Errorf("an ended session's private tmp is still mounted at %s", m)
+		}
 	}
 }
