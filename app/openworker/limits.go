@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/openworker/openworker/core/backend"
@@ -26,8 +27,12 @@ func proveLimits(ctx context.Context, p sandbox.Provider, l config.Limits) sandb
 
 // limitsLine says what the settings ask of each sandbox and of the proxies.
 func limitsLine(l config.Limits) string {
-	return fmt.Sprintf("processes %d, memory %s, cpu weight %d, private tmp %s a sandbox; proxy connections %d a session, %d in all",
-		l.MaxProcesses, l.MaxMemory, l.CPUWeight, l.MaxTmp, l.MaxProxyConnections, l.MaxProxyConnectionsTotal)
+	weight := "100 a CPU"
+	if l.CPUWeight != 0 {
+		weight = strconv.Itoa(l.CPUWeight)
+	}
+	return fmt.Sprintf("processes %d, memory %s, cpu weight %s, private tmp %s a sandbox; proxy connections %d a session, %d in all",
+		l.MaxProcesses, l.MaxMemory, weight, l.MaxTmp, l.MaxProxyConnections, l.MaxProxyConnectionsTotal)
 }
 
 // saysLimits says whether a status's details say anything of the limits.

@@ -28,6 +28,7 @@ type Limits struct {
 	// kept in memory).
 	MaxMemory Size
 	// CPUWeight is one sandbox's share of busy CPUs, 1 to 10000; 100 is a normal program's.
+	// 0 (not set) is 100 for each of the machine's CPUs.
 	CPUWeight int
 	// MaxTmp caps one sandbox's private tmp, its home inside.
 	MaxTmp Size
@@ -64,7 +65,6 @@ func defaultLimits() Limits {
 	return Limits{
 		MaxProcesses:             4096,
 		MaxMemory:                Size{Percent: 50},
-		CPUWeight:                100,
 		MaxTmp:                   Size{Percent: 25},
 		MaxProxyConnections:      256,
 		MaxProxyConnectionsTotal: 1024,
@@ -159,7 +159,12 @@ var errNotASize = errors.New(`is not a size; write a whole number and a unit (Ki
 func (l Limits) toml(b *strings.Builder) {
 	fmt.Fprintf(b, "%s = %d\n", KeyMaxProcesses, l.MaxProcesses)
 	fmt.Fprintf(b, "%s = %s\n", KeyMaxMemory, tomlString(l.MaxMemory.String()))
-	fmt.Fprintf(b, "%s = %d\n", KeyCPUWeight, l.CPUWeight)
+	if l.CPUWeight == 0 {
+		// The default depends on the machine, which a settings file does not.
+		fmt.Fprintf(b, "# %s is not set: 100 for each of the machine's CPUs\n", KeyCPUWeight)
+	} else {
+		fmt.Fprintf(b, "%s = %d\n", KeyCPUWeight, l.CPUWeight)
+	}
 	fmt.Fprintf(b, "%s = %s\n", KeyMaxTmp, tomlString(l.MaxTmp.String()))
 	fmt.Fprintf(b, "%s = %d\n", KeyMaxProxyConnections, l.MaxProxyConnections)
 	fmt.Fprintf(b, "%s = %d\n", KeyMaxProxyConnectionsTotal, l.MaxProxyConnectionsTotal)

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"runtime"
 	"strconv"
 )
 
@@ -27,15 +28,18 @@ type Limits struct {
 //     threads) stays below a thousand; a fork bomb reaches 4096 in milliseconds.
 //   - half the machine's memory: a large link or test run fits, and the other half is
 //     left to the desktop, the daemon and the other sessions.
-//   - CPU weight 100, a normal process's: each sandbox competes as one group, so a command
-//     that starts a thousand busy processes gets one group's share, not a thousand.
+//   - CPU weight 100 for each of the machine's CPUs (DefaultCPUWeight): each sandbox
+//     competes as one group, like as many busy programs as there are CPUs, so a parallel
+//     build inside keeps the machine's worth when the host is busy too, and a command that
+//     starts a thousand busy processes still counts as that many, not as a thousand. (At
+//     100, a normal program's, a sandbox whose cgroup sits beside the host's own processes
+//     got one program's share for all of its processes.)
 //   - a quarter of the machine's memory for the private tmp: package caches and build
 //     trees fit (as in a distribution's tmpfs /tmp, which takes half), and a disk fill
 //     ends there, not on the host's disk.
 const (
 	DefaultProcesses     = 4096
 	DefaultMemoryPercent = 50
-	DefaultCPUWeight     = 100
 	DefaultTmpPercent    = 25
 )
 
@@ -70,6 +74,9 @@ func (a Amount) String() string {
 	return ""
 }
 
+// DefaultCPUWeight is 100 for each CPU this process may run on, at most 10000.
+func DefaultCPUWeight() int { return min(10000, 100*runtime.NumCPU()) }
+
 // WithDefaults returns l with every zero field set to its default.
 func (l Limits) WithDefaults() Limits {
 	if l.Processes <= 0 {
@@ -79,7 +86,7 @@ func (l Limits) WithDefaults() Limits {
 		l.Memory.Percent = DefaultMemoryPercent
 	}
 	if l.CPUWeight <= 0 {
-		l.CPUWeight = DefaultCPUWeight
+		l.CPUWeight = DefaultCPUWeight()
 	}
 	if l.Tmp == (Amount{}) {
 		l.Tmp.Percent = DefaultTmpPercent

@@ -1,6 +1,9 @@
 package sandbox
 
-import "testing"
+import (
+	"runtime"
+	"testing"
+)
 
 func TestAmountOf(t *testing.T) {
 	const total = 24 << 30
@@ -33,6 +36,9 @@ func TestFormatBytes(t *testing.T) {
 
 func TestWithDefaults(t *testing.T) {
 	got := Limits{CPUWeight: 7}.WithDefaults()
+	if d := (Limits{}).WithDefaults().CPUWeight; d != min(10000, 100*runtime.NumCPU()) {
+		t.Errorf("default cpu weight %d", d)
+	}
 	want := Limits{Processes: DefaultProcesses, Memory: Amount{Percent: DefaultMemoryPercent}, CPUWeight: 7, Tmp: Amount{Percent: DefaultTmpPercent}}
 	if got != want {
 		t.Errorf("WithDefaults = %+v, want %+v", got, want)
