@@ -49,7 +49,7 @@ func cmdMachine(args []string) error {
 		fmt.Printf("%-14s %s\n", label, line)
 	}
 	if p := nativeProvider(); p != nil {
-		st := prove(ctx, p)
+		st := proveLimits(ctx, p, e.settings.Limits)
 		label := "Sandbox:"
 		if st.OK {
 			fmt.Printf("%-14s %s\n", label, st.Tier)
@@ -64,6 +64,10 @@ func cmdMachine(args []string) error {
 		}
 		if st.OK {
 			fmt.Printf("               sessions can run behind the wall here\n")
+		}
+		fmt.Printf("Limits:        %s (sandbox_max_*, sandbox_cpu_weight)\n", limitsLine(e.settings.Limits))
+		if !saysLimits(st.Details) {
+			fmt.Printf("               no limits in force: the %s sandbox sets none\n", p.Name())
 		}
 	} else {
 		fmt.Printf("Sandbox:       none on %s\n", runtime.GOOS)

@@ -88,7 +88,7 @@ func (e *env) manager(native sandbox.Provider) (*session.Manager, *audit.Log, er
 	}
 	m, err := session.NewManager(session.Options{
 		Providers: providers(native), UserHome: e.home, StateDir: e.stateDir, SettingsPath: e.settingsPath, GOOS: runtime.GOOS,
-		HostEnv: os.Environ(), Audit: log, RunnerStderr: os.Stderr,
+		HostEnv: os.Environ(), Audit: log, RunnerStderr: os.Stderr, ProxyConnsTotal: e.settings.Limits.MaxProxyConnectionsTotal,
 	})
 	if err != nil {
 		log.Close()

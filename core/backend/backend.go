@@ -89,6 +89,9 @@ func New(opts Options) (*Backend, error) {
 			b.forget(e.Session) // however it ended: its cards and session-only sites go with it
 		}
 	}
+	if so.ProxyConnsTotal == 0 {
+		so.ProxyConnsTotal = opts.Settings.InForce().Settings.Limits.MaxProxyConnectionsTotal
+	}
 	m, err := session.NewManager(so)
 	if err != nil {
 		return nil, err
@@ -212,6 +215,7 @@ func (b *Backend) settingsChanged(in *config.InForce) {
 	for _, st := range all {
 		b.swap(st)
 	}
+	b.m.SetProxyConnsTotal(in.Settings.Limits.MaxProxyConnectionsTotal)
 	if in.Problems != nil {
 		b.bus.publish(Event{Type: SettingsFailed, Message: in.Describe(b.store.path)})
 	} else {

@@ -80,6 +80,7 @@ func SpecFor(m Machine, r Request) (session.Spec, error) {
 	return session.Spec{
 		Provider: prov, Writable: r.Writable, ReadOnly: r.ReadOnly, Dir: r.Dir, Network: network,
 		Hosts: s.NetworkHosts, SessionHosts: own, Toolchains: s.Toolchains, HowToAllow: r.HowToAllow,
+		Limits: Limits(s.Limits), ProxyConns: s.Limits.MaxProxyConnections,
 	}, nil
 }
 

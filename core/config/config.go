@@ -68,6 +68,8 @@ type Settings struct {
 	Approvals string
 	// Credentials are the shared logins the user added, in file order.
 	Credentials []Credential
+	// Limits bound each sandbox and the proxies' connections.
+	Limits Limits
 }
 
 // Credential is one [[sandbox_credentials]] entry: either a catalog Name, or a Path of the
@@ -96,12 +98,13 @@ func (c Credential) Key() string {
 }
 
 // Default returns the settings of a machine with no settings file: direct provider, allow
-// list with no sites, no toolchains, approvals asked, no credentials.
+// list with no sites, no toolchains, approvals asked, no credentials, the default limits.
 func Default() *Settings {
 	return &Settings{
 		Provider:       ProviderDirect,
 		NetworkProfile: NetworkAllowlist,
 		Approvals:      ApprovalsAsk,
+		Limits:         defaultLimits(),
 	}
 }
 

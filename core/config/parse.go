@@ -25,7 +25,9 @@ const (
 )
 
 const settingsList = "sandbox_provider, sandbox_network_profile, sandbox_network_hosts, " +
-	"sandbox_toolchains, sandbox_approvals and [[sandbox_credentials]]"
+	"sandbox_toolchains, sandbox_approvals, the limits (sandbox_max_processes, sandbox_max_memory, " +
+	"sandbox_cpu_weight, sandbox_max_tmp, sandbox_max_proxy_connections, sandbox_max_proxy_connections_total) " +
+	"and [[sandbox_credentials]]"
 
 // Parse decodes and validates a settings file's contents for the OS goos. file names the file
 // in problems. It returns either settings or every problem it found, never both: settings are
@@ -386,7 +388,9 @@ func (d *decoder) topKV(v *unstable.Node, vi *valueIndex, key string) {
 	case KeyCredentials:
 		d.problem(vi.key.start, "sandbox_credentials is a list of entries; write each entry under its own [[sandbox_credentials]] line")
 	default:
-		d.problem(vi.key.start, "unknown setting %q; the settings are %s", key, settingsList)
+		if !d.limitKV(v, vi, key) {
+			d.problem(vi.key.start, "unknown setting %q; the settings are %s", key, settingsList)
+		}
 	}
 }
 

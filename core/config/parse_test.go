@@ -29,8 +29,8 @@ func badFiles() []badFile {
 			`testdata/bad/duplicate_key.toml:2:1: not valid TOML: key sandbox_network_profile is already defined`,
 		}},
 		{"unknown_key.toml", "linux", []string{
-			`testdata/bad/unknown_key.toml:2:1: unknown setting "sandbox_network_profle"; the settings are sandbox_provider, sandbox_network_profile, sandbox_network_hosts, sandbox_toolchains, sandbox_approvals and [[sandbox_credentials]]`,
-			`testdata/bad/unknown_key.toml:3:1: unknown setting "sandbox.provider"; the settings are sandbox_provider, sandbox_network_profile, sandbox_network_hosts, sandbox_toolchains, sandbox_approvals and [[sandbox_credentials]]`,
+			`testdata/bad/unknown_key.toml:2:1: unknown setting "sandbox_network_profle"; the settings are sandbox_provider, sandbox_network_profile, sandbox_network_hosts, sandbox_toolchains, sandbox_approvals, the limits (sandbox_max_processes, sandbox_max_memory, sandbox_cpu_weight, sandbox_max_tmp, sandbox_max_proxy_connections, sandbox_max_proxy_connections_total) and [[sandbox_credentials]]`,
+			`testdata/bad/unknown_key.toml:3:1: unknown setting "sandbox.provider"; the settings are sandbox_provider, sandbox_network_profile, sandbox_network_hosts, sandbox_toolchains, sandbox_approvals, the limits (sandbox_max_processes, sandbox_max_memory, sandbox_cpu_weight, sandbox_max_tmp, sandbox_max_proxy_connections, sandbox_max_proxy_connections_total) and [[sandbox_credentials]]`,
 			`testdata/bad/unknown_key.toml:5:2: unknown table "network"; the only table is [[sandbox_credentials]], and the other settings are top-level keys`,
 		}},
 		{"hosts.toml", "linux", []string{
@@ -88,6 +88,18 @@ func badFiles() []badFile {
 			`testdata/bad/credentials.toml:31:1: a [[sandbox_credentials]] entry has either name (a catalog login) or path (your own file or folder), not both`,
 			`testdata/bad/credentials.toml:36:1: a catalog entry brings its own label; label is only for an entry with a path`,
 			`testdata/bad/credentials.toml:37:1: unknown key "colour" in [[sandbox_credentials]]; an entry has name (a catalog login) or path, label and hosts (your own file or folder), and enabled`,
+		}},
+		{"limits.toml", "linux", []string{
+			`testdata/bad/limits.toml:1:25: sandbox_max_processes = 10 is out of range; use a whole number from 32 to 4194304`,
+			`testdata/bad/limits.toml:2:22: sandbox_max_memory must be a string such as "8GiB" or "50%", not a number`,
+			`testdata/bad/limits.toml:3:22: sandbox_cpu_weight = 0 is out of range; use a whole number from 1 to 10000`,
+			`testdata/bad/limits.toml:4:19: sandbox_max_tmp "8G" is not a size; write a whole number and a unit (KiB, MiB, GiB or TiB), such as "8GiB", or a share of the machine's memory, such as "50%"`,
+			`testdata/bad/limits.toml:5:33: sandbox_max_proxy_connections must be a whole number from 1 to 65536, not a string`,
+			`testdata/bad/limits.toml:6:39: sandbox_max_proxy_connections_total = 2_000_000 is out of range; use a whole number from 1 to 1048576`,
+		}},
+		{"limits_sizes.toml", "linux", []string{
+			`testdata/bad/limits_sizes.toml:1:22: sandbox_max_memory "150%" is not a share of the machine's memory; write a whole percent from 1% to 100%, such as "50%"`,
+			`testdata/bad/limits_sizes.toml:2:19: sandbox_max_tmp "1MiB" is too small; the least is 16MiB`,
 		}},
 		{"credentials_table.toml", "linux", []string{
 			`testdata/bad/credentials_table.toml:2:1: sandbox_credentials is a list of entries; write each entry under its own [[sandbox_credentials]] line`,
@@ -255,6 +267,38 @@ func TestShowGolden(t *testing.T) {
 	}
 	if string(again.TOML()) != string(got) {
 		t.Errorf("show output does not round-trip")
+	}
+}
+
+func TestParseLimits(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		want       Limits
+	}{
+		{"defaults", "", defaultLimits()},
+		{"all", `sandbox_max_processes = 8_192
+sandbox_max_memory = "8GiB"
+sandbox_cpu_weight = 50
+sandbox_max_tmp = "10%"
+sandbox_max_proxy_connections = 64
+sandbox_max_proxy_connections_total = 512
+`, Limits{MaxProcesses: 8192, MaxMemory: Size{Bytes: 8 << 30}, CPUWeight: 50, MaxTmp: Size{Percent: 10}, MaxProxyConnections: 64, MaxProxyConnectionsTotal: 512}},
+		{"one", `sandbox_max_tmp = "512MiB"`, func() Limits { l := defaultLimits(); l.MaxTmp = Size{Bytes: 512 << 20}; return l }()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, problems := Parse("c.toml", []byte(tc.text), "linux")
+			if len(problems) > 0 {
+				t.Fatal(problems)
+			}
+			if s.Limits != tc.want {
+				t.Errorf("limits = %+v, want %+v", s.Limits, tc.want)
+			}
+			// show writes them back as they mean.
+			again, problems := Parse("show", s.TOML(), "linux")
+			if len(problems) > 0 || again.Limits != tc.want {
+				t.Errorf("show does not round-trip the limits: %+v %v", again.Limits, problems)
+			}
+		})
 	}
 }
 

@@ -2,7 +2,10 @@
 // namespaces (mount, PID, network, IPC, UTS, and a user namespace unless the caller is root),
 // a minimal root of bind mounts reached with pivot_root, dropped capabilities, no_new_privs,
 // Landlock as a second wall and a seccomp filter as a third, and, in allowlist mode, it creates the proxy's listening socket inside the sandbox's own empty
-// network so that a program that ignores the proxy has no network at all.
+// network so that a program that ignores the proxy has no network at all. Where the machine
+// delegates cgroups, each sandbox gets one of its own, with a process, memory and CPU limit
+// (cgroup_linux.go), and where it lets the caller mount, its private tmp is a tmpfs of
+// bounded size (tmp_linux.go); what is not in force is said in the Active list.
 //
 // Go cannot run code between fork and exec, so the wall is built by the same binary started
 // again in a wall-builder mode: every binary that uses this package must call MaybeRunInit

@@ -26,12 +26,15 @@ type wallSetup struct {
 	// NetNS says the setup message carries, last, the network namespace the builder joins
 	// (see launch); without it the builder was started in a new one.
 	NetNS bool
+	// TmpMount says the setup message carries, after the network namespace, the private
+	// tmp's own mount, which the steps marked Tmp bind instead of their Src (see tmp_linux.go).
+	TmpMount bool
 	// TimerSlack, when not 0, is the timer slack (ns) the builder's main thread takes back
 	// before it starts anything: its runtime's monitor was started with a coarse one (see
 	// startCoarse), and the runner and every command are forked from that thread.
 	TimerSlack uint64
-	// netnsFD is that namespace, once received.
-	netnsFD int
+	// netnsFD is that namespace, once received; tmpFD that mount.
+	netnsFD, tmpFD int
 }
 
 // mountStep binds one host path (Src) at Dst inside the new root.
@@ -48,6 +51,8 @@ type mountStep struct {
 	// Dev and Ino are what Src was when the policy checked it (both 0: not known); the
 	// builder binds it only if it is still that.
 	Dev, Ino uint64
+	// Tmp marks the private tmp's binds.
+	Tmp bool
 }
 
 type runnerSetup struct {
@@ -144,8 +149,8 @@ func planWall(p *policy.Policy, spec sandbox.RunnerSpec) (*wallSetup, error) {
 	}
 	if p.PrivateTmp != "" {
 		steps = append(steps,
-			checked(mountStep{Src: p.PrivateTmp, Dst: "/tmp", Writable: true}),
-			checked(mountStep{Src: p.PrivateTmp, Dst: p.PrivateTmp, Writable: true}))
+			checked(mountStep{Src: p.PrivateTmp, Dst: "/tmp", Writable: true, Tmp: true}),
+			checked(mountStep{Src: p.PrivateTmp, Dst: p.PrivateTmp, Writable: true, Tmp: true}))
 	}
 	for _, d := range p.ReadOnly {
 		steps = append(steps, checked(mountStep{Src: d, Dst: d}))

@@ -16,6 +16,10 @@ var (
 type Provider struct {
 	mu    sync.Mutex
 	spare *spare // a builder Prepare started, for the next Start
+	// cgroups is where sandboxes' cgroups are made; nil is this machine's hierarchies.
+	cgroups *cgroupHost
+	// tmps are the private tmp folders BoundTmp was asked to bound, by path; under mu.
+	tmps map[string]tmpState
 }
 
 // Name is the enforcement word every result produced behind this wall carries.

@@ -33,6 +33,10 @@ func (*Provider) Prepare(policy.Network) {}
 
 type spare struct{}
 
+type cgroupHost struct{}
+
+type tmpState struct{}
+
 // Start refuses: there are no namespaces or Landlock to build a wall from.
 func (*Provider) Start(context.Context, *policy.Policy, sandbox.RunnerSpec) (sandbox.Process, error) {
 	return nil, errLinuxOnly

@@ -144,7 +144,7 @@ func closeInherited(setup int) error {
 // (-1 if none) and the error output, which it puts in place of stdout and stderr.
 func readSetup() (*wallSetup, int, error) {
 	buf := make([]byte, 1<<20)
-	oob := make([]byte, unix.CmsgSpace(3*4))
+	oob := make([]byte, unix.CmsgSpace(4*4))
 	n, oobn, flags, _, err := unix.Recvmsg(setupFD, buf, oob, unix.MSG_CMSG_CLOEXEC)
 	if err != nil {
 		return nil, -1, err
@@ -172,7 +172,7 @@ func readSetup() (*wallSetup, int, error) {
 	}
 	if err == nil {
 		want := 0
-		for _, carried := range []bool{s.Runner.Conn, s.Stderr, s.NetNS} {
+		for _, carried := range []bool{s.Runner.Conn, s.Stderr, s.NetNS, s.TmpMount} {
 			if carried {
 				want++
 			}
@@ -198,9 +198,12 @@ func readSetup() (*wallSetup, int, error) {
 		unix.Close(fds[0])
 		fds = fds[1:]
 	}
-	s.netnsFD = -1
+	s.netnsFD, s.tmpFD = -1, -1
 	if s.NetNS {
-		s.netnsFD = fds[0]
+		s.netnsFD, fds = fds[0], fds[1:]
+	}
+	if s.TmpMount {
+		s.tmpFD = fds[0]
 	}
 	return s, conn, nil
 }
@@ -374,6 +377,11 @@ func buildRoot(s *wallSetup) ([]bindPlan, error) {
 	}
 	if err := unix.Chdir("/"); err != nil {
 		return nil, step("enter the staging root", err)
+	}
+	if s.tmpFD >= 0 {
+		if err := attachTmp(s); err != nil {
+			return nil, err
+		}
 	}
 	empty := &emptySources{file: -1, dir: -1}
 	binds, err := prepareBinds(s.Mounts, empty)

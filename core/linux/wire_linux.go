@@ -11,11 +11,11 @@ import (
 // a millisecond on the setup in a fresh builder, before every sandbox's first mount.
 
 // wireVersion changes whenever a field below is added, removed or moved.
-const wireVersion = 3
+const wireVersion = 4
 
 func (s *wallSetup) encode() []byte {
 	e := wire.NewEncoder(wireVersion)
-	e.Flags(s.Stderr, s.UserNS, s.NetNS, s.Runner.Conn, s.Runner.Serve)
+	e.Flags(s.Stderr, s.UserNS, s.NetNS, s.Runner.Conn, s.Runner.Serve, s.TmpMount)
 	e.String(string(s.Network))
 	e.Uint(uint64(s.ProxyPort))
 	e.Uint(s.TimerSlack)
@@ -23,7 +23,7 @@ func (s *wallSetup) encode() []byte {
 	for _, m := range s.Mounts {
 		e.String(m.Src)
 		e.String(m.Dst)
-		e.Flags(m.Writable, m.System, m.Empty)
+		e.Flags(m.Writable, m.System, m.Empty, m.Tmp)
 		e.Uint(m.Dev)
 		e.Uint(m.Ino)
 	}
@@ -39,7 +39,7 @@ func decodeSetup(b []byte) (*wallSetup, error) {
 	var s wallSetup
 	f := d.Byte()
 	s.Stderr, s.UserNS, s.NetNS = wire.Flag(f, 0), wire.Flag(f, 1), wire.Flag(f, 2)
-	s.Runner.Conn, s.Runner.Serve = wire.Flag(f, 3), wire.Flag(f, 4)
+	s.Runner.Conn, s.Runner.Serve, s.TmpMount = wire.Flag(f, 3), wire.Flag(f, 4), wire.Flag(f, 5)
 	s.Network = policy.Network(d.String())
 	s.ProxyPort = int(d.Uint())
 	s.TimerSlack = d.Uint()
@@ -50,7 +50,7 @@ func decodeSetup(b []byte) (*wallSetup, error) {
 			m := &s.Mounts[i]
 			m.Src, m.Dst = d.String(), d.String()
 			f := d.Byte()
-			m.Writable, m.System, m.Empty = wire.Flag(f, 0), wire.Flag(f, 1), wire.Flag(f, 2)
+			m.Writable, m.System, m.Empty, m.Tmp = wire.Flag(f, 0), wire.Flag(f, 1), wire.Flag(f, 2), wire.Flag(f, 3)
 			m.Dev, m.Ino = d.Uint(), d.Uint()
 		}
 	}

@@ -28,7 +28,10 @@ const User = "openworker"
 
 // Defaults of Options.
 const (
-	DefaultMaxConns    = 1024
+	// DefaultMaxConns is a session's cap: more than any package manager or browser-like
+	// client opens at once (they keep to tens), and at two descriptors a tunnel, a
+	// session at its cap holds 512 of the daemon's.
+	DefaultMaxConns    = 256
 	DefaultIdleTimeout = time.Hour
 	DefaultHeadTimeout = 10 * time.Second
 	DefaultDialTimeout = 30 * time.Second
@@ -68,6 +71,9 @@ type Options struct {
 	// MaxConns caps the session's concurrent connections to the proxy; past it a client is
 	// answered 503.
 	MaxConns int
+	// Shared, when set, is a cap this proxy shares with the other sessions' (see
+	// ConnLimit); past it a client is answered 503 too.
+	Shared *ConnLimit
 	// IdleTimeout closes a tunnel or kept-alive connection with no traffic either way for
 	// this long.
 	IdleTimeout time.Duration
@@ -299,6 +305,15 @@ func (p *Proxy) accept(nc net.Conn) {
 			return
 		}
 		defer p.active.Add(-1)
+		if sh := p.opts.Shared; sh != nil {
+			if !sh.take() {
+				nc.SetWriteDeadline(time.Now().Add(time.Second))
+				writeError(nc, 503, "", "the sandbox's sessions together already have "+strconv.Itoa(sh.Max())+
+					" connections open through their proxies; close some and try again")
+				return
+			}
+			defer sh.give()
+		}
 		c.serve()
 	}()
 }

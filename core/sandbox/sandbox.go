@@ -53,6 +53,9 @@ type RunnerSpec struct {
 	// of starting a second one (linux: one program start less per session). Providers that
 	// cannot ignore it.
 	Serve bool
+	// Limits bound the sandbox's processes, memory, CPU share and private tmp, where the
+	// provider can; the zero value is the defaults.
+	Limits Limits
 }
 
 // Provider builds a wall from a policy and starts the runner behind it.

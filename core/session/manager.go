@@ -15,6 +15,7 @@ import (
 
 	"github.com/openworker/openworker/core/audit"
 	"github.com/openworker/openworker/core/hosts"
+	"github.com/openworker/openworker/core/proxy"
 	"github.com/openworker/openworker/core/sandbox"
 )
 
@@ -40,13 +41,17 @@ type Options struct {
 	OnEvent func(audit.Event)
 	// FollowDenials follows a Seatbelt run's denials; nil means the unified log.
 	FollowDenials func(ctx context.Context, marker string) (DenialFollower, error)
+	// ProxyConnsTotal caps the connections open through all the sessions' proxies
+	// together; 0 means 1024.
+	ProxyConnsTotal int
 }
 
 // Manager owns the running sessions of this process.
 type Manager struct {
-	opts     Options
-	mu       sync.Mutex
-	sessions map[string]*Session
+	opts       Options
+	proxyConns *proxy.ConnLimit
+	mu         sync.Mutex
+	sessions   map[string]*Session
 }
 
 // NewManager returns a manager and removes the private tmp folders of sessions whose owner
@@ -69,7 +74,10 @@ func NewManager(opts Options) (*Manager, error) {
 		return nil, fmt.Errorf("creating the state folder: %w", err)
 	}
 	_ = os.Chmod(opts.StateDir, 0o700)
-	m := &Manager{opts: opts, sessions: map[string]*Session{}}
+	if opts.ProxyConnsTotal <= 0 {
+		opts.ProxyConnsTotal = 1024
+	}
+	m := &Manager{opts: opts, proxyConns: proxy.NewConnLimit(opts.ProxyConnsTotal), sessions: map[string]*Session{}}
 	m.CleanStale()
 	return m, nil
 }
@@ -134,6 +142,11 @@ func (m *Manager) CleanStale() (removed []string) {
 		var r record
 		b, _ := os.ReadFile(path)
 		if json.Unmarshal(b, &r) == nil && isPrivateTmp(m.opts.TmpRoot, r.Tmp) {
+			for _, p := range m.opts.Providers {
+				if tb, ok := p.(sandbox.TmpBounder); ok {
+					tb.ReleaseTmp(r.Tmp)
+				}
+			}
 			if os.RemoveAll(r.Tmp) == nil {
 				removed = append(removed, r.Tmp)
 			}
@@ -209,6 +222,10 @@ func (m *Manager) audit(e audit.Event) {
 		m.opts.OnEvent(e)
 	}
 }
+
+// SetProxyConnsTotal changes the cap on all the sessions' proxy connections together, as
+// when the settings change; connections open above it stay until they close.
+func (m *Manager) SetProxyConnsTotal(n int) { m.proxyConns.SetMax(n) }
 
 // SetSettingsHosts swaps the settings' allow list of every running session.
 func (m *Manager) SetSettingsHosts(list []hosts.Entry) {

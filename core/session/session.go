@@ -48,6 +48,11 @@ type Spec struct {
 	Denied []hosts.Entry
 	// OnRefusal is told of each site the session's proxy refuses, as it does.
 	OnRefusal func(proxy.Refusal)
+	// Limits bound the sandbox, where its provider can; zero fields are the defaults.
+	Limits sandbox.Limits
+	// ProxyConns caps the connections open through the session's proxy; 0 is the proxy's
+	// default.
+	ProxyConns int
 }
 
 // Session is one running session.
@@ -90,7 +95,11 @@ type Session struct {
 	idle   bool
 	ended  bool
 	active []string
+	// limits say what bounds the sandbox (sandbox.LimitReporter), for every result.
+	limits []string
 	lock   *os.File
+	// tmpBound is the provider that bounded the private tmp, to release it at the end.
+	tmpBound sandbox.TmpBounder
 }
 
 // RefusedError is a session the wall check (or the wall's construction) refused.
@@ -164,11 +173,11 @@ func (m *Manager) start(ctx context.Context, spec Spec, first *pending) (_ *Sess
 			m.audit(audit.Event{Type: audit.SessionRefused, Session: s.ID, Enforcement: string(s.Enforcement), Network: string(s.Network), Reason: err.Error(), Folders: spec.Writable})
 		}
 	}()
-	if err := s.makeTmp(); err != nil {
+	if err := s.makeTmp(prov); err != nil {
 		return nil, err
 	}
 	if spec.Network == policy.Allowlist {
-		px, err := proxy.New(proxy.Options{Token: proxy.NewToken(), HowToAllow: spec.HowToAllow, OnRefusal: spec.OnRefusal, Denied: spec.Denied})
+		px, err := proxy.New(proxy.Options{Token: proxy.NewToken(), HowToAllow: spec.HowToAllow, OnRefusal: spec.OnRefusal, Denied: spec.Denied, MaxConns: spec.ProxyConns, Shared: m.proxyConns})
 		if err != nil {
 			return nil, fmt.Errorf("starting the egress proxy: %w", err)
 		}
@@ -199,7 +208,8 @@ func randUint16() uint16 {
 
 // makeTmp creates the private tmp folder, owner-only, with the sandbox home inside, and
 // records it in the state folder so a crashed owner's folder is removed at the next start.
-func (s *Session) makeTmp() error {
+// A provider that can bound its size does so before anything is put in it.
+func (s *Session) makeTmp(prov sandbox.Provider) error {
 	root := s.m.opts.TmpRoot
 	tmp, err := os.MkdirTemp(root, "openworker-")
 	if err != nil {
@@ -213,6 +223,13 @@ func (s *Session) makeTmp() error {
 	if err != nil {
 		os.RemoveAll(tmp)
 		return err
+	}
+	if tb, ok := prov.(sandbox.TmpBounder); ok {
+		if err := tb.BoundTmp(s.tmp, s.spec.Limits.Tmp); err != nil {
+			os.RemoveAll(tmp)
+			return err
+		}
+		s.tmpBound = tb
 	}
 	// The tool caches' folder (see BuildEnv) is left to the tools, each of which makes its
 	// cache folder when it is missing: making and removing folders is slow on some disks.
@@ -276,6 +293,7 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	}
 	proc, err := prov.Start(ctx, pol, sandbox.RunnerSpec{
 		Path: m.opts.RunnerPath, Args: []string{RunnerArg}, Env: env, Dir: dir, Conn: theirs, Stderr: errs.file(), Serve: true,
+		Limits: s.spec.Limits,
 	})
 	if err != nil {
 		ours.Close()
@@ -283,6 +301,11 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	}
 	theirs.Close()
 	s.pol, s.proc, s.client, s.conn, s.errs, s.active = pol, proc, client, ours, errs, proc.Active()
+	if lr, ok := proc.(sandbox.LimitReporter); ok {
+		s.limits = lr.Limits()
+	} else {
+		s.limits = []string{"no limits: the " + string(s.Enforcement) + " provider sets none"}
+	}
 	s.live.Store(&proc)
 	s.liveConn.Store(ours)
 	s.view.Store(&sessionView{writable: slices.Clone(pol.Writable), readOnly: slices.Clone(pol.ReadOnly), active: slices.Clone(s.active)})

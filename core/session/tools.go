@@ -39,6 +39,8 @@ type Result struct {
 	// Denials are what the wall refused while the call ran, where the wall reports them
 	// (Seatbelt, through the unified log).
 	Denials []string `json:"denials,omitempty"`
+	// Limits say which limits bound the sandbox, and which do not here and why.
+	Limits []string `json:"limits,omitempty"`
 }
 
 // Blocked is a site the proxy refused while a call ran.
@@ -150,7 +152,7 @@ func (s *Session) receive(ctx context.Context, p *pending) (*Result, error) {
 	interrupted := p.interrupted
 	p.sigMu.Unlock()
 	end := time.Now()
-	out := &Result{Result: res, Tool: req.Tool, Session: s.ID, Enforcement: s.Enforcement, Network: s.Network, ShellStateLost: s.stateLost}
+	out := &Result{Result: res, Tool: req.Tool, Session: s.ID, Enforcement: s.Enforcement, Network: s.Network, ShellStateLost: s.stateLost, Limits: s.limits}
 	if interrupted != 0 {
 		out.Interrupted = signalName(interrupted)
 	}
@@ -498,6 +500,10 @@ func (s *Session) teardown() {
 	// left is removed then.
 	if s.proc != nil {
 		_ = s.proc.Kill()
+	}
+	if s.tmpBound != nil {
+		// Its own file system is let go first: the folder beneath is removed with the rest.
+		s.tmpBound.ReleaseTmp(s.tmp)
 	}
 	removed := make(chan struct{})
 	go func() {
