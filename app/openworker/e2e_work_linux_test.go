@@ -131,7 +131,7 @@ func TestRunServerOnTheSandboxesOwnLoopback(t *testing.T) {
 for i in $(seq 100); do curl -s -o /dev/null http://127.0.0.1:%[1]d/ && break; sleep 0.05; done
 curl -sS http://localhost:%[1]d/page.txt; echo " curl=$?"
 %s http://localhost:%[1]d/page.txt; echo " go=$?"
-cat server.log; kill %%1`, port, fetch))
+cat server.log; kill $!`, port, fetch))
 	t.Logf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	for _, want := range []string{"served inside curl=0", "200 served inside go=0"} {
 		if !strings.Contains(out, want) {
@@ -347,7 +347,8 @@ func TestRunSaysWhichToolchainAMissingCommandNeeds(t *testing.T) {
 	if strings.Contains(out, shims) {
 		t.Errorf("the sandbox's PATH names %s, which does not exist inside", shims)
 	}
-	if n := strings.Count(errs, "sandbox_toolchains"); n != 1 || !strings.Contains(errs, ".pyenv") || !strings.Contains(errs, "onlyinpyenv") {
+	if n := strings.Count(errs, "sandbox_toolchains"); n != 1 || !strings.Contains(errs, "toolchain .pyenv") ||
+		!strings.Contains(errs, "onlyinpyenv was not found inside the sandbox; outside it, PATH finds "+filepath.Join(shims, "onlyinpyenv")) {
 		t.Errorf("want one line naming onlyinpyenv, the .pyenv toolchain and sandbox_toolchains, got %d", n)
 	}
 	// A command found inside, but outside found first in the toolchain: a different program

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -347,6 +348,12 @@ func (pr *process) handshake(conn *net.UnixConn) error {
 		if err != nil {
 			return fmt.Errorf("linux sandbox: unreadable report from the wall builder: %w", err)
 		}
+		if r.Forward != 0 {
+			if err := pr.takeForward(r, oob[:oobn]); err != nil {
+				return err
+			}
+			continue
+		}
 		if oobn > 0 {
 			if err := pr.takeListener(oob[:oobn]); err != nil {
 				return err
@@ -381,10 +388,46 @@ func recvSeqpacket(read func() (n, oobn int, err error)) (int, int, error) {
 	return n, oobn, err
 }
 
-func (pr *process) takeListener(oob []byte) error {
+// takeForward keeps the listener of a forwarded port, or why the builder could not make it.
+func (pr *process) takeForward(r *wallReport, oob []byte) error {
+	fds, err := rightsIn(oob)
+	if err != nil {
+		return fmt.Errorf("linux sandbox: the forward of port %d: %w", r.Forward, err)
+	}
+	if pr.forwards == nil {
+		pr.forwards, pr.forwardErrs = map[int]net.Listener{}, map[int]string{}
+	}
+	for i, fd := range fds {
+		unix.CloseOnExec(fd)
+		f := os.NewFile(uintptr(fd), "forward-listener")
+		if i > 0 || pr.forwards[r.Forward] != nil {
+			f.Close()
+			continue
+		}
+		ln, err := net.FileListener(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("linux sandbox: the forward of port %d: %w", r.Forward, err)
+		}
+		pr.forwards[r.Forward] = ln
+	}
+	if pr.forwards[r.Forward] == nil {
+		why := r.Error
+		if why == "" {
+			why = "the wall builder sent no socket"
+		}
+		pr.forwardErrs[r.Forward] = why
+	}
+	return nil
+}
+
+func rightsIn(oob []byte) ([]int, error) {
+	if len(oob) == 0 {
+		return nil, nil
+	}
 	msgs, err := unix.ParseSocketControlMessage(oob)
 	if err != nil {
-		return fmt.Errorf("linux sandbox: the proxy listener: %w", err)
+		return nil, err
 	}
 	var fds []int
 	for _, m := range msgs {
@@ -392,6 +435,14 @@ func (pr *process) takeListener(oob []byte) error {
 		if err == nil {
 			fds = append(fds, got...)
 		}
+	}
+	return fds, nil
+}
+
+func (pr *process) takeListener(oob []byte) error {
+	fds, err := rightsIn(oob)
+	if err != nil {
+		return fmt.Errorf("linux sandbox: the proxy listener: %w", err)
 	}
 	for i, fd := range fds {
 		unix.CloseOnExec(fd)
@@ -414,6 +465,10 @@ func (pr *process) takeListener(oob []byte) error {
 type process struct {
 	cmd     *exec.Cmd
 	ln      net.Listener
+	// forwards are the forwarded ports' listeners inside, until ForwardListeners hands
+	// them over; forwardErrs say why a port has none.
+	forwards    map[int]net.Listener
+	forwardErrs map[int]string
 	active  []string
 	done    chan struct{}
 	waitErr error
@@ -422,6 +477,7 @@ type process struct {
 	mu     sync.Mutex
 	mntns  *os.File // the sandbox's mount namespace, held from the host; see holdMounts
 	exited bool
+	netdir string // see netDir
 }
 
 func (pr *process) wait() {
@@ -462,7 +518,103 @@ func (pr *process) Pid() int { return pr.cmd.Process.Pid }
 // allowlist mode; nil otherwise. It is closed by Wait.
 func (pr *process) ProxyListener() net.Listener { return pr.ln }
 
-var _ sandbox.Abandoner = (*process)(nil)
+var (
+	_ sandbox.Abandoner     = (*process)(nil)
+	_ sandbox.Forwarder     = (*process)(nil)
+	_ sandbox.EgressCounter = (*process)(nil)
+)
+
+// ForwardListeners hands over the forwarded ports' listeners (once: a second call returns
+// none) and says why any port has none.
+func (pr *process) ForwardListeners() (map[int]net.Listener, map[int]string) {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	ls, errs := pr.forwards, pr.forwardErrs
+	pr.forwards = nil
+	return ls, errs
+}
+
+// NoRoute counts, from the sandbox's network's own statistics read through its PID 1, the
+// packets its programs tried to send where there is no route: every connect or send to an
+// address outside the sandbox's lo, which is a program that ignored the proxy (or named an
+// address on purpose). The kernel counts them before any packet exists, so the attempts
+// sent nothing. It cannot say which program tried, nor where to: only that one did. A
+// connection refused on the sandbox's own loopback (nothing listening at that port) is not
+// counted: that is an ordinary answer inside.
+func (pr *process) NoRoute() (uint64, error) {
+	dir := pr.netDir()
+	var total uint64
+	for _, f := range []struct{ file, key string }{{"snmp", "Ip:"}, {"snmp6", "Ip6OutNoRoutes"}} {
+		b, err := os.ReadFile(dir + "/" + f.file)
+		if err != nil {
+			if f.file == "snmp6" && errors.Is(err, os.ErrNotExist) {
+				continue // no IPv6 in this kernel
+			}
+			return 0, err
+		}
+		n, err := outNoRoutes(string(b), f.key)
+		if err != nil {
+			return 0, fmt.Errorf("%s/%s: %w", dir, f.file, err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// netDir is the /proc folder of the sandbox's network statistics. A builder started in its
+// network namespace (an ordinary user's) is in it on every thread; a root caller's builder
+// joined it on the one thread the wall is built on, which need not be its first, whose are
+// what /proc/PID/net shows.
+func (pr *process) netDir() string {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.netdir != "" {
+		return pr.netdir
+	}
+	pid := strconv.Itoa(pr.cmd.Process.Pid)
+	pr.netdir = "/proc/" + pid + "/net"
+	own, err := os.Readlink("/proc/self/ns/net")
+	if err != nil {
+		return pr.netdir
+	}
+	tasks, _ := os.ReadDir("/proc/" + pid + "/task")
+	for _, t := range tasks {
+		if ns, err := os.Readlink("/proc/" + pid + "/task/" + t.Name() + "/ns/net"); err == nil && ns != own {
+			pr.netdir = "/proc/" + pid + "/task/" + t.Name() + "/net"
+			break
+		}
+	}
+	return pr.netdir
+}
+
+// outNoRoutes reads OutNoRoutes from /proc/net/snmp (a line of names after "Ip:", then a
+// line of values) or Ip6OutNoRoutes from /proc/net/snmp6 (name and value on one line).
+func outNoRoutes(text, key string) (uint64, error) {
+	lines := strings.Split(text, "\n")
+	for i, line := range lines {
+		f := strings.Fields(line)
+		if len(f) == 0 || f[0] != key {
+			continue
+		}
+		if key != "Ip:" {
+			if len(f) == 2 {
+				return strconv.ParseUint(f[1], 10, 64)
+			}
+			break
+		}
+		if i+1 >= len(lines) {
+			break
+		}
+		values := strings.Fields(lines[i+1])
+		for j, name := range f {
+			if name == "OutNoRoutes" && j < len(values) && values[0] == "Ip:" {
+				return strconv.ParseUint(values[j], 10, 64)
+			}
+		}
+		break
+	}
+	return 0, fmt.Errorf("no %s count", key)
+}
 
 // Abandon is Kill for a caller that will not wait: the sandbox's mount namespace is let go
 // first, so that the kernel unmounts the wall as part of PID 1's exit, not when the caller,
@@ -496,6 +648,12 @@ func (pr *process) Wait() error {
 		if pr.ln != nil {
 			pr.ln.Close()
 		}
+		pr.mu.Lock()
+		for _, l := range pr.forwards {
+			l.Close() // never handed over
+		}
+		pr.forwards = nil
+		pr.mu.Unlock()
 	})
 	return pr.waitErr
 }

@@ -108,6 +108,7 @@ type Proxy struct {
 	listeners map[net.Listener]bool
 	ownPorts  map[uint16]bool // ports the proxy listens on: never a destination on loopback
 	conns     map[*conn]bool
+	forwards  map[*Forward]bool
 }
 
 // NewToken returns a fresh random session token, safe to put in a URL.
@@ -201,8 +202,14 @@ func (p *Proxy) swap(change func(*rules)) {
 	change(&next)
 	p.rules.Store(&next)
 	for c := range p.conns {
-		if t := c.target; t != nil && !p.stillAllowed(&next, t) {
+		if t := c.target; t != nil && !c.forwarded && !p.stillAllowed(&next, t) ||
+			t != nil && c.forwarded && !p.stillAllowedForward(&next, t) {
 			c.closeLocked()
+		}
+	}
+	for f := range p.forwards {
+		if !f.admits(&next) {
+			f.closeLocked()
 		}
 	}
 }
@@ -226,6 +233,9 @@ func (p *Proxy) Close() error {
 	}
 	for c := range p.conns {
 		c.closeLocked()
+	}
+	for f := range p.forwards {
+		f.closeLocked()
 	}
 	p.mu.Unlock()
 	p.serveWG.Wait()
