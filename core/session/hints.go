@@ -27,8 +27,8 @@ type hints struct {
 	dropped []string
 	// kept are the PATH entries the sandbox has; order is the host's whole PATH.
 	kept, order []string
-	pathSaid  bool
-	firstDone bool
+	pathSaid    bool
+	firstDone   bool
 	// noRoute is the sandbox's count of direct attempts before the running command.
 	noRoute    uint64
 	noRouteSet bool
