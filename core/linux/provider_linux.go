@@ -463,16 +463,16 @@ func (pr *process) takeListener(oob []byte) error {
 
 // process is a runner behind the wall; its PID 1 is the wall builder.
 type process struct {
-	cmd *exec.Cmd
-	ln  net.Listener
+	cmd     *exec.Cmd
+	ln      net.Listener
+	active  []string
+	done    chan struct{}
+	waitErr error
+	once    sync.Once
 	// forwards are the forwarded ports' listeners inside, until ForwardListeners hands
 	// them over; forwardErrs say why a port has none.
 	forwards    map[int]net.Listener
 	forwardErrs map[int]string
-	active      []string
-	done        chan struct{}
-	waitErr     error
-	once        sync.Once
 
 	mu     sync.Mutex
 	mntns  *os.File // the sandbox's mount namespace, held from the host; see holdMounts
