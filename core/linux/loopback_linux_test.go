@@ -209,3 +209,43 @@ func TestForwardPlanRefuses(t *testing.T) {
 		t.Fatalf("a forward in none mode was planned: %v", err)
 	}
 }
+
+// The core counts, from outside, a program's attempts to connect where the sandbox's network
+// has no route; nothing is sent by them.
+func TestNoRouteCountsDirectAttempts(t *testing.T) {
+	w := newWorld(t)
+	step := filepath.Join(w.project, "step")
+	// 192.0.2.1 and 2001:db8::1 are documentation addresses; the script makes sure there is
+	// no route before it tries.
+	s := start(t, w, w.policy(t, policy.Allowlist, 18085), `[ "$(wc -l < /proc/net/route)" -le 1 ] || { echo "a route exists"; exit 99; }
+python3 -c '
+import socket
+for host in ("192.0.2.1", "2001:db8::1"):
+    try:
+        socket.create_connection((host, 80), timeout=1)
+    except OSError as e:
+        print(host, e.strerror)
+'
+echo tried > "$P/step"
+while [ "$(cat "$P/step")" != counted ]; do sleep 0.02; done`)
+	counter := s.proc.(interface{ NoRoute() (uint64, error) })
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if b, _ := os.ReadFile(step); string(b) == "tried\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the script never tried")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	n, err := counter.NoRoute()
+	must(t, os.WriteFile(step, []byte("counted"), 0o644))
+	out, code := s.wait(t)
+	if code != 0 || strings.Count(out, "Network is unreachable") != 2 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	if err != nil || n != 2 {
+		t.Errorf("NoRoute = %d, %v; want the 2 attempts", n, err)
+	}
+}

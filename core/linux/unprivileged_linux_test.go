@@ -38,7 +38,9 @@ func TestAsOrdinaryUser(t *testing.T) {
 	tests := []string{"TestCheck", "TestLegitimateWork", "TestEscapeFiles", "TestEscapeProcesses",
 		"TestEscapeNetwork", "TestNetworkNamespace", "TestNothingSurvives", "TestPrivateTmpIsolation", "TestProxyListenerInside",
 		"TestWritableInsideReadOnly", "TestEscapePlantedSymlink", "TestEscapePlantedSymlinkRace", "TestToolchainLoginsHidden",
-		"TestEscapeShellState", "TestEscapeFileToolsOwnProcess", "TestEscapeUnixSocketInSharedFolder"}
+		"TestEscapeShellState", "TestEscapeFileToolsOwnProcess", "TestEscapeUnixSocketInSharedFolder",
+		"TestServerOnTheSandboxesLoopback", "TestProxyListenerAtBothLoopbacks", "TestDevShmIsTheSandboxesOwn", "TestForwardedHostPort",
+		"TestNoRouteCountsDirectAttempts"}
 	cmd := exec.Command(bin, "-test.count=1", "-test.v", "-test.run", "^("+strings.Join(tests, "|")+")$")
 	cmd.Dir = "/"
 	cmd.Env = []string{underUnprivileged + "=1", "PATH=" + os.Getenv("PATH"), "HOME=/nonexistent", "TMPDIR=/tmp"}
