@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Real agent work behind the real wall: a person's git settings, servers a command starts on
@@ -361,4 +362,56 @@ func TestRunSaysWhichToolchainAMissingCommandNeeds(t *testing.T) {
 	if n := strings.Count(errs, "sandbox_toolchains"); n != 1 || !strings.Contains(errs, filepath.Join(shims, "sh")) {
 		t.Errorf("want one line saying outside PATH finds %s first, got %d", filepath.Join(shims, "sh"), n)
 	}
+}
+
+// A host loopback port allowed in the settings is forwarded into a daemon's sessions, and
+// taking it off the list closes the forward: inside, the port then refuses.
+func TestServeRevokedPort(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	need(t, "curl")
+	origin := httpOrigin(t, "hello from the host")
+	cfgDir := filepath.Join(w.home, ".config", "openworker")
+	if err := os.MkdirAll(cfgDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(cfgDir, "config.toml")
+	write := func(hosts string) {
+		t.Helper()
+		text := "sandbox_provider = \"linux\"\nsandbox_network_hosts = [" + hosts + "]\n"
+		if err := os.WriteFile(cfg+".new", []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(cfg+".new", cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`"` + origin + `", "example.com:443"`)
+	_, stop := w.daemon()
+	defer stop()
+	id, errs, code := w.run("session", "start", "--rw", w.project)
+	id = strings.TrimSpace(id)
+	if code != 0 || id == "" {
+		t.Fatalf("session start: %d %s", code, errs)
+	}
+	defer w.run("session", "end", id)
+	curl := "curl -sS --noproxy '*' --max-time 5 http://" + origin + "/"
+	out, errs, code := w.run("session", "exec", id, "--", curl)
+	if code != 0 || out != "hello from the host" {
+		t.Fatalf("allowed in the settings: exit %d %q %s", code, out, errs)
+	}
+	write(`"example.com:443"`)
+	var last string
+	for i := 0; i < 100; i++ {
+		out, errs, code = w.run("session", "exec", id, "--", curl)
+		last = fmt.Sprintf("exit %d %q %s", code, out, errs)
+		if code == 7 && strings.Contains(errs, "Couldn't connect") {
+			return
+		}
+		if code != 0 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("after the entry left the settings, want the forwarded port to refuse; last: %s", last)
 }
