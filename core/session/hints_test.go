@@ -13,7 +13,7 @@ import (
 
 func TestForwardsOf(t *testing.T) {
 	var list []hosts.Entry
-	for _, s := range []string{"127.0.0.1:5432", "[::1]:6379", "localhost:3000", "example.com:443", "10.0.0.1:80", "127.0.0.1:5432", "*.localhost:1"} {
+	for _, s := range []string{"127.0.0.1:5432", "[::1]:6379", "localhost:3000", "example.com:443", "10.0.0.1:80", "127.0.0.1:5432", "*.localhost.example:1"} {
 		e, err := hosts.Parse(s)
 		if err != nil {
 			t.Fatal(err)
