@@ -181,6 +181,9 @@ func (p *Proxy) SetAllowList(entries []hosts.Entry) {
 	p.SetList(hosts.NewList(entries))
 }
 
+// AllowList is the allow list in force.
+func (p *Proxy) AllowList() []hosts.Entry { return p.rules.Load().allow.Entries() }
+
 // SetList is SetAllowList with a list built beforehand, so that a caller can build and check
 // a large list before the swap and the swap itself is a pointer store and a scan of the open
 // connections.

@@ -240,6 +240,10 @@ func plural(n uint64) string {
 func (s *Session) addHints(r *Result, a *runner.ExecArgs, onChunk func(string, []byte)) {
 	lines := s.hints.pending
 	s.hints.pending = nil
+	s.fwdMu.Lock()
+	lines = append(lines, s.lateHints...)
+	s.lateHints = nil
+	s.fwdMu.Unlock()
 	if line := s.hints.pathHint(a, r.Result, s.m.opts.UserHome); line != "" {
 		lines = append(lines, line)
 	}

@@ -92,11 +92,14 @@ type Session struct {
 	ended  bool
 	active []string
 	lock   *os.File
-	// forwardAddrs are the host loopback addresses forwarded into the sandbox (linux,
-	// allowlist); forwards relay them for the running wall.
-	forwardAddrs []netip.AddrPort
+	// forwards relay the host loopback ports forwarded into the running wall (linux,
+	// allowlist): forwardAddrs, which fwdMu guards with lateHints, as a change of sites
+	// writes them while a tool call may run.
 	forwards     []*proxy.Forward
 	hints        hints
+	fwdMu        sync.Mutex
+	forwardAddrs []netip.AddrPort
+	lateHints    []string
 }
 
 // RefusedError is a session the wall check (or the wall's construction) refused.
@@ -272,7 +275,22 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	if err != nil {
 		return err
 	}
-	pol.Forwards = s.forwardAddrs
+	s.hints = hints{}
+	if s.proxy != nil && s.Enforcement == sandbox.Linux {
+		// Made again for each wall, from the list in force now.
+		s.fwdMu.Lock()
+		s.forwardAddrs = nil
+		for _, a := range forwardsOf(s.proxy.AllowList()) {
+			if int(a.Port()) == s.port {
+				s.hints.sayOnce(fmt.Sprintf("openworker: the host's %s is not forwarded into the sandbox: inside, port %d is the proxy's; "+
+					"programs that use the proxy still reach it, and a new session can have it directly\n", a, s.port))
+				continue
+			}
+			s.forwardAddrs = append(s.forwardAddrs, a)
+		}
+		pol.Forwards = slices.Clone(s.forwardAddrs)
+		s.fwdMu.Unlock()
+	}
 	if s.Enforcement != sandbox.Linux {
 		// The Linux wall binds the settings files in place; elsewhere the sandbox home
 		// links to them, and the profile lets them be read where they are.
@@ -287,7 +305,6 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 		readable = pol.Readable()
 	}
 	env := BuildEnv(EnvOptions{Host: m.opts.HostEnv, Home: s.home, Tmp: s.tmp, ProxyURL: s.proxyURL, GOOS: m.opts.GOOS, Readable: readable})
-	s.hints = hints{}
 	if readable != nil {
 		s.hints.order = filepath.SplitList(hostVar(m.opts.HostEnv, "PATH"))
 		s.hints.kept, s.hints.dropped = InsidePath(hostVar(m.opts.HostEnv, "PATH"), readable)
@@ -438,7 +455,26 @@ func (s *Session) SetSettingsHosts(list []hosts.Entry) {
 	defer s.sitesMu.Unlock()
 	s.spec.Hosts = append([]hosts.Entry(nil), list...)
 	if s.proxy != nil {
-		s.proxy.SetAllowList(allowList(s.spec))
+		s.swapList(allowList(s.spec))
+	}
+}
+
+// swapList puts list in force in the proxy, which closes the forwards and tunnels it no
+// longer admits; s.sitesMu is held. A host loopback port newly on it is not forwarded into
+// the running sandbox, whose ports were made with its wall: the next command says so.
+func (s *Session) swapList(list []hosts.Entry) {
+	s.proxy.SetAllowList(list)
+	if s.Enforcement != sandbox.Linux {
+		return
+	}
+	s.fwdMu.Lock()
+	defer s.fwdMu.Unlock()
+	for _, a := range forwardsOf(list) {
+		if !slices.Contains(s.forwardAddrs, a) {
+			s.lateHints = append(s.lateHints, fmt.Sprintf("openworker: %s is allowed now; programs that use the proxy reach it, and a direct connection "+
+				"reaches it from the next session (forwarded ports are made with the sandbox)\n", a))
+			s.forwardAddrs = append(s.forwardAddrs, a) // said once
+		}
 	}
 }
 
@@ -451,7 +487,7 @@ func (s *Session) SetSites(allow, denied []hosts.Entry) {
 	}
 	s.sitesMu.Lock()
 	defer s.sitesMu.Unlock()
-	s.proxy.SetAllowList(allow)
+	s.swapList(allow)
 	s.proxy.SetDenied(denied)
 }
 
