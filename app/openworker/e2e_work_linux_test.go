@@ -183,7 +183,7 @@ func TestServed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	out, errs, code := w.run("run", "--rw", pkg, "--", "sh", "-c", "go env GOROOT GOCACHE && GOTOOLCHAIN=local GOFLAGS=-mod=mod go test -count=1 .")
+	out, errs, code := w.run("run", "--rw", pkg, "--", "sh", "-c", "cd "+pkg+" && go env GOROOT GOCACHE && GOTOOLCHAIN=local GOFLAGS=-mod=mod go test -count=1 .")
 	t.Logf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	if code != 0 || !strings.Contains(out, "ok  \texample.invalid/served") {
 		t.Fatalf("go test of an httptest package failed inside")
