@@ -186,7 +186,7 @@ func planWall(p *policy.Policy, spec sandbox.RunnerSpec) (*wallSetup, error) {
 		if p.Home == "" || !policy.Within(p.Home, st.Dst) || st.Dst == p.Home {
 			return nil, fmt.Errorf("linux sandbox: settings file %s is not placed inside the sandbox home", st.Dst)
 		}
-		steps = append(steps, mountStep{Src: st.Src, Dst: st.Dst})
+		steps = append(steps, checked(mountStep{Src: st.Src, Dst: st.Dst}))
 	}
 	// Parents before children: a deeper mount lands on top of a shallower one, so the most
 	// specific folder decides (a read-only folder inside a writable one stays read-only, a
