@@ -1,6 +1,7 @@
 package linux
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/policy"
@@ -247,5 +250,79 @@ while [ "$(cat "$P/step")" != counted ]; do sleep 0.02; done`)
 	}
 	if err != nil || n != 2 {
 		t.Errorf("NoRoute = %d, %v; want the 2 attempts", n, err)
+	}
+}
+
+// A port allowed after the wall was built is forwarded into the running sandbox (by a root
+// caller, which can enter its network), unless a server inside has it already: that server
+// keeps it, and the forward is refused with EADDRINUSE.
+func TestForwardMadeLater(t *testing.T) {
+	origin := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "hello-from-the-host")
+	})}
+	oln, err := net.Listen("tcp4", "127.0.0.1:0")
+	must(t, err)
+	go origin.Serve(oln)
+	t.Cleanup(func() { origin.Close() })
+	addr := netip.MustParseAddrPort(oln.Addr().String())
+	w := newWorld(t)
+	step := filepath.Join(w.project, "step")
+	const taken = 18097
+	s := start(t, w, w.policy(t, policy.Allowlist, 18086), fmt.Sprintf(`python3 -c '
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.bind(("127.0.0.1", %d)); s.listen(1)
+open("%s", "w").write("listening")
+while open("%[2]s").read() != "forwarded":
+    time.sleep(0.02)
+' &
+while [ "$(cat "$P/step" 2>/dev/null)" != forwarded ]; do sleep 0.02; done
+curl -sS --noproxy '*' --max-time 5 http://%s/; echo " later=$?"
+wait`, taken, step, addr))
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if b, _ := os.ReadFile(step); string(b) == "listening" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server inside never listened")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	fw := s.proc.(interface {
+		ForwardListen(int) (net.Listener, error)
+	})
+	_, errTaken := fw.ForwardListen(taken)
+	l, err := fw.ForwardListen(int(addr.Port()))
+	if os.Getuid() != 0 {
+		must(t, os.WriteFile(step, []byte("forwarded"), 0o644))
+		s.wait(t)
+		if err == nil {
+			t.Fatal("an ordinary user's core entered the sandbox's network")
+		}
+		t.Logf("as an ordinary user the port is forwarded from the next wall on: %v", err)
+		return
+	}
+	if !errors.Is(errTaken, unix.EADDRINUSE) {
+		t.Errorf("the port a server inside listens on: %v, want EADDRINUSE", errTaken)
+	}
+	must(t, err)
+	entry, err := hosts.Parse(addr.String())
+	must(t, err)
+	px, err := proxy.New(proxy.Options{Token: proxy.NewToken(), Allow: []hosts.Entry{entry}})
+	must(t, err)
+	t.Cleanup(func() { px.Close() })
+	if _, err := px.Forward(l, int(addr.Port())); err != nil {
+		t.Fatal(err)
+	}
+	must(t, os.WriteFile(step, []byte("forwarded"), 0o644))
+	out, code := s.wait(t)
+	if code != 0 || !strings.Contains(out, "hello-from-the-host later=0") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	// The host's own network is as it was: the listener is not on the host.
+	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", taken), time.Second); err == nil {
+		c.Close()
+		t.Error("a forward's listener landed on the host's loopback")
 	}
 }

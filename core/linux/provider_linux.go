@@ -88,6 +88,9 @@ func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 		return nil, err
 	}
 	b.proc.holdMounts()
+	if p.Network == policy.Allowlist {
+		b.proc.holdNetNS(b)
+	}
 	return b.proc, nil
 }
 
@@ -476,6 +479,7 @@ type process struct {
 
 	mu     sync.Mutex
 	mntns  *os.File // the sandbox's mount namespace, held from the host; see holdMounts
+	netns  *os.File // its network namespace, for forwards made later; see ForwardListen
 	exited bool
 	netdir string // see netDir
 }
@@ -486,6 +490,10 @@ func (pr *process) wait() {
 	pr.exited = true
 	ns := pr.mntns
 	pr.mntns = nil
+	if pr.netns != nil {
+		pr.netns.Close()
+		pr.netns = nil
+	}
 	pr.mu.Unlock()
 	close(pr.done)
 	if ns != nil {
@@ -508,6 +516,86 @@ func (pr *process) holdMounts() {
 	if f, err := os.Open(fmt.Sprintf("/proc/%d/ns/mnt", pr.cmd.Process.Pid)); err == nil {
 		pr.mntns = f
 	}
+}
+
+// holdNetNS keeps the sandbox's network namespace open from the host, for forwards made
+// after the wall (ForwardListen): the one made for the builder when the caller made it, or
+// the builder's own.
+func (pr *process) holdNetNS(b *builder) {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.exited {
+		return
+	}
+	if b.netns != nil {
+		pr.netns, b.netns = b.netns, nil
+		return
+	}
+	if f, err := os.Open(fmt.Sprintf("/proc/%d/ns/net", pr.cmd.Process.Pid)); err == nil {
+		pr.netns = f
+	}
+}
+
+// ForwardListen makes a forwarded port's listener inside the running sandbox's network, as
+// the wall makes the ones it starts with: for a host loopback port allowed after the wall was
+// built. A server inside that listens on the port already keeps it: the error is then
+// EADDRINUSE, and the caller refuses the forward rather than shadow the server. Entering the
+// sandbox's network takes CAP_SYS_ADMIN over it and in the caller's own user namespace, which
+// only a root caller has: for an ordinary user's, ForwardListen fails and the port is
+// forwarded from the next wall on.
+func (pr *process) ForwardListen(port int) (net.Listener, error) {
+	pr.mu.Lock()
+	var ns *os.File
+	if pr.netns != nil && !pr.exited {
+		// A duplicate, so that the sandbox's end cannot close it under this call.
+		if fd, err := unix.FcntlInt(pr.netns.Fd(), unix.F_DUPFD_CLOEXEC, 0); err == nil {
+			ns = os.NewFile(uintptr(fd), "sandbox-netns")
+		}
+	}
+	pr.mu.Unlock()
+	if ns == nil {
+		return nil, errors.New("the sandbox's network is not held (it ended, or is the host's)")
+	}
+	defer ns.Close()
+	type made struct {
+		fd  int
+		err error
+	}
+	ch := make(chan made, 1)
+	go func() {
+		// As newNetNS: the thread enters the sandbox's network, makes the socket and comes
+		// back before anything else may run on it, or stays parked for good.
+		runtime.LockOSThread()
+		own, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			runtime.UnlockOSThread()
+			ch <- made{-1, err}
+			return
+		}
+		defer own.Close()
+		if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
+			ch <- made{-1, fmt.Errorf("enter the sandbox's network: %w", err)}
+			return
+		}
+		fd, err := loopbackListener(port)
+		if back := unix.Setns(int(own.Fd()), unix.CLONE_NEWNET); back != nil {
+			if fd >= 0 {
+				unix.Close(fd)
+			}
+			ch <- made{-1, fmt.Errorf("return to this process's network namespace: %w", back)}
+			select {}
+		}
+		runtime.UnlockOSThread()
+		ch <- made{fd, err}
+	}()
+	m := <-ch
+	if m.err != nil {
+		return nil, m.err
+	}
+	f := os.NewFile(uintptr(m.fd), "forward-listener")
+	defer f.Close()
+	return net.FileListener(f)
 }
 
 // Pid is the host's PID of the sandbox's PID 1: the wall builder, which serves the runner

@@ -95,6 +95,9 @@ type Forwarder interface {
 	// ForwardListeners returns the listener of each forwarded port, and for each port that
 	// could not be had inside, why. The listeners are the caller's to close.
 	ForwardListeners() (map[int]net.Listener, map[int]string)
+	// ForwardListen makes a listener inside for a port allowed after the wall was built;
+	// one a server inside already listens on fails with EADDRINUSE.
+	ForwardListen(port int) (net.Listener, error)
 }
 
 // EgressCounter is a Process whose core can count, from outside, the connections a command

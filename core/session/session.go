@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -93,8 +94,8 @@ type Session struct {
 	active []string
 	lock   *os.File
 	// forwards relay the host loopback ports forwarded into the running wall (linux,
-	// allowlist): forwardAddrs, which fwdMu guards with lateHints, as a change of sites
-	// writes them while a tool call may run.
+	// allowlist): forwardAddrs. fwdMu guards them and lateHints, which a change of sites
+	// writes while a tool call may run.
 	forwards     []*proxy.Forward
 	hints        hints
 	fwdMu        sync.Mutex
@@ -460,21 +461,50 @@ func (s *Session) SetSettingsHosts(list []hosts.Entry) {
 }
 
 // swapList puts list in force in the proxy, which closes the forwards and tunnels it no
-// longer admits; s.sitesMu is held. A host loopback port newly on it is not forwarded into
-// the running sandbox, whose ports were made with its wall: the next command says so.
+// longer admits; s.sitesMu is held. A host loopback port newly on it is forwarded into the
+// running sandbox where the provider can make a listener there now; a server inside that has
+// the port already keeps it, and the next command says the forward was refused.
 func (s *Session) swapList(list []hosts.Entry) {
 	s.proxy.SetAllowList(list)
 	if s.Enforcement != sandbox.Linux {
 		return
 	}
+	var fw sandbox.Forwarder
+	if p := s.live.Load(); p != nil {
+		fw, _ = (*p).(sandbox.Forwarder)
+	}
 	s.fwdMu.Lock()
 	defer s.fwdMu.Unlock()
-	for _, a := range forwardsOf(list) {
-		if !slices.Contains(s.forwardAddrs, a) {
-			s.lateHints = append(s.lateHints, fmt.Sprintf("openworker: %s is allowed now; programs that use the proxy reach it, and a direct connection "+
-				"reaches it from the next session (forwarded ports are made with the sandbox)\n", a))
-			s.forwardAddrs = append(s.forwardAddrs, a) // said once
+	now := forwardsOf(list)
+	// One no longer allowed was closed by the swap; allowed again, it is forwarded again.
+	s.forwardAddrs = slices.DeleteFunc(s.forwardAddrs, func(a netip.AddrPort) bool { return !slices.Contains(now, a) })
+	for _, a := range now {
+		if slices.Contains(s.forwardAddrs, a) {
+			continue
 		}
+		s.forwardAddrs = append(s.forwardAddrs, a) // tried, or said, once
+		port := int(a.Port())
+		if port == s.port || slices.ContainsFunc(s.forwards, func(f *proxy.Forward) bool { return f.Port() == port && !f.Closed() }) {
+			continue // the proxy's own, or forwarded already at another loopback address
+		}
+		var err error = errors.New("this sandbox has no network of its own")
+		if fw != nil {
+			var l net.Listener
+			if l, err = fw.ForwardListen(port); err == nil {
+				var f *proxy.Forward
+				if f, err = s.proxy.Forward(l, port); err == nil {
+					s.forwards = append(s.forwards, f)
+					continue
+				}
+			}
+		}
+		if errors.Is(err, syscall.EADDRINUSE) {
+			s.lateHints = append(s.lateHints, fmt.Sprintf("openworker: %s is allowed now, but a server inside the sandbox listens on port %d: "+
+				"the forward of the host's port is refused, and inside, port %d stays that server's; programs that use the proxy reach the host's through it\n", a, port, port))
+			continue
+		}
+		s.lateHints = append(s.lateHints, fmt.Sprintf("openworker: %s is allowed now; programs that use the proxy reach it, and a direct connection "+
+			"reaches it from the next session (it could not be forwarded into this one: %v)\n", a, err))
 	}
 }
 
@@ -517,7 +547,9 @@ func (s *Session) startForwards(proc sandbox.Process) {
 			s.hints.sayOnce(fmt.Sprintf("openworker: the host's loopback port %d is not reachable inside: %v\n", port, err))
 			continue
 		}
+		s.fwdMu.Lock()
 		s.forwards = append(s.forwards, f)
+		s.fwdMu.Unlock()
 	}
 	for port, why := range refused {
 		if strings.Contains(why, "address already in use") {
@@ -530,6 +562,8 @@ func (s *Session) startForwards(proc sandbox.Process) {
 
 // closeForwards stops relaying the forwarded ports of the wall that is ending.
 func (s *Session) closeForwards() {
+	s.fwdMu.Lock()
+	defer s.fwdMu.Unlock()
 	for _, f := range s.forwards {
 		f.Close()
 	}
@@ -538,8 +572,8 @@ func (s *Session) closeForwards() {
 
 // Forwards are the host loopback ports this session relays into its sandbox now.
 func (s *Session) Forwards() []int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.fwdMu.Lock()
+	defer s.fwdMu.Unlock()
 	var out []int
 	for _, f := range s.forwards {
 		if !f.Closed() {
