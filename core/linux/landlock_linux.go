@@ -33,9 +33,8 @@ func landlockWord(abi int, network policy.Network) string {
 
 // applyLandlock restricts this thread (and so the runner forked from it) to the same file
 // rules as the mounts, and no abstract Unix sockets or signals outside the sandbox, as far as
-// the kernel's ABI goes. It is the
-// second wall: if a mount were ever wrong, Landlock still denies what the policy did not
-// name. Landlock cannot narrow a grant, so a read-only folder inside a writable one is
+// the kernel's ABI goes. It is the second wall: if a mount were ever wrong, Landlock still
+// denies what the policy did not name. Landlock cannot narrow a grant, so a read-only folder inside a writable one is
 // enforced by its read-only mount alone.
 //
 // TCP is left to the network namespace. Landlock's TCP rules name ports, never addresses,
