@@ -404,16 +404,21 @@ func TestServeForwards(t *testing.T) {
 	// until runs curl until ok says it is done, and returns the last result.
 	until := func(ok func(code int, out, errs string) bool) string {
 		t.Helper()
-		var last string
-		for i := 0; i < 100; i++ {
+		var last, said string
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
 			out, errs, code := w.run("session", "exec", id, "--", curl)
 			last = fmt.Sprintf("exit %d %q %s", code, out, errs)
 			if ok(code, out, errs) {
 				return last
 			}
+			for _, l := range strings.SplitAfter(errs, "\n") {
+				if strings.HasPrefix(l, "openworker:") {
+					said += l
+				}
+			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		t.Fatalf("gave up; last: %s", last)
+		t.Fatalf("gave up; last: %s\nthe session said:\n%s", last, said)
 		return ""
 	}
 	out, errs, code := w.run("session", "exec", id, "--", curl)
