@@ -216,7 +216,8 @@ func (s *Session) directAttempt(res *runner.Result) string {
 		n-before, plural(n-before), how)
 }
 
-// countDirect reads the count a command's attempts are compared with.
+// countDirect reads the count the next command's attempts are compared with; directAttempt
+// keeps it after each command.
 func (s *Session) countDirect() {
 	s.hints.noRouteSet = false
 	if s.Network == policy.Open {

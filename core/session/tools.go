@@ -116,7 +116,10 @@ func (s *Session) send(p *pending) error {
 		p.start = time.Now()
 	}
 	if p.req.Tool == runner.ToolExec {
-		s.countDirect()
+		if !s.hints.noRouteSet {
+			// Once: each command's count then starts where the last one's ended.
+			s.countDirect()
+		}
 		if !s.hints.firstDone && p.onChunk != nil {
 			// A streamed command's output is not in its result: the first command's last
 			// error output is kept for the PATH hint.
