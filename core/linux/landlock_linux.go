@@ -13,10 +13,8 @@ import (
 
 // landlockParts names what Landlock enforces at a given ABI, for Status and Active.
 func landlockParts(abi int, network policy.Network) []string {
+	// No "tcp": see applyLandlock.
 	parts := []string{"files"}
-	if abi >= 4 && network != policy.Open {
-		parts = append(parts, "tcp")
-	}
 	if abi >= 6 {
 		parts = append(parts, "scopes")
 	}
@@ -34,11 +32,23 @@ func landlockWord(abi int, network policy.Network) string {
 }
 
 // applyLandlock restricts this thread (and so the runner forked from it) to the same file
-// rules as the mounts, TCP connect to the proxy's port only, no TCP bind, and no abstract
-// Unix sockets or signals outside the sandbox, as far as the kernel's ABI goes. It is the
-// second wall: if a mount were ever wrong, Landlock still denies what the policy did not
-// name. Landlock cannot narrow a grant, so a read-only folder inside a writable one is
+// rules as the mounts, and no abstract Unix sockets or signals outside the sandbox, as far as
+// the kernel's ABI goes. It is the second wall: if a mount were ever wrong, Landlock still
+// denies what the policy did not name. Landlock cannot narrow a grant, so a read-only folder inside a writable one is
 // enforced by its read-only mount alone.
+//
+// TCP is left to the network namespace. Landlock's TCP rules name ports, never addresses,
+// so the only TCP rules that let a test suite or a dev server listen on a port of its
+// choosing and be reached at it are no rules at all: allowing bind and connect on every port
+// is what "not handled" means, and a ruleset of 65536 port rules would cost a system call
+// each. Nothing is lost by it: in allowlist and none modes the sandbox's network namespace
+// holds only its own lo, so a TCP socket inside reaches only what listens in there — the
+// sandbox's own servers, the proxy's listener and the forwarded host ports, which the core
+// made and relays under the allow list — and connecting anywhere else fails with
+// "Network is unreachable" before a packet is sent. In open mode the sandbox shares the
+// host's network and may bind and connect anywhere the host can, the host's own loopback
+// services included: open mode walls files only. UDP stays handled where the kernel can
+// (ABI 10): no UDP at all.
 //
 // No Landlock in the kernel is not an error: it returns the word saying so.
 func applyLandlock(s *wallSetup, binds []bindPlan) (string, error) {
@@ -47,6 +57,7 @@ func applyLandlock(s *wallSetup, binds []bindPlan) (string, error) {
 		return "landlock unavailable (the namespaces still hold)" + unixSocketGap(0), nil
 	}
 	cfg := landlock.V11
+	cfg.HandledAccessNet &^= ll.AccessNetBindTCP | ll.AccessNetConnectTCP
 	if s.Network == policy.Open {
 		// Open mode shares the host's network; only files are walled.
 		cfg.HandledAccessNet = 0
@@ -71,11 +82,9 @@ func applyLandlock(s *wallSetup, binds []bindPlan) (string, error) {
 	rules = append(rules,
 		landlock.RODirs("/proc"),
 		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full"),
+		landlock.RWDirs("/dev/shm"),
 		landlock.ROFiles("/dev/random", "/dev/urandom"),
 	)
-	if s.Network == policy.Allowlist {
-		rules = append(rules, landlock.ConnectTCP(uint16(s.ProxyPort)))
-	}
 	fd, flags, err := cfg.BestEffort().NewRulesetFD(rules...)
 	if err != nil {
 		return "", err

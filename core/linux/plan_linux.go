@@ -17,7 +17,10 @@ type wallSetup struct {
 	Mounts    []mountStep
 	Network   policy.Network
 	ProxyPort int
-	Runner    runnerSetup
+	// Forwards are the ports of the host's loopback forwarded into the sandbox's network:
+	// the builder listens on each, as on the proxy's, and hands the listeners over.
+	Forwards []int
+	Runner   runnerSetup
 	// Stderr says the setup message carries, after the runner's socket, the descriptor the
 	// builder's and the runner's error output go to.
 	Stderr bool
@@ -75,6 +78,9 @@ type wallReport struct {
 	Error string
 	// Listener: this message carries the proxy's listening socket (SCM_RIGHTS).
 	Listener bool
+	// Forward: this message carries the listener of that forwarded port, or, with Error,
+	// says why it could not be made (the session runs without it).
+	Forward int
 	// Started: the runner is running behind the finished wall.
 	Started bool
 	Active  []string
@@ -96,6 +102,22 @@ func planWall(p *policy.Policy, spec sandbox.RunnerSpec) (*wallSetup, error) {
 	default:
 		return nil, fmt.Errorf("linux sandbox: network mode %q is not one of allowlist, open, none", p.Network)
 	}
+	var forwards []int
+	for _, f := range p.Forwards {
+		port := int(f.Port())
+		switch {
+		case p.Network != policy.Allowlist:
+			return nil, fmt.Errorf("linux sandbox: the host's %s is forwarded only in allowlist mode, not %s", f, p.Network)
+		case !f.Addr().Unmap().IsLoopback() || port == 0:
+			return nil, fmt.Errorf("linux sandbox: only the host's loopback ports are forwarded, not %s", f)
+		case port == p.ProxyPort:
+			return nil, fmt.Errorf("linux sandbox: the host's %s cannot be forwarded at the proxy's own port inside; pick another proxy port", f)
+		}
+		if !slices.Contains(forwards, port) {
+			forwards = append(forwards, port)
+		}
+	}
+	slices.Sort(forwards)
 	if !filepath.IsAbs(spec.Path) {
 		return nil, fmt.Errorf("linux sandbox: runner path %q is not absolute; the sandbox has no PATH search of its own", spec.Path)
 	}
@@ -160,6 +182,17 @@ func planWall(p *policy.Policy, spec sandbox.RunnerSpec) (*wallSetup, error) {
 	for _, h := range p.Hidden {
 		steps = append(steps, mountStep{Dst: h, Empty: true})
 	}
+	// The person's settings files, read-only where programs look for them in the sandbox
+	// home (which lies in the private tmp); the home folder they come from stays out.
+	for _, st := range p.Settings {
+		if err := abs("settings file", st.Src, st.Dst); err != nil {
+			return nil, err
+		}
+		if p.Home == "" || !policy.Within(p.Home, st.Dst) || st.Dst == p.Home {
+			return nil, fmt.Errorf("linux sandbox: settings file %s is not placed inside the sandbox home", st.Dst)
+		}
+		steps = append(steps, checked(mountStep{Src: st.Src, Dst: st.Dst}))
+	}
 	// Parents before children: a deeper mount lands on top of a shallower one, so the most
 	// specific folder decides (a read-only folder inside a writable one stays read-only, a
 	// session folder under /tmp shows through the private /tmp). Stable, so equal depths keep
@@ -180,6 +213,7 @@ func planWall(p *policy.Policy, spec sandbox.RunnerSpec) (*wallSetup, error) {
 		Mounts:    steps,
 		Network:   p.Network,
 		ProxyPort: p.ProxyPort,
+		Forwards:  forwards,
 		Runner: runnerSetup{
 			Path:  spec.Path,
 			Args:  spec.Args,

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -112,6 +113,9 @@ func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 	b.proc.active = append(b.proc.active, limits...)
 	b.proc.limits = limits
 	b.proc.holdMounts()
+	if p.Network == policy.Allowlist {
+		b.proc.holdNetNS(b)
+	}
 	return b.proc, nil
 }
 
@@ -391,6 +395,12 @@ func (pr *process) handshake(conn *net.UnixConn) error {
 		if err != nil {
 			return fmt.Errorf("linux sandbox: unreadable report from the wall builder: %w", err)
 		}
+		if r.Forward != 0 {
+			if err := pr.takeForward(r, oob[:oobn]); err != nil {
+				return err
+			}
+			continue
+		}
 		if oobn > 0 {
 			if err := pr.takeListener(oob[:oobn]); err != nil {
 				return err
@@ -425,10 +435,46 @@ func recvSeqpacket(read func() (n, oobn int, err error)) (int, int, error) {
 	return n, oobn, err
 }
 
-func (pr *process) takeListener(oob []byte) error {
+// takeForward keeps the listener of a forwarded port, or why the builder could not make it.
+func (pr *process) takeForward(r *wallReport, oob []byte) error {
+	fds, err := rightsIn(oob)
+	if err != nil {
+		return fmt.Errorf("linux sandbox: the forward of port %d: %w", r.Forward, err)
+	}
+	if pr.forwards == nil {
+		pr.forwards, pr.forwardErrs = map[int]net.Listener{}, map[int]string{}
+	}
+	for i, fd := range fds {
+		unix.CloseOnExec(fd)
+		f := os.NewFile(uintptr(fd), "forward-listener")
+		if i > 0 || pr.forwards[r.Forward] != nil {
+			f.Close()
+			continue
+		}
+		ln, err := net.FileListener(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("linux sandbox: the forward of port %d: %w", r.Forward, err)
+		}
+		pr.forwards[r.Forward] = ln
+	}
+	if pr.forwards[r.Forward] == nil {
+		why := r.Error
+		if why == "" {
+			why = "the wall builder sent no socket"
+		}
+		pr.forwardErrs[r.Forward] = why
+	}
+	return nil
+}
+
+func rightsIn(oob []byte) ([]int, error) {
+	if len(oob) == 0 {
+		return nil, nil
+	}
 	msgs, err := unix.ParseSocketControlMessage(oob)
 	if err != nil {
-		return fmt.Errorf("linux sandbox: the proxy listener: %w", err)
+		return nil, err
 	}
 	var fds []int
 	for _, m := range msgs {
@@ -436,6 +482,14 @@ func (pr *process) takeListener(oob []byte) error {
 		if err == nil {
 			fds = append(fds, got...)
 		}
+	}
+	return fds, nil
+}
+
+func (pr *process) takeListener(oob []byte) error {
+	fds, err := rightsIn(oob)
+	if err != nil {
+		return fmt.Errorf("linux sandbox: the proxy listener: %w", err)
 	}
 	for i, fd := range fds {
 		unix.CloseOnExec(fd)
@@ -464,10 +518,16 @@ type process struct {
 	done    chan struct{}
 	waitErr error
 	once    sync.Once
+	// forwards are the forwarded ports' listeners inside, until ForwardListeners hands
+	// them over; forwardErrs say why a port has none.
+	forwards    map[int]net.Listener
+	forwardErrs map[int]string
 
 	mu     sync.Mutex
 	mntns  *os.File // the sandbox's mount namespace, held from the host; see holdMounts
+	netns  *os.File // its network namespace, for forwards made later; see ForwardListen
 	exited bool
+	netdir string // see netDir
 }
 
 func (pr *process) wait() {
@@ -478,6 +538,10 @@ func (pr *process) wait() {
 	pr.exited = true
 	ns := pr.mntns
 	pr.mntns = nil
+	if pr.netns != nil {
+		pr.netns.Close()
+		pr.netns = nil
+	}
 	pr.mu.Unlock()
 	close(pr.done)
 	if ns != nil {
@@ -502,6 +566,86 @@ func (pr *process) holdMounts() {
 	}
 }
 
+// holdNetNS keeps the sandbox's network namespace open from the host, for forwards made
+// after the wall (ForwardListen): the one made for the builder when the caller made it, or
+// the builder's own.
+func (pr *process) holdNetNS(b *builder) {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.exited {
+		return
+	}
+	if b.netns != nil {
+		pr.netns, b.netns = b.netns, nil
+		return
+	}
+	if f, err := os.Open(fmt.Sprintf("/proc/%d/ns/net", pr.cmd.Process.Pid)); err == nil {
+		pr.netns = f
+	}
+}
+
+// ForwardListen makes a forwarded port's listener inside the running sandbox's network, as
+// the wall makes the ones it starts with: for a host loopback port allowed after the wall was
+// built. A server inside that listens on the port already keeps it: the error is then
+// EADDRINUSE, and the caller refuses the forward rather than shadow the server. Entering the
+// sandbox's network takes CAP_SYS_ADMIN over it and in the caller's own user namespace, which
+// only a root caller has: for an ordinary user's, ForwardListen fails and the port is
+// forwarded from the next wall on.
+func (pr *process) ForwardListen(port int) (net.Listener, error) {
+	pr.mu.Lock()
+	var ns *os.File
+	if pr.netns != nil && !pr.exited {
+		// A duplicate, so that the sandbox's end cannot close it under this call.
+		if fd, err := unix.FcntlInt(pr.netns.Fd(), unix.F_DUPFD_CLOEXEC, 0); err == nil {
+			ns = os.NewFile(uintptr(fd), "sandbox-netns")
+		}
+	}
+	pr.mu.Unlock()
+	if ns == nil {
+		return nil, errors.New("the sandbox's network is not held (it ended, or is the host's)")
+	}
+	defer ns.Close()
+	type made struct {
+		fd  int
+		err error
+	}
+	ch := make(chan made, 1)
+	go func() {
+		// As newNetNS: the thread enters the sandbox's network, makes the socket and comes
+		// back before anything else may run on it, or stays parked for good.
+		runtime.LockOSThread()
+		own, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			runtime.UnlockOSThread()
+			ch <- made{-1, err}
+			return
+		}
+		defer own.Close()
+		if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
+			ch <- made{-1, fmt.Errorf("enter the sandbox's network: %w", err)}
+			return
+		}
+		fd, err := loopbackListener(port)
+		if back := unix.Setns(int(own.Fd()), unix.CLONE_NEWNET); back != nil {
+			if fd >= 0 {
+				unix.Close(fd)
+			}
+			ch <- made{-1, fmt.Errorf("return to this process's network namespace: %w", back)}
+			select {}
+		}
+		runtime.UnlockOSThread()
+		ch <- made{fd, err}
+	}()
+	m := <-ch
+	if m.err != nil {
+		return nil, m.err
+	}
+	f := os.NewFile(uintptr(m.fd), "forward-listener")
+	defer f.Close()
+	return net.FileListener(f)
+}
+
 // Pid is the host's PID of the sandbox's PID 1: the wall builder, which serves the runner
 // or is the parent of the program it started.
 func (pr *process) Pid() int { return pr.cmd.Process.Pid }
@@ -510,7 +654,103 @@ func (pr *process) Pid() int { return pr.cmd.Process.Pid }
 // allowlist mode; nil otherwise. It is closed by Wait.
 func (pr *process) ProxyListener() net.Listener { return pr.ln }
 
-var _ sandbox.Abandoner = (*process)(nil)
+var (
+	_ sandbox.Abandoner     = (*process)(nil)
+	_ sandbox.Forwarder     = (*process)(nil)
+	_ sandbox.EgressCounter = (*process)(nil)
+)
+
+// ForwardListeners hands over the forwarded ports' listeners (once: a second call returns
+// none) and says why any port has none.
+func (pr *process) ForwardListeners() (map[int]net.Listener, map[int]string) {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	ls, errs := pr.forwards, pr.forwardErrs
+	pr.forwards = nil
+	return ls, errs
+}
+
+// NoRoute counts, from the sandbox's network's own statistics read through its PID 1, the
+// packets its programs tried to send where there is no route: every connect or send to an
+// address outside the sandbox's lo, which is a program that ignored the proxy (or named an
+// address on purpose). The kernel counts them before any packet exists, so the attempts
+// sent nothing. It cannot say which program tried, nor where to: only that one did. A
+// connection refused on the sandbox's own loopback (nothing listening at that port) is not
+// counted: that is an ordinary answer inside.
+func (pr *process) NoRoute() (uint64, error) {
+	dir := pr.netDir()
+	var total uint64
+	for _, f := range []struct{ file, key string }{{"snmp", "Ip:"}, {"snmp6", "Ip6OutNoRoutes"}} {
+		b, err := os.ReadFile(dir + "/" + f.file)
+		if err != nil {
+			if f.file == "snmp6" && errors.Is(err, os.ErrNotExist) {
+				continue // no IPv6 in this kernel
+			}
+			return 0, err
+		}
+		n, err := outNoRoutes(string(b), f.key)
+		if err != nil {
+			return 0, fmt.Errorf("%s/%s: %w", dir, f.file, err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// netDir is the /proc folder of the sandbox's network statistics. A builder started in its
+// network namespace (an ordinary user's) is in it on every thread; a root caller's builder
+// joined it on the one thread the wall is built on, which need not be its first, whose are
+// what /proc/PID/net shows.
+func (pr *process) netDir() string {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.netdir != "" {
+		return pr.netdir
+	}
+	pid := strconv.Itoa(pr.cmd.Process.Pid)
+	pr.netdir = "/proc/" + pid + "/net"
+	own, err := os.Readlink("/proc/self/ns/net")
+	if err != nil {
+		return pr.netdir
+	}
+	tasks, _ := os.ReadDir("/proc/" + pid + "/task")
+	for _, t := range tasks {
+		if ns, err := os.Readlink("/proc/" + pid + "/task/" + t.Name() + "/ns/net"); err == nil && ns != own {
+			pr.netdir = "/proc/" + pid + "/task/" + t.Name() + "/net"
+			break
+		}
+	}
+	return pr.netdir
+}
+
+// outNoRoutes reads OutNoRoutes from /proc/net/snmp (a line of names after "Ip:", then a
+// line of values) or Ip6OutNoRoutes from /proc/net/snmp6 (name and value on one line).
+func outNoRoutes(text, key string) (uint64, error) {
+	lines := strings.Split(text, "\n")
+	for i, line := range lines {
+		f := strings.Fields(line)
+		if len(f) == 0 || f[0] != key {
+			continue
+		}
+		if key != "Ip:" {
+			if len(f) == 2 {
+				return strconv.ParseUint(f[1], 10, 64)
+			}
+			break
+		}
+		if i+1 >= len(lines) {
+			break
+		}
+		values := strings.Fields(lines[i+1])
+		for j, name := range f {
+			if name == "OutNoRoutes" && j < len(values) && values[0] == "Ip:" {
+				return strconv.ParseUint(values[j], 10, 64)
+			}
+		}
+		break
+	}
+	return 0, fmt.Errorf("no %s count", key)
+}
 
 // Abandon is Kill for a caller that will not wait: the sandbox's mount namespace is let go
 // first, so that the kernel unmounts the wall as part of PID 1's exit, not when the caller,
@@ -557,6 +797,12 @@ func (pr *process) Wait() error {
 		if pr.ln != nil {
 			pr.ln.Close()
 		}
+		pr.mu.Lock()
+		for _, l := range pr.forwards {
+			l.Close() // never handed over
+		}
+		pr.forwards = nil
+		pr.mu.Unlock()
 	})
 	return pr.waitErr
 }

@@ -260,11 +260,29 @@ func buildWall(s *wallSetup, conn int) (int, []string, error) {
 		}
 	}
 	if s.Network == policy.Allowlist {
-		fd, err := proxyListener(s.ProxyPort)
+		fd, err := loopbackListener(s.ProxyPort)
 		if err != nil {
-			return 0, nil, step(fmt.Sprintf("listen on 127.0.0.1:%d inside the sandbox", s.ProxyPort), err)
+			return 0, nil, step(fmt.Sprintf("listen on 127.0.0.1:%d and [::1]:%[1]d inside the sandbox", s.ProxyPort), err)
 		}
 		listener = fd
+	}
+	// The forwarded host ports are made here too, before anything inside runs: no server
+	// of the sandbox's can have a forwarded port first, and none can take it after.
+	forwards := make([]forwardFD, 0, len(s.Forwards))
+	defer func() {
+		for _, f := range forwards {
+			if f.fd >= 0 {
+				unix.Close(f.fd)
+			}
+		}
+	}()
+	for _, port := range s.Forwards {
+		fd, err := loopbackListener(port)
+		f := forwardFD{port: port, fd: fd}
+		if err != nil {
+			f.fd, f.err = -1, err.Error()
+		}
+		forwards = append(forwards, f)
 	}
 	binds, err := buildRoot(s)
 	if err != nil {
@@ -291,13 +309,25 @@ func buildWall(s *wallSetup, conn int) (int, []string, error) {
 		active = append(active, "seccomp (no new user namespaces, no kernel keyrings)")
 	}
 
-	// The listener goes to the provider and is closed here before the runner exists, so no
-	// process inside ever holds it.
+	// The listeners go to the provider and are closed here before the runner exists, so no
+	// process inside ever holds them.
 	if listener >= 0 {
 		err := report(wallReport{Listener: true}, listener)
 		unix.Close(listener)
 		if err != nil {
 			return 0, nil, step("hand the proxy listener to the provider", err)
+		}
+	}
+	for i, f := range forwards {
+		// A forward that could not be made is refused alone, with the reason: the session
+		// runs without it and says so.
+		err := report(wallReport{Forward: f.port, Error: f.err}, f.fd)
+		if f.fd >= 0 {
+			unix.Close(f.fd)
+			forwards[i].fd = -1
+		}
+		if err != nil {
+			return 0, nil, step(fmt.Sprintf("hand the forward of port %d to the provider", f.port), err)
 		}
 	}
 	if s.Runner.Serve {
@@ -334,12 +364,35 @@ func loopbackUp() error {
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
-func proxyListener(port int) (int, error) {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return -1, err
+// forwardFD is a forwarded port's listener inside, or why it could not be made.
+type forwardFD struct {
+	port int
+	fd   int
+	err  string
+}
+
+// loopbackListener listens on port at every address of the sandbox's network: one IPv6
+// socket that takes IPv4 too, so 127.0.0.1 and [::1] (and the rest of 127/8) answer at
+// one port, as the proxy does on the host, and no server inside can listen at the other
+// address for a client to reach instead. The network holds only lo, so "every address" is
+// loopback. Without IPv6 in the kernel, 127.0.0.1 alone.
+func loopbackListener(port int) (int, error) {
+	fd, err := unix.Socket(unix.AF_INET6, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err == nil {
+		err = unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 0)
+		if err == nil {
+			err = unix.Bind(fd, &unix.SockaddrInet6{Port: port})
+		}
+		if errors.Is(err, unix.EADDRNOTAVAIL) || errors.Is(err, unix.EAFNOSUPPORT) {
+			unix.Close(fd)
+		}
 	}
-	err = unix.Bind(fd, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}})
+	if errors.Is(err, unix.EADDRNOTAVAIL) || errors.Is(err, unix.EAFNOSUPPORT) {
+		if fd, err = unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0); err != nil {
+			return -1, err
+		}
+		err = unix.Bind(fd, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}})
+	}
 	if err == nil {
 		err = unix.Listen(fd, unix.SOMAXCONN)
 	}
@@ -731,8 +784,7 @@ func remount(path string, attr uint64) error {
 	return unix.Mount("", path, "", flags, "")
 }
 
-// devices are the only device files inside: no terminals, no /dev/shm, nothing that reaches
-// hardware.
+// devices are the only device files inside: no terminals, nothing that reaches hardware.
 var devices = []string{"null", "zero", "full", "random", "urandom"}
 
 // prepareDev makes /dev on the root tmpfs: the devices' mount points, and the links to
@@ -747,6 +799,9 @@ func prepareDev() error {
 			return step("make /dev/"+d, err)
 		}
 	}
+	if err := os.Mkdir(dev+"/shm", 0o755); err != nil {
+		return step("make /dev/shm", err)
+	}
 	for name, target := range map[string]string{
 		"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2",
 	} {
@@ -757,15 +812,26 @@ func prepareDev() error {
 	return nil
 }
 
-// bindDev binds the devices on their mount points: no set-user-ID, nothing executable.
+// bindDev binds the devices on their mount points: no set-user-ID, nothing executable; and
+// mounts the sandbox's own /dev/shm.
 func bindDev() error {
 	for _, d := range devices {
 		if err := bind(oldRoot+"/dev/"+d, newRoot+"/dev/"+d, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC); err != nil {
 			return step("bind /dev/"+d, err)
 		}
 	}
+	// POSIX shared memory and semaphores (Python's multiprocessing, Chromium, PostgreSQL)
+	// live in /dev/shm. Each sandbox gets its own, never the host's, which other programs'
+	// segments are in: a tmpfs bounded as a container runtime's is, which its pages count
+	// against the memory of whoever writes them.
+	if err := unix.Mount("tmpfs", newRoot+"/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, shmOptions); err != nil {
+		return step("mount the sandbox's /dev/shm", err)
+	}
 	return nil
 }
+
+// shmOptions bound the sandbox's /dev/shm as Docker's default does, with a cap on files.
+const shmOptions = "mode=1777,size=64m,nr_inodes=16384"
 
 // Securebits that keep a uid 0 inside (the host's root, mapped to itself) from getting
 // capabilities back when it executes a program. Not in x/sys.

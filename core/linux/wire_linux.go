@@ -19,6 +19,10 @@ func (s *wallSetup) encode() []byte {
 	e.String(string(s.Network))
 	e.Uint(uint64(s.ProxyPort))
 	e.Uint(s.TimerSlack)
+	e.Uint(uint64(len(s.Forwards)))
+	for _, port := range s.Forwards {
+		e.Uint(uint64(port))
+	}
 	e.Uint(uint64(len(s.Mounts)))
 	for _, m := range s.Mounts {
 		e.String(m.Src)
@@ -43,6 +47,15 @@ func decodeSetup(b []byte) (*wallSetup, error) {
 	s.Network = policy.Network(d.String())
 	s.ProxyPort = int(d.Uint())
 	s.TimerSlack = d.Uint()
+	if n := d.Count(1); n > 0 {
+		s.Forwards = make([]int, n)
+		for i := range s.Forwards {
+			s.Forwards[i] = int(d.Uint())
+			if s.Forwards[i] < 1 || s.Forwards[i] > 65535 {
+				return nil, fmt.Errorf("the setup is unreadable: forwarded port %d", s.Forwards[i])
+			}
+		}
+	}
 	// A step takes at least five bytes, which bounds what a wrong count can allocate.
 	if n := d.Count(5); n > 0 {
 		s.Mounts = make([]mountStep, n)
@@ -67,6 +80,7 @@ func decodeSetup(b []byte) (*wallSetup, error) {
 func (r *wallReport) encode() []byte {
 	e := wire.NewEncoder(wireVersion)
 	e.Flags(r.Listener, r.Started)
+	e.Uint(uint64(r.Forward))
 	e.String(r.Step)
 	e.String(r.Error)
 	e.Strings(r.Active)
@@ -78,6 +92,7 @@ func decodeReport(b []byte) (*wallReport, error) {
 	var r wallReport
 	f := d.Byte()
 	r.Listener, r.Started = wire.Flag(f, 0), wire.Flag(f, 1)
+	r.Forward = int(d.Uint())
 	r.Step = d.String()
 	r.Error = d.String()
 	r.Active = d.Strings()

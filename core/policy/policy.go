@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -62,8 +63,17 @@ type Policy struct {
 	// Network mode and, in Allowlist mode, the proxy's port on loopback.
 	Network   Network
 	ProxyPort int
+	// Forwards are host loopback addresses a provider whose sandbox has a network of its own
+	// makes reachable inside at the same address and port, relayed by the core under the
+	// allow list (Allowlist mode; the session fills them in from literal loopback entries).
+	Forwards []netip.AddrPort
 	// Marker is a random token unique to this run; every denial carries it.
 	Marker string
+	// Settings are the person's own settings files (git's) that programs inside read where
+	// they look for them, under the sandbox home: each Src (resolved, under UserHome or
+	// where it links to) is readable, never writable, at Dst in Home. On macOS Src is in
+	// ReadOnly too: Seatbelt cannot place a file elsewhere, so Dst is a symlink to it.
+	Settings []Setting
 	// Hidden are the login files inside the toolchains (registry tokens, …): inside, each
 	// is empty.
 	Hidden []string
@@ -71,6 +81,13 @@ type Policy struct {
 	ids   map[string]FileID // see ID
 	given map[string]string // see Folder
 }
+
+// Setting is one settings file: the person's own (Src) and where it appears inside (Dst).
+type Setting struct{ Src, Dst string }
+
+// GitSettings are git's settings under the home folder, as Options.Settings names them.
+// The rest of ~/.config/git stays out: git-credential-store keeps its passwords there.
+var GitSettings = []string{".gitconfig", ".config/git/config", ".config/git/ignore", ".config/git/attributes"}
 
 // Options are the raw inputs of New: folders as the user gave them.
 type Options struct {
@@ -95,6 +112,9 @@ type Options struct {
 	RunnerFiles []string
 	Network     Network
 	ProxyPort   int
+	// Settings are files under the home folder (relative to it) read inside at the same
+	// place under the sandbox home; absent ones are left out. See Policy.Settings.
+	Settings []string
 }
 
 // FileID is what a file is on its disk: its device and inode numbers.
@@ -269,6 +289,28 @@ func New(opts Options) (*Policy, error) {
 		p.RunnerFiles = append(p.RunnerFiles, r)
 	}
 	p.RunnerFiles = Minimal(p.RunnerFiles)
+	for _, rel := range opts.Settings {
+		if filepath.IsAbs(rel) || !filepath.IsLocal(rel) || p.Home == "" {
+			continue
+		}
+		// Resolved as the folders are, and left out (never followed) where it leads
+		// through a link a sandboxed command could have planted, into a folder of logins
+		// or one of the app's own places: git goes without it.
+		src, err := resolveFrom(filepath.Join(home, rel), untrusted)
+		if err != nil || refuse("settings", "~/"+rel, src, home, goos, own, ls) != nil {
+			continue
+		}
+		if fi, err := os.Lstat(src); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if _, err := stat(src); err != nil {
+			continue
+		}
+		p.Settings = append(p.Settings, Setting{Src: src, Dst: filepath.Join(p.Home, rel)})
+		if goos == "darwin" {
+			p.ReadOnly = append(p.ReadOnly, src)
+		}
+	}
 	if p.Marker, err = NewMarker(); err != nil {
 		return nil, err
 	}

@@ -47,6 +47,8 @@ type conn struct {
 	closed bool
 	up     net.Conn
 	target *target
+	// forwarded: the connection came in through a Forward, whose rule decides it again.
+	forwarded bool
 
 	// Only this connection's goroutine uses these.
 	upBr  *bufio.Reader

@@ -114,6 +114,7 @@ type Proxy struct {
 	listeners map[net.Listener]bool
 	ownPorts  map[uint16]bool // ports the proxy listens on: never a destination on loopback
 	conns     map[*conn]bool
+	forwards  map[*Forward]bool
 }
 
 // NewToken returns a fresh random session token, safe to put in a URL.
@@ -186,6 +187,9 @@ func (p *Proxy) SetAllowList(entries []hosts.Entry) {
 	p.SetList(hosts.NewList(entries))
 }
 
+// AllowList is the allow list in force.
+func (p *Proxy) AllowList() []hosts.Entry { return p.rules.Load().allow.Entries() }
+
 // SetList is SetAllowList with a list built beforehand, so that a caller can build and check
 // a large list before the swap and the swap itself is a pointer store and a scan of the open
 // connections.
@@ -207,8 +211,14 @@ func (p *Proxy) swap(change func(*rules)) {
 	change(&next)
 	p.rules.Store(&next)
 	for c := range p.conns {
-		if t := c.target; t != nil && !p.stillAllowed(&next, t) {
+		if t := c.target; t != nil && !c.forwarded && !p.stillAllowed(&next, t) ||
+			t != nil && c.forwarded && !p.stillAllowedForward(&next, t) {
 			c.closeLocked()
+		}
+	}
+	for f := range p.forwards {
+		if !f.admits(&next) {
+			f.closeLocked()
 		}
 	}
 }
@@ -232,6 +242,9 @@ func (p *Proxy) Close() error {
 	}
 	for c := range p.conns {
 		c.closeLocked()
+	}
+	for f := range p.forwards {
+		f.closeLocked()
 	}
 	p.mu.Unlock()
 	p.serveWG.Wait()

@@ -92,6 +92,24 @@ type Process interface {
 	Active() []string
 }
 
+// Forwarder is a Process whose wall holds listeners, inside the sandbox's own network, for
+// the policy's forwarded host ports (linux, allowlist mode). The caller relays them.
+type Forwarder interface {
+	// ForwardListeners returns the listener of each forwarded port, and for each port that
+	// could not be had inside, why. The listeners are the caller's to close.
+	ForwardListeners() (map[int]net.Listener, map[int]string)
+	// ForwardListen makes a listener inside for a port allowed after the wall was built;
+	// one a server inside already listens on fails with EADDRINUSE.
+	ForwardListen(port int) (net.Listener, error)
+}
+
+// EgressCounter is a Process whose core can count, from outside, the connections a command
+// tried to make to an address its sandbox has no route to: programs that ignored the proxy.
+type EgressCounter interface {
+	// NoRoute is the number of such attempts since the sandbox started.
+	NoRoute() (uint64, error)
+}
+
 // Abandoner is a Process that can be killed for a caller that will not wait for it (a
 // process about to exit): Abandon kills it as Kill does and lets go of what the caller held
 // only to make Wait quick, so that the kernel finishes the teardown off the caller's path.

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/openworker/openworker/core/policy"
 )
 
 // passedVars are the variables of OpenWorker's own environment a sandboxed command gets.
@@ -40,6 +42,37 @@ type EnvOptions struct {
 	GOOS       string
 	ExtraVars  map[string]string // set by credential entries (GH_CONFIG_DIR, …); never filtered
 	NoProxyFor []string
+	// Readable, when set, are the paths the sandbox can read (policy.Readable): a PATH
+	// entry that resolves outside them does not exist inside and is left out (InsidePath).
+	Readable []string
+}
+
+// loopbackNoProxy are the names of the sandbox's own loopback. On Linux the sandbox has a
+// network of its own, where loopback is its own servers and the forwarded host ports, which
+// a client reaches directly; through the proxy it would reach the host's instead (and be
+// refused). On macOS the sandbox shares the host's loopback, where only the proxy's port is
+// open to it, so an allowed host port is reached through the proxy, and NO_PROXY stays
+// without them.
+var loopbackNoProxy = []string{"localhost", "127.0.0.1", "::1"}
+
+// InsidePath splits a PATH into the entries that exist inside a sandbox that can read
+// readable (resolved paths) and those that do not: entries that are missing on the host or
+// resolve outside every readable path (a toolchain under the home folder that is not
+// switched on). Relative entries are kept as they are: they name the working folder.
+func InsidePath(path string, readable []string) (kept, dropped []string) {
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" || !filepath.IsAbs(dir) {
+			kept = append(kept, dir)
+			continue
+		}
+		r, err := policy.Resolve(dir)
+		if err == nil && slices.ContainsFunc(readable, func(d string) bool { return policy.Within(d, r) }) {
+			kept = append(kept, dir)
+		} else {
+			dropped = append(dropped, dir)
+		}
+	}
+	return kept, dropped
 }
 
 // BuildEnv returns the environment of the sandbox's commands.
@@ -53,6 +86,12 @@ func BuildEnv(o EnvOptions) []string {
 		if slices.Contains(passedVars, k) || strings.HasPrefix(k, "LC_") {
 			vars[k] = v
 		}
+	}
+	if o.Readable != nil && vars["PATH"] != "" {
+		// A PATH entry that does not exist inside would only change which program runs
+		// by its absence; the session says which toolchain to switch on instead.
+		kept, _ := InsidePath(vars["PATH"], o.Readable)
+		vars["PATH"] = strings.Join(kept, string(filepath.ListSeparator))
 	}
 	if vars["PATH"] == "" {
 		vars["PATH"] = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
@@ -79,13 +118,20 @@ func BuildEnv(o EnvOptions) []string {
 		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
 			vars[k] = o.ProxyURL
 		}
-		vars["NO_PROXY"] = strings.Join(o.NoProxyFor, ",")
+		noProxy := o.NoProxyFor
+		if o.GOOS != "darwin" {
+			noProxy = append(slices.Clone(loopbackNoProxy), noProxy...)
+		}
+		vars["NO_PROXY"] = strings.Join(noProxy, ",")
 		vars["no_proxy"] = vars["NO_PROXY"]
 		// git and npm read these too, with their own names.
 		vars["npm_config_proxy"] = o.ProxyURL
 		vars["npm_config_https_proxy"] = o.ProxyURL
 		vars["GIT_HTTP_PROXY"] = o.ProxyURL
 	}
+	// Node's built-in fetch uses the proxy variables only when asked (Node 22.21+, 24.5+);
+	// older Nodes ignore it, and their fetch reaches nothing (the session says so).
+	vars["NODE_USE_ENV_PROXY"] = "1"
 	if o.GOOS == "darwin" {
 		// Seatbelt matches 127.0.0.1 and ::1 but not ::ffff:127.0.0.1; a dual-stack JVM
 		// cannot reach the proxy until it uses IPv4.

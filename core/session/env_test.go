@@ -1,6 +1,8 @@
 package session
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -50,5 +52,64 @@ func TestBuildEnvDropsSecrets(t *testing.T) {
 	}
 	if slices.ContainsFunc(mac, func(s string) bool { return strings.HasPrefix(s, "HTTPS_PROXY=") }) {
 		t.Error("proxy variables set with no proxy")
+	}
+}
+
+func TestBuildEnvLoopbackAndNode(t *testing.T) {
+	get := func(env []string, k string) string {
+		for _, kv := range env {
+			if v, ok := strings.CutPrefix(kv, k+"="); ok {
+				return v
+			}
+		}
+		return "(unset)"
+	}
+	tests := []struct {
+		name, goos, noProxy string
+	}{
+		// Linux: the sandbox's own loopback is reached directly.
+		{name: "linux", goos: "linux", noProxy: "localhost,127.0.0.1,::1,internal.example"},
+		// macOS: loopback is the host's, reached through the proxy when allowed.
+		{name: "darwin", goos: "darwin", noProxy: "internal.example"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := BuildEnv(EnvOptions{Home: "/h", Tmp: "/t", GOOS: tt.goos, ProxyURL: "http://openworker:t@127.0.0.1:9", NoProxyFor: []string{"internal.example"}})
+			for _, k := range []string{"NO_PROXY", "no_proxy"} {
+				if v := get(env, k); v != tt.noProxy {
+					t.Errorf("%s = %q, want %q", k, v, tt.noProxy)
+				}
+			}
+			if v := get(env, "NODE_USE_ENV_PROXY"); v != "1" {
+				t.Errorf("NODE_USE_ENV_PROXY = %q, want 1", v)
+			}
+		})
+	}
+}
+
+func TestBuildEnvDropsPathEntriesThatAreNotInside(t *testing.T) {
+	root, _ := filepath.EvalSymlinks(t.TempDir())
+	sys, tool, home := filepath.Join(root, "usr", "bin"), filepath.Join(root, "home", ".pyenv", "shims"), filepath.Join(root, "home")
+	for _, d := range []string{sys, tool} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(root, "linked-bin")
+	if err := os.Symlink(tool, link); err != nil {
+		t.Fatal(err)
+	}
+	path := strings.Join([]string{tool, sys, filepath.Join(root, "missing"), link, "bin"}, ":")
+	env := BuildEnv(EnvOptions{Host: []string{"PATH=" + path}, Home: "/h", Tmp: "/t", Readable: []string{filepath.Join(root, "usr")}})
+	if want := "PATH=" + sys + ":bin"; !slices.Contains(env, want) {
+		t.Errorf("want %s (the toolchain under the home, a missing folder and a link into the home dropped) in %q", want, env)
+	}
+	kept, dropped := InsidePath(path, []string{filepath.Join(root, "usr"), filepath.Join(home, ".pyenv")})
+	if !slices.Equal(kept, []string{tool, sys, link, "bin"}) || !slices.Equal(dropped, []string{filepath.Join(root, "missing")}) {
+		t.Errorf("with the toolchain switched on: kept %q dropped %q", kept, dropped)
+	}
+	// Without a wall nothing is dropped.
+	if env := BuildEnv(EnvOptions{Host: []string{"PATH=" + path}, Home: "/h", Tmp: "/t"}); !slices.Contains(env, "PATH="+path) {
+		t.Errorf("PATH changed without a wall: %q", env)
 	}
 }

@@ -9,9 +9,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -100,6 +102,14 @@ type Session struct {
 	lock   *os.File
 	// tmpBound is the provider that bounded the private tmp, to release it at the end.
 	tmpBound sandbox.TmpBounder
+	// forwards relay the host loopback ports forwarded into the running wall (linux,
+	// allowlist): forwardAddrs. fwdMu guards them and lateHints, which a change of sites
+	// writes while a tool call may run.
+	forwards     []*proxy.Forward
+	hints        hints
+	fwdMu        sync.Mutex
+	forwardAddrs []netip.AddrPort
+	lateHints    []string
 }
 
 // RefusedError is a session the wall check (or the wall's construction) refused.
@@ -184,9 +194,12 @@ func (m *Manager) start(ctx context.Context, spec Spec, first *pending) (_ *Sess
 		s.proxy = px
 		px.SetAllowList(allowList(spec))
 		if spec.Provider == sandbox.Linux {
-			// The sandbox has a network of its own: the port is inside it, and only the
-			// proxy's listener is there.
-			s.port = 20000 + int(randUint16()%40000)
+			// The sandbox has a network of its own: the port is inside it, where only the
+			// proxy's listener and the forwarded host ports are.
+			s.forwardAddrs = forwardsOf(allowList(spec))
+			for s.port == 0 || slices.ContainsFunc(s.forwardAddrs, func(a netip.AddrPort) bool { return int(a.Port()) == s.port }) {
+				s.port = 20000 + int(randUint16()%40000)
+			}
 		} else if s.port, err = px.ListenLoopback(); err != nil {
 			return nil, fmt.Errorf("starting the egress proxy: %w", err)
 		}
@@ -198,6 +211,29 @@ func (m *Manager) start(ctx context.Context, spec Spec, first *pending) (_ *Sess
 	m.add(s)
 	m.audit(audit.Event{Type: audit.SessionStarted, Session: s.ID, Enforcement: string(s.Enforcement), Network: string(s.Network), Folders: s.pol.Writable, Summary: strings.Join(s.active, ", ")})
 	return s, nil
+}
+
+// forwardsOf are the host loopback addresses the allow list names literally: a program
+// that never uses a proxy for loopback reaches them directly, at the same address and port
+// inside. localhost names both.
+func forwardsOf(list []hosts.Entry) []netip.AddrPort {
+	var out []netip.AddrPort
+	add := func(a netip.AddrPort) {
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	for _, e := range list {
+		switch {
+		case e.Wildcard:
+		case e.IP.IsValid() && e.IP.IsLoopback():
+			add(netip.AddrPortFrom(e.IP, uint16(e.Port)))
+		case e.Host == "localhost":
+			add(netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(e.Port)))
+			add(netip.AddrPortFrom(netip.IPv6Loopback(), uint16(e.Port)))
+		}
+	}
+	return out
 }
 
 func randUint16() uint16 {
@@ -247,6 +283,7 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	m := s.m
 	opts := m.policyOptions(s.spec)
 	opts.PrivateTmp, opts.Home, opts.ProxyPort = s.tmp, s.home, s.port
+	opts.Settings = policy.GitSettings
 	pol, err := policy.New(opts)
 	if err != nil {
 		return err
@@ -256,7 +293,43 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	if err != nil {
 		return err
 	}
-	env := BuildEnv(EnvOptions{Host: m.opts.HostEnv, Home: s.home, Tmp: s.tmp, ProxyURL: s.proxyURL, GOOS: m.opts.GOOS})
+	s.hints = hints{}
+	if s.proxy != nil && s.Enforcement == sandbox.Linux {
+		// Made again for each wall, from the list in force now.
+		s.fwdMu.Lock()
+		s.forwardAddrs = nil
+		for _, a := range forwardsOf(s.proxy.AllowList()) {
+			if int(a.Port()) == s.port {
+				s.hints.sayOnce(fmt.Sprintf("openworker: the host's %s is not forwarded into the sandbox: inside, port %d is the proxy's; "+
+					"programs that use the proxy still reach it, and a new session can have it directly\n", a, s.port))
+				continue
+			}
+			s.forwardAddrs = append(s.forwardAddrs, a)
+		}
+		pol.Forwards = slices.Clone(s.forwardAddrs)
+		s.fwdMu.Unlock()
+	}
+	if s.Enforcement != sandbox.Linux {
+		// The Linux wall binds the settings files in place; elsewhere the sandbox home
+		// links to them, and the profile lets them be read where they are.
+		for _, st := range pol.Settings {
+			if os.MkdirAll(filepath.Dir(st.Dst), 0o700) == nil {
+				_ = os.Symlink(st.Src, st.Dst)
+			}
+		}
+	}
+	var readable []string
+	if s.Enforcement != sandbox.Direct {
+		readable = pol.Readable()
+	}
+	env := BuildEnv(EnvOptions{Host: m.opts.HostEnv, Home: s.home, Tmp: s.tmp, ProxyURL: s.proxyURL, GOOS: m.opts.GOOS, Readable: readable})
+	if readable != nil {
+		s.hints.order = filepath.SplitList(hostVar(m.opts.HostEnv, "PATH"))
+		s.hints.kept, s.hints.dropped = InsidePath(hostVar(m.opts.HostEnv, "PATH"), readable)
+	}
+	for _, line := range gitIncludeHints(pol) {
+		s.hints.sayOnce(line)
+	}
 	// Both ends close-on-exec from the start (under ForkLock, as macOS has no
 	// SOCK_CLOEXEC): the provider hands the runner its end as fd 3 explicitly, and no
 	// other child may inherit either.
@@ -316,6 +389,7 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 			go s.proxy.Serve(l)
 		}
 	}
+	s.startForwards(proc)
 	if first != nil {
 		if err := s.send(first); err != nil {
 			return err
@@ -355,7 +429,11 @@ func (s *Session) sendWallCheck(client *runner.Client, pol *policy.Policy) (*wal
 			c.Close()
 		}
 	}()
-	args := &runner.ProbeArgs{Writable: pol.Writable, ReadOnly: pol.ReadOnly, Home: pol.UserHome}
+	// The read-only folders; settings files (on macOS among them) are not folders to list.
+	ro := slices.DeleteFunc(slices.Clone(pol.ReadOnly), func(d string) bool {
+		return slices.ContainsFunc(pol.Settings, func(st policy.Setting) bool { return st.Src == d })
+	})
+	args := &runner.ProbeArgs{Writable: pol.Writable, ReadOnly: ro, Home: pol.UserHome}
 	args.Writable = append(args.Writable, s.tmp)
 	if s.Network != policy.Open {
 		args.Unreachable = []string{canary.Addr().String()}
@@ -401,7 +479,55 @@ func (s *Session) SetSettingsHosts(list []hosts.Entry) {
 	defer s.sitesMu.Unlock()
 	s.spec.Hosts = append([]hosts.Entry(nil), list...)
 	if s.proxy != nil {
-		s.proxy.SetAllowList(allowList(s.spec))
+		s.swapList(allowList(s.spec))
+	}
+}
+
+// swapList puts list in force in the proxy, which closes the forwards and tunnels it no
+// longer admits; s.sitesMu is held. A host loopback port newly on it is forwarded into the
+// running sandbox where the provider can make a listener there now; a server inside that has
+// the port already keeps it, and the next command says the forward was refused.
+func (s *Session) swapList(list []hosts.Entry) {
+	s.proxy.SetAllowList(list)
+	if s.Enforcement != sandbox.Linux {
+		return
+	}
+	var fw sandbox.Forwarder
+	if p := s.live.Load(); p != nil {
+		fw, _ = (*p).(sandbox.Forwarder)
+	}
+	s.fwdMu.Lock()
+	defer s.fwdMu.Unlock()
+	now := forwardsOf(list)
+	// One no longer allowed was closed by the swap; allowed again, it is forwarded again.
+	s.forwardAddrs = slices.DeleteFunc(s.forwardAddrs, func(a netip.AddrPort) bool { return !slices.Contains(now, a) })
+	for _, a := range now {
+		if slices.Contains(s.forwardAddrs, a) {
+			continue
+		}
+		s.forwardAddrs = append(s.forwardAddrs, a) // tried, or said, once
+		port := int(a.Port())
+		if port == s.port || slices.ContainsFunc(s.forwards, func(f *proxy.Forward) bool { return f.Port() == port && !f.Closed() }) {
+			continue // the proxy's own, or forwarded already at another loopback address
+		}
+		var err error = errors.New("this sandbox has no network of its own")
+		if fw != nil {
+			var l net.Listener
+			if l, err = fw.ForwardListen(port); err == nil {
+				var f *proxy.Forward
+				if f, err = s.proxy.Forward(l, port); err == nil {
+					s.forwards = append(s.forwards, f)
+					continue
+				}
+			}
+		}
+		if errors.Is(err, syscall.EADDRINUSE) {
+			s.lateHints = append(s.lateHints, fmt.Sprintf("openworker: %s is allowed now, but a server inside the sandbox listens on port %d: "+
+				"the forward of the host's port is refused, and inside, port %d stays that server's; programs that use the proxy reach the host's through it\n", a, port, port))
+			continue
+		}
+		s.lateHints = append(s.lateHints, fmt.Sprintf("openworker: %s is allowed now; programs that use the proxy reach it, and a direct connection "+
+			"reaches it from the next session (it could not be forwarded into this one: %v)\n", a, err))
 	}
 }
 
@@ -414,7 +540,7 @@ func (s *Session) SetSites(allow, denied []hosts.Entry) {
 	}
 	s.sitesMu.Lock()
 	defer s.sitesMu.Unlock()
-	s.proxy.SetAllowList(allow)
+	s.swapList(allow)
 	s.proxy.SetDenied(denied)
 }
 
@@ -422,6 +548,70 @@ func (s *Session) SetSites(allow, denied []hosts.Entry) {
 func (s *Session) Running() string {
 	if p := s.busy.Load(); p != nil {
 		return p.summary
+	}
+	return ""
+}
+
+// startForwards relays the forwarded host ports the wall holds listeners for, and says once
+// which it could not have.
+func (s *Session) startForwards(proc sandbox.Process) {
+	fw, ok := proc.(sandbox.Forwarder)
+	if !ok {
+		return
+	}
+	ls, refused := fw.ForwardListeners()
+	for port, l := range ls {
+		if s.proxy == nil {
+			l.Close()
+			continue
+		}
+		f, err := s.proxy.Forward(l, port)
+		if err != nil {
+			s.hints.sayOnce(fmt.Sprintf("openworker: the host's loopback port %d is not reachable inside: %v\n", port, err))
+			continue
+		}
+		s.fwdMu.Lock()
+		s.forwards = append(s.forwards, f)
+		s.fwdMu.Unlock()
+	}
+	for port, why := range refused {
+		if strings.Contains(why, "address already in use") {
+			why = "the port is taken inside the sandbox"
+		}
+		s.hints.sayOnce(fmt.Sprintf("openworker: the host's loopback port %d is not forwarded into the sandbox (%s); "+
+			"programs inside that use the proxy still reach it through the proxy\n", port, why))
+	}
+}
+
+// closeForwards stops relaying the forwarded ports of the wall that is ending.
+func (s *Session) closeForwards() {
+	s.fwdMu.Lock()
+	defer s.fwdMu.Unlock()
+	for _, f := range s.forwards {
+		f.Close()
+	}
+	s.forwards = nil
+}
+
+// Forwards are the host loopback ports this session relays into its sandbox now.
+func (s *Session) Forwards() []int {
+	s.fwdMu.Lock()
+	defer s.fwdMu.Unlock()
+	var out []int
+	for _, f := range s.forwards {
+		if !f.Closed() {
+			out = append(out, f.Port())
+		}
+	}
+	return out
+}
+
+// hostVar is name's value in env.
+func hostVar(env []string, name string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
 	}
 	return ""
 }

@@ -117,6 +117,17 @@ func (s *Session) send(p *pending) error {
 	if p.start.IsZero() {
 		p.start = time.Now()
 	}
+	if p.req.Tool == runner.ToolExec {
+		if !s.hints.noRouteSet {
+			// Once: each command's count then starts where the last one's ended.
+			s.countDirect()
+		}
+		if !s.hints.firstDone && p.onChunk != nil {
+			// A streamed command's output is not in its result: the first command's last
+			// error output is kept for the PATH hint.
+			p.onChunk = s.hints.tail(p.onChunk)
+		}
+	}
 	p.stopDenials = s.startDenials(p.onChunk)
 	if p.stdin != nil && p.req.Exec != nil {
 		p.req.Exec.StdinStream = true
@@ -177,6 +188,9 @@ func (s *Session) receive(ctx context.Context, p *pending) (*Result, error) {
 	}
 	out.Blocked = s.blockedBetween(start, end)
 	stopDenials(out)
+	if req.Tool == runner.ToolExec && out.Error == "" && out.Result != nil {
+		s.addHints(out, req.Exec, p.onChunk)
+	}
 	ev.Reason = out.Error
 	switch {
 	case out.Interrupted != "":
@@ -423,6 +437,7 @@ func (s *Session) AddFolder(ctx context.Context, dir string, writable bool) erro
 
 // stopRunner ends every process behind the wall and the runner connection.
 func (s *Session) stopRunner() {
+	s.closeForwards()
 	if s.client != nil {
 		s.client.Close()
 		s.client = nil

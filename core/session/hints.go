@@ -1,0 +1,261 @@
+package session
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/openworker/openworker/core/config"
+	"github.com/openworker/openworker/core/policy"
+	"github.com/openworker/openworker/core/runner"
+	"github.com/openworker/openworker/core/sandbox"
+)
+
+// Hints are lines the core adds to a command's error output about what the wall changed for
+// it: said once a session, where it can tell, so that a person (or an agent) knows what to
+// switch on instead of guessing.
+
+// hints is what a session has to say, and what it has said.
+type hints struct {
+	// pending are said with the next command's result, then dropped.
+	pending []string
+	// dropped are the host's PATH entries that do not exist inside.
+	dropped []string
+	// kept are the PATH entries the sandbox has; order is the host's whole PATH.
+	kept, order []string
+	pathSaid    bool
+	firstDone   bool
+	// noRoute is the sandbox's count of direct attempts before the running command.
+	noRoute    uint64
+	noRouteSet bool
+	// stderr is the end of the first command's streamed error output.
+	stderr []byte
+}
+
+// stderrTail bounds what is kept of the first command's streamed error output.
+const stderrTail = 4 << 10
+
+// tail passes chunks on to onChunk and keeps the end of the error output.
+func (h *hints) tail(onChunk func(string, []byte)) func(string, []byte) {
+	return func(stream string, data []byte) {
+		if stream == "stderr" {
+			h.stderr = append(h.stderr, data...)
+			if over := len(h.stderr) - stderrTail; over > 0 {
+				h.stderr = append(h.stderr[:0], h.stderr[over:]...)
+			}
+		}
+		onChunk(stream, data)
+	}
+}
+
+// sayOnce queues a line for the next command's result.
+func (h *hints) sayOnce(line string) { h.pending = append(h.pending, line) }
+
+// notFound finds the names a shell said it could not find: bash's "x: command not found",
+// dash's "sh: 1: x: not found", the runner's own "x: command not found in PATH".
+var notFound = regexp.MustCompile(`(?m)(?:^|: )([^\s:/'"]+): (?:command )?not found`)
+
+// pathHint is what the session says about a command that the host's PATH would have run
+// from a folder that is not inside: it was not found, or another program of the same name
+// ran. Only the session's first command is looked at.
+func (h *hints) pathHint(a *runner.ExecArgs, res *runner.Result, userHome string) string {
+	if h.pathSaid || h.firstDone || len(h.dropped) == 0 || a == nil || res == nil {
+		return ""
+	}
+	var names []string
+	if res.ExitCode == 127 {
+		// A streamed command's result may keep only part of its output.
+		stderr := res.Stderr
+		if len(h.stderr) > 0 {
+			stderr = h.stderr
+		}
+		for _, m := range notFound.FindAllSubmatch(stderr, 8) {
+			names = append(names, string(m[1]))
+		}
+	}
+	first := ""
+	if len(a.Argv) > 0 {
+		first = a.Argv[0]
+	} else if f := strings.Fields(a.Command); len(f) > 0 {
+		first = f[0]
+	}
+	if first != "" && !strings.Contains(first, "/") && !slices.Contains(names, first) {
+		names = append(names, first)
+	}
+	for _, name := range names {
+		outside := lookIn(h.dropped, name)
+		if outside == "" {
+			continue
+		}
+		// Which the host's PATH finds first: a dropped folder before every kept one that
+		// has it means a different program runs inside, or none.
+		inside := lookIn(h.kept, name)
+		if inside != "" && slices.Index(h.order, filepath.Dir(outside)) > slices.Index(h.order, filepath.Dir(inside)) {
+			continue
+		}
+		h.pathSaid = true
+		what := name + " was not found inside the sandbox"
+		if inside != "" {
+			what = name + " inside the sandbox is " + inside
+		}
+		return fmt.Sprintf("openworker: %s; outside it, PATH finds %s first, in %s, which is not inside: %s\n",
+			what, outside, filepath.Dir(outside), toolchainAdvice(filepath.Dir(outside), userHome))
+	}
+	return ""
+}
+
+// toolchainAdvice says how to make dir readable inside.
+func toolchainAdvice(dir, userHome string) string {
+	for _, t := range config.KnownToolchains() {
+		if policy.Within(filepath.Join(userHome, t), dir) {
+			return fmt.Sprintf("switch on the toolchain %s (Settings ▸ Sandbox, or sandbox_toolchains in config.toml)", t)
+		}
+	}
+	if policy.Within(userHome, dir) {
+		rel, _ := filepath.Rel(userHome, dir)
+		return fmt.Sprintf("add the folder %s to the toolchains (Settings ▸ Sandbox, or sandbox_toolchains in config.toml)", rel)
+	}
+	return "share that folder with --ro, or add it to the toolchains (sandbox_toolchains in config.toml)"
+}
+
+// lookIn is the first executable named name in dirs, or "".
+func lookIn(dirs []string, name string) string {
+	for _, d := range dirs {
+		p := filepath.Join(d, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
+}
+
+// includePath is a path line of git's include and includeIf paths in a settings file.
+var includePath = regexp.MustCompile(`^\s*path\s*=\s*(.*?)\s*$`)
+
+// gitIncludeHints are the lines a session says about files the person's git settings include
+// that are not readable inside: only the settings files themselves are.
+func gitIncludeHints(p *policy.Policy) []string {
+	readable := p.Readable()
+	var lines []string
+	for _, st := range p.Settings {
+		f, err := os.Open(st.Src)
+		if err != nil {
+			continue
+		}
+		section := ""
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			line := strings.TrimSpace(sc.Text())
+			if strings.HasPrefix(line, "[") {
+				section = strings.ToLower(strings.Fields(strings.Trim(line, "[]") + " ")[0])
+				continue
+			}
+			m := includePath.FindStringSubmatch(line)
+			if m == nil || section != "include" && section != "includeif" {
+				continue
+			}
+			inc := strings.Trim(m[1], `"`)
+			switch {
+			case strings.HasPrefix(inc, "~/"):
+				inc = filepath.Join(p.UserHome, inc[2:])
+			case !filepath.IsAbs(inc):
+				inc = filepath.Join(filepath.Dir(st.Src), inc)
+			}
+			inc = filepath.Clean(inc)
+			if !policy.Within(p.UserHome, inc) {
+				continue // outside the home folder: readable or not as the system paths say
+			}
+			if slices.ContainsFunc(p.Settings, func(o policy.Setting) bool { return o.Src == inc }) ||
+				slices.ContainsFunc(readable, func(d string) bool { return policy.Within(d, inc) }) {
+				continue
+			}
+			if _, err := os.Stat(inc); err != nil {
+				continue // git skips a missing include outside too
+			}
+			lines = append(lines, fmt.Sprintf("openworker: git's settings %s include %s, which is not readable inside the sandbox "+
+				"(only ~/.gitconfig and ~/.config/git/config, ignore and attributes are); git inside goes without it\n", tildeIn(p.UserHome, st.Src), tildeIn(p.UserHome, inc)))
+		}
+		f.Close()
+	}
+	return lines
+}
+
+func tildeIn(home, path string) string {
+	if rel, err := filepath.Rel(home, path); err == nil && policy.Within(home, path) {
+		return "~/" + rel
+	}
+	return path
+}
+
+// directAttempt is what the session says after a command that failed while a program in it
+// tried to connect around the proxy, where the provider can count such attempts (see
+// sandbox.EgressCounter: the Linux sandbox's network statistics, which count connections and
+// datagrams to addresses it has no route to; they cannot say which program tried or where,
+// nor see a connection refused on the sandbox's own loopback).
+func (s *Session) directAttempt(res *runner.Result) string {
+	ec, ok := s.proc.(sandbox.EgressCounter)
+	if !ok || !s.hints.noRouteSet {
+		return ""
+	}
+	n, err := ec.NoRoute()
+	before := s.hints.noRoute
+	s.hints.noRoute, s.hints.noRouteSet = n, err == nil
+	if err != nil || n <= before || res == nil || res.ExitCode == 0 {
+		return ""
+	}
+	how := "only the proxy is reachable from inside, at HTTPS_PROXY and HTTP_PROXY: use a client that follows them " +
+		"(Node's fetch does with NODE_USE_ENV_PROXY=1 from Node 22.21 and 24.5)"
+	if s.proxy == nil {
+		how = "only the proxy is reachable from inside, and this session has none (network " + string(s.Network) + ")"
+	}
+	return fmt.Sprintf("openworker: a program tried to connect directly to an address outside the sandbox (%d attempt%s); %s\n",
+		n-before, plural(n-before), how)
+}
+
+// countDirect reads the count the next command's attempts are compared with; directAttempt
+// keeps it after each command.
+func (s *Session) countDirect() {
+	s.hints.noRouteSet = false
+	if s.Network == policy.Open {
+		return // the host's own network: its counts are everyone's
+	}
+	if ec, ok := s.proc.(sandbox.EgressCounter); ok {
+		if n, err := ec.NoRoute(); err == nil {
+			s.hints.noRoute, s.hints.noRouteSet = n, true
+		}
+	}
+}
+
+func plural(n uint64) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// addHints adds to an exec's result what the session has to say about it.
+func (s *Session) addHints(r *Result, a *runner.ExecArgs, onChunk func(string, []byte)) {
+	lines := s.hints.pending
+	s.hints.pending = nil
+	s.fwdMu.Lock()
+	lines = append(lines, s.lateHints...)
+	s.lateHints = nil
+	s.fwdMu.Unlock()
+	if line := s.hints.pathHint(a, r.Result, s.m.opts.UserHome); line != "" {
+		lines = append(lines, line)
+	}
+	s.hints.firstDone, s.hints.stderr = true, nil
+	if line := s.directAttempt(r.Result); line != "" {
+		lines = append(lines, line)
+	}
+	for _, line := range lines {
+		if onChunk != nil {
+			onChunk("stderr", []byte(line))
+		}
+		r.Stderr = append(r.Stderr, line...)
+	}
+}
