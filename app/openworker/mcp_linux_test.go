@@ -167,7 +167,7 @@ func TestMCPBlockedSiteAndRequestAnsweredOnTheCLI(t *testing.T) {
 	}
 	origin := httpOrigin(t, "hello from the origin")
 	m := w.connectMCP("", nil)
-	res, text := m.call("run_command", map[string]any{"command": "curl -sSf http://" + origin + "/"})
+	res, text := m.call("run_command", map[string]any{"command": "curl -sSf --noproxy '' http://" + origin + "/"})
 	var r struct {
 		ExitCode int      `json:"exit_code"`
 		Blocked  []string `json:"blocked_sites"`
@@ -202,7 +202,7 @@ func TestMCPBlockedSiteAndRequestAnsweredOnTheCLI(t *testing.T) {
 	if d := <-done; d != "session" {
 		t.Fatalf("request_site: %q", d)
 	}
-	if _, text := m.call("run_command", map[string]any{"command": "curl -sSf http://" + origin + "/"}); !strings.Contains(text, "hello from the origin") {
+	if _, text := m.call("run_command", map[string]any{"command": "curl -sSf --noproxy '' http://" + origin + "/"}); !strings.Contains(text, "hello from the origin") {
 		t.Fatalf("after the answer: %s", text)
 	}
 }
