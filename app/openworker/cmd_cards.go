@@ -12,6 +12,7 @@ import (
 
 	"github.com/openworker/openworker/core/api"
 	"github.com/openworker/openworker/core/approvals"
+	"github.com/openworker/openworker/core/audit"
 	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/config"
 )
@@ -326,6 +327,65 @@ func cmdSites(args []string) error {
 	}
 	for _, s := range sites.Custom {
 		fmt.Printf("  %s\n", s)
+	}
+	return nil
+}
+
+var fetchCommand = command{
+	name:     "fetch",
+	synopsis: "fetch SESSION URL [--reason TEXT] [--wait D]",
+	about: `The coworker's web fetch: fetches a URL from OpenWorker itself, outside the sandbox, under
+the session's allow list. A site not on it is asked for on a card (Once, This session, Always
+allow, Deny); with full access it is refused. Loopback, private and link-local addresses are
+refused as the sandbox's proxy refuses them, and every redirect is checked again. Prints the
+page as text (HTML made readable; binary summarised).`,
+	example: "openworker fetch 3f9c2a1b7d0e https://docs.example.com/install --reason \"install steps\"",
+	minArgs: 2, maxArgs: 2,
+	needs: "a session ID and a URL",
+}
+
+func cmdFetch(args []string) error {
+	fs := newFlags(fetchCommand)
+	reason := fs.String("reason", "", "why, shown on a card if the site must be asked for")
+	wait := seconds(60 * time.Second)
+	fs.Var(&wait, "wait", "how long a card waits for an answer (30s, 5m, or seconds)")
+	pos, _, err := parse(fs, fetchCommand, args)
+	if err != nil {
+		return err
+	}
+	c, err := client()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	res, err := c.Fetch(ctx, pos[0], api.FetchRequest{URL: pos[1], Reason: *reason, WaitMS: time.Duration(wait).Milliseconds()})
+	if err != nil {
+		return err
+	}
+	if res.Page == nil {
+		fmt.Println(res.Outcome)
+		if res.Message != "" {
+			fmt.Fprintln(os.Stderr, "openworker:", res.Message)
+		}
+		if res.Outcome == approvals.NoAnswerYet {
+			return exitError{4}
+		}
+		return exitError{1}
+	}
+	p := res.Page
+	fmt.Fprintf(os.Stderr, "openworker: %s — %d %s, %d bytes", p.URL, p.Status, p.ContentType, p.Size)
+	if p.Truncated {
+		fmt.Fprint(os.Stderr, " (cut at the size limit)")
+	}
+	fmt.Fprintln(os.Stderr)
+	if p.Title != "" {
+		fmt.Println(audit.Clean(p.Title))
+		fmt.Println()
+	}
+	// The page is the web's: shown as data, never as terminal escapes.
+	for _, line := range strings.Split(p.Text, "\n") {
+		fmt.Println(audit.Clean(line))
 	}
 	return nil
 }

@@ -45,6 +45,7 @@ Usage:
                                   a session's sites, and changes to them
   openworker sites list|tick|untick|add|remove …
                                   the "Choose sites…" list of the machine's settings
+  openworker fetch SESSION URL    the coworker's web fetch, outside the sandbox, under its allow list
   openworker audit [--session ID] [--since WHEN] [--follow]
                                   show the audit trail
   openworker version
@@ -114,6 +115,8 @@ func dispatch(args []string) error {
 		return cmdAccess(rest)
 	case "sites":
 		return cmdSites(rest)
+	case "fetch":
+		return cmdFetch(rest)
 	case "version", "--version":
 		fmt.Printf("openworker %s (%s/%s, %s)\n", version, runtime.GOOS, runtime.GOARCH, runtime.Version())
 		return nil

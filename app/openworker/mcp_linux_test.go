@@ -85,7 +85,7 @@ func TestMCPToolsBehindTheWall(t *testing.T) {
 				names = append(names, tl.Name)
 			}
 			slices.Sort(names)
-			if strings.Join(names, ",") != "list_directory,read_file,request_site,run_command,session_info,write_file" {
+			if strings.Join(names, ",") != "list_directory,read_file,request_site,run_command,session_info,web_fetch,write_file" {
 				t.Fatalf("tools: %v", names)
 			}
 			// Shell state persists between commands.
@@ -319,4 +319,50 @@ func TestMCPAttachesToTheDaemon(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// web_fetch runs outside the sandbox under the same list: a site that is not on it is asked
+// for on a card, and answered Once it is fetched that one time.
+func TestMCPWebFetch(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	origin := httpOrigin(t, "<html><title>Docs</title><body><p>install it</p><script>x()</script></body></html>")
+	m := w.connectMCP("", nil)
+	done := make(chan string, 1)
+	go func() {
+		_, text := m.call("web_fetch", map[string]any{"url": "http://" + origin + "/", "reason": "read the docs"})
+		done <- text
+	}()
+	var card string
+	tstest.WaitFor(t, 20*time.Second, func() error {
+		out, errs, _ := w.run("cards")
+		if f := strings.Fields(out); len(f) > 0 && strings.Contains(out, origin) && strings.Contains(out, "(fetch;") {
+			card = f[0]
+			return nil
+		}
+		return fmt.Errorf("no fetch card: %q %s", out, errs)
+	})
+	if _, errs, code := w.run("answer", card, "once"); code != 0 {
+		t.Fatalf("answer once: %s", errs)
+	}
+	if text := <-done; !strings.Contains(text, "title: Docs") || !strings.Contains(text, "install it") || strings.Contains(text, "x()") {
+		t.Fatalf("web_fetch: %q", text)
+	}
+	// Once was that fetch only: the next one asks again.
+	go func() {
+		_, text := m.call("web_fetch", map[string]any{"url": "http://" + origin + "/"})
+		done <- text
+	}()
+	tstest.WaitFor(t, 20*time.Second, func() error {
+		out, _, _ := w.run("cards")
+		if f := strings.Fields(out); len(f) > 0 && strings.Contains(out, origin) {
+			card = f[0]
+			return nil
+		}
+		return fmt.Errorf("the second fetch did not ask: %q", out)
+	})
+	w.run("answer", card, "deny")
+	if text := <-done; !strings.Contains(text, "not fetched: denied") {
+		t.Fatalf("after deny: %q", text)
+	}
 }

@@ -149,3 +149,10 @@ type SitesResponse struct {
 	Sites   backend.Sites `json:"sites"`
 	Message string        `json:"message,omitempty"`
 }
+
+// FetchRequest is a web fetch for a session, outside the sandbox, under its allow list.
+type FetchRequest struct {
+	URL    string `json:"url"`
+	Reason string `json:"reason,omitempty"` // shown on a card if the site must be asked for
+	WaitMS int64  `json:"wait_ms,omitempty"`
+}

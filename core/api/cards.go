@@ -124,3 +124,17 @@ func (s *Server) changeSites(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, out)
 }
+
+func (s *Server) fetch(w http.ResponseWriter, r *http.Request) {
+	var req FetchRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	res, err := s.Backend.Fetch(r.Context(), backend.FetchRequest{Session: r.PathValue("id"), URL: req.URL, Reason: req.Reason,
+		Wait: time.Duration(req.WaitMS) * time.Millisecond})
+	if err != nil {
+		writeErr(w, http.StatusBadGateway, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}

@@ -235,3 +235,9 @@ func (c *Client) ChangeSites(ctx context.Context, req SitesRequest) (SitesRespon
 func (c *Client) Signal(ctx context.Context, id string, req SignalRequest) error {
 	return c.do(ctx, "POST", "/v1/sessions/"+id+"/signal", req, nil)
 }
+
+// Fetch fetches a URL for a session, asking for its site on a card if needed.
+func (c *Client) Fetch(ctx context.Context, id string, req FetchRequest) (backend.FetchResult, error) {
+	var out backend.FetchResult
+	return out, c.do(ctx, "POST", "/v1/sessions/"+id+"/fetch", req, &out)
+}

@@ -97,6 +97,7 @@ func (s *Server) Serve(l net.Listener) error {
 	mux.HandleFunc("POST /v1/sessions/{id}/sites", s.requestSite)
 	mux.HandleFunc("GET /v1/sessions/{id}/access", s.access)
 	mux.HandleFunc("POST /v1/sessions/{id}/access", s.changeAccess)
+	mux.HandleFunc("POST /v1/sessions/{id}/fetch", s.fetch)
 	mux.HandleFunc("GET /v1/sites", s.sites)
 	mux.HandleFunc("POST /v1/sites", s.changeSites)
 	s.mu.Lock()

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	"github.com/openworker/openworker/core/sandbox"
 	"github.com/openworker/openworker/core/session"
 	"github.com/openworker/openworker/core/tstest"
+	"github.com/openworker/openworker/core/webfetch"
 )
 
 // The test binary doubles as the tool runner, as the openworker binary does.
@@ -304,3 +306,102 @@ func basic(u *url.URL) string {
 }
 
 func base64Std(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+// answerNext answers the next card that comes up with word.
+func (f *fixture) answerNext(t *testing.T, word string) {
+	t.Helper()
+	tstest.WaitFor(t, 10*time.Second, func() error {
+		cs := f.b.Cards()
+		if len(cs) != 1 {
+			return fmt.Errorf("%d cards", len(cs))
+		}
+		if cs[0].Kind != "fetch" || !slices.Contains(cs[0].Answers, "once") {
+			t.Fatalf("not a fetch card: %+v", cs[0])
+		}
+		_, err := f.b.Answer(cs[0].ID, word)
+		return err
+	})
+}
+
+func TestFetchAsksAndOnceIsOnce(t *testing.T) {
+	f := newFixture(t, "")
+	s, px := f.start(t)
+	o := origin(t)
+	fetch := func() chan FetchResult {
+		ch := make(chan FetchResult, 1)
+		go func() {
+			r, err := f.b.Fetch(context.Background(), FetchRequest{Session: s.ID, URL: "http://" + o + "/", Reason: "docs"})
+			if err != nil {
+				t.Error(err)
+			}
+			ch <- r
+		}()
+		return ch
+	}
+	ch := fetch()
+	f.answerNext(t, "once")
+	if r := <-ch; r.Page == nil || r.Page.Text != "ok" {
+		t.Fatalf("after once: %+v", r)
+	}
+	// Once is that one fetch only: not the session's commands, not the next fetch.
+	if code, _ := get(px, o); code != http.StatusForbidden {
+		t.Fatalf("once opened the site for the session's commands: %d", code)
+	}
+	ch = fetch()
+	f.answerNext(t, "deny")
+	if r := <-ch; r.Page != nil || r.Outcome != "denied" {
+		t.Fatalf("after deny: %+v", r)
+	}
+	r, err := f.b.Fetch(context.Background(), FetchRequest{Session: s.ID, URL: "http://" + o + "/", Reason: "again"})
+	if err != nil || r.Outcome != "denied" || len(f.b.Cards()) != 0 {
+		t.Fatalf("a denied site asked again: %+v %v, %d cards", r, err, len(f.b.Cards()))
+	}
+}
+
+func TestFetchSessionOpensTheSiteForCommands(t *testing.T) {
+	f := newFixture(t, "")
+	s, px := f.start(t)
+	o := origin(t)
+	ch := make(chan FetchResult, 1)
+	go func() {
+		r, _ := f.b.Fetch(context.Background(), FetchRequest{Session: s.ID, URL: "http://" + o + "/"})
+		ch <- r
+	}()
+	f.answerNext(t, "session")
+	if r := <-ch; r.Page == nil {
+		t.Fatalf("after session: %+v", r)
+	}
+	if code, _ := get(px, o); code != http.StatusOK {
+		t.Fatalf("This session did not open the site for the commands: %d", code)
+	}
+}
+
+func TestFetchWithFullAccessIsRefused(t *testing.T) {
+	f := newFixture(t, "sandbox_approvals = \"full-access\"\n")
+	s, _ := f.start(t)
+	r, err := f.b.Fetch(context.Background(), FetchRequest{Session: s.ID, URL: "http://" + origin(t) + "/"})
+	if err != nil || r.Outcome != "refused: full access" || !strings.Contains(r.Message, "openworker sites add") || len(f.b.Cards()) != 0 {
+		t.Fatalf("full access: %+v %v", r, err)
+	}
+}
+
+type loopResolver struct{}
+
+func (loopResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+}
+
+// A site on the list by name that leads to loopback is refused, as the proxy refuses it.
+func TestFetchRefusesANameThatLeadsToLoopback(t *testing.T) {
+	o := origin(t)
+	_, port, _ := net.SplitHostPort(o)
+	f := newFixture(t, "sandbox_network_hosts = [\"loop.example.test:"+port+"\"]\n")
+	s, _ := f.start(t)
+	defer func(old func(*webfetch.Options)) { fetchOptions = old }(fetchOptions)
+	fetchOptions = func(o *webfetch.Options) { o.Resolver = loopResolver{} }
+	r, err := f.b.Fetch(context.Background(), FetchRequest{Session: s.ID, URL: "http://loop.example.test:" + port + "/"})
+	var pe *webfetch.PrivateError
+	if !errors.As(err, &pe) || r.Page != nil {
+		t.Fatalf("a name that leads to loopback: %+v %v", r, err)
+	}
+}

@@ -27,6 +27,9 @@ type Host interface {
 	// CardWatchers counts who shows cards to a person (the app, openworker cards --watch).
 	CardWatchers(ctx context.Context) int
 	Info(ctx context.Context) (Info, error)
+	// Fetch is the web fetch, outside the sandbox under the session's list; a site not on
+	// it is asked for on a card, waiting up to wait.
+	Fetch(ctx context.Context, url, reason string, wait time.Duration) (backend.FetchResult, error)
 	// End ends the session and everything in it.
 	End()
 }
@@ -94,6 +97,9 @@ func (h *LocalHost) Info(context.Context) (Info, error) {
 		Sites: a.Sites, Denied: a.Denied, Active: h.S.Active(), Attached: "in-process",
 	}, nil
 }
+func (h *LocalHost) Fetch(ctx context.Context, url, reason string, wait time.Duration) (backend.FetchResult, error) {
+	return h.B.Fetch(ctx, backend.FetchRequest{Session: h.S.ID, URL: url, Reason: reason, Wait: wait})
+}
 func (h *LocalHost) End() { _ = h.B.End(h.S.ID) }
 
 // RemoteHost is a session of the running app or daemon.
@@ -151,6 +157,9 @@ func (h *RemoteHost) Info(ctx context.Context) (Info, error) {
 		}
 	}
 	return Info{}, errors.New("the session has ended")
+}
+func (h *RemoteHost) Fetch(ctx context.Context, url, reason string, wait time.Duration) (backend.FetchResult, error) {
+	return h.C.Fetch(ctx, h.ID, api.FetchRequest{URL: url, Reason: reason, WaitMS: wait.Milliseconds()})
 }
 func (h *RemoteHost) End() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

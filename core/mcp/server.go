@@ -49,6 +49,7 @@ func New(host Host) *Server {
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: "write_file", Description: "Write a whole file in the session's writable folders, creating its folders as needed."}, s.writeFile)
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: "list_directory", Description: "List a folder in the session's folders: names, sizes, kinds."}, s.listDirectory)
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: "request_site", Description: requestSiteDescription}, s.requestSite)
+	sdk.AddTool(s.mcp, &sdk.Tool{Name: "web_fetch", Description: webFetchDescription}, s.webFetch)
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: "session_info", Description: "The sandbox this session runs in: its folders (as given and as resolved), the sites it may reach (marking session-only and shared-login ones), the sites the person denied, the network profile, the enforcement level and the approvals mode."}, s.sessionInfo)
 	return s
 }
@@ -64,6 +65,42 @@ const instructions = `These tools run commands and touch files inside OpenWorker
 const runCommandDescription = `Run a shell command in the session's sandbox (sh -c). The working folder and exported variables carry over to the next command. Returns the exit code, standard output and error (bounded; a notice says what was left out), the duration, the enforcement level, the network profile, and the sites the proxy blocked while it ran. A blocked site is reachable only once the person allows it: ask with request_site and a reason. There is no terminal: commands that prompt get no answer.`
 
 const requestSiteDescription = `Ask the person to allow a site (host and port) for this session, with the reason the card shows them. Use it after a command reported the site blocked. Returns the decision: session (allowed for this session), always (allowed for every session), denied, no answer yet (the card stays up; a later answer still applies), or refused: full access (the person must add it themselves in Settings).`
+
+const webFetchDescription = `Fetch a web page (http or https) from OpenWorker itself, outside the sandbox, under the same allow list as the session's commands. HTML comes back as readable text, other text as is, binary as its type and size. A site not on the list is asked for on a card (Once, This session, Always allow, Deny) with your reason; the result says what the person decided. Loopback and private addresses are refused.`
+
+// WebFetchArgs are web_fetch's arguments.
+type WebFetchArgs struct {
+	URL    string `json:"url" jsonschema:"the http or https URL"`
+	Reason string `json:"reason,omitempty" jsonschema:"why, shown to the person if the site must be asked for"`
+}
+
+func (s *Server) webFetch(ctx context.Context, _ *sdk.CallToolRequest, in WebFetchArgs) (*sdk.CallToolResult, any, error) {
+	if strings.TrimSpace(in.URL) == "" {
+		return toolError("web_fetch needs a url"), nil, nil
+	}
+	res, err := s.host.Fetch(ctx, in.URL, in.Reason, siteWait)
+	if err != nil {
+		return toolError("web_fetch: " + err.Error()), nil, nil
+	}
+	if res.Page == nil {
+		msg := fmt.Sprintf("not fetched: %s (%s)", res.Outcome, res.Site)
+		if res.Message != "" {
+			msg += "\n" + res.Message
+		}
+		return toolError(msg), nil, nil
+	}
+	p := res.Page
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s — %d %s, %d bytes\n", p.URL, p.Status, p.ContentType, p.Size)
+	if p.Title != "" {
+		fmt.Fprintf(&b, "title: %s\n", p.Title)
+	}
+	b.WriteString("\n" + p.Text)
+	if p.Truncated {
+		b.WriteString("\n[cut at the size limit]")
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: b.String()}}}, nil, nil
+}
 
 // RunCommandArgs are run_command's arguments.
 type RunCommandArgs struct {

@@ -1,0 +1,96 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"net"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/openworker/openworker/core/approvals"
+	"github.com/openworker/openworker/core/hosts"
+	"github.com/openworker/openworker/core/webfetch"
+)
+
+// FetchRequest is the coworker's web fetch for a session: it runs here, outside the
+// sandbox, under the session's allow list.
+type FetchRequest struct {
+	Session string
+	URL     string
+	Reason  string // shown on a card if the site is not on the list
+	// Wait bounds how long a card waits for an answer (default 60 s).
+	Wait time.Duration
+}
+
+// FetchResult is a web fetch's outcome: the page, or why there is none.
+type FetchResult struct {
+	Page *webfetch.Result `json:"page,omitempty"`
+	// Outcome is set when a card was asked, or the fetch refused: once, session, always,
+	// denied, no answer yet, refused: full access.
+	Outcome approvals.Outcome `json:"decision,omitempty"`
+	Site    string            `json:"site,omitempty"`
+	Card    *CardInfo         `json:"card,omitempty"`
+	Message string            `json:"message,omitempty"`
+}
+
+// fetchOptions lets tests point the fetch at loopback origins.
+var fetchOptions = func(o *webfetch.Options) {}
+
+// maxFetchAsks bounds the cards one fetch may ask, one per hop that is not allowed.
+const maxFetchAsks = 3
+
+// Fetch fetches a URL for the coworker. A site that is not on the session's list is asked
+// for on a fetch card (Once, This session, Always allow, Deny); Once lets this one fetch
+// through and no other; with full access the fetch is refused instead. Every redirect hop is
+// decided again, and loopback, private and link-local addresses are refused as the proxy
+// refuses them.
+func (b *Backend) Fetch(ctx context.Context, r FetchRequest) (FetchResult, error) {
+	st, err := b.sites(r.Session)
+	if err != nil {
+		return FetchResult{}, err
+	}
+	var mu sync.Mutex
+	var once []hosts.Entry // granted for this fetch only
+	o := webfetch.Options{
+		Decide: func(host string, port int) hosts.Decision {
+			settings := b.store.InForce().Settings
+			st.mu.Lock()
+			allow := st.allowList(settings)
+			denied := slices.Clone(st.denied)
+			st.mu.Unlock()
+			mu.Lock()
+			allow = append(allow, once...)
+			mu.Unlock()
+			return hosts.Decide(hosts.NewList(allow), hosts.NewList(denied), host, port)
+		},
+		HowToAllow: b.opts.HowToAllow,
+	}
+	fetchOptions(&o)
+	for asks := 0; ; asks++ {
+		page, err := webfetch.Fetch(ctx, r.URL, o)
+		var be *webfetch.BlockedError
+		if !errors.As(err, &be) || asks == maxFetchAsks {
+			if err != nil {
+				return FetchResult{}, err
+			}
+			return FetchResult{Page: page}, nil
+		}
+		site := net.JoinHostPort(be.Decision.Host, strconv.Itoa(be.Decision.Port))
+		ans, err := b.RequestSite(ctx, SiteRequest{Session: r.Session, Site: site, Reason: r.Reason, Kind: approvals.Fetch, Wait: r.Wait})
+		if err != nil {
+			return FetchResult{}, err
+		}
+		switch ans.Outcome {
+		case approvals.AllowedOnce:
+			e, _ := hosts.Parse(site)
+			mu.Lock()
+			once = append(once, e)
+			mu.Unlock()
+		case approvals.AllowedSession, approvals.AllowedAlways, approvals.Allowed:
+		default:
+			return FetchResult{Outcome: ans.Outcome, Site: ans.Site, Card: ans.Card, Message: ans.Message}, nil
+		}
+	}
+}
