@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -478,8 +479,8 @@ func TestKilledDaemonLeavesNothingBehind(t *testing.T) {
 	})
 	// A call in flight when the daemon dies.
 	inflight := w.cmd("session", "exec", id, "--", "sleep", fmt.Sprintf("120.%d", nanos))
-	var inflightErr bytes.Buffer
-	inflight.Stderr = &inflightErr
+	inflightErr := &syncBuffer{}
+	inflight.Stderr = inflightErr
 	if err := inflight.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -683,3 +684,12 @@ func TestToolchainTokensAreHidden(t *testing.T) {
 		t.Fatalf("exit %d: a toolchain leading to ~/.ssh:\n%s%s", code, out, errs)
 	}
 }
+
+// syncBuffer is a buffer a child's output is copied into while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
