@@ -1,0 +1,72 @@
+package tstest
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The layering, as tailscale's deptest keeps its own: core never imports ui; the walls and
+// the pure deciders import nothing that decides sessions; the presenter and the app are
+// clients of the backend, never the other way round.
+func TestLayering(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-json=ImportPath,Deps", "github.com/openworker/openworker/...").Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	deps := map[string][]string{}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p struct {
+			ImportPath string
+			Deps       []string
+		}
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		deps[p.ImportPath] = p.Deps
+	}
+	const mod = "github.com/openworker/openworker/"
+	rules := []struct {
+		pkg    string // a prefix of packages
+		forbid []string
+	}{
+		{"core/", []string{"ui/", "app/"}},
+		{"core/linux", []string{"core/session", "core/backend", "core/api", "core/mcp"}},
+		{"core/seatbelt", []string{"core/session", "core/backend", "core/api", "core/mcp"}},
+		{"core/approvals", []string{"core/session", "core/backend", "core/proxy", "core/api"}},
+		{"core/hosts", []string{"core/session", "core/backend", "core/proxy"}},
+		{"core/policy", []string{"core/session", "core/backend", "core/linux", "core/seatbelt"}},
+		{"core/proxy", []string{"core/session", "core/backend"}},
+		{"core/backend", []string{"core/api", "core/mcp", "core/linux"}},
+		{"core/session", []string{"core/backend", "core/api", "core/linux"}},
+	}
+	checked := 0
+	for pkg, ds := range deps {
+		name, ok := strings.CutPrefix(pkg, mod)
+		if !ok {
+			continue
+		}
+		for _, r := range rules {
+			if !strings.HasPrefix(name, r.pkg) {
+				continue
+			}
+			checked++
+			for _, d := range ds {
+				dn, ok := strings.CutPrefix(d, mod)
+				if !ok {
+					continue
+				}
+				for _, f := range r.forbid {
+					if strings.HasPrefix(dn, f) {
+						t.Errorf("%s imports %s", name, dn)
+					}
+				}
+			}
+		}
+	}
+	if checked < len(rules) {
+		t.Fatalf("only %d packages checked; the module's packages were not listed", checked)
+	}
+}
