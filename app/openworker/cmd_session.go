@@ -361,7 +361,7 @@ func notices(res *session.Result, streamed bool) {
 	}
 	how := ""
 	if p, err := config.Path(); err == nil {
-		how = backend.SessionHowToAllow(p)("HOST:PORT")
+		how = backend.SessionHowToAllow(p, res.Session)("HOST:PORT")
 	}
 	reportBlocked(res.Blocked, how)
 }

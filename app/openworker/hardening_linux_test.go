@@ -360,7 +360,8 @@ func TestRefusalNamesTheWayToAllow(t *testing.T) {
 	id = strings.TrimSpace(id)
 	defer w.run("session", "end", id)
 	out, errs, _ := w.run("session", "exec", id, "curl -sS http://blocked.example.com/")
-	if !strings.Contains(out, "add blocked.example.com:80 to sandbox_network_hosts in "+filepath.Join(w.home, ".config", "openworker", "config.toml")) || strings.Contains(out, "Settings ▸") {
+	if !strings.Contains(out, "add blocked.example.com:80 to sandbox_network_hosts in "+filepath.Join(w.home, ".config", "openworker", "config.toml")) ||
+		!strings.Contains(out, "openworker access "+id+" --allow blocked.example.com:80") || !strings.Contains(out, "openworker request-site "+id+" blocked.example.com:80") || strings.Contains(out, "Settings ▸") {
 		t.Fatalf("a session's refusal body: %q", out)
 	}
 	if !strings.Contains(errs, "openworker: blocked blocked.example.com:80") {

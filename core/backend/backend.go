@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/openworker/openworker/core/approvals"
@@ -62,9 +63,6 @@ type sessionSites struct {
 // New returns a backend and its session manager (which removes dead sessions' leftovers).
 func New(opts Options) (*Backend, error) {
 	b := &Backend{opts: opts, store: opts.Settings, sessions: map[string]*sessionSites{}}
-	if b.opts.HowToAllow == nil {
-		b.opts.HowToAllow = SessionHowToAllow(opts.Settings.path)
-	}
 	b.broker = approvals.NewBroker(nil,
 		func(c approvals.Card) {
 			info := cardInfo(c)
@@ -119,8 +117,14 @@ func (b *Backend) Machine() Machine {
 
 // Start starts a session for r with the settings in force.
 func (b *Backend) Start(ctx context.Context, r Request) (*session.Session, error) {
+	// The refusal names the session, whose ID is known once it started.
+	var id atomic.Value
+	id.Store("")
 	if r.HowToAllow == nil {
 		r.HowToAllow = b.opts.HowToAllow
+	}
+	if r.HowToAllow == nil {
+		r.HowToAllow = func(target string) string { return SessionHowToAllow(b.store.path, id.Load().(string))(target) }
 	}
 	spec, err := SpecFor(b.Machine(), r)
 	if err != nil {
@@ -132,6 +136,7 @@ func (b *Backend) Start(ctx context.Context, r Request) (*session.Session, error
 	if err != nil {
 		return nil, err
 	}
+	id.Store(s.ID)
 	st.mu.Lock()
 	st.s = s
 	st.mu.Unlock()

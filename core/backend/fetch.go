@@ -65,7 +65,12 @@ func (b *Backend) Fetch(ctx context.Context, r FetchRequest) (FetchResult, error
 			mu.Unlock()
 			return hosts.Decide(hosts.NewList(allow), hosts.NewList(denied), host, port)
 		},
-		HowToAllow: b.opts.HowToAllow,
+		HowToAllow: func(target string) string {
+			if b.opts.HowToAllow != nil {
+				return b.opts.HowToAllow(target)
+			}
+			return SessionHowToAllow(b.store.path, r.Session)(target)
+		},
 	}
 	fetchOptions(&o)
 	for asks := 0; ; asks++ {

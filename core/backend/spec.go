@@ -135,10 +135,16 @@ func (m Machine) Rule() []string {
 }
 
 // SessionHowToAllow says how a person allows a site for the daemon's sessions, where there
-// is no app to answer a card: in the settings file, which the daemon takes at once, or for
-// one session with --allow.
-func SessionHowToAllow(settingsPath string) func(target string) string {
+// is no app to answer a card: on a card the coworker asks for, for the session with
+// openworker access, or in the settings file, which running sessions take at once. session
+// is the session's ID, or "" when it is not known yet.
+func SessionHowToAllow(settingsPath, session string) func(target string) string {
 	return func(target string) string {
-		return "add " + target + " to sandbox_network_hosts in " + settingsPath + " (running sessions take it at once), or start the session with --allow " + target
+		id := session
+		if id == "" {
+			id = "SESSION"
+		}
+		return "ask for it on a card (openworker request-site " + id + " " + target + " --reason …), allow it for this session (openworker access " + id +
+			" --allow " + target + "), or add " + target + " to sandbox_network_hosts in " + settingsPath + " (running sessions take it at once)"
 	}
 }
