@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -364,5 +365,30 @@ func TestMCPWebFetch(t *testing.T) {
 	w.run("answer", card, "deny")
 	if text := <-done; !strings.Contains(text, "not fetched: denied") {
 		t.Fatalf("after deny: %q", text)
+	}
+}
+
+// With a progress token, a command's output comes as progress notifications while it runs,
+// before the result.
+func TestMCPProgressStreamsOutput(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	var mu sync.Mutex
+	var got []string
+	m := w.connectMCP("", &sdk.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+		mu.Lock()
+		got = append(got, req.Params.Message)
+		mu.Unlock()
+	}})
+	params := &sdk.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": "echo first; sleep 0.2; echo second >&2"}}
+	params.SetProgressToken("tok-1")
+	res, err := m.cs.CallTool(context.Background(), params)
+	if err != nil || res.IsError {
+		t.Fatalf("run_command: %v %+v", err, res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(got, "|") != "stdout: first\n|stderr: second\n" {
+		t.Fatalf("progress notifications: %q", got)
 	}
 }
