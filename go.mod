@@ -12,6 +12,8 @@ require (
 	golang.org/x/sys v0.50.0
 )
 
+require go.yaml.in/yaml/v3 v3.0.6 // indirect
+
 require (
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect

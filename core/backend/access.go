@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/openworker/openworker/core/credentials"
 	"github.com/openworker/openworker/core/hosts"
 )
 
@@ -22,6 +23,10 @@ type Access struct {
 	Denied  []string     `json:"denied,omitempty"`
 	// Pending are changes to the settings in force but not yet written (the file has problems).
 	Pending []string `json:"pending,omitempty"`
+	// Logins are the shared logins copied into this session when it started, and LoginsNote
+	// says that switching one applies to sessions started afterwards.
+	Logins     []credentials.Copied `json:"logins,omitempty"`
+	LoginsNote string               `json:"logins_note,omitempty"`
 }
 
 // AccessSite is one site of a session's list.
@@ -42,7 +47,9 @@ func (b *Backend) Access(id string) (Access, error) {
 	a := Access{Session: id, Pending: b.store.Pending()}
 	if st.s != nil {
 		a.Network = string(st.s.Network)
+		a.Logins = st.s.Logins()
 	}
+	a.LoginsNote = loginsNote(settings, a.Logins)
 	seen := map[hosts.Entry]bool{}
 	add := func(es []hosts.Entry, source string) {
 		for _, e := range es {

@@ -139,12 +139,18 @@ func (b *Backend) Start(ctx context.Context, r Request) (*session.Session, error
 	id.Store(s.ID)
 	st.mu.Lock()
 	st.s = s
+	// The shared logins' hosts as copied now: switching a login later applies to sessions
+	// started afterwards, as the copy cannot be taken back from this one.
+	st.logins = s.LoginHosts()
 	st.mu.Unlock()
 	b.mu.Lock()
 	b.sessions[s.ID] = st
 	b.mu.Unlock()
 	// The settings may have changed while the session started.
 	b.swap(st)
+	if logins := s.Logins(); len(logins) > 0 {
+		b.bus.publish(Event{Type: LoginsCopied, Session: s.ID, Logins: logins, Message: copiedMessage(logins)})
+	}
 	return s, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/openworker/openworker/core/audit"
+	"github.com/openworker/openworker/core/credentials"
 )
 
 // Event types on the bus, besides the audit trail's own (session.*, tool.*).
@@ -16,6 +17,14 @@ const (
 	SettingsReloaded = "settings.reloaded"
 	SettingsFailed   = "settings.failed"
 	SiteRefused      = "site.refused"
+	// A shared login was added, switched on or off, or removed in the settings; it applies
+	// to sessions started afterwards.
+	CredentialAdded    = "credential.added"
+	CredentialEnabled  = "credential.enabled"
+	CredentialDisabled = "credential.disabled"
+	CredentialRemoved  = "credential.removed"
+	// LoginsCopied: a session started with copies of the shared logins (and what was left out).
+	LoginsCopied = "credential.copied"
 )
 
 // Event is one thing that happened in the backend, as its watchers (the local API's event
@@ -34,6 +43,10 @@ type Event struct {
 	Access *Access `json:"access,omitempty"`
 	// Refused is a site the proxy refused.
 	Refused *Refusal `json:"refused,omitempty"`
+	// Credential is a shared login after a change to it.
+	Credential *CredentialInfo `json:"credential,omitempty"`
+	// Logins are what a session's shared logins came to when it started.
+	Logins []credentials.Copied `json:"logins,omitempty"`
 	// Message says what happened, for settings events and errors.
 	Message string `json:"message,omitempty"`
 }

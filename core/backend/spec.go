@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/openworker/openworker/core/config"
+	"github.com/openworker/openworker/core/credentials"
 	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/sandbox"
@@ -81,6 +82,7 @@ func SpecFor(m Machine, r Request) (session.Spec, error) {
 		Provider: prov, Writable: r.Writable, ReadOnly: r.ReadOnly, Dir: r.Dir, Network: network,
 		Hosts: s.NetworkHosts, SessionHosts: own, Toolchains: s.Toolchains, HowToAllow: r.HowToAllow,
 		Limits: Limits(s.Limits), ProxyConns: s.Limits.MaxProxyConnections,
+		Logins: credentials.Entries(s.Credentials),
 	}, nil
 }
 

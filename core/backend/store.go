@@ -68,6 +68,61 @@ func RemoveHost(e hosts.Entry) Change {
 	}
 }
 
+// AddCredential is the change that adds a shared login ("Add… ▸ A CLI's login", "Add… ▸ A
+// file or folder"); c is checked already (config.CheckCredential).
+func AddCredential(c config.Credential) Change {
+	return Change{
+		What: "add the shared login " + c.Key(),
+		mem: func(s *config.Settings) {
+			if !slices.ContainsFunc(s.Credentials, func(o config.Credential) bool { return o.Key() == c.Key() }) {
+				s.Credentials = append(s.Credentials, c)
+			}
+		},
+		file: func(ed *config.Editor) error {
+			if slices.ContainsFunc(ed.Settings().Credentials, func(o config.Credential) bool { return o.Key() == c.Key() }) {
+				return nil // written already (the person's own edit, or a retry)
+			}
+			return ed.AddCredential(c)
+		},
+	}
+}
+
+// SetCredentialEnabled is the change that switches a shared login on or off; key is its
+// config.CredentialKey.
+func SetCredentialEnabled(key string, on bool) Change {
+	what := "switch the shared login " + key + " off"
+	if on {
+		what = "switch the shared login " + key + " on"
+	}
+	return Change{
+		What: what,
+		mem: func(s *config.Settings) {
+			for i := range s.Credentials {
+				if s.Credentials[i].Key() == key {
+					s.Credentials[i].Enabled = on
+				}
+			}
+		},
+		file: func(ed *config.Editor) error { return ed.SetCredentialEnabled(key, on) },
+	}
+}
+
+// RemoveCredential is the change that takes a shared login out of the settings.
+func RemoveCredential(key string) Change {
+	return Change{
+		What: "remove the shared login " + key,
+		mem: func(s *config.Settings) {
+			s.Credentials = slices.DeleteFunc(s.Credentials, func(c config.Credential) bool { return c.Key() == key })
+		},
+		file: func(ed *config.Editor) error {
+			if !slices.ContainsFunc(ed.Settings().Credentials, func(o config.Credential) bool { return o.Key() == key }) {
+				return nil
+			}
+			return ed.RemoveCredential(key)
+		},
+	}
+}
+
 // OpenStore reads the settings in force and, with watch, follows the file until ctx ends.
 func OpenStore(ctx context.Context, path, stateDir, goos string, watch bool) (*Store, error) {
 	in, err := config.LoadInForce(path, stateDir, goos)

@@ -84,6 +84,8 @@ type Credential struct {
 	Label string
 	// Hosts are the sites the path entry's tool needs.
 	Hosts []hosts.Entry
+	// Var, for a path entry, is the variable pointed at the copy ("" for none).
+	Var string
 	// Enabled says whether the entry is copied into sessions. The file must say it: an entry
 	// without enabled is a problem, so that sharing a login is always written out.
 	Enabled bool

@@ -153,6 +153,9 @@ func credentialBlock(c Credential, nl string) string {
 			hs[i] = tomlString(h.String())
 		}
 		b.WriteString("hosts = [" + strings.Join(hs, ", ") + "]" + nl)
+		if c.Var != "" {
+			b.WriteString("var = " + tomlString(c.Var) + nl)
+		}
 	}
 	fmt.Fprintf(&b, "enabled = %t%s", c.Enabled, nl)
 	return b.String()

@@ -545,6 +545,14 @@ func (d *decoder) credentialKV(c *credIndex, v *unstable.Node, vi *valueIndex, k
 			}
 			c.cred.Hosts = append(c.cred.Hosts, e)
 		}
+	case "var":
+		if n, ok := d.str(v, vi, key, `"TOOL_CONFIG"`); ok {
+			if err := CheckVarName(n); err != nil {
+				d.problem(vi.value.start, "sandbox_credentials: var %v", err)
+				return
+			}
+			c.cred.Var = n
+		}
 	case "enabled":
 		if v.Kind != unstable.Bool {
 			d.problem(vi.value.start, "enabled must be true or false, not %s", kindName(v.Kind))
@@ -552,7 +560,7 @@ func (d *decoder) credentialKV(c *credIndex, v *unstable.Node, vi *valueIndex, k
 		}
 		c.cred.Enabled = string(v.Data) == "true"
 	default:
-		d.problem(vi.key.start, "unknown key %q in [[sandbox_credentials]]; an entry has name (a catalog login) or path, label and hosts (your own file or folder), and enabled", key)
+		d.problem(vi.key.start, "unknown key %q in [[sandbox_credentials]]; an entry has name (a catalog login) or path, label, hosts and var (your own file or folder), and enabled", key)
 	}
 }
 
@@ -570,7 +578,7 @@ func (d *decoder) finishCredential(c *credIndex) {
 		return
 	}
 	if hasName {
-		for _, k := range []string{"label", "hosts"} {
+		for _, k := range []string{"label", "hosts", "var"} {
 			if vi, ok := c.keys[k]; ok {
 				d.problem(vi.key.start, "a catalog entry brings its own %s; %s is only for an entry with a path", k, k)
 			}

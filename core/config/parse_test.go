@@ -87,7 +87,7 @@ func badFiles() []badFile {
 			`testdata/bad/credentials.toml:26:1: this [[sandbox_credentials]] entry has neither name nor path; add name = "ssh" (a catalog login) or path, label and hosts (your own file or folder)`,
 			`testdata/bad/credentials.toml:31:1: a [[sandbox_credentials]] entry has either name (a catalog login) or path (your own file or folder), not both`,
 			`testdata/bad/credentials.toml:36:1: a catalog entry brings its own label; label is only for an entry with a path`,
-			`testdata/bad/credentials.toml:37:1: unknown key "colour" in [[sandbox_credentials]]; an entry has name (a catalog login) or path, label and hosts (your own file or folder), and enabled`,
+			`testdata/bad/credentials.toml:37:1: unknown key "colour" in [[sandbox_credentials]]; an entry has name (a catalog login) or path, label, hosts and var (your own file or folder), and enabled`,
 		}},
 		{"limits.toml", "linux", []string{
 			`testdata/bad/limits.toml:1:25: sandbox_max_processes = 10 is out of range; use a whole number from 32 to 4194304`,

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 
 	"github.com/openworker/openworker/core/hosts"
 )
@@ -137,14 +138,46 @@ func (e *Editor) SetString(key, value string) error {
 	return e.set(insertTopLevel(e.doc, key, tomlString(value)))
 }
 
+// CredentialKey returns what identifies a [[sandbox_credentials]] entry named id: a catalog
+// name as it is, a path ("~/x" or "x") as "~/x", cleaned.
+func CredentialKey(id string) (string, error) {
+	if slices.Contains(CatalogNames(), id) {
+		return id, nil
+	}
+	p, err := homePath(id)
+	if err != nil {
+		return "", fmt.Errorf("credential %q is neither a catalog name (%v) nor a path under the home folder: it %w", id, CatalogNames(), err)
+	}
+	return "~/" + p, nil
+}
+
+// CheckCredential checks a new entry as the settings file would, before it is applied: it
+// returns the entry as the file would read it (its path cleaned, its hosts parsed) or the
+// problems the file would have.
+func CheckCredential(c Credential, goos string) (Credential, error) {
+	if c.Name == "" && c.Path == "" {
+		return c, errors.New("a credential needs a catalog name or a path")
+	}
+	if c.Path != "" {
+		p, err := homePath(c.Path)
+		if err != nil {
+			return c, fmt.Errorf("credential path %q %w", c.Path, err)
+		}
+		c.Path = p
+	}
+	text := credentialBlock(c, "\n")
+	s, problems := Parse("the new entry", []byte(text), goos)
+	if len(problems) > 0 {
+		return c, &ProblemsError{Problems: problems}
+	}
+	return s.Credentials[0], nil
+}
+
 // credential finds the entry named id: a catalog name, or a path ("~/x" or "x").
 func (e *Editor) credential(id string) (*credIndex, string, error) {
-	if !slices.Contains(CatalogNames(), id) {
-		p, err := homePath(id)
-		if err != nil {
-			return nil, "", fmt.Errorf("credential %q is neither a catalog name (%v) nor a path under the home folder: it %w", id, CatalogNames(), err)
-		}
-		id = "~/" + p
+	id, err := CredentialKey(id)
+	if err != nil {
+		return nil, "", err
 	}
 	for _, c := range e.doc.creds {
 		if c.cred.Key() == id {
@@ -173,6 +206,26 @@ func (e *Editor) SetCredentialEnabled(id string, enabled bool) error {
 	}
 	vi := c.keys["enabled"]
 	return e.set(replace(e.data, vi.value.start, vi.value.end, fmt.Sprint(enabled)))
+}
+
+// RemoveCredential takes a [[sandbox_credentials]] entry out of the file: its header and
+// its keys, with the blank line that set it apart. Comments around it are kept.
+func (e *Editor) RemoveCredential(id string) error {
+	c, key, err := e.credential(id)
+	if err != nil {
+		return err
+	}
+	if c == nil {
+		return fmt.Errorf("there is no [[sandbox_credentials]] entry for %s", key)
+	}
+	start, end := lineStart(e.data, c.header.start), lineEnd(e.data, c.header.end)
+	for _, vi := range c.keys {
+		end = max(end, vi.lineEnd)
+	}
+	if start >= 2 && e.data[start-1] == '\n' && (e.data[start-2] == '\n' || start >= 3 && e.data[start-2] == '\r' && e.data[start-3] == '\n') {
+		start = lineStart(e.data, start-1)
+	}
+	return e.set(replace(e.data, start, end, ""))
 }
 
 // AddCredential appends a [[sandbox_credentials]] entry. An entry for the same login or path
@@ -336,4 +389,25 @@ func RemoveHost(path, entry string) error {
 // a catalog name or the entry's path.
 func SetCredentialEnabled(path, id string, enabled bool) error {
 	return Update(path, runtime.GOOS, func(e *Editor) error { return e.SetCredentialEnabled(id, enabled) })
+}
+
+// CheckVarName checks the variable a path entry points at its copy. It may not be one the
+// sandbox sets itself (HOME, PATH, the proxy's) or one that changes how programs load
+// (LD_*, DYLD_*): a login's copy must not change what runs.
+func CheckVarName(name string) error {
+	if name == "" {
+		return errors.New("is empty; name the variable the tool reads, such as \"TOOL_CONFIG\"")
+	}
+	for i, r := range name {
+		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
+			return fmt.Errorf("%q is not a variable name; use letters, digits and _, such as \"TOOL_CONFIG\"", name)
+		}
+	}
+	u := strings.ToUpper(name)
+	reserved := []string{"HOME", "PATH", "TMPDIR", "SHELL", "USER", "LOGNAME", "IFS", "ENV", "BASH_ENV", "PS4", "PROMPT_COMMAND",
+		"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "GIT_HTTP_PROXY", "GIT_SSH_COMMAND", "GIT_SSH", "SSH_AUTH_SOCK"}
+	if slices.Contains(reserved, u) || strings.HasPrefix(u, "LD_") || strings.HasPrefix(u, "DYLD_") || strings.HasPrefix(u, "XDG_") {
+		return fmt.Errorf("%q is set by the sandbox itself or changes what programs run; name the variable the tool reads to find its file", name)
+	}
+	return nil
 }

@@ -39,6 +39,9 @@ type Options struct {
 	// OnEvent, when set, sees every event as it is written to the audit trail (for the
 	// local API's event stream).
 	OnEvent func(audit.Event)
+	// GhToken returns the GitHub CLI's token for a host, for a shared gh login whose token
+	// is kept in the keychain; nil runs the gh found on PATH.
+	GhToken func(host string) (string, error)
 	// FollowDenials follows a Seatbelt run's denials; nil means the unified log.
 	FollowDenials func(ctx context.Context, marker string) (DenialFollower, error)
 	// ProxyConnsTotal caps the connections open through all the sessions' proxies
@@ -276,3 +279,6 @@ func (m *Manager) rewriteRecord(s *Session, call *pending) {
 		_ = s.lock.Truncate(int64(len(b)))
 	}
 }
+
+// UserHome is the person's real home folder, which shared logins are copied from.
+func (m *Manager) UserHome() string { return m.opts.UserHome }

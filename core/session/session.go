@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/openworker/openworker/core/audit"
+	"github.com/openworker/openworker/core/credentials"
 	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/proxy"
@@ -55,6 +56,11 @@ type Spec struct {
 	// ProxyConns caps the connections open through the session's proxy; 0 is the proxy's
 	// default.
 	ProxyConns int
+	// Logins are the shared logins copied into the sandbox home when the session starts;
+	// their hosts join the allow list. A running session keeps what it started with.
+	Logins []credentials.Entry
+	// LoginHosts are the copied logins' hosts, set when they are copied.
+	LoginHosts []hosts.Entry
 }
 
 // Session is one running session.
@@ -71,6 +77,7 @@ type Session struct {
 	proxy    *proxy.Proxy
 	port     int
 	proxyURL string
+	logins   *credentials.Result // the shared logins copied at start; nil: none
 
 	mu        sync.Mutex // one tool call at a time; guards the fields below
 	pol       *policy.Policy
@@ -184,6 +191,9 @@ func (m *Manager) start(ctx context.Context, spec Spec, first *pending) (_ *Sess
 		}
 	}()
 	if err := s.makeTmp(prov); err != nil {
+		return nil, err
+	}
+	if err := s.copyLogins(); err != nil {
 		return nil, err
 	}
 	if spec.Network == policy.Allowlist {
@@ -322,7 +332,7 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	if s.Enforcement != sandbox.Direct {
 		readable = pol.Readable()
 	}
-	env := BuildEnv(EnvOptions{Host: m.opts.HostEnv, Home: s.home, Tmp: s.tmp, ProxyURL: s.proxyURL, GOOS: m.opts.GOOS, Readable: readable})
+	env := BuildEnv(EnvOptions{Host: m.opts.HostEnv, Home: s.home, Tmp: s.tmp, ProxyURL: s.proxyURL, GOOS: m.opts.GOOS, Readable: readable, ExtraVars: s.loginVars()})
 	if readable != nil {
 		s.hints.order = filepath.SplitList(hostVar(m.opts.HostEnv, "PATH"))
 		s.hints.kept, s.hints.dropped = InsidePath(hostVar(m.opts.HostEnv, "PATH"), readable)
@@ -468,7 +478,46 @@ func (c *wallCheck) result(client *runner.Client) error {
 }
 
 func allowList(spec Spec) []hosts.Entry {
-	return append(append([]hosts.Entry(nil), spec.Hosts...), spec.SessionHosts...)
+	out := append([]hosts.Entry(nil), spec.Hosts...)
+	out = append(out, spec.LoginHosts...)
+	return append(out, spec.SessionHosts...)
+}
+
+// copyLogins copies the spec's shared logins into the sandbox home, inside the private tmp:
+// they go with it when the session ends, and after a crash with CleanStale.
+func (s *Session) copyLogins() error {
+	if len(s.spec.Logins) == 0 {
+		return nil
+	}
+	res, err := credentials.Copy(credentials.Options{
+		UserHome: s.m.opts.UserHome, SandboxHome: s.home, Helper: s.m.opts.RunnerPath, GhToken: s.m.opts.GhToken,
+	}, s.spec.Logins)
+	if err != nil {
+		return err
+	}
+	s.logins = res
+	s.spec.LoginHosts = slices.Clone(res.Hosts)
+	return nil
+}
+
+func (s *Session) loginVars() map[string]string {
+	if s.logins == nil {
+		return nil
+	}
+	return s.logins.Vars
+}
+
+// Logins is what became of the session's shared logins when it started.
+func (s *Session) Logins() []credentials.Copied {
+	if s.logins == nil {
+		return nil
+	}
+	return slices.Clone(s.logins.Entries)
+}
+
+// LoginHosts are the hosts the session's shared logins added to its allow list.
+func (s *Session) LoginHosts() []hosts.Entry {
+	return slices.Clone(s.spec.LoginHosts)
 }
 
 // SetSettingsHosts swaps the settings' part of the allow list, as when the user changes the

@@ -1,0 +1,256 @@
+package backend
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/openworker/openworker/core/config"
+	"github.com/openworker/openworker/core/credentials"
+	"github.com/openworker/openworker/core/hosts"
+)
+
+// Credentials is Settings ▸ Sandbox ▸ "Explicit config and keys exposed to Agent": the
+// entries the person added, each with its switch, and the catalog "Add… ▸ A CLI's login"
+// offers, each found or not found on this machine.
+type Credentials struct {
+	Entries []CredentialInfo `json:"entries"`
+	Catalog []CatalogRow     `json:"catalog"`
+	Pending []string         `json:"pending,omitempty"`
+	// Note says when a change applies.
+	Note string `json:"note"`
+}
+
+// CredentialInfo is one added entry.
+type CredentialInfo struct {
+	Key     string   `json:"key"`           // "ssh", "~/.config/tool"
+	Title   string   `json:"title"`         // "SSH keys", or the path
+	From    string   `json:"from"`          // "~/.ssh"
+	Kind    string   `json:"kind"`          // "folder, credential"
+	Var     string   `json:"var,omitempty"` // the variable pointed at the copy
+	Hosts   []string `json:"hosts"`         // joined to the allow list of sessions
+	Enabled bool     `json:"enabled"`       // its switch
+	Status  string   `json:"status"`        // found, not found, found (token in the keychain)
+	Problem string   `json:"problem,omitempty"`
+}
+
+// CatalogRow is one row of "Add… ▸ A CLI's login".
+type CatalogRow struct {
+	Name   string   `json:"name"`
+	Title  string   `json:"title"`
+	From   string   `json:"from"`
+	Kind   string   `json:"kind"`
+	Lets   string   `json:"lets"`
+	Var    string   `json:"var,omitempty"`
+	Hosts  []string `json:"hosts"`
+	Found  bool     `json:"found"`
+	Status string   `json:"status"`
+	Added  bool     `json:"added"`
+}
+
+const applyNote = "a change applies to sessions started afterwards; a running session keeps the copies it started with"
+
+// Credentials lists the shared logins as the settings in force have them.
+func (b *Backend) Credentials() Credentials {
+	home := b.m.UserHome()
+	settings := b.store.InForce().Settings
+	rows := credentials.Rows(home)
+	out := Credentials{Pending: b.store.Pending(), Note: applyNote}
+	status := map[string]credentials.Row{}
+	for _, r := range rows {
+		status[r.Name] = r
+		cr := CatalogRow{Name: r.Name, Title: r.Title, From: "~/" + r.Path, Kind: kindOf(r.Folder, r.Label), Lets: r.Lets, Var: r.Var,
+			Hosts: hostStrings(r.Hosts), Found: r.Found, Status: r.Status()}
+		if r.Name == "kubectl" {
+			cr.Hosts = kubeHosts(filepath.Join(home, r.Path))
+		}
+		cr.Added = slices.ContainsFunc(settings.Credentials, func(c config.Credential) bool { return c.Name == r.Name })
+		out.Catalog = append(out.Catalog, cr)
+	}
+	for _, c := range settings.Credentials {
+		e := credentials.EntryFor(c)
+		info := CredentialInfo{Key: c.Key(), Title: c.Key(), From: "~/" + e.Path, Var: e.Var, Hosts: hostStrings(e.Hosts), Enabled: c.Enabled}
+		if r, ok := status[c.Name]; ok && c.Name != "" {
+			info.Title, info.Kind, info.Status = r.Title, kindOf(r.Folder, r.Label), r.Status()
+			if c.Name == "kubectl" {
+				info.Hosts = kubeHosts(filepath.Join(home, r.Path))
+			}
+		} else {
+			folder, found := credentials.Found(filepath.Join(home, c.Path))
+			info.Kind, info.Status = kindOf(folder, c.Label), "not found"
+			if found {
+				info.Status = "found"
+			}
+		}
+		out.Entries = append(out.Entries, info)
+	}
+	return out
+}
+
+// AddCredential adds a catalog login by name, switched on (or off with enabled false).
+func (b *Backend) AddCredential(name string, enabled bool) (CredentialInfo, error) {
+	if _, ok := credentials.Lookup(name); !ok {
+		return CredentialInfo{}, fmt.Errorf("%q is not a CLI login OpenWorker knows (%s); for another file or folder use openworker credentials add-path", name, strings.Join(config.CatalogNames(), ", "))
+	}
+	return b.addCredential(config.Credential{Name: name, Enabled: enabled})
+}
+
+// AddCredentialPath adds a file or folder of the person's own under the home folder,
+// labelled credential or configuration, with the hosts its tool needs and, optionally, the
+// variable pointed at its copy.
+func (b *Backend) AddCredentialPath(path, label string, sites []string, variable string, enabled bool) (CredentialInfo, error) {
+	c := config.Credential{Path: path, Label: label, Var: variable, Enabled: enabled}
+	if home := b.m.UserHome(); filepath.IsAbs(path) && strings.HasPrefix(path, home+string(filepath.Separator)) {
+		c.Path = "~/" + strings.TrimPrefix(path, home+string(filepath.Separator))
+	}
+	c.Path = strings.TrimPrefix(c.Path, "~/")
+	for _, s := range sites {
+		e, err := hosts.Parse(s)
+		if err != nil {
+			return CredentialInfo{}, fmt.Errorf("--host %s: %w", s, err)
+		}
+		c.Hosts = append(c.Hosts, e)
+	}
+	return b.addCredential(c)
+}
+
+func (b *Backend) addCredential(c config.Credential) (CredentialInfo, error) {
+	c, err := config.CheckCredential(c, b.opts.GOOS)
+	if err != nil {
+		return CredentialInfo{}, err
+	}
+	if _, ok := b.credential(c.Key()); ok {
+		return CredentialInfo{}, fmt.Errorf("%s is added already; switch it on or off with openworker credentials enable|disable %s", c.Key(), c.Key())
+	}
+	err = b.store.Apply(AddCredential(c))
+	return b.publishCredential(CredentialAdded, c.Key(), err)
+}
+
+// SetCredentialEnabled switches an added entry on or off.
+func (b *Backend) SetCredentialEnabled(id string, on bool) (CredentialInfo, error) {
+	key, err := config.CredentialKey(id)
+	if err != nil {
+		return CredentialInfo{}, err
+	}
+	if _, ok := b.credential(key); !ok {
+		return CredentialInfo{}, fmt.Errorf("%s is not added; add it first with openworker credentials add (a CLI's login) or add-path (a file or folder)", key)
+	}
+	typ := CredentialDisabled
+	if on {
+		typ = CredentialEnabled
+	}
+	err = b.store.Apply(SetCredentialEnabled(key, on))
+	return b.publishCredential(typ, key, err)
+}
+
+// RemoveCredential takes an entry out of the settings.
+func (b *Backend) RemoveCredential(id string) error {
+	key, err := config.CredentialKey(id)
+	if err != nil {
+		return err
+	}
+	info, ok := b.credentialInfo(key)
+	if !ok {
+		return fmt.Errorf("%s is not added (openworker credentials list shows what is)", key)
+	}
+	err = b.store.Apply(RemoveCredential(key))
+	var pending *ErrPending
+	if err == nil || errors.As(err, &pending) {
+		b.bus.publish(Event{Type: CredentialRemoved, Credential: &info, Message: "removed " + key + "; " + applyNote})
+	}
+	return err
+}
+
+func (b *Backend) credential(key string) (config.Credential, bool) {
+	for _, c := range b.store.InForce().Settings.Credentials {
+		if c.Key() == key {
+			return c, true
+		}
+	}
+	return config.Credential{}, false
+}
+
+func (b *Backend) credentialInfo(key string) (CredentialInfo, bool) {
+	for _, e := range b.Credentials().Entries {
+		if e.Key == key {
+			return e, true
+		}
+	}
+	return CredentialInfo{}, false
+}
+
+// publishCredential tells the bus of a change that is in force (written, or pending while
+// the file has problems).
+func (b *Backend) publishCredential(typ, key string, err error) (CredentialInfo, error) {
+	var pending *ErrPending
+	if err != nil && !errors.As(err, &pending) {
+		return CredentialInfo{}, err
+	}
+	info, _ := b.credentialInfo(key)
+	msg := strings.TrimPrefix(typ, "credential.") + " " + key + "; " + applyNote
+	b.bus.publish(Event{Type: typ, Credential: &info, Message: msg})
+	return info, err
+}
+
+func kindOf(folder bool, label string) string {
+	if folder {
+		return "folder, " + label
+	}
+	return "file, " + label
+}
+
+func hostStrings(es []hosts.Entry) []string {
+	out := []string{}
+	for _, e := range es {
+		out = append(out, e.String())
+	}
+	return out
+}
+
+func kubeHosts(path string) []string {
+	es, err := credentials.KubeServers(path)
+	if err != nil {
+		return []string{}
+	}
+	return hostStrings(es)
+}
+
+// loginsNote says, on a session's Access list, that its shared logins are those it started
+// with, and whether the settings have changed since.
+func loginsNote(settings *config.Settings, started []credentials.Copied) string {
+	var now, then []string
+	for _, e := range credentials.Entries(settings.Credentials) {
+		now = append(now, e.Key)
+	}
+	for _, c := range started {
+		then = append(then, c.Key)
+	}
+	if len(now) == 0 && len(then) == 0 {
+		return ""
+	}
+	note := "this session keeps the shared logins it started with (a copy cannot be taken back from a running sandbox); switching one on or off applies to sessions started afterwards"
+	slices.Sort(now)
+	slices.Sort(then)
+	if !slices.Equal(now, then) {
+		note += ". The logins switched on have changed since it started (now: " + strings.Join(now, ", ") + "); start a new session to use them"
+	}
+	return note
+}
+
+// copiedMessage sums up a session's copies, with everything left out.
+func copiedMessage(logins []credentials.Copied) string {
+	var parts []string
+	for _, c := range logins {
+		p := fmt.Sprintf("%s: %d file(s)", c.Key, c.Files)
+		if !c.Found {
+			p = c.Key + ": not found"
+		}
+		if len(c.LeftOut) > 0 {
+			p += ", left out: " + strings.Join(c.LeftOut, "; ")
+		}
+		parts = append(parts, p)
+	}
+	return "shared logins copied into the sandbox home: " + strings.Join(parts, "; ")
+}

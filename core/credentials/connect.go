@@ -1,0 +1,97 @@
+package credentials
+
+import (
+	"bufio"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ConnectArg is the hidden argument that runs the openworker binary as ssh's ProxyCommand
+// inside the sandbox: `openworker __connect HOST PORT` makes an HTTP CONNECT to the session's
+// proxy (from HTTPS_PROXY, with its token) and carries the connection on its standard input
+// and output.
+const ConnectArg = "__connect"
+
+// Connect is ConnectArg's body. A refusal is one line on stderr that says which site and what
+// to do, where ssh alone would only say "Connection closed". It returns the exit status.
+func Connect(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "openworker: "+format+"\n", a...)
+		return 1
+	}
+	if len(args) != 2 {
+		return fail("usage: openworker %s HOST PORT (ssh's ProxyCommand inside a sandbox)", ConnectArg)
+	}
+	port, err := strconv.Atoi(args[1])
+	if err != nil || port < 1 || port > 65535 {
+		return fail("%q is not a port", args[1])
+	}
+	target := net.JoinHostPort(strings.Trim(args[0], "[]"), strconv.Itoa(port))
+	raw := ""
+	for _, k := range []string{"HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"} {
+		if raw = getenv(k); raw != "" {
+			break
+		}
+	}
+	if raw == "" {
+		return fail("cannot reach %s: there is no proxy in this sandbox (HTTPS_PROXY is not set), and the sandbox reaches servers only through it", target)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return fail("cannot reach %s: HTTPS_PROXY is not a proxy URL", target)
+	}
+	conn, err := net.DialTimeout("tcp", u.Host, 10*time.Second)
+	if err != nil {
+		return fail("cannot reach the session's proxy for %s: %v", target, err)
+	}
+	defer conn.Close()
+	head := "CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n"
+	if u.User != nil {
+		pw, _ := u.User.Password()
+		head += "Proxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pw)) + "\r\n"
+	}
+	if _, err := io.WriteString(conn, head+"\r\n"); err != nil {
+		return fail("cannot reach the session's proxy for %s: %v", target, err)
+	}
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	if err != nil {
+		return fail("the session's proxy gave no answer for %s: %v", target, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		return fail("%s", refusalLine(target, resp.Status, string(body)))
+	}
+	go func() {
+		_, _ = io.Copy(conn, stdin)
+		if tc, ok := conn.(*net.TCPConn); ok {
+			_ = tc.CloseWrite()
+		}
+	}()
+	_, _ = io.Copy(stdout, br) // what the proxy read past its answer, then the rest
+	return 0
+}
+
+// refusalLine turns the proxy's refusal into the one line ssh's user reads.
+func refusalLine(target, status, body string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(body), "\n")
+	notListed := target + " is not on this session's allow list; "
+	if hint, ok := strings.CutPrefix(line, notListed); ok {
+		if rest, ok := strings.CutPrefix(hint, "allow it "); ok {
+			return notListed + "ask for it or allow it " + rest
+		}
+		return notListed + "ask for it or allow it: " + hint
+	}
+	if line == "" {
+		return "the session's proxy refused " + target + " (" + status + ")"
+	}
+	return line
+}

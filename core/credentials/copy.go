@@ -1,0 +1,400 @@
+package credentials
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/openworker/openworker/core/config"
+	"github.com/openworker/openworker/core/hosts"
+)
+
+// Limits of one session's copies, all entries together. A folder such as ~/.config/gcloud
+// can hold logs and caches far larger than any login; what does not fit is left out and
+// said so, never silently cut.
+const (
+	DefaultMaxBytes = 64 << 20
+	DefaultMaxFiles = 4096
+)
+
+// Entry is one enabled shared login as a session copies it.
+type Entry struct {
+	Key   string // what the settings call it: "ssh", "~/.config/tool"
+	Name  string // the catalog name, or "" for a file or folder of the person's own
+	Path  string // relative to the home folder
+	Label string
+	// Var is pointed at the copy (its folder with VarFolder).
+	Var       string
+	VarFolder bool
+	Hosts     []hosts.Entry
+}
+
+// Entries returns the settings' enabled entries, in file order, as sessions copy them.
+func Entries(cs []config.Credential) []Entry {
+	var out []Entry
+	for _, c := range cs {
+		if !c.Enabled {
+			continue
+		}
+		out = append(out, EntryFor(c))
+	}
+	return out
+}
+
+// EntryFor returns what copying c means: a catalog login brings its path, variable and
+// hosts; a file or folder of the person's own has its own.
+func EntryFor(c config.Credential) Entry {
+	if it, ok := Lookup(c.Name); ok && c.Name != "" {
+		return Entry{Key: c.Key(), Name: it.Name, Path: it.Path, Label: it.Label, Var: it.Var, VarFolder: it.VarFolder, Hosts: slices.Clone(it.Hosts)}
+	}
+	return Entry{Key: c.Key(), Path: c.Path, Label: c.Label, Var: c.Var, Hosts: slices.Clone(c.Hosts)}
+}
+
+// Options say where to copy from and to.
+type Options struct {
+	// UserHome is the person's real home folder; SandboxHome the session's private home.
+	UserHome, SandboxHome string
+	// Helper is the openworker binary as the sandbox sees it, which ssh's ProxyCommand runs
+	// (with ConnectArg) to reach a server through the session's proxy.
+	Helper string
+	// MaxBytes and MaxFiles bound the copies; zero means the defaults.
+	MaxBytes int64
+	MaxFiles int
+	// GhToken returns the GitHub CLI's token for a host, as `gh auth token --hostname HOST`
+	// prints it outside the sandbox; nil runs the gh found on PATH.
+	GhToken func(host string) (string, error)
+}
+
+// Copied is what became of one entry.
+type Copied struct {
+	Key   string `json:"key"`
+	Found bool   `json:"found"`
+	// Copy is where the copy is, inside the sandbox home.
+	Copy  string   `json:"copy,omitempty"`
+	Files int      `json:"files"`
+	Bytes int64    `json:"bytes"`
+	Var   string   `json:"var,omitempty"`
+	Hosts []string `json:"hosts,omitempty"`
+	// LeftOut says what was not copied and why; Notes what else the person should know.
+	LeftOut []string `json:"left_out,omitempty"`
+	Notes   []string `json:"notes,omitempty"`
+}
+
+// Result is what a session's copies came to.
+type Result struct {
+	Entries []Copied
+	// Vars are set in the sandbox's environment: each entry's variable, GIT_SSH_COMMAND.
+	Vars map[string]string
+	// Hosts are the entries' hosts, for the session's allow list.
+	Hosts []hosts.Entry
+}
+
+// Copy copies every entry into the sandbox home, at the same place relative to the home
+// folder, and wires each one up. A login that is missing or partly unreadable is reported in
+// its Copied; an error means the sandbox home could not be written, and the session must
+// not start on a half-made home.
+func Copy(o Options, entries []Entry) (*Result, error) {
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.MaxFiles <= 0 {
+		o.MaxFiles = DefaultMaxFiles
+	}
+	if o.GhToken == nil {
+		o.GhToken = ghAuthToken
+	}
+	realHome, err := filepath.EvalSymlinks(o.UserHome)
+	if err != nil {
+		return nil, fmt.Errorf("finding the home folder for shared logins: %w", err)
+	}
+	c := &copier{o: o, realHome: realHome}
+	res := &Result{Vars: map[string]string{}}
+	for _, e := range entries {
+		cp, err := c.entry(e, res)
+		if err != nil {
+			return nil, fmt.Errorf("copying %s into the sandbox home: %w", e.Key, err)
+		}
+		res.Entries = append(res.Entries, cp)
+	}
+	return res, nil
+}
+
+type copier struct {
+	o        Options
+	realHome string
+	bytes    int64
+	files    int
+	cur      *Copied
+	visited  map[string]bool
+}
+
+func (c *copier) entry(e Entry, res *Result) (Copied, error) {
+	cp := Copied{Key: e.Key}
+	c.cur, c.visited = &cp, map[string]bool{}
+	src := filepath.Join(c.o.UserHome, e.Path)
+	dst := filepath.Join(c.o.SandboxHome, e.Path)
+	if _, err := os.Lstat(src); errors.Is(err, fs.ErrNotExist) {
+		cp.Notes = append(cp.Notes, "~/"+e.Path+" is not on this machine; nothing was copied")
+		return cp, nil
+	}
+	real, err := filepath.EvalSymlinks(src)
+	if err != nil {
+		c.leftOut(src, "cannot be followed: "+reason(err))
+		return cp, nil
+	}
+	// A login reached through a symlink (dotfiles) is followed while it stays in the home
+	// folder: a link planted to reach further would otherwise copy anything the person
+	// can read.
+	if !within(c.realHome, real) {
+		c.leftOut(src, "leads out of the home folder, to "+real+"; not followed")
+		return cp, nil
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		c.leftOut(src, reason(err))
+		return cp, nil
+	}
+	cp.Found = true
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return cp, err
+	}
+	switch {
+	case st.IsDir():
+		if err := c.dir(real, dst, real); err != nil {
+			return cp, err
+		}
+	case st.Mode().IsRegular():
+		if err := c.file(real, dst, src); err != nil {
+			return cp, err
+		}
+	default:
+		c.leftOut(src, "is not a regular file or folder")
+		return cp, nil
+	}
+	cp.Copy = dst
+	switch e.Name {
+	case "ssh":
+		if err := c.wireSSH(dst, res); err != nil {
+			return cp, err
+		}
+	case "gh":
+		if err := c.ghTokens(dst); err != nil {
+			return cp, err
+		}
+	case "kubectl":
+		servers, err := c.kubeconfig(src, dst)
+		if err != nil {
+			return cp, err
+		}
+		e.Hosts = append(e.Hosts, servers...)
+	case "docker":
+		if err := c.dockerConfig(dst); err != nil {
+			return cp, err
+		}
+	}
+	if e.Var != "" {
+		cp.Var = e.Var
+		res.Vars[e.Var] = dst
+		if e.VarFolder {
+			res.Vars[e.Var] = filepath.Dir(dst)
+		}
+	}
+	for _, h := range e.Hosts {
+		cp.Hosts = append(cp.Hosts, h.String())
+		if !slices.Contains(res.Hosts, h) {
+			res.Hosts = append(res.Hosts, h)
+		}
+	}
+	return cp, nil
+}
+
+// dir copies folder src (a real path inside root) to dst.
+func (c *copier) dir(src, dst, root string) error {
+	if c.visited[src] {
+		c.leftOut(src, "is a folder already copied (a symlink loops back to it); not copied twice")
+		return nil
+	}
+	c.visited[src] = true
+	if err := os.Mkdir(dst, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	des, err := os.ReadDir(src)
+	if err != nil {
+		c.leftOut(src, "cannot be listed: "+reason(err))
+		return nil
+	}
+	sort.Slice(des, func(i, j int) bool { return des[i].Name() < des[j].Name() })
+	for _, de := range des {
+		p, q := filepath.Join(src, de.Name()), filepath.Join(dst, de.Name())
+		st, err := os.Lstat(p)
+		if err != nil {
+			c.leftOut(p, reason(err))
+			continue
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			t, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				c.leftOut(p, "is a symlink that leads nowhere; not followed")
+				continue
+			}
+			if !within(root, t) {
+				c.leftOut(p, "is a symlink to "+t+", outside "+c.show(root)+"; not followed")
+				continue
+			}
+			if st, err = os.Stat(t); err != nil {
+				c.leftOut(p, reason(err))
+				continue
+			}
+			if st.IsDir() && c.visited[t] {
+				c.leftOut(p, "is a symlink to a folder already copied; not followed")
+				continue
+			}
+			p = t
+		}
+		switch {
+		case st.IsDir():
+			if err := c.dir(p, q, root); err != nil {
+				return err
+			}
+		case st.Mode().IsRegular():
+			if err := c.file(p, q, filepath.Join(src, de.Name())); err != nil {
+				return err
+			}
+		default:
+			c.leftOut(filepath.Join(src, de.Name()), "is "+kind(st.Mode())+", not a regular file")
+		}
+	}
+	return nil
+}
+
+// file copies regular file src to dst, owner-only. shown is the path the person knows.
+// The original is opened read-only, never through a symlink at its last component, and
+// never blocking on a FIFO swapped in; only as many bytes as it had when opened are copied.
+func (c *copier) file(src, dst, shown string) error {
+	if c.files >= c.o.MaxFiles {
+		c.leftOut(shown, fmt.Sprintf("was not copied: the copies are limited to %d files in all", c.o.MaxFiles))
+		return nil
+	}
+	f, err := openRegular(src)
+	if err != nil {
+		c.leftOut(shown, reason(err))
+		return nil
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		c.leftOut(shown, reason(err))
+		return nil
+	}
+	if c.bytes+st.Size() > c.o.MaxBytes {
+		c.leftOut(shown, fmt.Sprintf("was not copied: it is %d bytes, and the copies are limited to %d bytes in all", st.Size(), c.o.MaxBytes))
+		return nil
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		c.leftOut(shown, "was already copied by another entry")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	n, err := io.Copy(out, io.LimitReader(f, st.Size()))
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(dst)
+		return fmt.Errorf("copying %s: %w", c.show(shown), err)
+	}
+	c.files++
+	c.bytes += n
+	c.cur.Files++
+	c.cur.Bytes += n
+	return nil
+}
+
+// openRegular opens a regular file for reading only.
+func openRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is %s, not a regular file", path, kind(st.Mode()))
+	}
+	return f, nil
+}
+
+// writeCopy replaces a copy's text (a rewritten kubeconfig, hosts.yml), owner-only.
+func writeCopy(path string, data []byte) error {
+	tmp := path + ".openworker-new"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+func (c *copier) leftOut(path, why string) {
+	c.cur.LeftOut = append(c.cur.LeftOut, c.show(path)+" "+why)
+}
+
+// show is a path as the person knows it: under ~ when it is in the home folder.
+func (c *copier) show(p string) string {
+	for _, h := range []string{c.realHome, c.o.UserHome} {
+		if within(h, p) {
+			rel, _ := filepath.Rel(h, p)
+			return "~/" + filepath.ToSlash(rel)
+		}
+	}
+	return p
+}
+
+func within(root, p string) bool {
+	return p == root || strings.HasPrefix(p, root+string(filepath.Separator))
+}
+
+func kind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a folder"
+	}
+	return "not a regular file"
+}
+
+func reason(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
