@@ -12,7 +12,7 @@ require (
 	golang.org/x/sys v0.50.0
 )
 
-require go.yaml.in/yaml/v3 v3.0.6 // indirect
+require go.yaml.in/yaml/v3 v3.0.6
 
 require (
 	github.com/google/jsonschema-go v0.4.3 // indirect

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"github.com/openworker/openworker/core/hosts"
 	"os"
 	"path/filepath"
 	"strings"
@@ -143,6 +144,18 @@ func TestEdits(t *testing.T) {
 		{"credential_absent_off", "sandbox_provider = \"linux\"\n",
 			func(e *Editor) error { return e.SetCredentialEnabled("gh", false) },
 			"sandbox_provider = \"linux\"\n"},
+		{"credential_path_added_with_var", "sandbox_provider = \"linux\"\n",
+			func(e *Editor) error {
+				h, _ := hosts.Parse("api.tool.example")
+				return e.AddCredential(Credential{Path: "~/.config/tool", Label: LabelCredential, Hosts: []hosts.Entry{h}, Var: "TOOL_CONFIG", Enabled: true})
+			},
+			"sandbox_provider = \"linux\"\n\n[[sandbox_credentials]]\npath = \"~/.config/tool\"\nlabel = \"credential\"\nhosts = [\"api.tool.example:443\"]\nvar = \"TOOL_CONFIG\"\nenabled = true\n"},
+		{"credential_removed_keeps_comments", "sandbox_provider = \"linux\"\n\n# ssh\n[[sandbox_credentials]]\nname = \"ssh\"\nenabled = true # push\n\n# gh, kept\n[[sandbox_credentials]]\nname = \"gh\"\nenabled = false\n",
+			func(e *Editor) error { return e.RemoveCredential("ssh") },
+			"sandbox_provider = \"linux\"\n\n# ssh\n\n# gh, kept\n[[sandbox_credentials]]\nname = \"gh\"\nenabled = false\n"},
+		{"credential_removed_last", "sandbox_provider = \"linux\"\n\n[[sandbox_credentials]]\npath = \"~/.tool\"\nlabel = \"credential\"\nenabled = false\n",
+			func(e *Editor) error { return e.RemoveCredential("~/.tool") },
+			"sandbox_provider = \"linux\"\n"},
 		{"toolchain_added", "sandbox_toolchains = [\".nvm\"]\n",
 			func(e *Editor) error { return e.AddToolchain("~/tools/flutter/") },
 			"sandbox_toolchains = [\".nvm\", \"tools/flutter\"]\n"},
@@ -182,6 +195,11 @@ func TestEditRefusals(t *testing.T) {
 			`the change would leave`},
 		{"unknown_path_credential", "", func(e *Editor) error { return e.SetCredentialEnabled("~/.tool", true) },
 			"there is no [[sandbox_credentials]] entry for ~/.tool"},
+		{"reserved_var", "", func(e *Editor) error {
+			return e.AddCredential(Credential{Path: ".tool", Label: LabelConfiguration, Var: "LD_PRELOAD", Enabled: true})
+		}, `var "LD_PRELOAD" is set by the sandbox itself or changes what programs run`},
+		{"remove_absent_credential", "", func(e *Editor) error { return e.RemoveCredential("ssh") },
+			"there is no [[sandbox_credentials]] entry for ssh"},
 		{"duplicate_credential", "[[sandbox_credentials]]\nname = \"gh\"\nenabled = false\n",
 			func(e *Editor) error { return e.AddCredential(Credential{Name: "gh", Enabled: true}) },
 			"gh already has a [[sandbox_credentials]] entry"},
