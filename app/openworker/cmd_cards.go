@@ -257,7 +257,20 @@ func cmdAccess(args []string) error {
 	for _, p := range a.Pending {
 		fmt.Printf("  pending write to the settings file: %s\n", p)
 	}
+	for _, l := range a.Logins {
+		fmt.Printf("  shared login %s: %d file(s) copied%s\n", l.Key, l.Files, leftOut(l.LeftOut))
+	}
+	if a.LoginsNote != "" {
+		fmt.Printf("  %s\n", a.LoginsNote)
+	}
 	return nil
+}
+
+func leftOut(l []string) string {
+	if len(l) == 0 {
+		return ""
+	}
+	return "; left out: " + strings.Join(l, "; ")
 }
 
 var sitesCommand = command{

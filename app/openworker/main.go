@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 
+	"github.com/openworker/openworker/core/credentials"
 	"github.com/openworker/openworker/core/linux"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/session"
@@ -46,6 +47,8 @@ Usage:
   openworker sites list|tick|untick|add|remove …
                                   the "Choose sites…" list of the machine's settings
   openworker fetch SESSION URL    the coworker's web fetch, outside the sandbox, under its allow list
+  openworker credentials list|add|add-path|enable|disable|remove …
+                                  the logins shared with the sandbox on purpose
   openworker audit [--session ID] [--since WHEN] [--follow]
                                   show the audit trail
   openworker version
@@ -117,6 +120,10 @@ func dispatch(args []string) error {
 		return cmdSites(rest)
 	case "fetch":
 		return cmdFetch(rest)
+	case "credentials":
+		return cmdCredentials(rest)
+	case credentials.ConnectArg:
+		return cmdConnect(rest)
 	case "version", "--version":
 		fmt.Printf("openworker %s (%s/%s, %s)\n", version, runtime.GOOS, runtime.GOARCH, runtime.Version())
 		return nil

@@ -100,6 +100,8 @@ func (s *Server) Serve(l net.Listener) error {
 	mux.HandleFunc("POST /v1/sessions/{id}/fetch", s.fetch)
 	mux.HandleFunc("GET /v1/sites", s.sites)
 	mux.HandleFunc("POST /v1/sites", s.changeSites)
+	mux.HandleFunc("GET /v1/credentials", s.credentials)
+	mux.HandleFunc("POST /v1/credentials", s.changeCredentials)
 	s.mu.Lock()
 	if s.shut {
 		// A stop signal can come between starting the daemon and serving.

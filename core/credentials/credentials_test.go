@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -116,7 +117,9 @@ func TestCopyIsOwnerOnlyAndLeavesOriginalsUntouched(t *testing.T) {
 	})
 	before := snapshot(t, home)
 
-	res, err := Copy(Options{UserHome: home, SandboxHome: sandbox, Helper: "/opt/openworker", GhToken: noGh(t)},
+	helper := filepath.Join(t.TempDir(), "openworker")
+	write(t, helper, "#!/bin/sh\n", 0o755)
+	res, err := Copy(Options{UserHome: home, SandboxHome: sandbox, Helper: helper, GhToken: noGh(t)},
 		entries(t, config.Credential{Name: "ssh"}, config.Credential{Name: "aws-credentials"}, config.Credential{Name: "npm"}))
 	if err != nil {
 		t.Fatal(err)
@@ -156,6 +159,13 @@ func TestCopyIsOwnerOnlyAndLeavesOriginalsUntouched(t *testing.T) {
 				t.Errorf("folder %s is %v, not 0700", rel, st.Mode().Perm())
 			}
 		case st.Mode().IsRegular():
+			if rel == filepath.Join(SSHConfigDir, "openworker") {
+				// the ProxyCommand's program, a copy on Linux: owner-only, and it runs
+				if st.Mode().Perm() != 0o700 {
+					t.Errorf("the helper %s is %v, not 0700", rel, st.Mode().Perm())
+				}
+				return nil
+			}
 			if st.Mode().Perm() != 0o600 {
 				t.Errorf("file %s is %v, not 0600", rel, st.Mode().Perm())
 			}
@@ -210,7 +220,9 @@ func TestSSHConfigComesFirstWithNoAgent(t *testing.T) {
 	write(t, filepath.Join(home, ".ssh", "work_rsa"), "-----BEGIN RSA PRIVATE KEY-----\n", 0o600)
 	write(t, filepath.Join(home, ".ssh", "id_ed25519.pub"), "ssh-ed25519 AAAA\n", 0o644)
 	write(t, filepath.Join(home, ".ssh", "config"), "Host box\n", 0o600)
-	if _, err := Copy(Options{UserHome: home, SandboxHome: sandbox, Helper: "/Applications/Open Worker/openworker"}, entries(t, config.Credential{Name: "ssh"})); err != nil {
+	helper := filepath.Join(t.TempDir(), "Open Worker's", "openworker")
+	write(t, helper, "#!/bin/sh\necho helper\n", 0o755)
+	if _, err := Copy(Options{UserHome: home, SandboxHome: sandbox, Helper: helper}, entries(t, config.Credential{Name: "ssh"})); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(sandbox, SSHConfigDir, "config"))
@@ -224,7 +236,6 @@ func TestSSHConfigComesFirstWithNoAgent(t *testing.T) {
 		`  UserKnownHostsFile "` + s + `/known_hosts"`,
 		`  IdentityFile "` + s + `/id_ed25519"`,
 		`  IdentityFile "` + s + `/work_rsa"`,
-		`  ProxyCommand '/Applications/Open Worker/openworker' __connect %h %p`,
 		`Include "` + s + `/config"`,
 	}
 	text := string(b)
@@ -235,6 +246,17 @@ func TestSSHConfigComesFirstWithNoAgent(t *testing.T) {
 			t.Fatalf("the ssh config lacks %q (or has it out of order):\n%s", w, text)
 		}
 		last = i
+	}
+	// The ProxyCommand runs the helper, quoted for the shell, as the sandbox sees it.
+	var cmd string
+	for _, line := range strings.Split(text, "\n") {
+		if rest, ok := strings.CutPrefix(line, "  ProxyCommand "); ok {
+			cmd = rest
+		}
+	}
+	out, err := exec.Command("sh", "-c", strings.TrimSuffix(cmd, " __connect %h %p")).Output()
+	if !strings.HasSuffix(cmd, " __connect %h %p") || err != nil || string(out) != "helper\n" {
+		t.Errorf("ProxyCommand %q ran: %q %v", cmd, out, err)
 	}
 	if strings.Contains(text, ".pub") {
 		t.Errorf("a public key is named as an identity:\n%s", text)

@@ -22,6 +22,10 @@ func (c *copier) wireSSH(sshDir string, res *Result) error {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return err
 	}
+	helper, err := c.helper(dir)
+	if err != nil {
+		return err
+	}
 	var b strings.Builder
 	b.WriteString("# Written by OpenWorker for this session: ssh and git reach servers only through the\n")
 	b.WriteString("# session's proxy, with the copied keys and known hosts, and no agent.\n")
@@ -33,7 +37,7 @@ func (c *copier) wireSSH(sshDir string, res *Result) error {
 	for _, k := range privateKeys(sshDir) {
 		b.WriteString("  IdentityFile " + sshQuote(k) + "\n")
 	}
-	b.WriteString("  ProxyCommand " + strings.ReplaceAll(shellQuote(c.o.Helper), "%", "%%") + " " + ConnectArg + " %h %p\n")
+	b.WriteString("  ProxyCommand " + strings.ReplaceAll(shellQuote(helper), "%", "%%") + " " + ConnectArg + " %h %p\n")
 	if st, err := os.Stat(filepath.Join(sshDir, "config")); err == nil && st.Mode().IsRegular() {
 		b.WriteString("Include " + sshQuote(filepath.Join(sshDir, "config")) + "\n")
 	}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/openworker/openworker/core/api"
+	"github.com/openworker/openworker/core/backend"
+	"github.com/openworker/openworker/core/credentials"
+)
+
+var credentialsCommand = command{
+	name:     "credentials",
+	synopsis: "credentials list|add|add-path|enable|disable|remove …",
+	about: `The logins shared with the sandbox on purpose (Settings ▸ Sandbox ▸ "Explicit config and
+keys exposed to Agent"). By default a session has none of your logins. An entry added and
+switched on is copied, owner-only, into the private home of every session started afterwards,
+with the variable its tool reads pointed at the copy and its hosts on the session's allow list;
+the copy goes with the session. A running session keeps what it started with.
+
+  credentials list                 the entries with their switches and hosts, and the CLI
+                                   logins this machine has (found or not found)
+  credentials add NAME             share a CLI's login: ssh, gh, aws-config, aws-credentials,
+                                   kubectl, npm, docker, gcloud, terraform
+  credentials add-path PATH --label credential|configuration [--host H]… [--var NAME]
+                                   share a file or folder under the home folder
+  credentials enable NAME          switch an entry on (NAME: a login's name or ~/path)
+  credentials disable NAME         switch it off
+  credentials remove NAME          take it out of the settings`,
+	example: "openworker credentials add ssh\nopenworker credentials add-path ~/.config/tool --label credential --host api.tool.example:443 --var TOOL_CONFIG",
+	minArgs: 1, maxArgs: -1,
+	needs: "list, add, add-path, enable, disable or remove",
+}
+
+var credentialsAddPathCommand = command{
+	name:     "credentials add-path",
+	synopsis: "credentials add-path PATH --label credential|configuration [--host HOST[:PORT]]… [--var NAME] [--off]",
+	about: `Shares a file or folder under the home folder with the sessions started afterwards: copied
+owner-only into their private home at the same place, labelled credential (a secret inside) or
+configuration (host names, profiles, options), with the hosts its tool needs and, with --var,
+a variable pointed at the copy.`,
+	example: "openworker credentials add-path ~/.config/tool --label credential --host api.tool.example:443 --var TOOL_CONFIG",
+	minArgs: 1, maxArgs: 1,
+	needs: "a file or folder under the home folder",
+}
+
+func cmdCredentials(args []string) error {
+	if len(args) > 0 && args[0] == "add-path" {
+		return cmdCredentialsAddPath(args[1:])
+	}
+	fs := newFlags(credentialsCommand)
+	off := fs.Bool("off", false, "with add: add the entry switched off")
+	pos, _, err := parse(fs, credentialsCommand, args)
+	if err != nil {
+		return err
+	}
+	switch pos[0] {
+	case "list":
+		if len(pos) != 1 {
+			return fmt.Errorf("credentials list takes nothing more")
+		}
+		return credentialsList()
+	case "add", "enable", "disable", "remove":
+		if len(pos) != 2 {
+			return fmt.Errorf("credentials %s needs one NAME: a CLI's login (openworker credentials list shows them) or the ~/path of an entry", pos[0])
+		}
+		return credentialsChange(api.CredentialsRequest{Action: pos[0], Name: pos[1], Off: *off})
+	}
+	return fmt.Errorf("unknown credentials command %q; use list, add, add-path, enable, disable or remove", pos[0])
+}
+
+func cmdCredentialsAddPath(args []string) error {
+	fs := newFlags(credentialsAddPathCommand)
+	label := fs.String("label", "", "credential (a secret inside) or configuration (host names, profiles, options)")
+	var hostFlags multi
+	fs.Var(&hostFlags, "host", "a site its tool needs, HOST[:PORT]; may be given more than once")
+	variable := fs.String("var", "", "the variable to point at the copy")
+	off := fs.Bool("off", false, "add the entry switched off")
+	pos, _, err := parse(fs, credentialsAddPathCommand, args)
+	if err != nil {
+		return err
+	}
+	if *label == "" {
+		return fmt.Errorf("credentials add-path needs --label credential or --label configuration")
+	}
+	return credentialsChange(api.CredentialsRequest{Action: "add-path", Path: pos[0], Label: *label, Hosts: hostFlags, Var: *variable, Off: *off})
+}
+
+func credentialsChange(req api.CredentialsRequest) error {
+	c, err := client()
+	if err != nil {
+		return err
+	}
+	res, err := c.ChangeCredentials(context.Background(), req)
+	if err != nil {
+		return err
+	}
+	if res.Message != "" {
+		fmt.Fprintln(os.Stderr, "openworker:", res.Message)
+	}
+	printCredentials(res.Credentials)
+	return nil
+}
+
+func credentialsList() error {
+	c, err := client()
+	if err != nil {
+		return err
+	}
+	list, err := c.Credentials(context.Background())
+	if err != nil {
+		return err
+	}
+	printCredentials(list)
+	return nil
+}
+
+func printCredentials(list backend.Credentials) {
+	fmt.Println("Shared with the sandbox")
+	if len(list.Entries) == 0 {
+		fmt.Println("  nothing (add a CLI's login with openworker credentials add NAME)")
+	}
+	for _, e := range list.Entries {
+		sw := "off"
+		if e.Enabled {
+			sw = "on "
+		}
+		line := fmt.Sprintf("  [%s] %-16s %s  (%s; %s)", sw, e.Key, e.From, e.Kind, e.Status)
+		if e.Var != "" {
+			line += "  " + e.Var
+		}
+		fmt.Printf("%s  hosts: %s\n", line, hostList(e.Hosts))
+	}
+	fmt.Println("A CLI's login")
+	for _, r := range list.Catalog {
+		added := ""
+		if r.Added {
+			added = "  (added)"
+		}
+		fmt.Printf("  %-16s %-18s %-36s %s%s\n", r.Name, r.Title, r.From, r.Status, added)
+	}
+	for _, p := range list.Pending {
+		fmt.Printf("pending write to the settings file: %s\n", p)
+	}
+	fmt.Println(list.Note)
+}
+
+func hostList(hs []string) string {
+	if len(hs) == 0 {
+		return "none"
+	}
+	return strings.Join(hs, ", ")
+}
+
+// cmdConnect is ssh's ProxyCommand inside a sandbox (see credentials.ConnectArg).
+func cmdConnect(args []string) error {
+	if code := credentials.Connect(args, os.Getenv, os.Stdin, os.Stdout, os.Stderr); code != 0 {
+		return exitError{code}
+	}
+	return nil
+}
