@@ -165,11 +165,14 @@ func TestSharedLoginsInASession(t *testing.T) {
 			w.env[i] = "PATH=" + bin + ":" + strings.TrimPrefix(kv, "PATH=")
 		}
 	}
+	// A file or folder of the person's own.
+	os.MkdirAll(filepath.Join(w.home, ".config", "tool"), 0o755)
+	os.WriteFile(filepath.Join(w.home, ".config", "tool", "tool.toml"), []byte("region = \"north\"\n"), 0o644)
 	// An agent of the person's: never inside.
 	w.env = append(w.env, "SSH_AUTH_SOCK="+filepath.Join(w.home, "agent.sock"))
 	w.settings("sandbox_provider = \"linux\"\n")
 	// The daemon keeps its own state in this home: compare the logins' files only.
-	shared := []string{ssh, filepath.Join(w.home, ".config", "gh"), filepath.Join(w.home, "notes.txt")}
+	shared := []string{ssh, filepath.Join(w.home, ".config", "gh"), filepath.Join(w.home, ".config", "tool"), filepath.Join(w.home, "notes.txt")}
 	before := map[string]string{}
 	for _, p := range shared {
 		for k, v := range homeSnapshot(t, p) {
@@ -193,7 +196,13 @@ func TestSharedLoginsInASession(t *testing.T) {
 			t.Fatalf("credentials add %s: %d %s %s", name, code, out, errs)
 		}
 	}
+	if out, errs, code := w.run("credentials", "add-path", "~/.config/tool", "--label", "configuration", "--host", "api.tool.example:443", "--var", "TOOL_CONFIG"); code != 0 {
+		t.Fatalf("credentials add-path: %d %s %s", code, out, errs)
+	}
 	out, _, _ = w.run("credentials", "list")
+	if !strings.Contains(out, "[on ] ~/.config/tool") || !strings.Contains(out, "TOOL_CONFIG  hosts: api.tool.example:443") {
+		t.Errorf("credentials list after add-path:\n%s", out)
+	}
 	if !strings.Contains(out, "[on ] ssh") || !strings.Contains(out, "github.com:22") {
 		t.Errorf("credentials list after add:\n%s", out)
 	}
@@ -208,7 +217,7 @@ func TestSharedLoginsInASession(t *testing.T) {
 		t.Helper()
 		return w.run("session", "exec", id, cmd)
 	}
-	out, errs, code = exec(`echo "agent=${SSH_AUTH_SOCK-none}"; echo "gh=$GH_CONFIG_DIR"; echo "git_ssh=$GIT_SSH_COMMAND"; stat -c '%a %n' "$HOME/.ssh" "$HOME/.ssh/id_test" "$HOME/.ssh/config" "$HOME/.ssh/known_hosts" "$GH_CONFIG_DIR/hosts.yml"; ls -a "$HOME/.ssh"; grep oauth_token "$GH_CONFIG_DIR/hosts.yml"`)
+	out, errs, code = exec(`echo "agent=${SSH_AUTH_SOCK-none}"; echo "gh=$GH_CONFIG_DIR"; echo "git_ssh=$GIT_SSH_COMMAND"; stat -c '%a %n' "$HOME/.ssh" "$HOME/.ssh/id_test" "$HOME/.ssh/config" "$HOME/.ssh/known_hosts" "$GH_CONFIG_DIR/hosts.yml"; ls -a "$HOME/.ssh"; grep oauth_token "$GH_CONFIG_DIR/hosts.yml"; echo "tool=$TOOL_CONFIG"; cat "$TOOL_CONFIG/tool.toml"`)
 	if code != 0 {
 		t.Fatalf("inside: %d %s %s", code, out, errs)
 	}
@@ -217,6 +226,7 @@ func TestSharedLoginsInASession(t *testing.T) {
 		"git_ssh=ssh -F '" + filepath.Join(tmp, "home", ".ssh-openworker", "config") + "'\n",
 		"700 " + filepath.Join(tmp, "home", ".ssh") + "\n", "600 " + filepath.Join(tmp, "home", ".ssh", "id_test") + "\n",
 		"600 " + filepath.Join(tmp, "home", ".config", "gh", "hosts.yml") + "\n", "oauth_token: gho_standin0123456789",
+		"tool=" + filepath.Join(tmp, "home", ".config", "tool") + "\nregion = \"north\"\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("inside the session, no %q in:\n%s", want, out)
@@ -274,6 +284,10 @@ func TestSharedLoginsInASession(t *testing.T) {
 	}
 	if _, err := os.Stat(tmp); err == nil {
 		t.Errorf("the copies in %s are left after the session ended", tmp)
+	}
+
+	if out, errs, code := w.run("credentials", "remove", "~/.config/tool"); code != 0 || strings.Contains(out, "~/.config/tool") {
+		t.Errorf("credentials remove: %d %s %s", code, out, errs)
 	}
 
 	// A killed daemon's copies go at the next start.
