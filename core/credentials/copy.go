@@ -70,6 +70,9 @@ type Options struct {
 	// GhToken returns the GitHub CLI's token for a host, as `gh auth token --hostname HOST`
 	// prints it outside the sandbox; nil runs the gh found on PATH.
 	GhToken func(host string) (string, error)
+	// Untrusted are the folders a session has had writable (resolved): nothing in them is
+	// copied, as a command could have changed what it holds or where it leads.
+	Untrusted []string
 }
 
 // Copied is what became of one entry.
@@ -154,6 +157,10 @@ func (c *copier) entry(e Entry, res *Result) (Copied, error) {
 	// can read.
 	if !within(c.realHome, real) {
 		c.leftOut(src, "leads out of the home folder, to "+real+"; not followed")
+		return cp, nil
+	}
+	if c.untrusted(src) || c.untrusted(real) {
+		c.leftOut(src, untrustedWhy+" (sessions with that folder reach it there already)")
 		return cp, nil
 	}
 	st, err := os.Stat(real)
@@ -258,6 +265,10 @@ func (c *copier) dir(src, dst, root string) error {
 			}
 			p = t
 		}
+		if c.untrusted(p) {
+			c.leftOut(filepath.Join(src, de.Name()), untrustedWhy)
+			continue
+		}
 		switch {
 		case st.IsDir():
 			if err := c.dir(p, q, root); err != nil {
@@ -356,6 +367,20 @@ func writeCopy(path string, data []byte) error {
 		os.Remove(tmp)
 	}
 	return err
+}
+
+// untrustedWhy says why nothing in a folder a session has had writable is copied: a planted
+// symlink there, or one swapped in while the copy runs, would copy a login the person did
+// not share under the name of one they did.
+const untrustedWhy = "is in a folder a session has had writable: a command could have changed it or where it leads; not copied"
+
+func (c *copier) untrusted(p string) bool {
+	for _, u := range c.o.Untrusted {
+		if within(u, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *copier) leftOut(path, why string) {

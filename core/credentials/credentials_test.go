@@ -552,3 +552,59 @@ func TestPathEntry(t *testing.T) {
 		t.Errorf("copy: %v %v", st, err)
 	}
 }
+
+// BenchmarkCopySSH is the cost an ssh login adds to a session's start: a ~/.ssh of a few
+// keys and, on Linux, the copy of a 14 MB helper binary.
+func BenchmarkCopySSH(b *testing.B) {
+	home := b.TempDir()
+	os.MkdirAll(filepath.Join(home, ".ssh"), 0o700)
+	for _, n := range []string{"id_ed25519", "id_rsa", "known_hosts", "config"} {
+		os.WriteFile(filepath.Join(home, ".ssh", n), bytes.Repeat([]byte("k"), 4096), 0o600)
+	}
+	helper := filepath.Join(b.TempDir(), "openworker")
+	os.WriteFile(helper, bytes.Repeat([]byte{0x7f}, 14<<20), 0o755)
+	es := Entries([]config.Credential{{Name: "ssh", Enabled: true}})
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sandbox := filepath.Join(b.TempDir(), "home")
+		os.Mkdir(sandbox, 0o700)
+		if _, err := Copy(Options{UserHome: home, SandboxHome: sandbox, Helper: helper}, es); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// Nothing in a folder a session has had writable is copied: a command there could have
+// planted a link to a login the person did not share, or swap one in while the copy runs.
+func TestCopySkipsFoldersASessionHadWritable(t *testing.T) {
+	home, sandbox := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(home, ".aws", "credentials"), "[default]\nsecret\n", 0o600)
+	proj := filepath.Join(home, "code", "proj")
+	os.MkdirAll(proj, 0o755)
+	os.Symlink(filepath.Join(home, ".aws"), filepath.Join(proj, ".tool")) // planted by a command
+	write(t, filepath.Join(home, "code", "notes", "n.txt"), "notes", 0o600)
+	os.Symlink(filepath.Join(proj, ".tool"), filepath.Join(home, "code", "link")) // into the untrusted folder
+	res, err := Copy(Options{UserHome: home, SandboxHome: sandbox, Untrusted: []string{proj}}, entries(t,
+		config.Credential{Path: "code/proj/.tool", Label: config.LabelCredential},
+		config.Credential{Path: "code", Label: config.LabelConfiguration}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	filepath.WalkDir(sandbox, func(p string, d fs.DirEntry, err error) error {
+		if d != nil && !d.IsDir() {
+			rel, _ := filepath.Rel(sandbox, p)
+			found = append(found, rel)
+		}
+		return nil
+	})
+	if !slices.Equal(found, []string{"code/notes/n.txt"}) {
+		t.Errorf("copied %v; want only the notes, nothing from the folder a session had writable", found)
+	}
+	lo := strings.Join(append(res.Entries[0].LeftOut, res.Entries[1].LeftOut...), "\n")
+	for _, w := range []string{"~/code/proj/.tool is in a folder a session has had writable", "~/code/proj is in a folder a session has had writable", "~/code/link is a symlink to"} {
+		if !strings.Contains(lo, w) {
+			t.Errorf("left out does not say %q:\n%s", w, lo)
+		}
+	}
+}

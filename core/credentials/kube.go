@@ -52,6 +52,10 @@ func (c *copier) kubeconfig(src, dst string) ([]hosts.Entry, error) {
 			c.leftOut(p, "(named in the kubeconfig) is outside the home folder; kubectl inside cannot read it")
 			continue
 		}
+		if c.untrusted(p) || c.untrusted(real) {
+			c.leftOut(p, "(named in the kubeconfig) "+untrustedWhy)
+			continue
+		}
 		rel, err := filepath.Rel(c.realHome, real)
 		if within(c.o.UserHome, p) {
 			rel, err = filepath.Rel(c.o.UserHome, p)

@@ -491,6 +491,7 @@ func (s *Session) copyLogins() error {
 	}
 	res, err := credentials.Copy(credentials.Options{
 		UserHome: s.m.opts.UserHome, SandboxHome: s.home, Helper: s.m.opts.RunnerPath, GhToken: s.m.opts.GhToken,
+		Untrusted: s.m.untrusted(),
 	}, s.spec.Logins)
 	if err != nil {
 		return err
