@@ -223,7 +223,7 @@ func TestSharedLoginsInASession(t *testing.T) {
 	}
 	for _, want := range []string{
 		"agent=none\n", "gh=" + filepath.Join(tmp, "home", ".config", "gh") + "\n",
-		"git_ssh=ssh -F '" + filepath.Join(tmp, "home", ".ssh-openworker", "config") + "'\n",
+		"git_ssh='" + sshPath(t) + "' -F '" + filepath.Join(tmp, "home", ".ssh-openworker", "config") + "'\n",
 		"700 " + filepath.Join(tmp, "home", ".ssh") + "\n", "600 " + filepath.Join(tmp, "home", ".ssh", "id_test") + "\n",
 		"600 " + filepath.Join(tmp, "home", ".config", "gh", "hosts.yml") + "\n", "oauth_token: gho_standin0123456789",
 		"tool=" + filepath.Join(tmp, "home", ".config", "tool") + "\nregion = \"north\"\n",
@@ -261,6 +261,12 @@ func TestSharedLoginsInASession(t *testing.T) {
 	out, errs, code = exec("git clone -q gitbox:" + srv.repo + " " + filepath.Join(w.project, "clone") + " && cat " + filepath.Join(w.project, "clone", "README"))
 	if code != 0 || out != "cloned through the proxy\n" {
 		t.Fatalf("git clone over ssh through the proxy: %d %q %s", code, out, errs)
+	}
+	// A plain ssh, which reads ~/.ssh/config from the account's real home, finds the
+	// session's config through the wrapper first on PATH.
+	out, errs, code = exec("ssh gitbox echo hello from sshd; command -v ssh")
+	if code != 0 || !strings.HasPrefix(out, "hello from sshd\n"+filepath.Join(tmp, "home", ".ssh-openworker", "bin", "ssh")) {
+		t.Errorf("plain ssh through the proxy: %d %q %s", code, out, errs)
 	}
 	// Switched off: the running session keeps it; the next session has no copy.
 	if out, errs, code := w.run("credentials", "disable", "ssh"); code != 0 || !strings.Contains(out, "[off] ssh") {
@@ -329,4 +335,12 @@ func TestSharedLoginsInASession(t *testing.T) {
 			t.Errorf("%s changed:\n before %q\n after  %q", p, v, after[p])
 		}
 	}
+}
+
+func sshPath(t *testing.T) string {
+	p, err := exec.LookPath("ssh")
+	if err != nil {
+		t.Skip("no ssh client (Debian: openssh-client)")
+	}
+	return p
 }

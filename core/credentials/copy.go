@@ -97,6 +97,8 @@ type Result struct {
 	Vars map[string]string
 	// Hosts are the entries' hosts, for the session's allow list.
 	Hosts []hosts.Entry
+	// PathFirst are folders (inside the sandbox home) to put first on PATH: the ssh wrapper.
+	PathFirst []string
 }
 
 // Copy copies every entry into the sandbox home, at the same place relative to the home

@@ -159,8 +159,8 @@ func TestCopyIsOwnerOnlyAndLeavesOriginalsUntouched(t *testing.T) {
 				t.Errorf("folder %s is %v, not 0700", rel, st.Mode().Perm())
 			}
 		case st.Mode().IsRegular():
-			if rel == filepath.Join(SSHConfigDir, "openworker") {
-				// the ProxyCommand's program, a copy on Linux: owner-only, and it runs
+			if rel == filepath.Join(SSHConfigDir, "openworker") || rel == filepath.Join(SSHConfigDir, "bin", "ssh") {
+				// the ProxyCommand's program (a copy on Linux) and the ssh wrapper: owner-only, and they run
 				if st.Mode().Perm() != 0o700 {
 					t.Errorf("the helper %s is %v, not 0700", rel, st.Mode().Perm())
 				}
@@ -201,6 +201,9 @@ func TestCopyIsOwnerOnlyAndLeavesOriginalsUntouched(t *testing.T) {
 	}
 	if !strings.Contains(res.Vars["GIT_SSH_COMMAND"], filepath.Join(sandbox, SSHConfigDir, "config")) {
 		t.Errorf("GIT_SSH_COMMAND = %q", res.Vars["GIT_SSH_COMMAND"])
+	}
+	if len(res.PathFirst) != 1 || res.PathFirst[0] != filepath.Join(sandbox, SSHConfigDir, "bin") {
+		t.Errorf("PATH first: %v", res.PathFirst)
 	}
 	if _, ok := res.Vars["NPM_CONFIG_USERCONFIG"]; ok || res.Entries[2].Found {
 		t.Errorf("npm, which is not on this machine, was wired: %+v", res.Entries[2])

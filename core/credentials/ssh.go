@@ -3,6 +3,7 @@ package credentials
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -45,7 +46,27 @@ func (c *copier) wireSSH(sshDir string, res *Result) error {
 	if err := writeCopy(path, []byte(b.String())); err != nil {
 		return err
 	}
-	res.Vars["GIT_SSH_COMMAND"] = "ssh -F " + shellQuote(path)
+	// ssh reads ~/.ssh/config from the account's home folder, not $HOME: inside, that is the
+	// real one, out of reach. git is told with GIT_SSH_COMMAND, and a plain ssh finds a
+	// wrapper first on PATH that gives it the config.
+	ssh := "ssh"
+	if p, err := exec.LookPath("ssh"); err == nil && filepath.IsAbs(p) {
+		ssh = p
+	}
+	command := shellQuote(ssh) + " -F " + shellQuote(path)
+	bin := filepath.Join(dir, "bin")
+	if err := os.Mkdir(bin, 0o700); err != nil {
+		return err
+	}
+	wrapper := "#!/bin/sh\n# Written by OpenWorker: ssh with this session's config (the copied keys, through the proxy, no agent).\nexec " + command + " \"$@\"\n"
+	if err := writeCopy(filepath.Join(bin, "ssh"), []byte(wrapper)); err != nil {
+		return err
+	}
+	if err := os.Chmod(filepath.Join(bin, "ssh"), 0o700); err != nil {
+		return err
+	}
+	res.PathFirst = append(res.PathFirst, bin)
+	res.Vars["GIT_SSH_COMMAND"] = command
 	c.cur.Notes = append(c.cur.Notes, "ssh and git inside use "+path+" (ssh -F), through the session's proxy with no agent")
 	return nil
 }

@@ -41,6 +41,7 @@ type EnvOptions struct {
 	ProxyURL   string   // empty when there is no proxy (open or none)
 	GOOS       string
 	ExtraVars  map[string]string // set by credential entries (GH_CONFIG_DIR, …); never filtered
+	PathFirst  []string          // folders put first on PATH (the shared ssh login's wrapper)
 	NoProxyFor []string
 	// Readable, when set, are the paths the sandbox can read (policy.Readable): a PATH
 	// entry that resolves outside them does not exist inside and is left out (InsidePath).
@@ -95,6 +96,9 @@ func BuildEnv(o EnvOptions) []string {
 	}
 	if vars["PATH"] == "" {
 		vars["PATH"] = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+	}
+	if len(o.PathFirst) > 0 {
+		vars["PATH"] = strings.Join(o.PathFirst, ":") + ":" + vars["PATH"]
 	}
 	vars["HOME"] = o.Home
 	vars["TMPDIR"] = o.Tmp

@@ -113,3 +113,19 @@ func TestBuildEnvDropsPathEntriesThatAreNotInside(t *testing.T) {
 		t.Errorf("PATH changed without a wall: %q", env)
 	}
 }
+
+// A shared login's variables point at its copy, and the ssh wrapper comes first on PATH;
+// an agent of the host's never gets in, shared logins or not.
+func TestBuildEnvSharedLogins(t *testing.T) {
+	env := BuildEnv(EnvOptions{Host: []string{"PATH=/usr/bin:/bin", "SSH_AUTH_SOCK=/tmp/agent"}, Home: "/t/home", Tmp: "/t",
+		ExtraVars: map[string]string{"GH_CONFIG_DIR": "/t/home/.config/gh", "GIT_SSH_COMMAND": "ssh -F '/t/home/.ssh-openworker/config'"},
+		PathFirst: []string{"/t/home/.ssh-openworker/bin"}})
+	for _, want := range []string{"PATH=/t/home/.ssh-openworker/bin:/usr/bin:/bin", "GH_CONFIG_DIR=/t/home/.config/gh", "GIT_SSH_COMMAND=ssh -F '/t/home/.ssh-openworker/config'"} {
+		if !slices.Contains(env, want) {
+			t.Errorf("no %s in %v", want, env)
+		}
+	}
+	if slices.ContainsFunc(env, func(s string) bool { return strings.HasPrefix(s, "SSH_AUTH_SOCK=") }) {
+		t.Error("SSH_AUTH_SOCK passed into the sandbox")
+	}
+}

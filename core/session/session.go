@@ -332,7 +332,7 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	if s.Enforcement != sandbox.Direct {
 		readable = pol.Readable()
 	}
-	env := BuildEnv(EnvOptions{Host: m.opts.HostEnv, Home: s.home, Tmp: s.tmp, ProxyURL: s.proxyURL, GOOS: m.opts.GOOS, Readable: readable, ExtraVars: s.loginVars()})
+	env := BuildEnv(EnvOptions{Host: m.opts.HostEnv, Home: s.home, Tmp: s.tmp, ProxyURL: s.proxyURL, GOOS: m.opts.GOOS, Readable: readable, ExtraVars: s.loginVars(), PathFirst: s.loginPath()})
 	if readable != nil {
 		s.hints.order = filepath.SplitList(hostVar(m.opts.HostEnv, "PATH"))
 		s.hints.kept, s.hints.dropped = InsidePath(hostVar(m.opts.HostEnv, "PATH"), readable)
@@ -506,6 +506,13 @@ func (s *Session) loginVars() map[string]string {
 		return nil
 	}
 	return s.logins.Vars
+}
+
+func (s *Session) loginPath() []string {
+	if s.logins == nil {
+		return nil
+	}
+	return s.logins.PathFirst
 }
 
 // Logins is what became of the session's shared logins when it started.
