@@ -320,6 +320,12 @@ func TestSharedLoginsInASession(t *testing.T) {
 		}
 	}
 
+	// openworker run starts its sandbox with the same shared logins.
+	out, errs, code = w.run("run", "--rw", w.project, "--", "sh", "-c", `stat -c %a "$HOME/.ssh/id_test"; git ls-remote gitbox:`+srv.repo)
+	if code != 0 || !strings.HasPrefix(out, "600\n") || !strings.Contains(out, "refs/heads/main") {
+		t.Errorf("openworker run with the shared ssh login: %d %q %s", code, out, errs)
+	}
+
 	// The originals: every byte, mode and modification time as it was.
 	after := map[string]string{}
 	for _, p := range shared {
