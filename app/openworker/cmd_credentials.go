@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/openworker/openworker/core/api"
@@ -40,7 +41,8 @@ var credentialsAddPathCommand = command{
 	about: `Shares a file or folder under the home folder with the sessions started afterwards: copied
 owner-only into their private home at the same place, labelled credential (a secret inside) or
 configuration (host names, profiles, options), with the hosts its tool needs and, with --var,
-a variable pointed at the copy.`,
+a variable pointed at the copy. PATH is ~/… or a path (relative to the current folder) that
+lies under the home folder.`,
 	example: "openworker credentials add-path ~/.config/tool --label credential --host api.tool.example:443 --var TOOL_CONFIG",
 	minArgs: 1, maxArgs: 1,
 	needs: "a file or folder under the home folder",
@@ -85,7 +87,15 @@ func cmdCredentialsAddPath(args []string) error {
 	if *label == "" {
 		return fmt.Errorf("credentials add-path needs --label credential or --label configuration")
 	}
-	return credentialsChange(api.CredentialsRequest{Action: "add-path", Path: pos[0], Label: *label, Hosts: hostFlags, Var: *variable, Off: *off})
+	path := pos[0]
+	if !strings.HasPrefix(path, "~") && !filepath.IsAbs(path) {
+		// A relative path is where the person is, as for any command; the daemon takes
+		// one under the home folder.
+		if path, err = filepath.Abs(path); err != nil {
+			return err
+		}
+	}
+	return credentialsChange(api.CredentialsRequest{Action: "add-path", Path: path, Label: *label, Hosts: hostFlags, Var: *variable, Off: *off})
 }
 
 func credentialsChange(req api.CredentialsRequest) error {

@@ -67,7 +67,9 @@ func TestCredentialsEndpoints(t *testing.T) {
 		{CredentialsRequest{Action: "add", Name: "ssh"}, backend.CredentialAdded},
 		{CredentialsRequest{Action: "add", Name: "keychain"}, `"keychain" is not a CLI login OpenWorker knows`},
 		{CredentialsRequest{Action: "add-path", Path: "~/.config/tool", Label: "configuration", Hosts: []string{"api.tool.example"}, Var: "TOOL_CONFIG"}, backend.CredentialAdded},
-		{CredentialsRequest{Action: "add-path", Path: "/etc/passwd", Label: "configuration"}, "is an absolute path"},
+		{CredentialsRequest{Action: "add-path", Path: "/etc/passwd", Label: "configuration"}, "/etc/passwd is not under the home folder"},
+		{CredentialsRequest{Action: "add-path", Path: "~/../other", Label: "configuration"}, "leaves the home folder"},
+		{CredentialsRequest{Action: "add-path", Path: filepath.Join(home, ".config", "abs"), Label: "credential"}, backend.CredentialAdded},
 		{CredentialsRequest{Action: "add-path", Path: "~/.config/tool2", Label: "configuration", Var: "PATH"}, `var "PATH" is set by the sandbox itself`},
 		{CredentialsRequest{Action: "disable", Name: "ssh"}, backend.CredentialDisabled},
 		{CredentialsRequest{Action: "enable", Name: "~/.config/tool"}, backend.CredentialEnabled},
@@ -96,7 +98,7 @@ func TestCredentialsEndpoints(t *testing.T) {
 		}
 	}
 	list, _ = c.Credentials(ctx)
-	if len(list.Entries) != 1 || list.Entries[0].Key != "~/.config/tool" || !list.Entries[0].Enabled || list.Entries[0].Var != "TOOL_CONFIG" ||
+	if len(list.Entries) != 2 || list.Entries[1].Key != "~/.config/abs" || list.Entries[0].Key != "~/.config/tool" || !list.Entries[0].Enabled || list.Entries[0].Var != "TOOL_CONFIG" ||
 		strings.Join(list.Entries[0].Hosts, ",") != "api.tool.example:443" || list.Entries[0].Status != "not found" {
 		t.Errorf("entries %+v", list.Entries)
 	}

@@ -102,8 +102,12 @@ func (b *Backend) AddCredential(name string, enabled bool) (CredentialInfo, erro
 // variable pointed at its copy.
 func (b *Backend) AddCredentialPath(path, label string, sites []string, variable string, enabled bool) (CredentialInfo, error) {
 	c := config.Credential{Path: path, Label: label, Var: variable, Enabled: enabled}
-	if home := b.m.UserHome(); filepath.IsAbs(path) && strings.HasPrefix(path, home+string(filepath.Separator)) {
-		c.Path = "~/" + strings.TrimPrefix(path, home+string(filepath.Separator))
+	if filepath.IsAbs(path) {
+		rel, ok := homeRelative(b.m.UserHome(), path)
+		if !ok {
+			return CredentialInfo{}, fmt.Errorf("%s is not under the home folder (%s); only a file or folder under it can be shared", path, b.m.UserHome())
+		}
+		c.Path = rel
 	}
 	c.Path = strings.TrimPrefix(c.Path, "~/")
 	for _, s := range sites {
@@ -253,4 +257,18 @@ func copiedMessage(logins []credentials.Copied) string {
 		parts = append(parts, p)
 	}
 	return "shared logins copied into the sandbox home: " + strings.Join(parts, "; ")
+}
+
+// homeRelative returns p relative to the home folder, as given or resolved.
+func homeRelative(home, p string) (string, bool) {
+	homes := []string{home}
+	if real, err := filepath.EvalSymlinks(home); err == nil && real != home {
+		homes = append(homes, real)
+	}
+	for _, h := range homes {
+		if rel, err := filepath.Rel(h, filepath.Clean(p)); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+			return rel, true
+		}
+	}
+	return "", false
 }
