@@ -320,6 +320,11 @@ func TestSharedLoginsInASession(t *testing.T) {
 		}
 	}
 
+	// The audit trail says which logins each session had.
+	if out, _, _ := w.run("audit", "--session", id); !strings.Contains(out, "shared logins: ssh (") || !strings.Contains(out, "gh (") {
+		t.Errorf("the audit trail does not name the shared logins:\n%s", out)
+	}
+
 	// openworker run starts its sandbox with the same shared logins.
 	out, errs, code = w.run("run", "--rw", w.project, "--", "sh", "-c", `stat -c %a "$HOME/.ssh/id_test"; git ls-remote gitbox:`+srv.repo)
 	if code != 0 || !strings.HasPrefix(out, "600\n") || !strings.Contains(out, "refs/heads/main") {

@@ -219,7 +219,7 @@ func (m *Manager) start(ctx context.Context, spec Spec, first *pending) (_ *Sess
 		return nil, err
 	}
 	m.add(s)
-	m.audit(audit.Event{Type: audit.SessionStarted, Session: s.ID, Enforcement: string(s.Enforcement), Network: string(s.Network), Folders: s.pol.Writable, Summary: strings.Join(s.active, ", ")})
+	m.audit(audit.Event{Type: audit.SessionStarted, Session: s.ID, Enforcement: string(s.Enforcement), Network: string(s.Network), Folders: s.pol.Writable, Summary: strings.Join(s.active, ", ") + s.loginsSummary()})
 	return s, nil
 }
 
@@ -506,6 +506,24 @@ func (s *Session) loginVars() map[string]string {
 		return nil
 	}
 	return s.logins.Vars
+}
+
+// loginsSummary names the shared logins copied in, for the audit trail: which logins an
+// agent had is part of what it could do.
+func (s *Session) loginsSummary() string {
+	if s.logins == nil {
+		return ""
+	}
+	var parts []string
+	for _, c := range s.logins.Entries {
+		if c.Found {
+			parts = append(parts, fmt.Sprintf("%s (%d files)", c.Key, c.Files))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; shared logins: " + strings.Join(parts, ", ")
 }
 
 func (s *Session) loginPath() []string {
