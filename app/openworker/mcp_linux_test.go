@@ -392,3 +392,31 @@ func TestMCPProgressStreamsOutput(t *testing.T) {
 		t.Fatalf("progress notifications: %q", got)
 	}
 }
+
+// session_info answers at once while a command runs, and a second command waits its turn
+// in the session's one shell rather than failing.
+func TestMCPConcurrentCalls(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	m := w.connectMCP("", nil)
+	ready := filepath.Join(w.project, "ready")
+	long := make(chan string, 1)
+	go func() {
+		_, text := m.call("run_command", map[string]any{"command": "touch " + ready + "; sleep 2; echo long done"})
+		long <- text
+	}()
+	tstest.WaitFor(t, 20*time.Second, func() error { _, err := os.Stat(ready); return err })
+	if res, text := m.call("session_info", map[string]any{}); res.IsError {
+		t.Fatalf("session_info during a command: %s", text)
+	}
+	select {
+	case <-long:
+		t.Fatal("session_info answered only once the running command had ended")
+	default:
+	}
+	_, second := m.call("run_command", map[string]any{"command": "echo second"})
+	first := <-long
+	if !strings.Contains(first, "long done") || !strings.Contains(second, "second") {
+		t.Fatalf("concurrent commands: %q %q", first, second)
+	}
+}
