@@ -81,9 +81,9 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// statusLine is the menu's first line and the base of the tooltip.
+// statusLine is the menu's first line , which says how the machine's sessions are walled in.
 func statusLine(s State) string {
-	switch st, why := machine(s); st {
+	switch st, _ := machine(s); st {
 	case IconOff:
 		return "Sandbox off — commands run directly"
 	case IconOpen:
@@ -91,8 +91,17 @@ func statusLine(s State) string {
 	case IconAllowList:
 		return "Sandbox on — only the sites you allow"
 	default:
-		return "Sessions are refused: " + shortReason(why)
+		return "Sessions are refused — the sandbox cannot start"
 	}
+}
+
+// menuReason is a refusal's reason short enough for one menu line.
+func menuReason(why string) string {
+	why = shortReason(why)
+	if i := strings.Index(why, ", "); i > 0 {
+		why = why[:i]
+	}
+	return why
 }
 
 // Icon is the status item in state s.
@@ -175,8 +184,11 @@ func Menu(s State) view.Menu {
 	var m view.Menu
 	add := func(items ...view.MenuItem) { m.Items = append(m.Items, items...) }
 	sep := view.MenuItem{Separator: true}
-	st, _ := machine(s)
+	st, why := machine(s)
 	add(view.MenuItem{Title: statusLine(s), Disabled: true})
+	if st == IconRefused {
+		add(view.MenuItem{Title: menuReason(why), Disabled: true, Indent: 1})
+	}
 	if s.Settings.Problems != nil {
 		add(view.MenuItem{Title: "The settings file has problems; the last good settings are in force", Disabled: true})
 	}
