@@ -132,30 +132,9 @@ func window(a view.App, id string) (view.Window, bool) {
 	return view.Window{}, false
 }
 
-// walk calls fn on every node of a tree.
-func walk(n view.Node, fn func(view.Node)) {
-	fn(n)
-	switch n := n.(type) {
-	case view.Stack:
-		for _, c := range n.Children {
-			walk(c, fn)
-		}
-	case view.Section:
-		for _, c := range n.Children {
-			walk(c, fn)
-		}
-	case view.List:
-		for _, r := range n.Rows {
-			for _, c := range r.Items {
-				walk(c, fn)
-			}
-		}
-	}
-}
-
 func buttons(n view.Node) []view.Button {
 	var out []view.Button
-	walk(n, func(n view.Node) {
+	view.Walk(n, func(n view.Node) {
 		if b, ok := n.(view.Button); ok {
 			out = append(out, b)
 		}
@@ -166,7 +145,7 @@ func buttons(n view.Node) []view.Button {
 func checkbox(n view.Node, title string) (view.Checkbox, bool) {
 	var out view.Checkbox
 	found := false
-	walk(n, func(n view.Node) {
+	view.Walk(n, func(n view.Node) {
 		if c, ok := n.(view.Checkbox); ok && c.Title == title {
 			out, found = c, true
 		}
@@ -244,7 +223,7 @@ func TestAddSite(t *testing.T) {
 			f.dispatch(t, EditSite{Text: bad})
 			w, _ := window(f.p.View(), SitesWindow)
 			var field view.TextField
-			walk(w.Body, func(n view.Node) {
+			view.Walk(w.Body, func(n view.Node) {
 				if tf, ok := n.(view.TextField); ok {
 					field = tf
 				}
@@ -414,7 +393,7 @@ func TestFullAccessNoCard(t *testing.T) {
 	}
 	w := SettingsSandbox(f.p.State())
 	var full view.RadioOption
-	walk(w.Body, func(n view.Node) {
+	view.Walk(w.Body, func(n view.Node) {
 		if r, ok := n.(view.Radio); ok {
 			for _, o := range r.Options {
 				if o.Title == "Full access" {
@@ -632,7 +611,7 @@ func TestSettingsRadios(t *testing.T) {
 	}
 	w, _ := window(app, SettingsWindow)
 	selected := map[string]bool{}
-	walk(w.Body, func(n view.Node) {
+	view.Walk(w.Body, func(n view.Node) {
 		if r, ok := n.(view.Radio); ok {
 			for _, o := range r.Options {
 				selected[o.Title] = o.Selected
@@ -687,7 +666,7 @@ func TestToolchains(t *testing.T) {
 	})
 	w := SettingsSandbox(f.p.State())
 	var sw []string
-	walk(w.Body, func(n view.Node) {
+	view.Walk(w.Body, func(n view.Node) {
 		if s, ok := n.(view.Switch); ok && strings.HasPrefix(s.Title, "~/") {
 			sw = append(sw, fmt.Sprintf("%s=%v", s.Title, s.On))
 		}
@@ -704,7 +683,7 @@ func TestLogins(t *testing.T) {
 	f.dispatch(t, ShowWindow{ID: SettingsWindow})
 	w, _ := window(f.p.View(), SettingsWindow)
 	var add view.MenuButton
-	walk(w.Body, func(n view.Node) {
+	view.Walk(w.Body, func(n view.Node) {
 		if m, ok := n.(view.MenuButton); ok {
 			add = m
 		}
@@ -724,7 +703,7 @@ func TestLogins(t *testing.T) {
 	}
 	w, _ = window(f.p.View(), SettingsWindow)
 	var sw view.Switch
-	walk(w.Body, func(n view.Node) {
+	view.Walk(w.Body, func(n view.Node) {
 		if s, ok := n.(view.Switch); ok && s.Title == "SSH keys" {
 			sw = s
 		}
@@ -780,7 +759,7 @@ func TestEveryActionIsKnown(t *testing.T) {
 		menu(app.Menu)
 		for _, w := range app.Windows {
 			acts = append(acts, w.OnClose, w.OnFocus)
-			walk(w.Body, func(n view.Node) {
+			view.Walk(w.Body, func(n view.Node) {
 				switch n := n.(type) {
 				case view.Button:
 					acts = append(acts, n.Action)

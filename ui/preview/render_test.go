@@ -24,7 +24,7 @@ func TestPages(t *testing.T) {
 			var texts []string
 			for _, w := range app.Windows {
 				texts = append(texts, w.Title)
-				walk(w.Body, func(n view.Node) {
+				view.Walk(w.Body, func(n view.Node) {
 					switch n := n.(type) {
 					case view.Button:
 						texts = append(texts, n.Title)
@@ -80,26 +80,6 @@ func TestWrite(t *testing.T) {
 		}
 		if !strings.Contains(string(index), pv.Name+".html") {
 			t.Errorf("the index does not link %s", pv.Name)
-		}
-	}
-}
-
-func walk(n view.Node, fn func(view.Node)) {
-	fn(n)
-	switch n := n.(type) {
-	case view.Stack:
-		for _, c := range n.Children {
-			walk(c, fn)
-		}
-	case view.Section:
-		for _, c := range n.Children {
-			walk(c, fn)
-		}
-	case view.List:
-		for _, r := range n.Rows {
-			for _, c := range r.Items {
-				walk(c, fn)
-			}
 		}
 	}
 }
