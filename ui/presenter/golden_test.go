@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/ui/view"
 )
 
@@ -92,14 +91,19 @@ type fakeLogins struct {
 
 func newFakeLogins() *fakeLogins { return &fakeLogins{catalog: SampleCatalog()} }
 
-func (f *fakeLogins) Catalog() []CatalogLogin { return f.catalog }
-func (f *fakeLogins) Added() []AddedLogin     { return slices.Clone(f.added) }
+func (f *fakeLogins) List() LoginList {
+	l := LoginList{Added: slices.Clone(f.added), Catalog: slices.Clone(f.catalog)}
+	for i, c := range l.Catalog {
+		l.Catalog[i].Added = slices.ContainsFunc(f.added, func(a AddedLogin) bool { return a.Key == c.Name })
+	}
+	return l
+}
 
 func (f *fakeLogins) AddCatalog(name string) error {
 	f.calls = append(f.calls, "add "+name)
 	for _, c := range f.catalog {
 		if c.Name == name {
-			f.added = append(f.added, AddedLogin{Key: name, Title: c.Title, Label: config.LabelCredential, Hosts: c.Hosts, Enabled: true})
+			f.added = append(f.added, AddedLogin{Key: name, Title: c.Title, From: c.From, Kind: c.Kind, Hosts: c.Hosts, Enabled: true, Status: c.Status})
 		}
 	}
 	return nil
@@ -107,7 +111,7 @@ func (f *fakeLogins) AddCatalog(name string) error {
 
 func (f *fakeLogins) AddPath(path, label string, hosts []string) error {
 	f.calls = append(f.calls, "path "+path+" "+label+" ["+strings.Join(hosts, " ")+"]")
-	f.added = append(f.added, AddedLogin{Key: path, Title: path, Label: label, Hosts: hosts, Enabled: true})
+	f.added = append(f.added, AddedLogin{Key: path, Title: path, From: path, Kind: label, Hosts: hosts, Enabled: true})
 	return nil
 }
 

@@ -58,28 +58,44 @@ type SettingsEditor interface {
 
 // CatalogLogin is one CLI's login that "Add… ▸ A CLI's login" offers.
 type CatalogLogin struct {
-	Name  string // the catalog name in the settings file: "ssh", "gh", ...
-	Title string // "SSH keys"
-	From  string // "~/.ssh"
-	Lets  string // what it lets the agent do
-	Hosts []string
-	Found bool // the file or folder is on this machine
+	Name   string // the catalog name in the settings file: "ssh", "gh", ...
+	Title  string // "SSH keys"
+	From   string // "~/.ssh"
+	Kind   string // "folder, credential"
+	Lets   string // what it lets the agent do
+	Hosts  []string
+	Found  bool   // the file or folder is on this machine and can be read
+	Status string // "found", "not found", "found (token in the keychain)"
+	Added  bool   // it has an entry already
 }
 
 // AddedLogin is one entry of "Explicit config and keys exposed to Agent".
 type AddedLogin struct {
 	Key     string // the catalog name, or "~/" + the path
 	Title   string // "SSH keys", or the path
-	Label   string // config.LabelCredential or config.LabelConfiguration
+	From    string // "~/.ssh"
+	Kind    string // "folder, credential"
 	Hosts   []string
 	Enabled bool
+	Status  string // found, not found, ...
+	Problem string // why it cannot be copied, if it cannot
 }
 
-// Logins is what the presenter needs of the shared logins.
+// LoginList is the shared logins: the entries added and the catalog.
+type LoginList struct {
+	Added   []AddedLogin
+	Catalog []CatalogLogin
+	// Note says when a change applies ("to sessions started afterwards").
+	Note string
+}
+
+// Logins is what the presenter needs of the shared logins (the backend's Credentials,
+// AddCredential, AddCredentialPath, SetCredentialEnabled and RemoveCredential).
 type Logins interface {
-	Catalog() []CatalogLogin
-	Added() []AddedLogin
+	List() LoginList
 	AddCatalog(name string) error
+	// AddPath adds a file or folder under the home folder ("~/..."), labelled
+	// config.LabelCredential or config.LabelConfiguration, with the hosts its tool needs.
 	AddPath(path, label string, hosts []string) error
 	SetEnabled(key string, on bool) error
 	Remove(key string) error
@@ -189,7 +205,8 @@ func (p *Presenter) State() State {
 	}
 	s.Toolchains = toolchains(s.Settings.Settings, p.opts.Home, p.opts.Exists)
 	if p.opts.Logins != nil {
-		s.Logins, s.Added, s.HasLogins = p.opts.Logins.Catalog(), p.opts.Logins.Added(), true
+		l := p.opts.Logins.List()
+		s.Logins, s.Added, s.LoginsNote, s.HasLogins = l.Catalog, l.Added, l.Note, true
 	}
 	return s
 }
@@ -441,7 +458,7 @@ func (p *Presenter) settings() SettingsEditor {
 
 type noEditor struct{}
 
-var errNoEditor = errors.New("the app cannot change the settings; edit the settings file (openworker config show says where)")
+var errNoEditor = errors.New("this build of the app cannot change the settings; edit the settings file instead (openworker config show says where)")
 
 func (noEditor) SetProvider(string) error        { return errNoEditor }
 func (noEditor) SetNetworkProfile(string) error  { return errNoEditor }

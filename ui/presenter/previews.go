@@ -31,16 +31,24 @@ const previewHome = "/Users/ada"
 // SampleCatalog is the shared logins' catalog as the product page lists it, marked found
 // as on a Mac that has SSH keys, AWS profiles and npm, for the previews and tests.
 func SampleCatalog() []CatalogLogin {
+	cs := sampleCatalog()
+	for i := range cs {
+		cs[i].Status = map[bool]string{true: "found", false: "not found"}[cs[i].Found]
+	}
+	return cs
+}
+
+func sampleCatalog() []CatalogLogin {
 	return []CatalogLogin{
-		{Name: "ssh", Title: "SSH keys", From: "~/.ssh", Lets: "push and pull over SSH, and log in to servers, as you", Hosts: []string{"github.com:22", "gitlab.com:22"}, Found: true},
-		{Name: "gh", Title: "GitHub CLI", From: "~/.config/gh", Lets: "pull requests, issues and releases as you", Hosts: []string{"api.github.com:443", "github.com:443"}},
-		{Name: "aws-config", Title: "AWS profiles", From: "~/.aws/config", Lets: "regions and profile names, no keys", Hosts: []string{"*.amazonaws.com:443"}, Found: true},
-		{Name: "aws-credentials", Title: "AWS credentials", From: "~/.aws/credentials", Lets: "your access keys", Hosts: []string{"*.amazonaws.com:443"}, Found: true},
-		{Name: "kubectl", Title: "kubectl", From: "~/.kube/config", Lets: "your clusters"},
-		{Name: "npm", Title: "npm", From: "~/.npmrc", Lets: "install and publish private packages", Hosts: []string{"registry.npmjs.org:443"}, Found: true},
-		{Name: "docker", Title: "Docker registries", From: "~/.docker/config.json", Lets: "push and pull images with the logins saved in the file", Hosts: []string{"registry-1.docker.io:443", "ghcr.io:443"}},
-		{Name: "gcloud", Title: "gcloud", From: "~/.config/gcloud", Lets: "your Google Cloud accounts and projects", Hosts: []string{"*.googleapis.com:443", "accounts.google.com:443"}},
-		{Name: "terraform", Title: "Terraform Cloud", From: "~/.terraform.d/credentials.tfrc.json", Lets: "runs and state in Terraform Cloud as you", Hosts: []string{"app.terraform.io:443", "registry.terraform.io:443", "releases.hashicorp.com:443"}},
+		{Name: "ssh", Title: "SSH keys", From: "~/.ssh", Kind: "folder, credential", Lets: "push and pull over SSH, and log in to servers, as you", Hosts: []string{"github.com:22", "gitlab.com:22"}, Found: true},
+		{Name: "gh", Title: "GitHub CLI", From: "~/.config/gh", Kind: "folder, credential", Lets: "pull requests, issues and releases as you", Hosts: []string{"api.github.com:443", "github.com:443"}},
+		{Name: "aws-config", Title: "AWS profiles", From: "~/.aws/config", Kind: "file, configuration", Lets: "regions and profile names, no keys", Hosts: []string{"*.amazonaws.com:443"}, Found: true},
+		{Name: "aws-credentials", Title: "AWS credentials", From: "~/.aws/credentials", Kind: "file, credential", Lets: "your access keys", Hosts: []string{"*.amazonaws.com:443"}, Found: true},
+		{Name: "kubectl", Title: "kubectl", From: "~/.kube/config", Kind: "file, credential", Lets: "your clusters"},
+		{Name: "npm", Title: "npm", From: "~/.npmrc", Kind: "file, credential", Lets: "install and publish private packages", Hosts: []string{"registry.npmjs.org:443"}, Found: true},
+		{Name: "docker", Title: "Docker registries", From: "~/.docker/config.json", Kind: "file, credential", Lets: "push and pull images with the logins saved in the file", Hosts: []string{"registry-1.docker.io:443", "ghcr.io:443"}},
+		{Name: "gcloud", Title: "gcloud", From: "~/.config/gcloud", Kind: "folder, credential", Lets: "your Google Cloud accounts and projects", Hosts: []string{"*.googleapis.com:443", "accounts.google.com:443"}},
+		{Name: "terraform", Title: "Terraform Cloud", From: "~/.terraform.d/credentials.tfrc.json", Kind: "file, credential", Lets: "runs and state in Terraform Cloud as you", Hosts: []string{"app.terraform.io:443", "registry.terraform.io:443", "releases.hashicorp.com:443"}},
 	}
 }
 
@@ -89,7 +97,8 @@ func previewState(provider, network string, sites ...string) State {
 	st := State{
 		Settings: &config.InForce{Settings: s}, Native: sandbox.Seatbelt, Wall: sandbox.Status{Provider: sandbox.Seatbelt, OK: true},
 		Sites: sitesOf(s.NetworkHosts), Home: previewHome, AuditLog: previewHome + "/Library/Application Support/OpenWorker/audit.jsonl",
-		Now: previewNow, HasLogins: true, Logins: SampleCatalog(), UI: UI{FileLabel: config.LabelCredential},
+		Now: previewNow, HasLogins: true, Logins: SampleCatalog(), LoginsNote: "a change applies to sessions started afterwards; a running session keeps the copies it started with",
+		UI: UI{FileLabel: config.LabelCredential},
 	}
 	return st
 }
@@ -174,8 +183,8 @@ func Previews() []Preview {
 	set.Settings.Settings.Toolchains = []string{".cargo", "tools/flutter"}
 	set.Toolchains = []Toolchain{{Path: ".nvm"}, {Path: ".cargo", On: true}, {Path: ".rustup"}, {Path: "go"}, {Path: "tools/flutter", On: true, Added: true}}
 	set.Added = []AddedLogin{
-		{Key: "ssh", Title: "SSH keys", Label: config.LabelCredential, Hosts: []string{"github.com:22", "gitlab.com:22"}, Enabled: true},
-		{Key: "aws-config", Title: "AWS profiles", Label: config.LabelConfiguration, Hosts: []string{"*.amazonaws.com:443"}},
+		{Key: "ssh", Title: "SSH keys", From: "~/.ssh", Kind: "folder, credential", Hosts: []string{"github.com:22", "gitlab.com:22"}, Enabled: true, Status: "found"},
+		{Key: "aws-config", Title: "AWS profiles", From: "~/.aws/config", Kind: "file, configuration", Hosts: []string{"*.amazonaws.com:443"}, Status: "found"},
 	}
 	set.UI.Open = []string{SettingsWindow}
 	add(Preview{Name: "settings-sandbox", Title: "Settings ▸ Sandbox", State: set})

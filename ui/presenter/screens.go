@@ -508,9 +508,17 @@ func loginsSection(s State) view.Node {
 	}
 	var rows []view.Row
 	for _, a := range s.Added {
-		detail := a.Label
+		detail := a.From
+		if a.Kind != "" {
+			detail += " · " + a.Kind
+		}
 		if len(a.Hosts) > 0 {
 			detail += " · " + strings.Join(a.Hosts, ", ")
+		}
+		if a.Problem != "" {
+			detail += " · " + a.Problem
+		} else if a.Status != "" && a.Status != "found" {
+			detail += " · " + a.Status
 		}
 		rows = append(rows, view.Row{Items: []view.Node{
 			view.Switch{Title: a.Title, Detail: detail, On: a.Enabled, Action: SetLoginEnabled{Key: a.Key, On: !a.Enabled}},
@@ -519,17 +527,21 @@ func loginsSection(s State) view.Node {
 	}
 	var cli view.Menu
 	for _, c := range s.Logins {
-		added := slices.ContainsFunc(s.Added, func(a AddedLogin) bool { return a.Key == c.Name })
-		it := view.MenuItem{Title: c.Title + " (" + c.From + ")", Checked: added, Disabled: added || !c.Found}
-		if c.Found {
-			it.Title += " — found"
-		} else {
-			it.Title += " — not found"
+		added := c.Added || slices.ContainsFunc(s.Added, func(a AddedLogin) bool { return a.Key == c.Name })
+		status := c.Status
+		if status == "" {
+			status = map[bool]string{true: "found", false: "not found"}[c.Found]
 		}
+		it := view.MenuItem{Title: c.Title + " (" + c.From + ") — " + status, Checked: added, Disabled: added || !c.Found,
+			Tooltip: upperFirst(c.Lets) + "; " + c.Kind + "; hosts: " + hostsOrNone(c.Hosts)}
 		if !it.Disabled {
 			it.Action = AddLogin{Name: c.Name}
 		}
 		cli.Items = append(cli.Items, it)
+	}
+	footer := "Nothing is copied until you add it. An entry that is on is copied into the sandbox's private home when a session starts, owner-only, and deleted with it; your own files are never opened for writing. Its hosts join the allow list."
+	if s.LoginsNote != "" {
+		footer += " " + upperFirst(s.LoginsNote) + "."
 	}
 	add := view.MenuButton{Title: "Add…", Menu: view.Menu{Items: []view.MenuItem{
 		{Title: "A CLI's login", Submenu: &cli},
@@ -538,7 +550,14 @@ func loginsSection(s State) view.Node {
 	return view.Section{Title: title, Children: []view.Node{
 		view.List{Rows: rows, Empty: "Nothing is shared: the sandbox has none of your logins."},
 		view.Stack{Axis: view.Horizontal, Children: []view.Node{add}},
-	}, Footer: "An entry that is on is copied into the sandbox's private home when a session starts, and deleted with it; your own files are never changed. Its hosts are added to the allow list."}
+	}, Footer: footer}
+}
+
+func hostsOrNone(hs []string) string {
+	if len(hs) == 0 {
+		return "the servers named in the file"
+	}
+	return strings.Join(hs, ", ")
 }
 
 // ChooseSites is the "Choose sites…" window.

@@ -23,13 +23,14 @@ type State struct {
 	Toolchains []Toolchain
 	// Logins are the catalog's CLI logins and Added the entries the person added; HasLogins
 	// says the app has shared logins at all.
-	Logins    []CatalogLogin
-	Added     []AddedLogin
-	HasLogins bool
-	Home      string
-	AuditLog  string
-	Now       time.Time
-	UI        UI
+	Logins     []CatalogLogin
+	Added      []AddedLogin
+	LoginsNote string
+	HasLogins  bool
+	Home       string
+	AuditLog   string
+	Now        time.Time
+	UI         UI
 }
 
 // Session is one running session as the menu shows it.

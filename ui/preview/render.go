@@ -85,8 +85,12 @@ func menu(b *strings.Builder, m view.Menu, open []string) {
 		if it.Submenu != nil {
 			arrow = "<span class=\"arrow\">›</span>"
 		}
-		fmt.Fprintf(b, "<div class=\"%s\"%s><span class=\"check\">%s</span><span class=\"title\" style=\"padding-left:%dpx\">%s</span>%s</div>\n",
-			strings.Join(cls, " "), act(it.Action), check, it.Indent*12, esc(it.Title), arrow)
+		tip := ""
+		if it.Tooltip != "" {
+			tip = " title=\"" + esc(it.Tooltip) + "\""
+		}
+		fmt.Fprintf(b, "<div class=\"%s\"%s%s><span class=\"check\">%s</span><span class=\"title\" style=\"padding-left:%dpx\">%s</span>%s</div>\n",
+			strings.Join(cls, " "), act(it.Action), tip, check, it.Indent*12, esc(it.Title), arrow)
 	}
 	b.WriteString("</div>\n")
 	if next != nil {

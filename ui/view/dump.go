@@ -78,6 +78,9 @@ func (d *dumper) menu(depth int, m Menu) {
 			continue
 		}
 		d.line(depth, "item %s%q%s%s", strings.Repeat("  ", it.Indent), it.Title, flags("checked", it.Checked, "disabled", it.Disabled), act(it.Action))
+		if it.Tooltip != "" {
+			d.line(depth+1, "tooltip %q", it.Tooltip)
+		}
 		if it.Submenu != nil {
 			d.menu(depth+1, *it.Submenu)
 		}

@@ -200,6 +200,8 @@ type MenuItem struct {
 	Indent    int
 	Submenu   *Menu
 	Action    Action
+	// Tooltip is shown when the pointer rests on the item (NSMenuItem's toolTip).
+	Tooltip string
 }
 
 func (Stack) node()      {}
