@@ -1,7 +1,11 @@
 package presenter
 
 import (
+	"fmt"
+	"strconv"
+
 	"flag"
+	"github.com/openworker/openworker/core/backend"
 	"os"
 	"path/filepath"
 	"slices"
@@ -133,4 +137,44 @@ func (f *fakeLogins) Remove(key string) error {
 	f.calls = append(f.calls, "remove "+key)
 	f.added = slices.DeleteFunc(f.added, func(a AddedLogin) bool { return a.Key == key })
 	return nil
+}
+
+// The status icon's table, as the README carries it, is kept in testdata/status-icons.md.
+func TestStatusIconTable(t *testing.T) {
+	off := previewState("direct", "allowlist")
+	allow := previewState("seatbelt", "allowlist", "github")
+	open := previewState("seatbelt", "open")
+	refused := previewState("seatbelt", "allowlist")
+	refused.Wall.OK, refused.Wall.Reason = false, nestedReason
+	attention := allow
+	attention.Cards = []backend.CardInfo{commandCard("c1", "pypi.org:443", "", 0, ""), commandCard("c2", "crates.io:443", "", 0, "")}
+	rows := []struct {
+		when string
+		s    State
+	}{
+		{"Sandbox off: commands run directly (the default)", off},
+		{"Sandbox on, only the sites you allow", allow},
+		{"Sandbox on, the network open", open},
+		{"Refused: the wall is not up (here: OpenWorker inside another sandbox)", refused},
+		{"Cards waiting (here: two)", attention},
+	}
+	var b strings.Builder
+	b.WriteString("| State | SF Symbol | Fallback image | Beside the icon | Tooltip |\n|---|---|---|---|---|\n")
+	for _, r := range rows {
+		icon := Icon(r.s)
+		badge := ""
+		if icon.Badge > 0 {
+			badge = strconv.Itoa(icon.Badge)
+		}
+		fmt.Fprintf(&b, "| %s | `%s` | `%s` | %s | %s |\n", r.when, icon.Symbol, icon.Image, badge, icon.Tooltip)
+	}
+	file := filepath.Join("testdata", "status-icons.md")
+	if *update {
+		os.WriteFile(file, []byte(b.String()), 0o644)
+		return
+	}
+	want, _ := os.ReadFile(file)
+	if b.String() != string(want) {
+		t.Errorf("%s changed (-update):\n%s", file, diff(string(want), b.String()))
+	}
 }
