@@ -580,7 +580,8 @@ func TestSettingsEditedByHand(t *testing.T) {
 		return nil
 	})
 	app := f.p.View()
-	if app.Icon.State != IconAllowList || !strings.Contains(view.Dump(app), "the last good settings are in force") {
+	if app.Icon.State != IconAllowList || !strings.Contains(view.Dump(app), "The settings file has problems") ||
+		!strings.Contains(view.DumpWindow(SettingsSandbox(f.p.State())), "the last good settings are in force") {
 		t.Fatalf("with a broken file: %s", view.Dump(app))
 	}
 }

@@ -159,6 +159,14 @@ func (s State) home(p string) string {
 	return p
 }
 
+// homeText writes the home folder in a text as "~".
+func (s State) homeText(text string) string {
+	if s.Home == "" {
+		return text
+	}
+	return strings.ReplaceAll(text, s.Home+"/", "~/")
+}
+
 func (s State) session(id string) (Session, bool) {
 	for _, ss := range s.Sessions {
 		if ss.ID == id {
@@ -190,7 +198,7 @@ func Menu(s State) view.Menu {
 		add(view.MenuItem{Title: menuReason(why), Disabled: true, Indent: 1})
 	}
 	if s.Settings.Problems != nil {
-		add(view.MenuItem{Title: "The settings file has problems; the last good settings are in force", Disabled: true})
+		add(view.MenuItem{Title: "The settings file has problems: see Settings…", Disabled: true, Indent: 1})
 	}
 	if s.UI.FirstLaunch && st == IconOff && s.Native != "" {
 		add(view.MenuItem{Title: "Turn on the " + nativeName(s.Native) + "…", Action: ShowWindow{ID: SettingsWindow}})
@@ -447,7 +455,7 @@ func SettingsSandbox(s State) view.Window {
 		if s.Settings.NoLastGood {
 			msg = "The settings file has problems and was never valid, so sessions that follow it are refused until it is fixed."
 		}
-		body = append(body, view.Label{Text: msg}, view.Label{Text: s.Settings.Problems.Error(), Style: view.Monospace})
+		body = append(body, view.Label{Text: msg}, view.Label{Text: s.homeText(s.Settings.Problems.Error()), Style: view.Monospace})
 	}
 
 	native := view.RadioOption{Title: nativeName(s.Native), Selected: set.Provider == string(s.Native) && s.Native != "",
