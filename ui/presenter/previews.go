@@ -110,13 +110,11 @@ func (s State) withSession(sessionOnly ...string) State {
 	ss := Session{ID: "7f3a9c", Writable: []string{previewHome + "/code/project"}, ReadOnly: []string{previewHome + "/Documents/specs"},
 		Enforcement: enf, Network: set.NetworkProfile, Started: previewNow.Add(-25 * time.Minute)}
 	ss.Access = backend.Access{Session: ss.ID, Network: set.NetworkProfile}
-	if enf != sandbox.Direct {
-		for _, e := range set.NetworkHosts {
-			ss.Access.Sites = append(ss.Access.Sites, backend.AccessSite{Site: e.String(), Source: backend.FromSettings})
-		}
-		for _, site := range sessionOnly {
-			ss.Access.Sites = append(ss.Access.Sites, backend.AccessSite{Site: site, Source: backend.SessionOnly})
-		}
+	for _, e := range set.NetworkHosts {
+		ss.Access.Sites = append(ss.Access.Sites, backend.AccessSite{Site: e.String(), Source: backend.FromSettings})
+	}
+	for _, site := range sessionOnly {
+		ss.Access.Sites = append(ss.Access.Sites, backend.AccessSite{Site: site, Source: backend.SessionOnly})
 	}
 	s.Sessions = append(s.Sessions, ss)
 	return s

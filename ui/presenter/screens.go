@@ -250,6 +250,9 @@ func (s State) sessionMenu(ss Session) view.Menu {
 		enf += ", " + s.networkWords(ss.Network)
 	}
 	add(view.MenuItem{Separator: true}, view.MenuItem{Title: "Enforcement: " + enf, Disabled: true})
+	if !ss.Started.IsZero() {
+		add(view.MenuItem{Title: "Started " + ago(s.Now, ss.Started), Disabled: true})
+	}
 	access := s.accessMenu(ss)
 	add(view.MenuItem{Title: "Access", Submenu: &access})
 	return m
@@ -259,11 +262,12 @@ func (s State) accessMenu(ss Session) view.Menu {
 	var m view.Menu
 	add := func(items ...view.MenuItem) { m.Items = append(m.Items, items...) }
 	if ss.Enforcement == sandbox.Direct {
-		add(view.MenuItem{Title: "Every site: commands run directly, without the sandbox", Disabled: true})
+		// A direct session's commands get the proxy too, but nothing holds them to it.
+		add(view.MenuItem{Title: "No wall: only programs that use the proxy keep to this list", Disabled: true})
 	} else if ss.Network == string(policy.Open) {
 		add(view.MenuItem{Title: "Every site: the network is open", Disabled: true})
 	}
-	if len(ss.Access.Sites) == 0 && ss.Network != string(policy.Open) && ss.Enforcement != sandbox.Direct {
+	if len(ss.Access.Sites) == 0 && ss.Network != string(policy.Open) {
 		add(view.MenuItem{Title: "No sites yet", Disabled: true})
 	}
 	// Sites from Settings and from shared logins are changed there: they are listed under a
