@@ -410,7 +410,7 @@ func (s State) card(c backend.CardInfo, focused bool) view.Node {
 		}
 		blocked += "."
 	case c.Kind == string(approvals.Fetch):
-		blocked = "Web fetches run in OpenWorker, not in the sandbox; they follow the same list."
+		blocked = "Web fetches run in OpenWorker and follow the same list. Once is this fetch only; This session and Always allow also open the site to the session's commands."
 	default:
 		blocked = "The sandbox has not blocked it yet: the coworker asks ahead."
 	}
