@@ -294,11 +294,11 @@ func (p *Presenter) dispatch(a view.Action) error {
 		return nil
 	case AnswerCard:
 		_, err := p.b.Answer(a.ID, a.Answer)
-		if len(p.b.Cards()) == 0 {
-			p.mu.Lock()
-			p.ui.CardsFocused = false // the next stack starts without a default button again
-			p.mu.Unlock()
-		}
+		// The next card has no default button until the person clicks into the stack again:
+		// a Return pressed twice answers one card, not two.
+		p.mu.Lock()
+		p.ui.CardsFocused = false
+		p.mu.Unlock()
 		return err
 	case TickGroup:
 		return p.b.Tick(a.ID)

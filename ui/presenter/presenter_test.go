@@ -472,10 +472,16 @@ func TestNoDefaultButtonUntilFocused(t *testing.T) {
 	if !slices.Equal(defaults, []string{"Allow for this session"}) {
 		t.Fatalf("default buttons after focus: %v", defaults)
 	}
-	// Answering every card ends the focus: the next stack starts without a default again.
-	for _, c := range f.b.Cards() {
-		f.dispatch(t, AnswerCard{ID: c.ID, Answer: "deny"})
+	// An answer ends the focus: the next card has no default until the person clicks in
+	// again, so a Return pressed twice answers one card, not two.
+	f.dispatch(t, AnswerCard{ID: f.b.Cards()[0].ID, Answer: "deny"})
+	w, _ = window(f.p.View(), CardsWindow)
+	for _, b := range buttons(w.Body) {
+		if b.Default {
+			t.Fatalf("after an answer, the next card has a default button: %q", b.Title)
+		}
 	}
+	f.dispatch(t, AnswerCard{ID: f.b.Cards()[0].ID, Answer: "deny"})
 	f.ask(t, s, "crates.io:443", "", approvals.Command)
 	w, _ = window(f.p.View(), CardsWindow)
 	for _, b := range buttons(w.Body) {
