@@ -377,6 +377,28 @@ func TestAllowAnother(t *testing.T) {
 	if !slices.ContainsFunc(buttons(w.Body), func(b view.Button) bool { return b.Action == Revoke{Session: s.ID, Site: "example.com:443"} }) {
 		t.Fatalf("Choose sites… of the session: %s", view.DumpWindow(w))
 	}
+	// Opened from Settings, it shows no session's sites until the person picks one.
+	f.dispatch(t, CloseWindow{ID: SitesWindow})
+	f.dispatch(t, ShowWindow{ID: SitesWindow})
+	w, _ = window(f.p.View(), SitesWindow)
+	if strings.Contains(view.DumpWindow(w), "Session only — ") {
+		t.Fatalf("a session's sites without a session chosen: %s", view.DumpWindow(w))
+	}
+	var pick view.MenuButton
+	view.Walk(w.Body, func(n view.Node) {
+		if m, ok := n.(view.MenuButton); ok {
+			pick = m
+		}
+	})
+	it, ok = menuItem(pick.Menu, "project")
+	if !ok {
+		t.Fatalf("no session to pick: %+v", pick)
+	}
+	f.dispatch(t, it.Action)
+	w, _ = window(f.p.View(), SitesWindow)
+	if !strings.Contains(view.DumpWindow(w), `"Session only — project"`) {
+		t.Fatalf("the picked session's sites: %s", view.DumpWindow(w))
+	}
 }
 
 // With full access there is no card: the ask is refused and nothing waits.

@@ -507,7 +507,7 @@ func SettingsSandbox(s State) view.Window {
 	tools = append(tools, view.Stack{Axis: view.Horizontal, Children: []view.Node{view.Button{Title: "Add a folder…",
 		Action: view.PickPath{Prompt: "Make readable", Folders: true, Then: AddToolchain{}}}}})
 	body = append(body, view.Section{Title: "Developer toolchains", Children: tools,
-		Footer: "Read only inside the sandbox. Offered when they are in your home folder; all off until you switch one on."})
+		Footer: "Read only inside the sandbox. Offered when they are in your home folder; all off until you switch one on. Git's settings (~/.gitconfig, ~/.config/git) are always readable."})
 
 	body = append(body, loginsSection(s))
 	return view.Window{ID: SettingsWindow, Title: "Sandbox", Width: 580, Body: view.Stack{Children: body}, OnClose: CloseWindow{ID: SettingsWindow}}
@@ -615,6 +615,22 @@ func ChooseSites(s State) view.Window {
 		body = append(body, view.Label{Text: "In force, but not yet written to the settings file, which has problems: " + strings.Join(s.Sites.Pending, "; ") + ".", Style: view.Secondary})
 	}
 
+	if len(s.Sessions) > 0 {
+		// Which session's Session only sites are shown: the one whose Access menu opened the
+		// window, or the one the person picks here.
+		title := "Show a session's sites"
+		var pick view.Menu
+		for _, ss := range s.Sessions {
+			chosen := ss.ID == s.UI.SitesSession
+			if chosen {
+				title = "Session: " + s.sessionName(ss.ID)
+			}
+			pick.Items = append(pick.Items, view.MenuItem{Title: s.sessionName(ss.ID), Checked: chosen, Action: ShowWindow{ID: SitesWindow, Session: ss.ID}})
+		}
+		pick.Items = append(pick.Items, view.MenuItem{Separator: true},
+			view.MenuItem{Title: "None", Checked: s.UI.SitesSession == "", Action: ShowWindow{ID: SitesWindow}})
+		body = append(body, view.Stack{Axis: view.Horizontal, Children: []view.Node{view.MenuButton{Title: title, Menu: pick}}})
+	}
 	if ss, ok := s.session(s.UI.SitesSession); ok {
 		var rows []view.Row
 		for _, site := range ss.Access.Sites {
