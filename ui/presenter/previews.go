@@ -156,6 +156,10 @@ func Previews() []Preview {
 	refused.Wall = sandbox.Status{Provider: sandbox.Seatbelt, Reason: nestedReason}
 	add(Preview{Name: "refused", Title: "Refused: OpenWorker is inside another sandbox", State: refused})
 
+	refusedSettings := refused
+	refusedSettings.UI.Open = []string{SettingsWindow}
+	add(Preview{Name: "refused-settings", Title: "Refused: Settings ▸ Sandbox says why", State: refusedSettings})
+
 	one := previewState("seatbelt", "allowlist", "github").withSession()
 	one.Cards = []backend.CardInfo{commandCard("c1", "pypi.org:443", "Install the requests package the script imports.", 2*time.Minute, "pip install requests")}
 	add(Preview{Name: "one-card", Title: "One site card (not clicked into: no default button)", State: one})

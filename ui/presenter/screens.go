@@ -272,9 +272,9 @@ func (s State) accessMenu(ss Session) view.Menu {
 	}
 	// Sites from Settings and from shared logins are changed there: they are listed under a
 	// header, greyed; Session only sites carry the mark and can be revoked here.
-	for _, from := range []struct{ source, header string }{
-		{backend.FromSettings, "From Settings"},
-		{backend.FromLogin, "From shared logins"},
+	for _, from := range []struct{ source, header, tip string }{
+		{backend.FromSettings, "From Settings", "The machine's sites: change them in Settings ▸ Sandbox ▸ Choose sites…"},
+		{backend.FromLogin, "From shared logins", "The hosts of a shared login: switch the login off in Settings ▸ Sandbox"},
 	} {
 		first := true
 		for _, site := range ss.Access.Sites {
@@ -282,16 +282,16 @@ func (s State) accessMenu(ss Session) view.Menu {
 				continue
 			}
 			if first {
-				add(view.MenuItem{Title: from.header, Disabled: true})
+				add(view.MenuItem{Title: from.header, Disabled: true, Tooltip: from.tip})
 				first = false
 			}
-			add(view.MenuItem{Title: site.Site, Disabled: true, Indent: 1})
+			add(view.MenuItem{Title: site.Site, Disabled: true, Indent: 1, Tooltip: from.tip})
 		}
 	}
 	for _, site := range ss.Access.Sites {
 		if site.Source == backend.SessionOnly {
 			sub := view.Menu{Items: []view.MenuItem{{Title: "Revoke", Action: Revoke{Session: ss.ID, Site: site.Site}}}}
-			add(view.MenuItem{Title: site.Site + " — Session only", Submenu: &sub})
+			add(view.MenuItem{Title: site.Site + " — Session only", Submenu: &sub, Tooltip: "Allowed for this session only; it ends with the session"})
 		}
 	}
 	for _, d := range ss.Access.Denied {
@@ -473,7 +473,8 @@ func SettingsSandbox(s State) view.Window {
 			Detail: "As OpenWorker always has, with your files and network. This is the default.", Action: SetProvider{Provider: string(sandbox.Direct)}},
 	}}}
 	if st == IconRefused {
-		provider = append(provider, view.Label{Text: "Sessions are refused: " + upperFirst(why) + ".", Style: view.Secondary})
+		// Body, not secondary: it is why nothing runs, and the person must not miss it.
+		provider = append(provider, view.Label{Text: "Sessions are refused: " + upperFirst(why) + "."})
 	}
 	body = append(body, view.Section{Title: "Commands", Children: provider})
 
