@@ -133,8 +133,18 @@ type Presenter struct {
 	changed chan struct{}
 }
 
-// New returns a presenter of b.
+// filed is a backend whose settings file the presenter can edit (the *backend.Backend).
+type filed interface {
+	Store() *backend.Store
+	Machine() backend.Machine
+}
+
+// New returns a presenter of b. Without opts.Settings, the settings the backend has no call
+// for are changed by editing b's settings file (FileSettings).
 func New(b Backend, opts Options) *Presenter {
+	if f, ok := b.(filed); ok && opts.Settings == nil {
+		opts.Settings = FileSettings{Path: f.Store().Path(), GOOS: f.Machine().GOOS}
+	}
 	if opts.Exists == nil {
 		opts.Exists = func(p string) bool { _, err := os.Stat(p); return err == nil }
 	}
@@ -418,6 +428,8 @@ func (p *Presenter) dispatch(a view.Action) error {
 		return p.addFile()
 	case nil:
 		return nil
+	case view.Quit, view.OpenPath, view.PickPath:
+		return fmt.Errorf("%T is the shell's to carry out, not the presenter's", a)
 	}
 	return fmt.Errorf("the app does not know the action %T", a)
 }

@@ -71,9 +71,6 @@ func newFixture(t testing.TB, settings string, opts Options) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(f.b.EndAll)
-	if opts.Settings == nil {
-		opts.Settings = FileSettings{Path: f.settings, GOOS: "linux"}
-	}
 	if opts.Logins == nil {
 		f.logins = newFakeLogins()
 		opts.Logins = f.logins
