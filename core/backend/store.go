@@ -156,6 +156,9 @@ func (st *Store) Close() error {
 	return nil
 }
 
+// Path is the settings file's path.
+func (st *Store) Path() string { return st.path }
+
 // InForce returns the settings in force: the file's, with the pending changes applied.
 func (st *Store) InForce() *config.InForce {
 	st.mu.Lock()
