@@ -1,0 +1,622 @@
+package presenter
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/openworker/openworker/core/approvals"
+	"github.com/openworker/openworker/core/backend"
+	"github.com/openworker/openworker/core/config"
+	"github.com/openworker/openworker/core/policy"
+	"github.com/openworker/openworker/core/sandbox"
+	"github.com/openworker/openworker/ui/view"
+)
+
+// The status icon's states.
+const (
+	IconOff       = "off"
+	IconAllowList = "allowlist"
+	IconOpen      = "open"
+	IconRefused   = "refused"
+	IconAttention = "attention"
+)
+
+// BundledIcon is the template image in the app's Resources, for when an SF Symbol is missing.
+const BundledIcon = "StatusIconTemplate"
+
+// Build is what the app shows in state s.
+func Build(s State) view.App {
+	return view.App{Icon: Icon(s), Menu: Menu(s), Windows: Windows(s)}
+}
+
+// machine says how the machine's sessions are walled in: one of the icon states but
+// attention, and why sessions are refused.
+func machine(s State) (state, why string) {
+	in := s.Settings
+	if in.NoLastGood {
+		return IconRefused, "the settings file has problems and no earlier version of it was valid, so which sandbox this machine uses is not known"
+	}
+	switch p := sandbox.Enforcement(in.Settings.Provider); {
+	case p == sandbox.Direct || p == "":
+		return IconOff, ""
+	case p != s.Native:
+		return IconRefused, fmt.Sprintf("sandbox_provider is %q, which is not a sandbox on this machine", p)
+	case !s.Wall.OK:
+		why = s.Wall.Reason
+		if why == "" {
+			why = "the sandbox cannot start here"
+		}
+		return IconRefused, why
+	case in.Settings.NetworkProfile == config.NetworkOpen:
+		return IconOpen, ""
+	}
+	return IconAllowList, ""
+}
+
+// shortReason is the first clause of a refusal's reason, for a tooltip or a menu line.
+func shortReason(why string) string {
+	if i := strings.Index(why, ": "); i > 0 {
+		why = why[:i]
+	}
+	if i := strings.Index(why, "; "); i > 0 {
+		why = why[:i]
+	}
+	return upperFirst(why)
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// statusLine is the menu's first line and the base of the tooltip.
+func statusLine(s State) string {
+	switch st, why := machine(s); st {
+	case IconOff:
+		return "Sandbox off — commands run directly"
+	case IconOpen:
+		return "Sandbox on — any site (network open)"
+	case IconAllowList:
+		return "Sandbox on — only the sites you allow"
+	default:
+		return "Sessions are refused: " + shortReason(why)
+	}
+}
+
+// Icon is the status item in state s.
+func Icon(s State) view.StatusIcon {
+	st, why := machine(s)
+	icon := view.StatusIcon{State: st, Image: BundledIcon}
+	switch st {
+	case IconOff:
+		icon.Symbol = "shield.slash"
+		icon.Tooltip = "OpenWorker: sandbox off, commands run directly as they always have. Nothing changes until you choose."
+	case IconAllowList:
+		icon.Symbol = "lock.shield"
+		icon.Tooltip = "OpenWorker: sandbox on. Commands reach only their session's folders and " + plural(len(s.Settings.Settings.NetworkHosts), "site you allow", "sites you allow") + "."
+	case IconOpen:
+		icon.Symbol = "shield.lefthalf.fill"
+		icon.Tooltip = "OpenWorker: sandbox on. Commands reach only their session's folders; the network is open."
+	case IconRefused:
+		icon.Symbol = "exclamationmark.shield"
+		icon.Tooltip = "OpenWorker: sessions are refused. " + shortReason(why) + "."
+	}
+	if n := len(s.Cards); n > 0 {
+		icon.State, icon.Symbol, icon.Badge = IconAttention, "hand.raised.fill", n
+		icon.Tooltip = "OpenWorker: " + plural(n, "site is", "sites are") + " waiting for your answer. " + icon.Tooltip[len("OpenWorker: "):]
+	}
+	return icon
+}
+
+func nativeName(n sandbox.Enforcement) string {
+	switch n {
+	case sandbox.Seatbelt:
+		return "macOS sandbox"
+	case sandbox.Linux:
+		return "Linux sandbox"
+	}
+	return "sandbox"
+}
+
+func enforcementName(e sandbox.Enforcement) string {
+	if e == sandbox.Direct {
+		return "no sandbox (direct)"
+	}
+	return nativeName(e)
+}
+
+// home writes a path under the home folder with "~".
+func (s State) home(p string) string {
+	if s.Home != "" {
+		if rel, err := filepath.Rel(s.Home, p); err == nil && !strings.HasPrefix(rel, "..") {
+			if rel == "." {
+				return "~"
+			}
+			return "~/" + filepath.ToSlash(rel)
+		}
+	}
+	return p
+}
+
+func (s State) session(id string) (Session, bool) {
+	for _, ss := range s.Sessions {
+		if ss.ID == id {
+			return ss, true
+		}
+	}
+	return Session{}, false
+}
+
+// sessionName is what the person calls a session: its first folder's name.
+func (s State) sessionName(id string) string {
+	if ss, ok := s.session(id); ok && len(ss.Writable) > 0 {
+		return filepath.Base(ss.Writable[0])
+	}
+	if ss, ok := s.session(id); ok && len(ss.ReadOnly) > 0 {
+		return filepath.Base(ss.ReadOnly[0])
+	}
+	return "session " + id
+}
+
+// Menu is the status item's menu.
+func Menu(s State) view.Menu {
+	var m view.Menu
+	add := func(items ...view.MenuItem) { m.Items = append(m.Items, items...) }
+	sep := view.MenuItem{Separator: true}
+	st, _ := machine(s)
+	add(view.MenuItem{Title: statusLine(s), Disabled: true})
+	if s.Settings.Problems != nil {
+		add(view.MenuItem{Title: "The settings file has problems; the last good settings are in force", Disabled: true})
+	}
+	if s.UI.FirstLaunch && st == IconOff && s.Native != "" {
+		add(view.MenuItem{Title: "Turn on the " + nativeName(s.Native) + "…", Action: ShowWindow{ID: SettingsWindow}})
+	}
+	add(sep)
+	if len(s.Sessions) == 0 {
+		add(view.MenuItem{Title: "No sessions running", Disabled: true})
+	} else {
+		add(view.MenuItem{Title: "Sessions", Disabled: true})
+		for _, ss := range s.Sessions {
+			sub := s.sessionMenu(ss)
+			add(view.MenuItem{Title: s.sessionName(ss.ID), Submenu: &sub})
+		}
+	}
+	if len(s.Cards) > 0 {
+		add(sep, view.MenuItem{Title: "Waiting for your answer", Disabled: true})
+		for _, c := range s.Cards {
+			add(view.MenuItem{Title: c.Site + " — " + s.sessionName(c.Session), Action: ShowWindow{ID: CardsWindow}})
+		}
+	}
+	add(sep, view.MenuItem{Title: "Settings…", Action: ShowWindow{ID: SettingsWindow}})
+	audit := view.MenuItem{Title: "Open audit log", Disabled: s.AuditLog == ""}
+	if s.AuditLog != "" {
+		audit.Action = view.OpenPath{Path: s.AuditLog}
+	}
+	add(audit, sep, view.MenuItem{Title: "Quit OpenWorker", Action: view.Quit{}})
+	return m
+}
+
+func (s State) networkWords(network string) string {
+	if network == string(policy.Open) {
+		return "any site (network open)"
+	}
+	return "only the sites allowed"
+}
+
+func (s State) sessionMenu(ss Session) view.Menu {
+	var m view.Menu
+	add := func(items ...view.MenuItem) { m.Items = append(m.Items, items...) }
+	add(view.MenuItem{Title: "Folders", Disabled: true})
+	for _, f := range ss.Writable {
+		add(view.MenuItem{Title: s.home(f) + " — read and write", Disabled: true, Indent: 1})
+	}
+	for _, f := range ss.ReadOnly {
+		add(view.MenuItem{Title: s.home(f) + " — read only", Disabled: true, Indent: 1})
+	}
+	enf := enforcementName(ss.Enforcement)
+	if ss.Enforcement != sandbox.Direct {
+		enf += ", " + s.networkWords(ss.Network)
+	}
+	add(view.MenuItem{Separator: true}, view.MenuItem{Title: "Enforcement: " + enf, Disabled: true})
+	access := s.accessMenu(ss)
+	add(view.MenuItem{Title: "Access", Submenu: &access})
+	return m
+}
+
+func (s State) accessMenu(ss Session) view.Menu {
+	var m view.Menu
+	add := func(items ...view.MenuItem) { m.Items = append(m.Items, items...) }
+	if ss.Enforcement == sandbox.Direct {
+		add(view.MenuItem{Title: "Every site: commands run directly, without the sandbox", Disabled: true})
+	} else if ss.Network == string(policy.Open) {
+		add(view.MenuItem{Title: "Every site: the network is open", Disabled: true})
+	}
+	if len(ss.Access.Sites) == 0 && ss.Network != string(policy.Open) && ss.Enforcement != sandbox.Direct {
+		add(view.MenuItem{Title: "No sites yet", Disabled: true})
+	}
+	for _, site := range ss.Access.Sites {
+		switch site.Source {
+		case backend.SessionOnly:
+			sub := view.Menu{Items: []view.MenuItem{{Title: "Revoke", Action: Revoke{Session: ss.ID, Site: site.Site}}}}
+			add(view.MenuItem{Title: site.Site + " — Session only", Submenu: &sub})
+		case backend.FromLogin:
+			add(view.MenuItem{Title: site.Site + " — shared login", Disabled: true})
+		default:
+			add(view.MenuItem{Title: site.Site + " — from Settings", Disabled: true})
+		}
+	}
+	for _, d := range ss.Access.Denied {
+		sub := view.Menu{Items: []view.MenuItem{{Title: "Allow for this session", Action: AllowForSession{Session: ss.ID, Site: d}}}}
+		add(view.MenuItem{Title: d + " — denied", Submenu: &sub})
+	}
+	add(view.MenuItem{Separator: true},
+		view.MenuItem{Title: "Allow another site…", Action: ShowWindow{ID: AllowWindow, Session: ss.ID}},
+		view.MenuItem{Title: "Choose sites…", Action: ShowWindow{ID: SitesWindow, Session: ss.ID}})
+	return m
+}
+
+// Windows are the app's windows in state s: the card stack while cards wait (unless the
+// person closed it), then the windows the person opened.
+func Windows(s State) []view.Window {
+	var out []view.Window
+	visible := false
+	for _, c := range s.Cards {
+		if !slices.Contains(s.UI.HiddenCards, c.ID) {
+			visible = true
+		}
+	}
+	if visible {
+		out = append(out, CardStack(s))
+	}
+	for _, id := range s.UI.Open {
+		switch {
+		case id == SettingsWindow:
+			out = append(out, SettingsSandbox(s))
+		case id == SitesWindow:
+			out = append(out, ChooseSites(s))
+		case id == AddFileWindow:
+			out = append(out, AddFileForm(s))
+		case strings.HasPrefix(id, AllowWindow+":"):
+			out = append(out, AllowAnother(s, strings.TrimPrefix(id, AllowWindow+":")))
+		}
+	}
+	if s.UI.Error != "" && len(out) > 0 {
+		// What went wrong shows in the window in front, where the person just acted.
+		w := &out[len(out)-1]
+		w.Body = view.Stack{Children: []view.Node{w.Body, view.Label{Text: s.UI.Error, Style: view.Secondary}}}
+	}
+	return out
+}
+
+// answerOrder is the buttons of a card from left to right: Deny apart at the left, the
+// least-opening answer at the right, where the default button sits on a Mac.
+var answerOrder = []approvals.Answer{approvals.Deny, approvals.Always, approvals.Session, approvals.Once}
+
+func answerTitle(kind string, a approvals.Answer) string {
+	switch a {
+	case approvals.Once:
+		return "Once"
+	case approvals.Session:
+		if kind == string(approvals.Fetch) {
+			return "This session"
+		}
+		return "Allow for this session"
+	case approvals.Always:
+		return "Always allow"
+	case approvals.Deny:
+		return "Deny"
+	}
+	return string(a)
+}
+
+// CardStack is every pending card in one floating panel, oldest first.
+func CardStack(s State) view.Window {
+	n := len(s.Cards)
+	title := "A site is waiting for your answer"
+	if n > 1 {
+		title = fmt.Sprintf("%d sites are waiting for your answer", n)
+	}
+	var body []view.Node
+	for i, c := range s.Cards {
+		if i > 0 {
+			body = append(body, view.Separator{})
+		}
+		body = append(body, s.card(c, i == 0 && s.UI.CardsFocused))
+	}
+	return view.Window{ID: CardsWindow, Kind: view.Card, Title: title, Width: 460,
+		Body: view.Stack{Children: body}, OnClose: CloseWindow{ID: CardsWindow}, OnFocus: FocusCards{}}
+}
+
+func ago(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return plural(int(d/time.Minute), "minute", "minutes") + " ago"
+	}
+	return plural(int(d/time.Hour), "hour", "hours") + " ago"
+}
+
+func (s State) card(c backend.CardInfo, focused bool) view.Node {
+	what := "A command in the sandbox"
+	if c.Kind == string(approvals.Fetch) {
+		what = "The coworker's web fetch"
+	}
+	ss, _ := s.session(c.Session)
+	sessionLine := "Session: " + s.sessionName(c.Session)
+	if ss.Enforcement != "" {
+		sessionLine += " (" + enforcementName(ss.Enforcement) + ")"
+	}
+	reason := "The coworker gave no reason."
+	if r := strings.TrimSpace(c.Reason); r != "" {
+		reason = "“" + r + "”"
+	}
+	var blocked string
+	switch {
+	case !c.Blocked.IsZero():
+		blocked = "The sandbox blocked it at " + c.Blocked.In(s.Now.Location()).Format("15:04") + " (" + ago(s.Now, c.Blocked) + ")"
+		if c.BlockedCommand != "" {
+			blocked += ", while running " + c.BlockedCommand
+		}
+		blocked += "."
+	case c.Kind == string(approvals.Fetch):
+		blocked = "Web fetches run in OpenWorker, not in the sandbox; they follow the same list."
+	default:
+		blocked = "The sandbox has not blocked it yet: the coworker asks ahead."
+	}
+	children := []view.Node{
+		view.Label{Text: what + " wants to reach", Style: view.Secondary},
+		view.Label{Text: c.Site, Style: view.Headline},
+		view.Label{Text: reason},
+		view.Label{Text: blocked, Style: view.Secondary},
+	}
+	if c.Askers > 1 {
+		children = append(children, view.Label{Text: fmt.Sprintf("Asked %d times; one answer serves them all.", c.Askers), Style: view.Secondary})
+	}
+	children = append(children, view.Label{Text: sessionLine, Style: view.Secondary})
+	var buttons []view.Node
+	primary := approvals.Session
+	if c.Kind == string(approvals.Fetch) {
+		primary = approvals.Once
+	}
+	for _, a := range answerOrder {
+		if !slices.Contains(c.Answers, string(a)) {
+			continue
+		}
+		b := view.Button{Title: answerTitle(c.Kind, a), Action: AnswerCard{ID: c.ID, Answer: string(a)}}
+		switch a {
+		case approvals.Deny:
+			b.Role = view.Destructive
+		case primary:
+			b.Role = view.Primary
+			if focused {
+				b.Default, b.Key = true, view.KeyReturn
+			}
+		}
+		buttons = append(buttons, b)
+	}
+	children = append(children, view.Stack{Axis: view.Horizontal, Align: view.Trailing, Children: buttons})
+	return view.Stack{Children: children}
+}
+
+// SettingsSandbox is Settings ▸ Sandbox.
+func SettingsSandbox(s State) view.Window {
+	set := s.Settings.Settings
+	st, why := machine(s)
+	var body []view.Node
+	if s.Settings.Problems != nil {
+		msg := "The settings file has problems, so the last good settings are in force; changes made here wait until it is fixed."
+		if s.Settings.NoLastGood {
+			msg = "The settings file has problems and was never valid, so sessions that follow it are refused until it is fixed."
+		}
+		body = append(body, view.Label{Text: msg}, view.Label{Text: s.Settings.Problems.Error(), Style: view.Monospace})
+	}
+
+	native := view.RadioOption{Title: nativeName(s.Native), Selected: set.Provider == string(s.Native) && s.Native != "",
+		Detail: "Commands reach only their session's folders, and the network as chosen below.", Action: SetProvider{Provider: string(s.Native)}}
+	if s.Native == "" {
+		native.Title, native.Disabled, native.Detail, native.Action = "Sandbox", true, "There is no sandbox on this system.", nil
+	}
+	provider := []view.Node{view.Radio{Options: []view.RadioOption{
+		native,
+		{Title: "Run commands directly", Selected: set.Provider == string(sandbox.Direct) || set.Provider == "",
+			Detail: "As OpenWorker always has, with your files and network. This is the default.", Action: SetProvider{Provider: string(sandbox.Direct)}},
+	}}}
+	if st == IconRefused {
+		provider = append(provider, view.Label{Text: "Sessions are refused: " + upperFirst(why) + ".", Style: view.Secondary})
+	}
+	body = append(body, view.Section{Title: "Commands", Children: provider})
+
+	chosen := "No sites chosen yet: commands have no network."
+	if n := len(set.NetworkHosts); n > 0 {
+		chosen = plural(n, "site", "sites") + " chosen."
+	}
+	body = append(body, view.Section{Title: "Network", Children: []view.Node{
+		view.Radio{Options: []view.RadioOption{
+			{Title: "Only the sites you allow", Detail: chosen, Selected: set.NetworkProfile != config.NetworkOpen, Action: SetNetwork{Profile: config.NetworkAllowlist}},
+		}},
+		view.Stack{Axis: view.Horizontal, Children: []view.Node{view.Button{Title: "Choose sites…", Action: ShowWindow{ID: SitesWindow}}}},
+		view.Radio{Options: []view.RadioOption{
+			{Title: "Allow everything", Detail: "Any site, with no proxy. The files are still the wall.", Selected: set.NetworkProfile == config.NetworkOpen, Action: SetNetwork{Profile: config.NetworkOpen}},
+		}},
+	}})
+
+	body = append(body, view.Section{Title: "Approvals", Children: []view.Node{view.Radio{Options: []view.RadioOption{
+		{Title: "Ask me", Detail: "A site that is not allowed asks you first, on a card.", Selected: set.Approvals != config.ApprovalsFullAccess, Action: SetApprovals{Mode: config.ApprovalsAsk}},
+		{Title: "Full access", Detail: "No cards: a site that is not allowed is refused, and you add it here yourself.", Selected: set.Approvals == config.ApprovalsFullAccess, Action: SetApprovals{Mode: config.ApprovalsFullAccess}},
+	}}}})
+
+	var tools []view.Node
+	for _, t := range s.Toolchains {
+		tools = append(tools, view.Switch{Title: "~/" + t.Path, On: t.On, Action: SetToolchain{Path: t.Path, On: !t.On}})
+	}
+	if len(s.Toolchains) == 0 {
+		tools = append(tools, view.Label{Text: "None of the known toolchains is in your home folder.", Style: view.Secondary})
+	}
+	tools = append(tools, view.Stack{Axis: view.Horizontal, Children: []view.Node{view.Button{Title: "Add a folder…",
+		Action: view.PickPath{Prompt: "Make readable", Folders: true, Then: AddToolchain{}}}}})
+	body = append(body, view.Section{Title: "Developer toolchains", Children: tools,
+		Footer: "Read only inside the sandbox. Offered when they are in your home folder; all off until you switch one on."})
+
+	body = append(body, loginsSection(s))
+	return view.Window{ID: SettingsWindow, Title: "Sandbox", Width: 580, Body: view.Stack{Children: body}, OnClose: CloseWindow{ID: SettingsWindow}}
+}
+
+func loginsSection(s State) view.Node {
+	const title = "Explicit config and keys exposed to Agent"
+	if !s.HasLogins {
+		return view.Section{Title: title, Children: []view.Node{view.Label{Text: "Shared logins are not available in this build.", Style: view.Secondary}}}
+	}
+	var rows []view.Row
+	for _, a := range s.Added {
+		detail := a.Label
+		if len(a.Hosts) > 0 {
+			detail += " · " + strings.Join(a.Hosts, ", ")
+		}
+		rows = append(rows, view.Row{Items: []view.Node{
+			view.Switch{Title: a.Title, Detail: detail, On: a.Enabled, Action: SetLoginEnabled{Key: a.Key, On: !a.Enabled}},
+			view.Button{Title: "Remove", Action: RemoveLogin{Key: a.Key}},
+		}})
+	}
+	var cli view.Menu
+	for _, c := range s.Logins {
+		added := slices.ContainsFunc(s.Added, func(a AddedLogin) bool { return a.Key == c.Name })
+		it := view.MenuItem{Title: c.Title + " (" + c.From + ")", Checked: added, Disabled: added || !c.Found}
+		if c.Found {
+			it.Title += " — found"
+		} else {
+			it.Title += " — not found"
+		}
+		if !it.Disabled {
+			it.Action = AddLogin{Name: c.Name}
+		}
+		cli.Items = append(cli.Items, it)
+	}
+	add := view.MenuButton{Title: "Add…", Menu: view.Menu{Items: []view.MenuItem{
+		{Title: "A CLI's login", Submenu: &cli},
+		{Title: "A file or folder…", Action: ShowWindow{ID: AddFileWindow}},
+	}}}
+	return view.Section{Title: title, Children: []view.Node{
+		view.List{Rows: rows, Empty: "Nothing is shared: the sandbox has none of your logins."},
+		view.Stack{Axis: view.Horizontal, Children: []view.Node{add}},
+	}, Footer: "An entry that is on is copied into the sandbox's private home when a session starts, and deleted with it; your own files are never changed. Its hosts are added to the allow list."}
+}
+
+// ChooseSites is the "Choose sites…" window.
+func ChooseSites(s State) view.Window {
+	var body []view.Node
+	body = append(body, view.Label{Text: "Commands in the sandbox reach only the sites ticked here. Ticking a service allows every site its tools need.", Style: view.Secondary})
+	if s.Settings.Settings.NetworkProfile == config.NetworkOpen {
+		body = append(body, view.Label{Text: "The network is open (Allow everything), so this list is not in use until you choose “Only the sites you allow”."})
+	}
+	var kinds []string
+	groups := map[string][]view.Node{}
+	for _, g := range s.Sites.Groups {
+		if !slices.Contains(kinds, g.Kind) {
+			kinds = append(kinds, g.Kind)
+		}
+		var a view.Action = TickGroup{ID: g.ID}
+		if g.Ticked {
+			a = UntickGroup{ID: g.ID}
+		}
+		groups[g.Kind] = append(groups[g.Kind], view.Checkbox{Title: g.Name, Detail: strings.Join(g.Sites, ", "), Checked: g.Ticked, Mixed: g.Partial, Action: a})
+	}
+	for _, k := range kinds {
+		body = append(body, view.Section{Title: k, Children: groups[k]})
+	}
+
+	var rows []view.Row
+	for _, c := range s.Sites.Custom {
+		rows = append(rows, view.Row{Items: []view.Node{view.Label{Text: c, Style: view.Monospace}, view.Button{Title: "Remove", Action: RemoveSite{Site: c}}}})
+	}
+	msg := s.UI.SiteMessage
+	if msg == "" {
+		msg = siteMessage(s.UI.SiteText)
+	}
+	text := strings.TrimSpace(s.UI.SiteText)
+	body = append(body, view.Section{Title: "Your sites", Children: []view.Node{
+		view.List{Rows: rows, Empty: "No sites of your own yet."},
+		view.Stack{Axis: view.Horizontal, Children: []view.Node{
+			view.TextField{Title: "Add a site", Placeholder: "example.com:443 or *.example.com", Text: s.UI.SiteText, Message: msg, OnChange: EditSite{}, OnSubmit: AddSite{}},
+			view.Button{Title: "Add", Disabled: text == "" || msg != "", Action: AddSite{Site: s.UI.SiteText}},
+		}},
+	}, Footer: "A site without a port means port 443."})
+	if len(s.Sites.Pending) > 0 {
+		body = append(body, view.Label{Text: "In force, but not yet written to the settings file, which has problems: " + strings.Join(s.Sites.Pending, "; ") + ".", Style: view.Secondary})
+	}
+
+	if ss, ok := s.session(s.UI.SitesSession); ok {
+		var rows []view.Row
+		for _, site := range ss.Access.Sites {
+			if site.Source == backend.SessionOnly {
+				rows = append(rows, view.Row{Items: []view.Node{view.Label{Text: site.Site, Style: view.Monospace}, view.Button{Title: "Revoke", Action: Revoke{Session: ss.ID, Site: site.Site}}}})
+			}
+		}
+		body = append(body, view.Section{Title: "Session only — " + s.sessionName(ss.ID), Children: []view.Node{
+			view.List{Rows: rows, Empty: "No sites allowed for this session only."},
+		}, Footer: "These end with the session. Allow another from the session's Access menu."})
+	}
+	body = append(body, view.Stack{Axis: view.Horizontal, Align: view.Trailing, Children: []view.Node{
+		view.Button{Title: "Done", Action: CloseWindow{ID: SitesWindow}},
+	}})
+	return view.Window{ID: SitesWindow, Title: "Choose sites", Width: 540, Body: view.Stack{Children: body}, OnClose: CloseWindow{ID: SitesWindow}}
+}
+
+// AddFileForm is "Add… ▸ A file or folder…".
+func AddFileForm(s State) view.Window {
+	path := view.Node(view.Label{Text: "Nothing chosen yet", Style: view.Secondary})
+	if s.UI.FilePath != "" {
+		path = view.Label{Text: s.UI.FilePath, Style: view.Monospace}
+	}
+	label := s.UI.FileLabel
+	_, hostMsg := parseHostList(s.UI.FileHosts)
+	msg := s.UI.FileMessage
+	if msg == "" {
+		msg = hostMsg
+	}
+	body := []view.Node{
+		view.Label{Text: "Share one file or folder under your home folder with the sandbox. It is copied into the sandbox's private home when a session starts, and deleted with it."},
+		view.Stack{Axis: view.Horizontal, Children: []view.Node{path,
+			view.Button{Title: "Choose…", Action: view.PickPath{Prompt: "Share", Then: SetFilePath{}}}}},
+		view.Radio{Title: "It holds", Options: []view.RadioOption{
+			{Title: "A credential", Detail: "A secret: a key, a token, a password.", Selected: label == config.LabelCredential, Action: SetFileLabel{Label: config.LabelCredential}},
+			{Title: "Configuration", Detail: "Host names, profiles, options; no secret.", Selected: label == config.LabelConfiguration, Action: SetFileLabel{Label: config.LabelConfiguration}},
+		}},
+		view.TextField{Title: "Hosts its tool needs", Placeholder: "api.example.com:443, *.example.com", Text: s.UI.FileHosts, Message: msg, OnChange: EditFileHost{}},
+		view.Stack{Axis: view.Horizontal, Align: view.Trailing, Children: []view.Node{
+			view.Button{Title: "Cancel", Role: view.Cancel, Key: view.KeyEscape, Action: CloseWindow{ID: AddFileWindow}},
+			view.Button{Title: "Add", Role: view.Primary, Default: true, Key: view.KeyReturn, Disabled: s.UI.FilePath == "" || msg != "", Action: AddFile{}},
+		}},
+	}
+	return view.Window{ID: AddFileWindow, Title: "Add a file or folder", Width: 480, Body: view.Stack{Children: body}, OnClose: CloseWindow{ID: AddFileWindow}}
+}
+
+// AllowAnother is a session's "Allow another site…".
+func AllowAnother(s State, id string) view.Window {
+	wid := AllowWindow + ":" + id
+	text := s.UI.AllowText[id]
+	msg := siteMessage(text)
+	body := []view.Node{
+		view.Label{Text: "The site opens for " + s.sessionName(id) + "'s commands at once, and closes when the session ends."},
+		view.TextField{Title: "Site", Placeholder: "example.com:443", Text: text, Message: msg, OnChange: EditAllow{Session: id}},
+		view.Stack{Axis: view.Horizontal, Align: view.Trailing, Children: []view.Node{
+			view.Button{Title: "Cancel", Role: view.Cancel, Key: view.KeyEscape, Action: CloseWindow{ID: wid}},
+			view.Button{Title: "Allow for this session", Role: view.Primary, Default: true, Key: view.KeyReturn,
+				Disabled: strings.TrimSpace(text) == "" || msg != "", Action: AllowForSession{Session: id, Site: text}},
+		}},
+	}
+	return view.Window{ID: wid, Title: "Allow a site for " + s.sessionName(id), Width: 440, Body: view.Stack{Children: body}, OnClose: CloseWindow{ID: wid}}
+}

@@ -1,0 +1,79 @@
+package presenter
+
+import (
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/openworker/openworker/core/backend"
+	"github.com/openworker/openworker/core/config"
+	"github.com/openworker/openworker/core/sandbox"
+)
+
+// State is everything the views are built from: the backend's state at one moment and the
+// presenter's own. Build is a pure function of it, so previews and tests make one by hand.
+type State struct {
+	Settings *config.InForce
+	Native   sandbox.Enforcement
+	Wall     sandbox.Status
+	Sessions []Session
+	Cards    []backend.CardInfo
+	Sites    backend.Sites
+	// Toolchains are those this machine has, and those the settings switch on.
+	Toolchains []Toolchain
+	// Logins are the catalog's CLI logins and Added the entries the person added; HasLogins
+	// says the app has shared logins at all.
+	Logins    []CatalogLogin
+	Added     []AddedLogin
+	HasLogins bool
+	Home      string
+	AuditLog  string
+	Now       time.Time
+	UI        UI
+}
+
+// Session is one running session as the menu shows it.
+type Session struct {
+	ID                 string
+	Writable, ReadOnly []string
+	Enforcement        sandbox.Enforcement
+	Network            string
+	Started            time.Time
+	Access             backend.Access
+}
+
+// Toolchain is one home-folder toolchain of Settings ▸ Sandbox.
+type Toolchain struct {
+	Path  string // relative to the home folder
+	On    bool
+	Added bool // a folder the person added, not one of the known names
+}
+
+// UI is the presenter's own state: what is open and what the person has typed.
+type UI struct {
+	FirstLaunch bool
+	// Open are the windows open besides the cards, oldest first.
+	Open []string
+	// CardsFocused: the person clicked into the card stack, so it has a default button.
+	CardsFocused bool
+	// HiddenCards are the cards pending when the person closed the stack; it comes back
+	// when another card arrives.
+	HiddenCards []string
+	// SiteText is the "Add a site" field, SiteMessage what is wrong with it.
+	SiteText, SiteMessage string
+	// SitesSession is the session whose Session only sites Choose sites… shows.
+	SitesSession string
+	// AllowText is each session's "Allow another site" field.
+	AllowText map[string]string
+	// The "A file or folder…" form.
+	FilePath, FileLabel, FileHosts, FileMessage string
+	// Error is what went wrong with the person's last action.
+	Error string
+}
+
+func (u UI) clone() UI {
+	u.Open = slices.Clone(u.Open)
+	u.HiddenCards = slices.Clone(u.HiddenCards)
+	u.AllowText = maps.Clone(u.AllowText)
+	return u
+}
