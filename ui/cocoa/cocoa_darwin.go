@@ -102,6 +102,8 @@ func (s *shell) start() {
 		fillMenu(menu, s.model.View().Menu, s.act)
 	})
 	s.menu.SetDelegate(menuDelegate)
+	// Filled once now as well: a status item whose menu is empty may not open it at all.
+	fillMenu(s.menu, s.model.View().Menu, s.act)
 	s.item.SetMenu(s.menu)
 
 	s.apply(s.model.View())

@@ -24,28 +24,44 @@ type window struct {
 	// closing is set while the shell itself closes the window, so that its OnClose (the
 	// person closing it) is not sent back.
 	closing bool
+	// closed is set when the person closed the window.
+	closed bool
+	// shown is set once the window was first shown: later redraws keep its top edge where
+	// it is (the person may have moved it) instead of growing it from the bottom.
+	shown bool
 }
 
 // contentInset is the margin around a window's content, as in macOS's own panels.
 const contentInset = 20
 
 // syncWindows makes the open windows those of the tree: new ones opened, gone ones closed,
-// the others redrawn when their tree changed.
+// the others redrawn when their tree changed. A window the person closed stays closed while
+// the tree still lists it unchanged (its OnClose is on its way to the model); it comes back
+// when its tree changes, as a card stack does with a new card.
 func (s *shell) syncWindows(ws []view.Window) {
 	want := make(map[string]bool, len(ws))
 	for _, w := range ws {
 		want[w.ID] = true
 		nw := s.windows[w.ID]
-		if nw == nil {
-			nw = s.openWindow(w)
-			s.windows[w.ID] = nw
+		switch {
+		case nw == nil:
+			s.windows[w.ID] = s.openWindow(w)
+		case nw.closed:
+			if view.DumpWindow(w) != nw.drawn {
+				nw.closed = false
+				nw.draw(w, s.act)
+				s.show(nw)
+			}
+		default:
+			nw.draw(w, s.act)
 		}
-		nw.draw(w, s.act)
 	}
 	for id, nw := range s.windows {
 		if !want[id] {
-			nw.closing = true
-			nw.ns.Close()
+			if !nw.closed {
+				nw.closing = true
+				nw.ns.Close()
+			}
 			nw.ns.Release()
 			delete(s.windows, id)
 		}
@@ -84,7 +100,7 @@ func (s *shell) openWindow(w view.Window) *window {
 		if nw.closing {
 			return
 		}
-		nw.closing = true
+		nw.closed = true
 		if a := nw.current.OnClose; a != nil {
 			s.act(a)
 		}
@@ -100,14 +116,23 @@ func (s *shell) openWindow(w view.Window) *window {
 	nw.draw(w, s.act)
 	if w.Kind == view.Card {
 		placeCard(nw.ns)
-		nw.ns.OrderFrontRegardless()
 	} else {
 		nw.ns.Center()
-		// Settings and Choose sites… were asked for: they come forward and take the keyboard.
-		s.app.ActivateIgnoringOtherApps(true)
-		nw.ns.MakeKeyAndOrderFront(nil)
 	}
+	s.show(nw)
 	return nw
+}
+
+// show brings a window on screen: a card without taking the keyboard from anyone, any other
+// window (Settings, Choose sites…, which the person asked for) forward and key.
+func (s *shell) show(nw *window) {
+	nw.shown = true
+	if nw.kind == view.Card {
+		nw.ns.OrderFrontRegardless()
+		return
+	}
+	s.app.ActivateIgnoringOtherApps(true)
+	nw.ns.MakeKeyAndOrderFront(nil)
 }
 
 // placeCard puts a card at the top right of the main screen, under the menu bar, where
@@ -153,8 +178,12 @@ func (nw *window) draw(w view.Window, act func(view.Action)) {
 	root.SetEdgeInsets(foundation.EdgeInsets{Top: contentInset, Left: contentInset, Bottom: contentInset, Right: contentInset})
 	root.AddArrangedSubview(content)
 	root.WidthAnchor().ConstraintEqualToConstant(float64(w.Width)).SetActive(true)
+	frame := nw.ns.Frame()
 	nw.ns.SetContentView(root)
 	nw.ns.SetContentSize(root.FittingSize())
+	if nw.shown {
+		nw.ns.SetFrameTopLeftPoint(foundation.Point{X: frame.Origin.X, Y: frame.Origin.Y + frame.Size.Height})
+	}
 	nw.fields = r.fields
 	if focused >= 0 && focused < len(r.fields) {
 		field := r.fields[focused]
