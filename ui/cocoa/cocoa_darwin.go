@@ -133,7 +133,12 @@ func (s *shell) setIcon(icon view.StatusIcon) {
 	button := s.item.Button()
 	img := appkit.Image_ImageWithSystemSymbolNameAccessibilityDescription(icon.Symbol, icon.Tooltip)
 	if img.IsNil() && icon.Image != "" {
+		// Symbols are sized by the menu bar's font; the bundled image is drawn at the
+		// menu bar's glyph size (its @2x file serves Retina screens).
 		img = appkit.Image_ImageNamed(appkit.ImageName(icon.Image))
+		if !img.IsNil() {
+			img.SetSize(foundation.Size{Width: statusIconPoints, Height: statusIconPoints})
+		}
 	}
 	title := badgeTitle(icon.Badge)
 	if img.IsNil() {
@@ -145,7 +150,6 @@ func (s *shell) setIcon(icon view.StatusIcon) {
 		}
 	} else {
 		img.SetTemplate(true)
-		img.SetSize(foundation.Size{Width: statusIconPoints, Height: statusIconPoints})
 		img.SetAccessibilityDescription(icon.Tooltip)
 		button.SetImage(img)
 		button.SetImagePosition(appkit.ImageLeading)
