@@ -249,17 +249,14 @@ func (r *renderer) textField(n view.TextField) appkit.IView {
 	return st
 }
 
-// onChange sends the field's text as the person types, through its own delegate of the
-// NSControlTextEditingDelegate protocol (every callback set before it is installed).
+// onChange sends the field's text as the person types, through the field's own delegate of
+// the NSTextFieldDelegate protocol (its callback set before it is installed).
 func (r *renderer) onChange(f appkit.TextField, change view.TextAction) {
 	act := r.act
-	d := &appkit.ControlTextEditingDelegate{}
+	d := &appkit.TextFieldDelegate{}
 	d.SetControlTextDidChange(func(foundation.Notification) { act(change.WithText(f.StringValue())) })
-	obj := objc.WrapAsProtocol[appkit.PControlTextEditingDelegate]("NSControlTextEditingDelegate", d)
-	// A control does not retain its delegate: the field keeps it, as darwinkit's own
-	// SetDelegate methods do.
-	objc.SetAssociatedObject(f, objc.AssociationKey("setDelegate"), obj, objc.ASSOCIATION_RETAIN)
-	f.SetDelegateObject(obj)
+	// darwinkit keeps the delegate with the field (a control does not retain its delegate).
+	f.SetDelegate(d)
 }
 
 func (r *renderer) list(n view.List) appkit.IView {

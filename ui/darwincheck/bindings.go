@@ -22,6 +22,10 @@ const darwinkitModule = "github.com/progrium/darwinkit"
 type bindings struct {
 	selectors map[string]bool
 	classes   map[string]bool
+	// protocols are those darwinkit wraps delegates in and those its generated
+	// protocols.gen.m files reference with @protocol(…): a protocol no loaded
+	// code references is not registered, and objc_getProtocol returns nil.
+	protocols map[string]bool
 }
 
 // The generated files spell every call the same way, so a literal match is
@@ -30,13 +34,15 @@ type bindings struct {
 var (
 	genSelector = regexp.MustCompile(`\bobjc\.Sel\("([^"\\]+)"\)`)
 	genClass    = regexp.MustCompile(`\bobjc\.GetClass\("([^"\\]+)"\)`)
+	genWrap     = regexp.MustCompile(`\bobjc\.WrapAsProtocol\("([^"\\]+)"`)
+	genProtocol = regexp.MustCompile(`@protocol\(([A-Za-z0-9_]+)\)`)
 )
 
 // loadBindings reads every generated file (*.gen.go) of the darwinkit module
 // in dir. Hand-written files and examples (directories starting with "_",
 // which the go command ignores too) are not bindings.
 func loadBindings(dir string) (*bindings, error) {
-	b := &bindings{selectors: make(map[string]bool), classes: make(map[string]bool)}
+	b := &bindings{selectors: make(map[string]bool), classes: make(map[string]bool), protocols: make(map[string]bool)}
 	files := 0
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -45,6 +51,16 @@ func loadBindings(dir string) (*bindings, error) {
 		if d.IsDir() {
 			if path != dir && (strings.HasPrefix(d.Name(), "_") || strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
 				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Name() == "protocols.gen.m" {
+			src, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			for _, m := range genProtocol.FindAllSubmatch(src, -1) {
+				b.protocols[string(m[1])] = true
 			}
 			return nil
 		}
@@ -62,6 +78,9 @@ func loadBindings(dir string) (*bindings, error) {
 		for _, m := range genClass.FindAllSubmatch(src, -1) {
 			b.classes[string(m[1])] = true
 		}
+		for _, m := range genWrap.FindAllSubmatch(src, -1) {
+			b.protocols[string(m[1])] = true
+		}
 		return nil
 	})
 	if err != nil {
@@ -70,8 +89,8 @@ func loadBindings(dir string) (*bindings, error) {
 	// An empty set would make every string an error, or worse, a future
 	// loader bug that finds a handful would pass a wrong name that happens
 	// to be among them: insist on a plausible size.
-	if files == 0 || len(b.selectors) < 1000 || len(b.classes) < 100 {
-		return nil, fmt.Errorf("darwinkit's generated bindings in %s hold %d selectors and %d classes in %d files; that is not a darwinkit module", dir, len(b.selectors), len(b.classes), files)
+	if files == 0 || len(b.selectors) < 1000 || len(b.classes) < 100 || len(b.protocols) < 10 {
+		return nil, fmt.Errorf("darwinkit's generated bindings in %s hold %d selectors, %d classes and %d protocols in %d files; that is not a darwinkit module", dir, len(b.selectors), len(b.classes), len(b.protocols), files)
 	}
 	return b, nil
 }

@@ -25,7 +25,7 @@ func TestLoadBindings(t *testing.T) {
 	if len(b.selectors) < 16000 || len(b.classes) < 1800 {
 		t.Errorf("read %d selectors and %d classes, want about 16,862 and 1,807", len(b.selectors), len(b.classes))
 	}
-	t.Logf("%d selectors, %d classes", len(b.selectors), len(b.classes))
+	t.Logf("%d selectors, %d classes, %d protocols", len(b.selectors), len(b.classes), len(b.protocols))
 	for _, sel := range []string{"menuWillOpen:", "setHidesOnDeactivate:", "orderFrontRegardless", "imageWithSystemSymbolName:accessibilityDescription:", "statusItemWithLength:"} {
 		if !b.selectors[sel] {
 			t.Errorf("selector %q missing", sel)
@@ -35,6 +35,14 @@ func TestLoadBindings(t *testing.T) {
 		if !b.classes[class] {
 			t.Errorf("class %q missing", class)
 		}
+	}
+	for _, proto := range []string{"NSApplicationDelegate", "NSMenuDelegate", "NSWindowDelegate", "NSTextFieldDelegate", "NSControlTextEditingDelegate"} {
+		if !b.protocols[proto] {
+			t.Errorf("protocol %q missing", proto)
+		}
+	}
+	if b.protocols["NSMenuDelegat"] {
+		t.Error("a misspelt protocol was found")
 	}
 	for _, bad := range []string{"setVisibel:", "menuWillOpen", ""} {
 		if b.selectors[bad] {

@@ -169,6 +169,8 @@ func (l *lint) checkCall(call *ast.CallExpr) {
 		l.checkName(call, "selector", "objc.Sel", func(b *bindings) map[string]bool { return b.selectors })
 	case "GetClass":
 		l.checkName(call, "class", "objc.GetClass", func(b *bindings) map[string]bool { return b.classes })
+	case "GetProtocol", "WrapAsProtocol":
+		l.checkName(call, "protocol", "objc."+fn.Name(), func(b *bindings) map[string]bool { return b.protocols })
 	case "Retain":
 		l.checkRetain(call)
 	}
@@ -180,7 +182,7 @@ func (l *lint) checkCall(call *ast.CallExpr) {
 // checkName checks that a selector or class name passed as a string is a
 // constant darwinkit's bindings use.
 func (l *lint) checkName(call *ast.CallExpr, kind, fname string, set func(*bindings) map[string]bool) {
-	if len(call.Args) != 1 {
+	if len(call.Args) == 0 {
 		return
 	}
 	name, ok := l.constString(call.Args[0])
@@ -197,6 +199,7 @@ func (l *lint) checkName(call *ast.CallExpr, kind, fname string, set func(*bindi
 		l.report(call.Args[0].Pos(), "%s(%q): darwinkit's generated bindings have no such %s (a typo, or an API darwinkit does not bind); at run time it %s", fname, name, kind, map[string]string{
 			"selector": "is sent anyway and the app crashes with an unrecognized selector, or darwinkit silently returns a zero value",
 			"class":    "is a nil class",
+			"protocol": "is a nil protocol, and a delegate wrapped in it answers nothing",
 		}[kind])
 	}
 }

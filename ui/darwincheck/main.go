@@ -12,9 +12,10 @@
 //
 // Then, in the packages named (not their dependencies), it checks what
 // type-checking cannot see:
-//   - every selector and class name given as a string (objc.Sel,
-//     objc.GetClass, `objc:"…"` struct tags) is one darwinkit's generated
-//     bindings use, read from the darwinkit module's source;
+//   - every selector, class and protocol name given as a string (objc.Sel,
+//     objc.GetClass, `objc:"…"` struct tags, objc.GetProtocol,
+//     objc.WrapAsProtocol) is one darwinkit's generated bindings use, read
+//     from the darwinkit module's source;
 //   - a selector sent with objc.Call or PerformSelector… has one argument per
 //     colon;
 //   - objc.Retain is only given the address of a package-level variable: it

@@ -12,6 +12,7 @@ import (
 func Hide(item appkit.StatusItem, name string) {
 	objc.Call[objc.Void](item, objc.Sel("setVisibel:"), false)
 	_ = objc.GetClass("NSStatusItm")
+	_ = objc.GetProtocol("NSMenuDelegat")
 	// A name made at run time cannot be checked at all.
 	_ = objc.Sel(name)
 }

@@ -64,6 +64,7 @@ func Raw(item appkit.StatusItem) {
 	_ = objc.Call[bool](item, objc.Sel("isVisible"))
 	item.PerformSelectorWithObject(objc.Sel("setMenu:"), objc.Object{})
 	_ = objc.GetClass("NSStatusItem")
+	_ = objc.GetProtocol("NSMenuDelegate")
 }
 
 // View is a subclass of AppKit's view: the tag names its superclass.
