@@ -1,0 +1,208 @@
+package presenter
+
+import (
+	"slices"
+	"time"
+
+	"github.com/openworker/openworker/core/approvals"
+	"github.com/openworker/openworker/core/backend"
+	"github.com/openworker/openworker/core/config"
+	"github.com/openworker/openworker/core/hosts"
+	"github.com/openworker/openworker/core/sandbox"
+)
+
+// Preview is one named state of the app, for the previews (ui/preview) and the golden
+// files that keep what the person sees in each.
+type Preview struct {
+	Name  string // a file name: "first-launch"
+	Title string // what the index page calls it
+	State State
+	// Menu is the status menu's submenus to draw open, by title prefix ("project", "Access").
+	Menu []string
+	// Expand is a MenuButton's menus to draw open, by title prefix ("Add…", "A CLI's login").
+	Expand []string
+}
+
+// previewNow is the previews' clock, so that "2 minutes ago" never changes.
+var previewNow = time.Date(2026, 12, 1, 10, 16, 0, 0, time.UTC)
+
+const previewHome = "/Users/ada"
+
+// SampleCatalog is the shared logins' catalog as the product page lists it, marked found
+// as on a Mac that has SSH keys, AWS profiles and npm, for the previews and tests.
+func SampleCatalog() []CatalogLogin {
+	return []CatalogLogin{
+		{Name: "ssh", Title: "SSH keys", From: "~/.ssh", Lets: "push and pull over SSH, and log in to servers, as you", Hosts: []string{"github.com:22", "gitlab.com:22"}, Found: true},
+		{Name: "gh", Title: "GitHub CLI", From: "~/.config/gh", Lets: "pull requests, issues and releases as you", Hosts: []string{"api.github.com:443", "github.com:443"}},
+		{Name: "aws-config", Title: "AWS profiles", From: "~/.aws/config", Lets: "regions and profile names, no keys", Hosts: []string{"*.amazonaws.com:443"}, Found: true},
+		{Name: "aws-credentials", Title: "AWS credentials", From: "~/.aws/credentials", Lets: "your access keys", Hosts: []string{"*.amazonaws.com:443"}, Found: true},
+		{Name: "kubectl", Title: "kubectl", From: "~/.kube/config", Lets: "your clusters"},
+		{Name: "npm", Title: "npm", From: "~/.npmrc", Lets: "install and publish private packages", Hosts: []string{"registry.npmjs.org:443"}, Found: true},
+		{Name: "docker", Title: "Docker registries", From: "~/.docker/config.json", Lets: "push and pull images with the logins saved in the file", Hosts: []string{"registry-1.docker.io:443", "ghcr.io:443"}},
+		{Name: "gcloud", Title: "gcloud", From: "~/.config/gcloud", Lets: "your Google Cloud accounts and projects", Hosts: []string{"*.googleapis.com:443", "accounts.google.com:443"}},
+		{Name: "terraform", Title: "Terraform Cloud", From: "~/.terraform.d/credentials.tfrc.json", Lets: "runs and state in Terraform Cloud as you", Hosts: []string{"app.terraform.io:443", "registry.terraform.io:443", "releases.hashicorp.com:443"}},
+	}
+}
+
+// sitesOf is the Choose sites… list of a machine list, as the backend computes it.
+func sitesOf(list []hosts.Entry) backend.Sites {
+	var out backend.Sites
+	in := map[hosts.Entry]bool{}
+	for _, g := range hosts.Catalog() {
+		sg := backend.SiteGroup{ID: g.ID, Name: g.Name, Kind: g.Kind}
+		n := 0
+		for _, e := range g.Entries {
+			sg.Sites = append(sg.Sites, e.String())
+			in[e] = true
+			if slices.Contains(list, e) {
+				n++
+			}
+		}
+		sg.Ticked, sg.Partial = n == len(g.Entries), n > 0 && n < len(g.Entries)
+		out.Groups = append(out.Groups, sg)
+	}
+	for _, e := range list {
+		if !in[e] {
+			out.Custom = append(out.Custom, e.String())
+		}
+	}
+	return out
+}
+
+func previewState(provider, network string, sites ...string) State {
+	s := config.Default()
+	s.Provider, s.NetworkProfile = provider, network
+	for _, g := range sites {
+		if grp, ok := hosts.CatalogGroup(g); ok {
+			s.NetworkHosts = append(s.NetworkHosts, grp.Entries...)
+			continue
+		}
+		e, err := hosts.Parse(g)
+		if err != nil {
+			panic(err)
+		}
+		s.NetworkHosts = append(s.NetworkHosts, e)
+	}
+	for _, e := range s.NetworkHosts {
+		s.NetworkHostsRaw = append(s.NetworkHostsRaw, e.String())
+	}
+	st := State{
+		Settings: &config.InForce{Settings: s}, Native: sandbox.Seatbelt, Wall: sandbox.Status{Provider: sandbox.Seatbelt, OK: true},
+		Sites: sitesOf(s.NetworkHosts), Home: previewHome, AuditLog: previewHome + "/Library/Application Support/OpenWorker/audit.jsonl",
+		Now: previewNow, HasLogins: true, Logins: SampleCatalog(), UI: UI{FileLabel: config.LabelCredential},
+	}
+	return st
+}
+
+// withSession adds the session "project", walled in as the settings say.
+func (s State) withSession(sessionOnly ...string) State {
+	set := s.Settings.Settings
+	enf := sandbox.Enforcement(set.Provider)
+	ss := Session{ID: "7f3a9c", Writable: []string{previewHome + "/code/project"}, ReadOnly: []string{previewHome + "/Documents/specs"},
+		Enforcement: enf, Network: set.NetworkProfile, Started: previewNow.Add(-25 * time.Minute)}
+	ss.Access = backend.Access{Session: ss.ID, Network: set.NetworkProfile}
+	if enf != sandbox.Direct {
+		for _, e := range set.NetworkHosts {
+			ss.Access.Sites = append(ss.Access.Sites, backend.AccessSite{Site: e.String(), Source: backend.FromSettings})
+		}
+		for _, site := range sessionOnly {
+			ss.Access.Sites = append(ss.Access.Sites, backend.AccessSite{Site: site, Source: backend.SessionOnly})
+		}
+	}
+	s.Sessions = append(s.Sessions, ss)
+	return s
+}
+
+func commandCard(id, site, reason string, blockedAgo time.Duration, command string) backend.CardInfo {
+	c := backend.CardInfo{ID: id, Session: "7f3a9c", Site: site, Reason: reason, Kind: string(approvals.Command), Created: previewNow.Add(-time.Minute), Askers: 1,
+		Answers: []string{"session", "always", "deny"}}
+	if blockedAgo > 0 {
+		c.Blocked, c.BlockedCommand = previewNow.Add(-blockedAgo), command
+	}
+	return c
+}
+
+func fetchCard(id, site, reason string) backend.CardInfo {
+	return backend.CardInfo{ID: id, Session: "7f3a9c", Site: site, Reason: reason, Kind: string(approvals.Fetch), Created: previewNow, Askers: 1,
+		Answers: []string{"once", "session", "always", "deny"}}
+}
+
+const nestedReason = "OpenWorker is already running inside another sandbox, and macOS does not nest them: /usr/bin/sandbox-exec could not apply even an allow-everything profile (sandbox_apply: Operation not permitted); run OpenWorker outside that sandbox"
+
+// Previews are the app's named states, in the order the index page lists them.
+func Previews() []Preview {
+	var out []Preview
+	add := func(p Preview) { out = append(out, p) }
+
+	first := previewState("direct", "allowlist")
+	first.UI.FirstLaunch = true
+	add(Preview{Name: "first-launch", Title: "First launch", State: first})
+
+	add(Preview{Name: "sandbox-off", Title: "Sandbox off (direct), a session running", State: previewState("direct", "allowlist").withSession(), Menu: []string{"project"}})
+
+	allow := previewState("seatbelt", "allowlist", "github", "pypi").withSession("files.example.org:443")
+	add(Preview{Name: "allowlist", Title: "Sandbox on, only the sites you allow", State: allow, Menu: []string{"project", "Access"}})
+
+	add(Preview{Name: "open-network", Title: "Sandbox on, network open", State: previewState("seatbelt", "open").withSession(), Menu: []string{"project"}})
+
+	refused := previewState("seatbelt", "allowlist", "github")
+	refused.Wall = sandbox.Status{Provider: sandbox.Seatbelt, Reason: nestedReason}
+	add(Preview{Name: "refused", Title: "Refused: OpenWorker is inside another sandbox", State: refused})
+
+	one := previewState("seatbelt", "allowlist", "github").withSession()
+	one.Cards = []backend.CardInfo{commandCard("c1", "pypi.org:443", "Install the requests package the script imports.", 2*time.Minute, "pip install requests")}
+	add(Preview{Name: "one-card", Title: "One site card (not clicked into: no default button)", State: one})
+
+	focused := one
+	focused.UI.CardsFocused = true
+	add(Preview{Name: "one-card-focused", Title: "One site card, clicked into (default button)", State: focused})
+
+	three := previewState("seatbelt", "allowlist", "github").withSession()
+	three.Cards = []backend.CardInfo{
+		commandCard("c1", "pypi.org:443", "Install the requests package the script imports.", 2*time.Minute, "pip install requests"),
+		commandCard("c2", "registry.npmjs.org:443", "Run npm ci for the web front end.", 0, ""),
+		fetchCard("c3", "docs.python.org:443", "Read the documentation of urllib.parse."),
+	}
+	three.Cards[1].Askers = 2
+	add(Preview{Name: "three-cards", Title: "Three pending asks: one stack of cards", State: three})
+
+	fetch := previewState("seatbelt", "allowlist", "github").withSession()
+	fetch.Cards = []backend.CardInfo{fetchCard("c4", "developer.apple.com:443", "Look up the NSPanel documentation.")}
+	add(Preview{Name: "web-fetch-card", Title: "A web fetch's card", State: fetch})
+
+	set := previewState("seatbelt", "allowlist", "github", "pypi")
+	set.Settings.Settings.Toolchains = []string{".cargo", "tools/flutter"}
+	set.Toolchains = []Toolchain{{Path: ".nvm"}, {Path: ".cargo", On: true}, {Path: ".rustup"}, {Path: "go"}, {Path: "tools/flutter", On: true, Added: true}}
+	set.Added = []AddedLogin{
+		{Key: "ssh", Title: "SSH keys", Label: config.LabelCredential, Hosts: []string{"github.com:22", "gitlab.com:22"}, Enabled: true},
+		{Key: "aws-config", Title: "AWS profiles", Label: config.LabelConfiguration, Hosts: []string{"*.amazonaws.com:443"}},
+	}
+	set.UI.Open = []string{SettingsWindow}
+	add(Preview{Name: "settings-sandbox", Title: "Settings ▸ Sandbox", State: set})
+
+	sites := previewState("seatbelt", "allowlist", "github", "api.internal.example:8443")
+	sites = sites.withSession("files.example.org:443")
+	sites.UI.Open, sites.UI.SitesSession = []string{SitesWindow}, "7f3a9c"
+	sites.UI.SiteText, sites.UI.SiteMessage = "https://example.com/api", ""
+	add(Preview{Name: "choose-sites", Title: "Choose sites…: GitHub ticked, a bad site typed", State: sites})
+
+	creds := set
+	creds.Added = creds.Added[:1]
+	add(Preview{Name: "credentials", Title: "Add… ▸ A CLI's login: found and not found", State: creds, Expand: []string{"Add…", "A CLI's login"}})
+
+	file := set
+	file.UI.Open = []string{SettingsWindow, AddFileWindow}
+	file.UI.FilePath, file.UI.FileLabel, file.UI.FileHosts = "~/.config/acme/token.json", config.LabelCredential, "api.acme.example:443"
+	add(Preview{Name: "add-file", Title: "Add… ▸ A file or folder…", State: file})
+
+	another := previewState("seatbelt", "allowlist", "github").withSession()
+	another.UI.Open, another.UI.AllowText = []string{AllowWindow + ":7f3a9c"}, map[string]string{"7f3a9c": "files.example.org"}
+	add(Preview{Name: "allow-another", Title: "Allow another site for a session", State: another})
+
+	broken := previewState("seatbelt", "allowlist", "github")
+	broken.Settings.Problems = &config.ProblemsError{Problems: []config.Problem{{File: previewHome + "/.config/openworker/config.toml", Line: 3, Col: 26, Msg: "sandbox_network_hosts: site \"https://x\": has a scheme; write only the host and port, such as github.com:443"}}}
+	broken.Settings.LastGood = true
+	broken.UI.Open = []string{SettingsWindow}
+	add(Preview{Name: "settings-file-problems", Title: "The settings file has problems", State: broken})
+	return out
+}
