@@ -115,7 +115,7 @@ func Icon(s State) view.StatusIcon {
 	}
 	if n := len(s.Cards); n > 0 {
 		icon.State, icon.Symbol, icon.Badge = IconAttention, "hand.raised.fill", n
-		icon.Tooltip = "OpenWorker: " + plural(n, "site is", "sites are") + " waiting for your answer. " + icon.Tooltip[len("OpenWorker: "):]
+		icon.Tooltip = "OpenWorker: " + plural(n, "site is", "sites are") + " waiting for your answer. " + upperFirst(icon.Tooltip[len("OpenWorker: "):])
 	}
 	return icon
 }
