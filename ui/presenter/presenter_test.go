@@ -347,7 +347,7 @@ func TestAlwaysAndDeny(t *testing.T) {
 	if !slices.Contains(f.b.Settings().Settings.NetworkHostsRaw, "pypi.org:443") {
 		t.Fatalf("always did not reach the settings: %v", f.b.Settings().Settings.NetworkHostsRaw)
 	}
-	if it, ok := menuItem(f.p.View().Menu, "project", "Access", "pypi.org:443"); !ok || it.Title != "pypi.org:443 — from Settings" || !it.Disabled {
+	if it, ok := menuItem(f.p.View().Menu, "project", "Access", "pypi.org:443"); !ok || it.Title != "pypi.org:443" || !it.Disabled {
 		t.Fatalf("an always-allowed site in the Access menu: %+v", it)
 	}
 	f.ask(t, s, "evil.example:443", "", approvals.Command)

@@ -246,15 +246,28 @@ func (s State) accessMenu(ss Session) view.Menu {
 	if len(ss.Access.Sites) == 0 && ss.Network != string(policy.Open) && ss.Enforcement != sandbox.Direct {
 		add(view.MenuItem{Title: "No sites yet", Disabled: true})
 	}
+	// Sites from Settings and from shared logins are changed there: they are listed under a
+	// header, greyed; Session only sites carry the mark and can be revoked here.
+	for _, from := range []struct{ source, header string }{
+		{backend.FromSettings, "From Settings"},
+		{backend.FromLogin, "From shared logins"},
+	} {
+		first := true
+		for _, site := range ss.Access.Sites {
+			if site.Source != from.source {
+				continue
+			}
+			if first {
+				add(view.MenuItem{Title: from.header, Disabled: true})
+				first = false
+			}
+			add(view.MenuItem{Title: site.Site, Disabled: true, Indent: 1})
+		}
+	}
 	for _, site := range ss.Access.Sites {
-		switch site.Source {
-		case backend.SessionOnly:
+		if site.Source == backend.SessionOnly {
 			sub := view.Menu{Items: []view.MenuItem{{Title: "Revoke", Action: Revoke{Session: ss.ID, Site: site.Site}}}}
 			add(view.MenuItem{Title: site.Site + " — Session only", Submenu: &sub})
-		case backend.FromLogin:
-			add(view.MenuItem{Title: site.Site + " — shared login", Disabled: true})
-		default:
-			add(view.MenuItem{Title: site.Site + " — from Settings", Disabled: true})
 		}
 	}
 	for _, d := range ss.Access.Denied {
@@ -369,7 +382,7 @@ func (s State) card(c backend.CardInfo, focused bool) view.Node {
 	case !c.Blocked.IsZero():
 		blocked = "The sandbox blocked it at " + c.Blocked.In(s.Now.Location()).Format("15:04") + " (" + ago(s.Now, c.Blocked) + ")"
 		if c.BlockedCommand != "" {
-			blocked += ", while running " + c.BlockedCommand
+			blocked += ", while running “" + c.BlockedCommand + "”"
 		}
 		blocked += "."
 	case c.Kind == string(approvals.Fetch):
@@ -446,11 +459,12 @@ func SettingsSandbox(s State) view.Window {
 	}
 	body = append(body, view.Section{Title: "Network", Children: []view.Node{
 		view.Radio{Options: []view.RadioOption{
-			{Title: "Only the sites you allow", Detail: chosen, Selected: set.NetworkProfile != config.NetworkOpen, Action: SetNetwork{Profile: config.NetworkAllowlist}},
-		}},
-		view.Stack{Axis: view.Horizontal, Children: []view.Node{view.Button{Title: "Choose sites…", Action: ShowWindow{ID: SitesWindow}}}},
-		view.Radio{Options: []view.RadioOption{
+			{Title: "Only the sites you allow", Detail: "Commands reach only the sites you choose; the proxy refuses any other and names it.", Selected: set.NetworkProfile != config.NetworkOpen, Action: SetNetwork{Profile: config.NetworkAllowlist}},
 			{Title: "Allow everything", Detail: "Any site, with no proxy. The files are still the wall.", Selected: set.NetworkProfile == config.NetworkOpen, Action: SetNetwork{Profile: config.NetworkOpen}},
+		}},
+		view.Stack{Axis: view.Horizontal, Children: []view.Node{
+			view.Button{Title: "Choose sites…", Action: ShowWindow{ID: SitesWindow}},
+			view.Label{Text: chosen, Style: view.Secondary},
 		}},
 	}})
 
