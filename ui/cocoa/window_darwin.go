@@ -135,6 +135,16 @@ func (s *shell) show(nw *window) {
 	nw.ns.MakeKeyAndOrderFront(nil)
 }
 
+// maxContentHeight is the tallest a window's content may be: the main screen's visible
+// height less room for the title bar and a margin.
+func maxContentHeight() float64 {
+	screen := appkit.Screen_MainScreen()
+	if screen.IsNil() {
+		return 600
+	}
+	return screen.VisibleFrame().Size.Height - 80
+}
+
 // placeCard puts a card at the top right of the main screen, under the menu bar, where
 // notifications appear: near the status item that it belongs to and out of the way of work.
 func placeCard(w appkit.Window) {
@@ -179,8 +189,24 @@ func (nw *window) draw(w view.Window, act func(view.Action)) {
 	root.AddArrangedSubview(content)
 	root.WidthAnchor().ConstraintEqualToConstant(float64(w.Width)).SetActive(true)
 	frame := nw.ns.Frame()
-	nw.ns.SetContentView(root)
-	nw.ns.SetContentSize(root.FittingSize())
+	size := root.FittingSize()
+	if max := maxContentHeight(); size.Height > max {
+		// Taller than the screen (Settings ▸ Sandbox with many entries): the content
+		// scrolls, pinned to the top and as wide as the window.
+		scroll := appkit.NewScrollView()
+		scroll.SetHasVerticalScroller(true)
+		scroll.SetDrawsBackground(false)
+		root.SetTranslatesAutoresizingMaskIntoConstraints(false)
+		scroll.SetDocumentView(root)
+		clip := scroll.ContentView()
+		root.TopAnchor().ConstraintEqualToAnchor(clip.TopAnchor()).SetActive(true)
+		root.LeadingAnchor().ConstraintEqualToAnchor(clip.LeadingAnchor()).SetActive(true)
+		nw.ns.SetContentView(scroll)
+		size.Height = max
+	} else {
+		nw.ns.SetContentView(root)
+	}
+	nw.ns.SetContentSize(size)
 	if nw.shown {
 		nw.ns.SetFrameTopLeftPoint(foundation.Point{X: frame.Origin.X, Y: frame.Origin.Y + frame.Size.Height})
 	}

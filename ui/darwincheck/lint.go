@@ -177,6 +177,9 @@ func (l *lint) checkCall(call *ast.CallExpr) {
 	if s, ok := selectorSenders[qualifiedName(fn, objcPkg)]; ok {
 		l.checkArgCount(call, s.selArg, s.params)
 	}
+	if fn != nil {
+		l.checkSpawn(call, fn)
+	}
 }
 
 // checkName checks that a selector or class name passed as a string is a
@@ -295,21 +298,68 @@ func (l *lint) checkRetain(call *ast.CallExpr) {
 // to dispatch.MainQueue() runs on the main thread and is fine.
 func (l *lint) checkGo(g *ast.GoStmt) {
 	if lit, ok := ast.Unparen(g.Call.Fun).(*ast.FuncLit); ok {
-		l.walkOffMain(lit.Body, func(pos token.Pos, what string) {
-			l.report(pos, "%s off the main thread: this runs in the goroutine started at line %d; AppKit must be used on the main thread (wrap it in dispatch.MainQueue().DispatchAsync)", what, l.c.fset.Position(g.Pos()).Line)
-		})
+		l.checkGoroutine(g.Pos(), lit, "goroutine started")
 		return
 	}
 	fn := l.callee(g.Call)
 	if fn == nil {
 		return
 	}
+	l.checkGoFunc(callPos(g.Call), fn, "run in a new goroutine")
+}
+
+// checkSpawn treats the functions other goroutines run like go statements:
+// time.AfterFunc's, which runs on a goroutine of its own, and
+// sync.WaitGroup.Go's.
+func (l *lint) checkSpawn(call *ast.CallExpr, fn *types.Func) {
+	var f ast.Expr
+	switch {
+	case qualifiedName(fn, "time") == "AfterFunc" && len(call.Args) == 2:
+		f = call.Args[1]
+	case qualifiedName(fn, "sync") == "WaitGroup.Go" && len(call.Args) == 1:
+		f = call.Args[0]
+	default:
+		return
+	}
+	what := fn.Pkg().Name() + "." + qualifiedName(fn, fn.Pkg().Path())
+	f = ast.Unparen(f)
+	if lit, ok := f.(*ast.FuncLit); ok {
+		l.checkGoroutine(call.Pos(), lit, "function given to "+what)
+		return
+	}
+	var id *ast.Ident
+	switch e := f.(type) {
+	case *ast.Ident:
+		id = e
+	case *ast.SelectorExpr:
+		if sel, ok := l.info.Selections[e]; ok {
+			if target, ok := sel.Obj().(*types.Func); ok {
+				l.checkGoFunc(e.Sel.Pos(), target.Origin(), "run by "+what)
+			}
+			return
+		}
+		id = e.Sel
+	default:
+		return
+	}
+	if target, ok := l.info.Uses[id].(*types.Func); ok {
+		l.checkGoFunc(id.Pos(), target.Origin(), "run by "+what)
+	}
+}
+
+func (l *lint) checkGoroutine(start token.Pos, lit *ast.FuncLit, what string) {
+	l.walkOffMain(lit.Body, func(pos token.Pos, call string) {
+		l.report(pos, "%s off the main thread: this runs in the %s at line %d; AppKit must be used on the main thread (wrap it in dispatch.MainQueue().DispatchAsync)", call, what, l.c.fset.Position(start).Line)
+	})
+}
+
+func (l *lint) checkGoFunc(pos token.Pos, fn *types.Func, how string) {
 	if isAppKit(fn) {
-		l.report(callPos(g.Call), "AppKit call %s in a new goroutine, off the main thread; AppKit must be used on the main thread (call it inside dispatch.MainQueue().DispatchAsync)", appKitName(fn))
+		l.report(pos, "AppKit call %s, %s, off the main thread; AppKit must be used on the main thread (call it inside dispatch.MainQueue().DispatchAsync)", appKitName(fn), how)
 		return
 	}
 	if hit := l.reachesAppKit(fn); hit != nil {
-		l.report(callPos(g.Call), "%s, run in a new goroutine, reaches AppKit call %s (%s) off the main thread; AppKit must be used on the main thread (wrap that call in dispatch.MainQueue().DispatchAsync)", fn.Name(), hit.name, l.position(hit.pos))
+		l.report(pos, "%s, %s, reaches AppKit call %s (%s) off the main thread; AppKit must be used on the main thread (wrap that call in dispatch.MainQueue().DispatchAsync)", fn.Name(), how, hit.name, l.position(hit.pos))
 	}
 }
 

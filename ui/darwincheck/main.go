@@ -20,9 +20,10 @@
 //     colon;
 //   - objc.Retain is only given the address of a package-level variable: it
 //     releases the object when the variable it points to is collected;
-//   - a go statement's function makes no AppKit call except inside a
+//   - a go statement's function (and one given to time.AfterFunc or
+//     sync.WaitGroup.Go) makes no AppKit call except inside a
 //     dispatch.MainQueue() block, following calls into the package's own
-//     functions.
+//     functions (not into other packages).
 //
 // Usage:
 //

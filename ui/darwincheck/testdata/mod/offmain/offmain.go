@@ -4,6 +4,9 @@
 package offmain
 
 import (
+	"sync"
+	"time"
+
 	"github.com/progrium/darwinkit/dispatch"
 	"github.com/progrium/darwinkit/macos/appkit"
 )
@@ -36,3 +39,17 @@ func relay(item appkit.StatusItem, titles <-chan string) {
 func setTitle(item appkit.StatusItem, title string) {
 	item.Button().SetTitle(title)
 }
+
+// Later runs functions on goroutines other than go statements start.
+func Later(item appkit.StatusItem, wg *sync.WaitGroup) {
+	time.AfterFunc(time.Second, func() { item.SetVisible(false) })
+	time.AfterFunc(time.Second, appkit.Cursor_Hide)
+	time.AfterFunc(time.Second, relayNothing)
+	wg.Go(func() { setTitle(item, "done") })
+	// Right: the timer's goroutine hands the work to the main queue.
+	time.AfterFunc(time.Second, func() {
+		dispatch.MainQueue().DispatchAsync(func() { item.SetVisible(true) })
+	})
+}
+
+func relayNothing() { setTitle(appkit.StatusItem{}, "") }
