@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -24,6 +25,31 @@ import (
 // is the daemon: it hosts the backend and the local API, so `openworker mcp` and the CLI
 // attach to it, and the cards they wait on are the app's.
 func noArgs() error {
+	err := runApp()
+	if err != nil {
+		tellPerson(err)
+	}
+	return err
+}
+
+// tellPerson shows why the app could not start when it was opened from Finder, where
+// nothing reads stderr. osascript draws the alert in a process of its own: this one may be
+// the very build that must not call into Cocoa. The message is passed as an argument, never
+// as script text.
+func tellPerson(err error) {
+	if fi, statErr := os.Stderr.Stat(); statErr == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		return // a terminal shows the error
+	}
+	script := []string{
+		"-e", "on run argv",
+		"-e", "display alert \"OpenWorker cannot start\" message (item 1 of argv) as critical",
+		"-e", "end run",
+		err.Error(),
+	}
+	_ = exec.Command("/usr/bin/osascript", script...).Run()
+}
+
+func runApp() error {
 	// Before anything starts: a binary that would crash at its first Cocoa callback says so
 	// now, instead of leaving sessions behind.
 	if err := cocoa.CheckBuild(debug.ReadBuildInfo()); err != nil {
