@@ -20,8 +20,9 @@ usage: ./build.sh COMMAND
 
 commands:
   app     build build/OpenWorker.app: the openworker binary with cgo (the
-          menu-bar app needs it), Info.plist and resources/, ad-hoc signed
-          when codesign is available. macOS only.
+          menu-bar app needs it) for arm64 and amd64 (joined with lipo when
+          both build), Info.plist and resources/, ad-hoc signed, and zipped
+          for release as build/OpenWorker-VERSION-macos.zip. macOS only.
   cli     build build/openworker, the CLI and daemon for this machine. On
           Linux it is static, without cgo: it has no use for cgo there, and
           a binary that skips the dynamic loader starts faster, which every
@@ -37,18 +38,65 @@ USAGE
 
 step() { printf '==> %s\n' "$*" >&2; }
 
+# bundle_version is the app's version, kept in one place: Info.plist's
+# CFBundleShortVersionString. The binary gets the same through -ldflags, so
+# `openworker version` and Finder agree.
+bundle_version() {
+	sed -n '/<key>CFBundleShortVersionString<\/key>/{n;s/.*<string>\(.*\)<\/string>.*/\1/p;}' Info.plist
+}
+
+# build_arch builds the app's binary for one CPU (arm64 or amd64) into $2.
+build_arch() {
+	local arch="$1" out="$2" version="$3"
+	# The go command passes clang -arch for the target, so an Apple silicon Mac
+	# with the Command Line Tools builds the Intel binary too.
+	CGO_ENABLED=1 GOOS=darwin GOARCH="$arch" go build -trimpath \
+		-gcflags="$darwinkit_gcflags" \
+		-ldflags="-X main.version=${version}" \
+		-o "$out" "$main_pkg"
+}
+
 build_app() {
 	if [ "$(uname -s)" != "Darwin" ]; then
 		echo "build.sh app: the menu-bar app is built on macOS (cgo links against Cocoa); this is $(uname -s). To check the macOS code from here, run ./build.sh check." >&2
 		exit 1
 	fi
+	local version
+	version="$(bundle_version)"
+	if [ -z "$version" ]; then
+		echo "build.sh app: Info.plist has no CFBundleShortVersionString" >&2
+		exit 1
+	fi
 
-	step "building ${bundle}"
-	rm -rf "$bundle"
-	mkdir -p "$bundle/Contents/MacOS" "$bundle/Contents/Resources"
-	CGO_ENABLED=1 go build -trimpath \
-		-gcflags="$darwinkit_gcflags" \
-		-o "$bundle/Contents/MacOS/openworker" "$main_pkg"
+	step "building ${bundle} ${version}"
+	rm -rf "$bundle" build/arch
+	mkdir -p "$bundle/Contents/MacOS" "$bundle/Contents/Resources" build/arch
+
+	# Both CPUs when both build, joined into one universal binary. This Mac's
+	# own CPU must build; the other is skipped with a warning (a toolchain
+	# without it), so a developer build never fails for a release concern.
+	local host arch
+	local built=()
+	case "$(uname -m)" in
+	arm64) host=arm64 ;;
+	*) host=amd64 ;;
+	esac
+	for arch in arm64 amd64; do
+		if build_arch "$arch" "build/arch/openworker-${arch}" "$version"; then
+			built+=("build/arch/openworker-${arch}")
+		elif [ "$arch" = "$host" ]; then
+			echo "build.sh app: the ${arch} build failed" >&2
+			exit 1
+		else
+			step "the ${arch} build failed; the app is ${host} only"
+		fi
+	done
+	if [ "${#built[@]}" -gt 1 ] && command -v lipo >/dev/null 2>&1; then
+		step "joining arm64 and amd64 with lipo"
+		lipo -create -output "$bundle/Contents/MacOS/openworker" "${built[@]}"
+	else
+		cp "build/arch/openworker-${host}" "$bundle/Contents/MacOS/openworker"
+	fi
 
 	cp Info.plist "$bundle/Contents/Info.plist"
 	cp -R resources/. "$bundle/Contents/Resources/"
@@ -65,7 +113,24 @@ build_app() {
 	else
 		step "codesign not found: ${bundle} is unsigned"
 	fi
-	step "built ${bundle}"
+
+	# ditto keeps the signature and the bundle's metadata, which zip can lose.
+	local zip="build/${app_name}-${version}-macos.zip"
+	rm -f "$zip"
+	ditto -c -k --keepParent "$bundle" "$zip"
+	step "built ${bundle} and ${zip}"
+
+	cat >&2 <<EOF
+
+Open the app:
+  open ${bundle}
+
+Its binary is also the CLI (openworker mcp, openworker session …), which
+attaches to the running app. To put it on your PATH:
+  sudo ln -sf "$(pwd)/${bundle}/Contents/MacOS/openworker" /usr/local/bin/openworker
+or, without sudo, into a folder of yours that is on PATH:
+  mkdir -p ~/.local/bin && ln -sf "$(pwd)/${bundle}/Contents/MacOS/openworker" ~/.local/bin/openworker
+EOF
 }
 
 build_cli() {

@@ -4,26 +4,156 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"sync"
 	"time"
 
+	"github.com/openworker/openworker/core/api"
+	"github.com/openworker/openworker/core/audit"
+	"github.com/openworker/openworker/core/backend"
+	"github.com/openworker/openworker/core/session"
 	"github.com/openworker/openworker/ui/cocoa"
+	"github.com/openworker/openworker/ui/presenter"
 )
 
-// noArgs starts the menu-bar app: with no arguments on macOS, openworker is the app.
+// noArgs starts the menu-bar app: with no arguments on macOS, openworker is the app. The app
+// is the daemon: it hosts the backend and the local API, so `openworker mcp` and the CLI
+// attach to it, and the cards they wait on are the app's.
 func noArgs() error {
-	state := "Sandbox: off (direct)"
-	if e, err := loadEnv(); err == nil && e.settings.Provider != "direct" {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		st := nativeProvider().Status(ctx)
-		cancel()
-		if st.OK {
-			state = "Sandbox: on (" + e.settings.Provider + ")"
-		} else {
-			state = "Sessions on this machine are refused: " + st.Reason
-		}
-	} else if err != nil {
-		state = fmt.Sprintf("Settings have problems: %v", err)
+	err := runApp()
+	if err != nil {
+		tellPerson(err)
 	}
-	return cocoa.Run(cocoa.Options{SandboxState: state})
+	return err
+}
+
+// tellPerson shows why the app could not start when it was opened from Finder, where
+// nothing reads stderr. osascript draws the alert in a process of its own: this one may be
+// the very build that must not call into Cocoa. The message is passed as an argument, never
+// as script text.
+func tellPerson(err error) {
+	if fi, statErr := os.Stderr.Stat(); statErr == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		return // a terminal shows the error
+	}
+	script := []string{
+		"-e", "on run argv",
+		"-e", "display alert \"OpenWorker cannot start\" message (item 1 of argv) as critical",
+		"-e", "end run",
+		err.Error(),
+	}
+	_ = exec.Command("/usr/bin/osascript", script...).Run()
+}
+
+func runApp() error {
+	// Before anything starts: a binary that would crash at its first Cocoa callback says so
+	// now, instead of leaving sessions behind.
+	if err := cocoa.CheckBuild(debug.ReadBuildInfo()); err != nil {
+		return err
+	}
+	e, err := loadEnv()
+	if err != nil {
+		return err
+	}
+	_, statErr := os.Stat(e.settingsPath)
+	firstLaunch := errors.Is(statErr, os.ErrNotExist)
+
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	store, err := backend.OpenStore(ctx, e.settingsPath, e.stateDir, runtime.GOOS, true)
+	if err != nil {
+		return err
+	}
+	log, err := audit.Open(e.auditPath())
+	if err != nil {
+		store.Close()
+		return err
+	}
+	native := nativeProvider()
+	b, err := backend.New(backend.Options{
+		Settings: store, Native: e.machine().Native, GOOS: runtime.GOOS,
+		Session: session.Options{
+			Providers: providers(native), UserHome: e.home, StateDir: e.stateDir, SettingsPath: e.settingsPath, GOOS: runtime.GOOS,
+			HostEnv: os.Environ(), Audit: log, RunnerStderr: os.Stderr,
+		},
+	})
+	if err != nil {
+		log.Close()
+		store.Close()
+		return err
+	}
+	auditEvents(b, log)
+
+	srv := &api.Server{Backend: b, Status: func() api.Status {
+		in := b.Settings()
+		return api.Status{Provider: in.Settings.Provider, Settings: e.settingsPath, Rule: b.Machine().Rule(), SettingsError: in.Describe(e.settingsPath)}
+	}}
+	l, err := api.Listen(e.stateDir)
+	if err != nil {
+		b.EndAll()
+		log.Close()
+		store.Close()
+		return fmt.Errorf("%w; quit the other openworker (serve, or the app) first", err)
+	}
+	go func() {
+		if err := srv.Serve(l); err != nil && ctx.Err() == nil {
+			fmt.Fprintf(os.Stderr, "openworker: the local API stopped: %v\n", err)
+		}
+	}()
+
+	// The wall's status may run a probe: the app starts with what it finds, in the time a
+	// person waits for an icon.
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	wall := native.Status(sctx)
+	cancel()
+
+	p := presenter.New(b, presenter.Options{
+		Native: e.machine().Native, Wall: wall, Home: e.home,
+		AuditLog: e.auditPath(), FirstLaunch: firstLaunch,
+	})
+	changes := p.Watch(ctx)
+
+	var once sync.Once
+	quit := func() {
+		once.Do(func() {
+			// Sessions first (their walls and private files), then the API and the rest.
+			b.EndAll()
+			sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = srv.Shutdown(sctx)
+			c()
+			_ = os.Remove(api.SocketPath(e.stateDir))
+			stop()
+			log.Close()
+			store.Close()
+		})
+	}
+	defer quit()
+	return cocoa.Run(cocoa.Options{
+		Model:   p,
+		Changes: changes,
+		OnQuit:  quit,
+		OnError: func(err error) { fmt.Fprintf(os.Stderr, "openworker: %v\n", err) },
+	})
+}
+
+// auditEvents writes the backend's events to the audit trail, as `openworker serve` does.
+func auditEvents(b *backend.Backend, log *audit.Log) {
+	events, _ := b.Subscribe(false)
+	go func() {
+		for ev := range events {
+			switch ev.Type {
+			case backend.SettingsFailed:
+				fmt.Fprintf(os.Stderr, "openworker: %s\n", ev.Message)
+				_ = log.Write(audit.Event{Type: ev.Type, Reason: ev.Message})
+			case backend.SettingsReloaded:
+				_ = log.Write(audit.Event{Type: ev.Type, Summary: ev.Message})
+			case backend.CardAnswered, backend.CardExpired:
+				_ = log.Write(audit.Event{Type: ev.Type, Session: ev.Session, Summary: ev.Card.Site + ": " + ev.Card.Reason, Outcome: ev.Outcome})
+			}
+		}
+	}()
 }

@@ -4,123 +4,252 @@ package cocoa
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"runtime"
+	"runtime/debug"
 
 	"github.com/progrium/darwinkit/dispatch"
 	"github.com/progrium/darwinkit/macos/appkit"
 	"github.com/progrium/darwinkit/macos/foundation"
 	"github.com/progrium/darwinkit/objc"
+
+	"github.com/openworker/openworker/ui/view"
 )
 
-// AppKit must run on the process's main thread. Locking the main goroutine
-// to its thread in init, before main starts, is the only way to be sure
-// Run's goroutine is on that thread.
+// AppKit must run on the process's main thread. Locking the main goroutine to its thread in
+// init, before main starts, is the only way to be sure Run's goroutine is on that thread.
 func init() { runtime.LockOSThread() }
-
-// iconName is the status image in the bundle's Resources. AppKit treats an
-// image whose name ends in "Template" as a template image.
-const iconName = "StatusIconTemplate"
 
 // statusIconPoints is the menu bar's usual glyph size.
 const statusIconPoints = 18
 
-// Run shows the status item and runs the Cocoa event loop. It must be called
-// from the main goroutine and does not return while the app runs: quitting
-// terminates the process after OnQuit.
+// The shell's state lives as long as the app, in package-level variables: the Go collector
+// never frees them, and the Objective-C objects in them are retained with their own Retain,
+// so none is released behind the shell's back. Only the main thread touches them.
+var (
+	theShell *shell
+	// appDelegate and menuDelegate are darwinkit's Go side of the two delegate protocols;
+	// the Objective-C side holds a handle to them, kept here as well for clarity.
+	appDelegate  *appkit.ApplicationDelegate
+	menuDelegate *appkit.MenuDelegate
+)
+
+// shell is the status item, its menu and the open windows. Main thread only.
+type shell struct {
+	app     appkit.Application
+	item    appkit.StatusItem
+	menu    appkit.Menu
+	model   Model
+	opts    Options
+	actions chan view.Action
+	windows map[string]*window
+	// quitting is set once the app was asked to quit: OnQuit runs once.
+	quitting bool
+}
+
+// Run shows the status item and runs the Cocoa event loop. It must be called from the main
+// goroutine and does not return while the app runs: quitting ends the process after OnQuit.
 func Run(opts Options) error {
+	if err := CheckBuild(debug.ReadBuildInfo()); err != nil {
+		return err
+	}
+	if opts.Model == nil {
+		return errors.New("cocoa.Run needs a Model")
+	}
 	if !foundation.Thread_CurrentThread().IsMainThread() {
 		return errors.New("the menu-bar app must be started from the main goroutine; call cocoa.Run from main")
 	}
 
 	app := appkit.Application_SharedApplication()
-	// A menu-bar app has no Dock icon or main menu. Info.plist says so with
-	// LSUIElement; this covers running the bare binary outside the bundle.
+	// A menu-bar app has no Dock icon or main menu. Info.plist says so with LSUIElement;
+	// this covers running the bare binary outside the bundle.
 	app.SetActivationPolicy(appkit.ApplicationActivationPolicyAccessory)
 
-	delegate := &appkit.ApplicationDelegate{}
-	var shell *statusShell
-	delegate.SetApplicationDidFinishLaunching(func(foundation.Notification) {
-		shell = newStatusShell(app, opts)
-		if opts.StateUpdates != nil {
-			go relayStates(opts.StateUpdates, shell)
-		}
+	s := &shell{app: app, model: opts.Model, opts: opts, actions: make(chan view.Action, 64), windows: make(map[string]*window)}
+	theShell = s
+	go s.dispatchActions()
+
+	// Every callback is set before SetDelegate: darwinkit builds the Objective-C delegate
+	// from the callbacks present then, and AppKit asks once which ones it answers.
+	appDelegate = &appkit.ApplicationDelegate{}
+	appDelegate.SetApplicationDidFinishLaunching(func(foundation.Notification) {
+		s.start()
 	})
-	delegate.SetApplicationWillTerminate(func(foundation.Notification) {
-		if opts.OnQuit != nil {
-			opts.OnQuit()
-		}
+	appDelegate.SetApplicationShouldTerminate(func(appkit.Application) appkit.ApplicationTerminateReply {
+		return s.shouldTerminate()
 	})
-	app.SetDelegate(delegate)
+	app.SetDelegate(appDelegate)
 	app.Run()
-	runtime.KeepAlive(delegate)
 	return nil
 }
 
-// statusShell is the status item and the menu items it updates. It is only
-// touched on the main thread.
-type statusShell struct {
-	item      appkit.StatusItem
-	stateItem appkit.MenuItem
-}
+// start puts the status item in the menu bar and starts following the model.
+func (s *shell) start() {
+	s.item = appkit.StatusBar_SystemStatusBar().StatusItemWithLength(appkit.VariableStatusItemLength)
+	// The status bar does not keep its items: one that is deallocated leaves the menu bar.
+	// The object's own retain keeps it for the app's life, whatever the Go collector does.
+	s.item.Retain()
 
-func newStatusShell(app appkit.Application, opts Options) *statusShell {
-	item := appkit.StatusBar_SystemStatusBar().StatusItemWithLength(appkit.VariableStatusItemLength)
-	// A status item leaves the menu bar when it is deallocated, and the
-	// status bar does not keep it: without this retain the icon vanishes at
-	// the next autorelease drain.
-	objc.Retain(&item)
+	s.menu = appkit.NewMenuWithTitle(fallbackTitle)
+	s.menu.Retain()
+	// Items are enabled or disabled by the view tree, not by AppKit's responder-chain guess,
+	// so a status line reads as information, not as a command.
+	s.menu.SetAutoenablesItems(false)
+	menuDelegate = &appkit.MenuDelegate{}
+	menuDelegate.SetMenuWillOpen(func(menu appkit.Menu) {
+		// The menu is rebuilt from the tree each time it opens, so it is never stale.
+		fillMenu(menu, s.model.View().Menu, s.act)
+	})
+	s.menu.SetDelegate(menuDelegate)
+	// Filled once now as well: a status item whose menu is empty may not open it at all.
+	fillMenu(s.menu, s.model.View().Menu, s.act)
+	s.item.SetMenu(s.menu)
 
-	if img, ok := statusImage(opts.Icon); ok {
-		item.Button().SetImage(img)
-	} else {
-		item.Button().SetTitle(fallbackTitle)
-	}
-
-	menu := appkit.NewMenuWithTitle(fallbackTitle)
-	// Items are enabled or disabled here, not by AppKit's responder-chain
-	// guess, so the state line reads as information, not as a command.
-	menu.SetAutoenablesItems(false)
-
-	stateItem := appkit.NewMenuItemWithSelector("", "", objc.Selector{})
-	stateItem.SetEnabled(false)
-	menu.AddItem(stateItem)
-	menu.AddItem(appkit.MenuItem_SeparatorItem())
-	menu.AddItem(appkit.NewMenuItemWithAction(quitTitle, "q", func(objc.Object) {
-		app.Terminate(nil)
-	}))
-	item.SetMenu(menu)
-
-	s := &statusShell{item: item, stateItem: stateItem}
-	s.setState(opts.SandboxState)
-	return s
-}
-
-func (s *statusShell) setState(state string) {
-	line := stateLine(state)
-	s.stateItem.SetTitle(line)
-	s.item.Button().SetToolTip(line)
-}
-
-// relayStates moves each new state onto the main thread, where AppKit
-// objects may be touched.
-func relayStates(states <-chan string, s *statusShell) {
-	for state := range states {
-		dispatch.MainQueue().DispatchAsync(func() { s.setState(state) })
+	s.apply(s.model.View())
+	if s.opts.Changes != nil {
+		go s.follow(s.opts.Changes)
 	}
 }
 
-// statusImage is the icon from png, or else the bundle's template image.
-func statusImage(png []byte) (appkit.Image, bool) {
-	var img appkit.Image
-	if len(png) > 0 {
-		img = appkit.NewImageWithData(png)
-	} else {
-		img = appkit.Image_ImageNamed(iconName)
+// follow reads the model after each change off the main thread (it may ask the backend) and
+// hands the result to the main thread to draw.
+func (s *shell) follow(changes <-chan struct{}) {
+	for range changes {
+		app := s.model.View()
+		dispatch.MainQueue().DispatchAsync(func() { s.apply(app) })
 	}
+}
+
+// apply draws one state of the app: the icon and the windows. The menu is drawn when it opens.
+func (s *shell) apply(app view.App) {
+	s.setIcon(app.Icon)
+	s.syncWindows(app.Windows)
+}
+
+// setIcon shows the status icon: the SF Symbol as a template image (macOS 11 and later), else
+// the bundled template image, else the app's name, so the item is never invisible.
+func (s *shell) setIcon(icon view.StatusIcon) {
+	button := s.item.Button()
+	img := appkit.Image_ImageWithSystemSymbolNameAccessibilityDescription(icon.Symbol, icon.Tooltip)
+	if img.IsNil() && icon.Image != "" {
+		// Symbols are sized by the menu bar's font; the bundled image is drawn at the
+		// menu bar's glyph size (its @2x file serves Retina screens).
+		img = appkit.Image_ImageNamed(appkit.ImageName(icon.Image))
+		if !img.IsNil() {
+			img.SetSize(foundation.Size{Width: statusIconPoints, Height: statusIconPoints})
+		}
+	}
+	title := badgeTitle(icon.Badge)
 	if img.IsNil() {
-		return img, false
+		button.SetImage(appkit.Image{})
+		if title == "" {
+			title = fallbackTitle
+		} else {
+			title = fallbackTitle + " " + title
+		}
+	} else {
+		img.SetTemplate(true)
+		img.SetAccessibilityDescription(icon.Tooltip)
+		button.SetImage(img)
+		button.SetImagePosition(appkit.ImageLeading)
 	}
-	img.SetTemplate(true)
-	img.SetSize(foundation.Size{Width: statusIconPoints, Height: statusIconPoints})
-	return img, true
+	button.SetTitle(title)
+	button.SetToolTip(icon.Tooltip)
+}
+
+// act is what every control and menu item calls with its action, on the main thread.
+func (s *shell) act(a view.Action) {
+	switch a := a.(type) {
+	case nil:
+		return
+	case view.Quit:
+		s.app.Terminate(nil)
+	case view.OpenPath:
+		appkit.Workspace_SharedWorkspace().OpenURL(foundation.URL_FileURLWithPath(a.Path))
+	case view.PickPath:
+		s.pickPath(a)
+	default:
+		select {
+		case s.actions <- a:
+		default:
+			// Sixty-four actions behind: the backend is stuck. Dropping a click is better
+			// than freezing the menu bar; the person sees nothing change and tries again.
+			s.reportError(fmt.Errorf("the app is busy; %T was not carried out", a))
+		}
+	}
+}
+
+// dispatchActions carries out the person's actions one at a time, in order, off the main
+// thread, and redraws after each (the model's Changes may also tick).
+func (s *shell) dispatchActions() {
+	for a := range s.actions {
+		if err := s.model.Dispatch(a); err != nil {
+			s.reportError(err)
+		}
+		app := s.model.View()
+		dispatch.MainQueue().DispatchAsync(func() { s.apply(app) })
+	}
+}
+
+func (s *shell) reportError(err error) {
+	if s.opts.OnError != nil {
+		s.opts.OnError(err)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "openworker: %v\n", err)
+}
+
+// shouldTerminate answers "may the app quit?": later, once OnQuit has ended the sessions on
+// a goroutine of its own, so the menu bar and any card stay responsive while it runs.
+func (s *shell) shouldTerminate() appkit.ApplicationTerminateReply {
+	if s.opts.OnQuit == nil {
+		return appkit.TerminateNow
+	}
+	if s.quitting {
+		return appkit.TerminateLater // already ending; the reply comes when cleanup is done
+	}
+	s.quitting = true
+	onQuit := s.opts.OnQuit
+	go func() {
+		onQuit()
+		dispatch.MainQueue().DispatchAsync(func() { s.app.ReplyToApplicationShouldTerminate(true) })
+	}()
+	return appkit.TerminateLater
+}
+
+// fillMenu replaces menu's items with m's.
+func fillMenu(menu appkit.Menu, m view.Menu, act func(view.Action)) {
+	menu.RemoveAllItems()
+	for _, it := range m.Items {
+		menu.AddItem(menuItem(it, act))
+	}
+}
+
+// menuItem is one item of a view menu.
+func menuItem(it view.MenuItem, act func(view.Action)) appkit.MenuItem {
+	if it.Separator {
+		return appkit.MenuItem_SeparatorItem()
+	}
+	var item appkit.MenuItem
+	if it.Action != nil && it.Submenu == nil && !it.Disabled {
+		a := it.Action
+		item = appkit.NewMenuItemWithAction(it.Title, "", func(objc.Object) { act(a) })
+	} else {
+		item = appkit.NewMenuItemWithSelector(it.Title, "", objc.Selector{})
+	}
+	item.SetEnabled(!it.Disabled)
+	if it.Checked {
+		item.SetState(appkit.ControlStateValueOn)
+	}
+	if it.Indent > 0 {
+		item.SetIndentationLevel(it.Indent)
+	}
+	if it.Submenu != nil {
+		sub := appkit.NewMenuWithTitle(it.Title)
+		sub.SetAutoenablesItems(false)
+		fillMenu(sub, *it.Submenu, act)
+		item.SetSubmenu(sub)
+	}
+	return item
 }

@@ -10,7 +10,7 @@ import (
 // Without Cocoa, Run must refuse rather than pretend a menu bar is showing,
 // and say what to use instead.
 func TestRunWithoutCocoa(t *testing.T) {
-	err := Run(Options{SandboxState: "Sandbox: off (direct)"})
+	err := Run(Options{})
 	if err == nil {
 		t.Fatal("Run succeeded without Cocoa")
 	}

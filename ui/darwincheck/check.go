@@ -65,7 +65,7 @@ type listedPackage struct {
 	CgoFiles   []string
 	Imports    []string
 	ImportMap  map[string]string
-	Module     *struct{ GoVersion string }
+	Module     *struct{ Path, Dir, GoVersion string }
 	Error      *struct{ Pos, Err string }
 }
 
@@ -161,6 +161,13 @@ type checker struct {
 	base  string
 	units map[string]*unit
 
+	// bindingsDir is the darwinkit module's source, when the build has it;
+	// its generated bindings are read once, on first use.
+	bindingsDir  string
+	bindingsOnce sync.Once
+	bindingsSet  *bindings
+	bindingsErr  error
+
 	mu    sync.Mutex
 	diags []diagnostic
 }
@@ -168,6 +175,9 @@ type checker struct {
 func (c *checker) run(pkgs []*listedPackage) []diagnostic {
 	for _, p := range pkgs {
 		c.units[p.ImportPath] = &unit{list: p, done: make(chan struct{})}
+		if p.Module != nil && p.Module.Path == darwinkitModule && p.Module.Dir != "" {
+			c.bindingsDir = p.Module.Dir
+		}
 	}
 
 	// Each package waits for the packages it imports, then takes one of a
@@ -318,12 +328,36 @@ func (c *checker) checkPackage(u *unit) {
 			c.report(token.Position{}, err.Error())
 		},
 	}
-	pkg, _ := conf.Check(p.ImportPath, c.fset, files, nil)
+	var info *types.Info
+	if !p.DepOnly {
+		info = &types.Info{
+			Types:      make(map[ast.Expr]types.TypeAndValue),
+			Defs:       make(map[*ast.Ident]types.Object),
+			Uses:       make(map[*ast.Ident]types.Object),
+			Selections: make(map[*ast.SelectorExpr]*types.Selection),
+		}
+	}
+	pkg, _ := conf.Check(p.ImportPath, c.fset, files, info)
+	if info != nil && pkg != nil {
+		(&lint{c: c, pkg: pkg, info: info, files: files, bind: c.bindings}).run()
+	}
 	if u.importErr == nil {
 		// A package with type errors is still importable: its dependents
 		// then report their own mistakes instead of one vague import error.
 		u.pkg = pkg
 	}
+}
+
+// bindings are darwinkit's selector and class names, read on first use.
+func (c *checker) bindings() (*bindings, error) {
+	c.bindingsOnce.Do(func() {
+		if c.bindingsDir == "" {
+			c.bindingsErr = fmt.Errorf("the build does not include %s, whose bindings name the selectors and classes", darwinkitModule)
+			return
+		}
+		c.bindingsSet, c.bindingsErr = loadBindings(c.bindingsDir)
+	})
+	return c.bindingsSet, c.bindingsErr
 }
 
 // importFor resolves an import written in package p the way the go command

@@ -53,6 +53,10 @@ func TestRun(t *testing.T) {
 		{pkg: "nomethod", wantProblems: true, why: "a method AppKit's button does not have"},
 		{pkg: "wrongarg", wantProblems: true, why: "arguments of the wrong type, one of them in a cgo file"},
 		{pkg: "missingpkg", wantProblems: true, why: "an import the module cannot provide, reported once with the go command's reason"},
+		{pkg: "badname", wantProblems: true, why: "selector and class names darwinkit does not bind, in objc.Sel, objc.GetClass, objc.GetProtocol and an objc struct tag, and a selector made at run time"},
+		{pkg: "argcount", wantProblems: true, why: "selectors sent with more or fewer arguments than colons, and sends whose count cannot be checked"},
+		{pkg: "retainlocal", wantProblems: true, why: "objc.Retain of a local variable, a parameter and a field: released at the next garbage collection"},
+		{pkg: "offmain", wantProblems: true, why: "AppKit called from goroutines, directly, through the package's own functions, on a global queue, from time.AfterFunc and WaitGroup.Go; the main-queue blocks are not reported"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pkg, func(t *testing.T) {

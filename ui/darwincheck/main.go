@@ -10,6 +10,21 @@
 // wrong type; it does not compile C, link, or prove anything about what the
 // C side of a cgo call does.
 //
+// Then, in the packages named (not their dependencies), it checks what
+// type-checking cannot see:
+//   - every selector, class and protocol name given as a string (objc.Sel,
+//     objc.GetClass, `objc:"…"` struct tags, objc.GetProtocol,
+//     objc.WrapAsProtocol) is one darwinkit's generated bindings use, read
+//     from the darwinkit module's source;
+//   - a selector sent with objc.Call or PerformSelector… has one argument per
+//     colon;
+//   - objc.Retain is only given the address of a package-level variable: it
+//     releases the object when the variable it points to is collected;
+//   - a go statement's function (and one given to time.AfterFunc or
+//     sync.WaitGroup.Go) makes no AppKit call except inside a
+//     dispatch.MainQueue() block, following calls into the package's own
+//     functions (not into other packages).
+//
 // Usage:
 //
 //	go run ./ui/darwincheck [packages]

@@ -1,0 +1,39 @@
+//go:build darwin && cgo
+
+package cocoa
+
+import (
+	"github.com/progrium/darwinkit/macos/appkit"
+
+	"github.com/openworker/openworker/ui/view"
+)
+
+// pickPath shows the system's open panel ("A file or folder…", a toolchain's folder) and
+// sends the chosen path to the tree's next action. Cancel sends nothing.
+func (s *shell) pickPath(p view.PickPath) {
+	panel := appkit.OpenPanel_OpenPanel()
+	files, folders := p.Files, p.Folders
+	if !files && !folders {
+		files, folders = true, true
+	}
+	panel.SetCanChooseFiles(files)
+	panel.SetCanChooseDirectories(folders)
+	panel.SetAllowsMultipleSelection(false)
+	// A dotfile or a folder like ~/.config is what the person most often shares.
+	panel.SetShowsHiddenFiles(true)
+	if p.Prompt != "" {
+		panel.SetPrompt(p.Prompt)
+	}
+	// An accessory app's panel opens behind the frontmost app unless the app comes forward.
+	s.app.ActivateIgnoringOtherApps(true)
+	// Run modally: the completion-handler form would go through darwinkit's block bridge,
+	// and a modal open panel is what the person expects after "Add a folder…".
+	if panel.RunModal() != appkit.ModalResponseOK {
+		return
+	}
+	urls := panel.URLs()
+	if len(urls) == 0 || p.Then == nil {
+		return
+	}
+	s.act(p.Then.WithText(urls[0].Path()))
+}

@@ -1,0 +1,222 @@
+//go:build darwin && cgo
+
+package cocoa
+
+import (
+	"github.com/progrium/darwinkit/macos/appkit"
+	"github.com/progrium/darwinkit/macos/foundation"
+
+	"github.com/openworker/openworker/ui/view"
+)
+
+// window is one native window the shell keeps for a view.Window ID. Main thread only.
+type window struct {
+	ns       appkit.Window
+	kind     view.WindowKind
+	delegate *appkit.WindowDelegate
+	// drawn is the text dump of the tree last drawn: the same tree is not drawn again, so a
+	// redraw never disturbs what the person is doing without reason.
+	drawn string
+	// current is the window as last drawn, for the delegate's callbacks.
+	current view.Window
+	// fields are the text fields of the tree last drawn, in tree order.
+	fields []appkit.TextField
+	// closing is set while the shell itself closes the window, so that its OnClose (the
+	// person closing it) is not sent back.
+	closing bool
+	// closed is set when the person closed the window.
+	closed bool
+	// shown is set once the window was first shown: later redraws keep its top edge where
+	// it is (the person may have moved it) instead of growing it from the bottom.
+	shown bool
+}
+
+// contentInset is the margin around a window's content, as in macOS's own panels.
+const contentInset = 20
+
+// syncWindows makes the open windows those of the tree: new ones opened, gone ones closed,
+// the others redrawn when their tree changed. A window the person closed stays closed while
+// the tree still lists it unchanged (its OnClose is on its way to the model); it comes back
+// when its tree changes, as a card stack does with a new card.
+func (s *shell) syncWindows(ws []view.Window) {
+	want := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		want[w.ID] = true
+		nw := s.windows[w.ID]
+		switch {
+		case nw == nil:
+			s.windows[w.ID] = s.openWindow(w)
+		case nw.closed:
+			if view.DumpWindow(w) != nw.drawn {
+				nw.closed = false
+				nw.draw(w, s.act)
+				s.show(nw)
+			}
+		default:
+			nw.draw(w, s.act)
+		}
+	}
+	for id, nw := range s.windows {
+		if !want[id] {
+			if !nw.closed {
+				nw.closing = true
+				nw.ns.Close()
+			}
+			nw.ns.Release()
+			delete(s.windows, id)
+		}
+	}
+}
+
+// openWindow creates the native window for w and shows it.
+func (s *shell) openWindow(w view.Window) *window {
+	rect := foundation.Rect{Size: foundation.Size{Width: float64(w.Width), Height: 100}}
+	nw := &window{kind: w.Kind, current: w}
+	if w.Kind == view.Card {
+		// A card must never take the keyboard from what the person is typing: a
+		// non-activating panel does not activate the app when shown or clicked, and
+		// OrderFrontRegardless shows it without making it key. It floats above other
+		// windows, follows the person to every Space and stays when another app is active.
+		style := appkit.WindowStyleMaskTitled | appkit.WindowStyleMaskClosable | appkit.WindowStyleMaskUtilityWindow | appkit.WindowStyleMaskNonactivatingPanel
+		panel := appkit.NewPanelWithContentRectStyleMaskBackingDefer(rect, style, appkit.BackingStoreBuffered, false)
+		panel.SetFloatingPanel(true)
+		panel.SetBecomesKeyOnlyIfNeeded(false)
+		nw.ns = panel.Window
+		nw.ns.SetLevel(appkit.FloatingWindowLevel)
+		nw.ns.SetCollectionBehavior(appkit.WindowCollectionBehaviorCanJoinAllSpaces | appkit.WindowCollectionBehaviorFullScreenAuxiliary)
+	} else {
+		style := appkit.WindowStyleMaskTitled | appkit.WindowStyleMaskClosable
+		nw.ns = appkit.NewWindowWithContentRectStyleMaskBackingDefer(rect, style, appkit.BackingStoreBuffered, false)
+	}
+	// The shell owns the window until it closes it: AppKit must not free it on close, and
+	// the autoreleased object from darwinkit's constructor must outlive the run loop pass.
+	nw.ns.Retain()
+	nw.ns.SetReleasedWhenClosed(false)
+	nw.ns.SetHidesOnDeactivate(false)
+
+	// One delegate per window, every callback set before SetDelegate.
+	nw.delegate = &appkit.WindowDelegate{}
+	nw.delegate.SetWindowWillClose(func(foundation.Notification) {
+		if nw.closing {
+			return
+		}
+		nw.closed = true
+		if a := nw.current.OnClose; a != nil {
+			s.act(a)
+		}
+	})
+	nw.delegate.SetWindowDidBecomeKey(func(foundation.Notification) {
+		// The person clicked into the window: a card gets its default button from now on.
+		if a := nw.current.OnFocus; a != nil {
+			s.act(a)
+		}
+	})
+	nw.ns.SetDelegate(nw.delegate)
+
+	nw.draw(w, s.act)
+	if w.Kind == view.Card {
+		placeCard(nw.ns)
+	} else {
+		nw.ns.Center()
+	}
+	s.show(nw)
+	return nw
+}
+
+// show brings a window on screen: a card without taking the keyboard from anyone, any other
+// window (Settings, Choose sites…, which the person asked for) forward and key.
+func (s *shell) show(nw *window) {
+	nw.shown = true
+	if nw.kind == view.Card {
+		nw.ns.OrderFrontRegardless()
+		return
+	}
+	s.app.ActivateIgnoringOtherApps(true)
+	nw.ns.MakeKeyAndOrderFront(nil)
+}
+
+// maxContentHeight is the tallest a window's content may be: the main screen's visible
+// height less room for the title bar and a margin.
+func maxContentHeight() float64 {
+	screen := appkit.Screen_MainScreen()
+	if screen.IsNil() {
+		return 600
+	}
+	return screen.VisibleFrame().Size.Height - 80
+}
+
+// placeCard puts a card at the top right of the main screen, under the menu bar, where
+// notifications appear: near the status item that it belongs to and out of the way of work.
+func placeCard(w appkit.Window) {
+	screen := appkit.Screen_MainScreen()
+	if screen.IsNil() {
+		w.Center()
+		return
+	}
+	vis := screen.VisibleFrame()
+	size := w.Frame().Size
+	const margin = 12
+	w.SetFrameTopLeftPoint(foundation.Point{
+		X: vis.Origin.X + vis.Size.Width - size.Width - margin,
+		Y: vis.Origin.Y + vis.Size.Height - margin,
+	})
+}
+
+// draw replaces the window's content with w's tree when it changed, keeping the keyboard
+// focus in the same text field (by its place in the tree) so typing is not interrupted.
+func (nw *window) draw(w view.Window, act func(view.Action)) {
+	nw.current = w
+	dump := view.DumpWindow(w)
+	if dump == nw.drawn {
+		return
+	}
+	nw.drawn = dump
+	nw.ns.SetTitle(w.Title)
+
+	// The field being typed in has the window's field editor.
+	focused := -1
+	for i, f := range nw.fields {
+		if !f.CurrentEditor().IsNil() {
+			focused = i
+			break
+		}
+	}
+	r := &renderer{act: act, width: float64(w.Width) - 2*contentInset}
+	content := r.render(w.Body)
+	root := appkit.NewVerticalStackView()
+	root.SetAlignment(appkit.LayoutAttributeLeading)
+	root.SetEdgeInsets(foundation.EdgeInsets{Top: contentInset, Left: contentInset, Bottom: contentInset, Right: contentInset})
+	root.AddArrangedSubview(content)
+	root.WidthAnchor().ConstraintEqualToConstant(float64(w.Width)).SetActive(true)
+	frame := nw.ns.Frame()
+	size := root.FittingSize()
+	if max := maxContentHeight(); size.Height > max {
+		// Taller than the screen (Settings ▸ Sandbox with many entries): the content
+		// scrolls, pinned to the top and as wide as the window.
+		scroll := appkit.NewScrollView()
+		scroll.SetHasVerticalScroller(true)
+		scroll.SetDrawsBackground(false)
+		root.SetTranslatesAutoresizingMaskIntoConstraints(false)
+		scroll.SetDocumentView(root)
+		clip := scroll.ContentView()
+		root.TopAnchor().ConstraintEqualToAnchor(clip.TopAnchor()).SetActive(true)
+		root.LeadingAnchor().ConstraintEqualToAnchor(clip.LeadingAnchor()).SetActive(true)
+		nw.ns.SetContentView(scroll)
+		size.Height = max
+	} else {
+		nw.ns.SetContentView(root)
+	}
+	nw.ns.SetContentSize(size)
+	if nw.shown {
+		nw.ns.SetFrameTopLeftPoint(foundation.Point{X: frame.Origin.X, Y: frame.Origin.Y + frame.Size.Height})
+	}
+	nw.fields = r.fields
+	if focused >= 0 && focused < len(r.fields) {
+		field := r.fields[focused]
+		nw.ns.MakeFirstResponder(field)
+		// Making a field first responder selects its text; put the cursor back at the end.
+		if editor := field.CurrentEditor(); !editor.IsNil() {
+			editor.SetSelectedRange(foundation.Range{Location: uint64(len([]rune(field.StringValue()))), Length: 0})
+		}
+	}
+}
