@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
@@ -403,5 +404,19 @@ func TestFetchRefusesANameThatLeadsToLoopback(t *testing.T) {
 	var pe *webfetch.PrivateError
 	if !errors.As(err, &pe) || r.Page != nil {
 		t.Fatalf("a name that leads to loopback: %+v %v", r, err)
+	}
+}
+
+// A watcher's event read before the store's own later write must not bring back what the
+// write changed: the settings in force are what the file says now.
+func TestStaleReloadDoesNotUndoAChange(t *testing.T) {
+	f := newFixture(t, "sandbox_network_hosts = [\"github.com:443\"]\n")
+	before := f.b.Settings().Settings
+	if err := f.b.RemoveSite("github.com:443"); err != nil {
+		t.Fatal(err)
+	}
+	f.b.Store().reloaded(config.Event{Settings: before}) // read before the remove was written
+	if hs := f.b.Settings().Settings.NetworkHosts; len(hs) != 0 {
+		t.Fatalf("a stale reload put back %v", hs)
 	}
 }

@@ -254,9 +254,13 @@ func (st *Store) reloaded(ev config.Event) {
 		}
 		st.file = &in
 	} else {
+		// The event may have been read before a write of the store's own that came after
+		// it (flush takes the file's new text at once): what the file says now is what is
+		// in force, or a removed site could come back for a moment.
 		st.file = &config.InForce{Settings: ev.Settings}
 		if data, err := os.ReadFile(st.path); err == nil {
-			if _, problems := config.Parse(st.path, data, st.goos); len(problems) == 0 {
+			if s, problems := config.Parse(st.path, data, st.goos); len(problems) == 0 {
+				st.file = &config.InForce{Settings: s}
 				_ = config.SaveLastGood(st.stateDir, data)
 			}
 		}
