@@ -113,7 +113,7 @@ func runApp() error {
 
 	p := presenter.New(b, presenter.Options{
 		Native: e.machine().Native, Wall: wall, Home: e.home,
-		AuditLog: e.auditPath(), FirstLaunch: firstLaunch,
+		AuditLog: e.auditPath(), FirstLaunch: firstLaunch, Logins: presenter.BackendLogins{B: b},
 	})
 	changes := p.Watch(ctx)
 

@@ -420,3 +420,23 @@ func TestStaleReloadDoesNotUndoAChange(t *testing.T) {
 		t.Fatalf("a stale reload put back %v", hs)
 	}
 }
+
+func TestSetWordsAndToolchains(t *testing.T) {
+	f := newFixture(t, "# mine\n")
+	if err := f.b.SetProvider("seatbelt"); err == nil || !strings.Contains(err.Error(), "seatbelt") {
+		t.Fatalf("a provider this OS does not have: %v", err)
+	}
+	if err := f.b.SetApprovals("full-access"); err != nil {
+		t.Fatal(err)
+	}
+	if f.b.Settings().Settings.Approvals != "full-access" {
+		t.Fatal("the change is not in force at once")
+	}
+	if err := f.b.SetToolchain(".cargo", true); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(f.settings)
+	if string(b) != "# mine\nsandbox_approvals = \"full-access\"\nsandbox_toolchains = [\".cargo\"]\n" {
+		t.Fatalf("the file: %q", b)
+	}
+}

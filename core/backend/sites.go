@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/hosts"
 )
 
@@ -112,4 +113,23 @@ func (b *Backend) applyAll(es []hosts.Entry, change func(hosts.Entry) Change) er
 		}
 	}
 	return first
+}
+
+// SetProvider, SetNetworkProfile and SetApprovals change the machine's setting at once, then
+// in the settings file; a value the file would refuse is refused with its message.
+func (b *Backend) SetProvider(word string) error {
+	return b.store.ApplyChecked(SetWord(config.KeyProvider, word))
+}
+
+func (b *Backend) SetNetworkProfile(word string) error {
+	return b.store.ApplyChecked(SetWord(config.KeyNetworkProfile, word))
+}
+
+func (b *Backend) SetApprovals(word string) error {
+	return b.store.ApplyChecked(SetWord(config.KeyApprovals, word))
+}
+
+// SetToolchain switches a toolchain on or off for sessions started afterwards.
+func (b *Backend) SetToolchain(path string, on bool) error {
+	return b.store.ApplyChecked(SetToolchain(path, on))
 }

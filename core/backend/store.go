@@ -284,3 +284,54 @@ func clone(s *config.Settings) *config.Settings {
 	c.Credentials = slices.Clone(s.Credentials)
 	return &c
 }
+
+// SetWord is the change of one of the single-word settings (sandbox_provider,
+// sandbox_network_profile, sandbox_approvals) to value.
+func SetWord(key, value string) Change {
+	return Change{
+		What: "set " + key + " to " + value,
+		mem: func(s *config.Settings) {
+			switch key {
+			case config.KeyProvider:
+				s.Provider = value
+			case config.KeyNetworkProfile:
+				s.NetworkProfile = value
+			case config.KeyApprovals:
+				s.Approvals = value
+			}
+		},
+		file: func(ed *config.Editor) error { return ed.SetString(key, value) },
+	}
+}
+
+// SetToolchain is the change that switches a home-folder toolchain on or off; path is as
+// the settings file writes it (".cargo", "tools/flutter").
+func SetToolchain(path string, on bool) Change {
+	what := "switch the toolchain " + path + " off"
+	if on {
+		what = "switch the toolchain " + path + " on"
+	}
+	return Change{
+		What: what,
+		mem: func(s *config.Settings) {
+			s.Toolchains = slices.DeleteFunc(s.Toolchains, func(t string) bool { return t == path })
+			if on {
+				s.Toolchains = append(s.Toolchains, path)
+			}
+		},
+		file: func(ed *config.Editor) error {
+			if on {
+				return ed.AddToolchain(path)
+			}
+			return ed.RemoveToolchain(path)
+		},
+	}
+}
+
+// ApplyChecked checks a change's own values as the settings file would, then applies it.
+func (st *Store) ApplyChecked(c Change) error {
+	if err := config.TryChange(st.goos, c.file); err != nil {
+		return err
+	}
+	return st.Apply(c)
+}

@@ -411,3 +411,15 @@ func CheckVarName(name string) error {
 	}
 	return nil
 }
+
+// TryChange makes change on an otherwise empty settings file in memory and says whether the
+// result is valid, with the file's own messages: a check of a change's values before it is
+// put in force, for changes whose validity does not depend on the rest of the file.
+func TryChange(goos string, change func(*Editor) error) error {
+	data := []byte(newFileHeader)
+	s, doc, problems := parseDocument("config.toml", data, goos)
+	if len(problems) > 0 {
+		return &ProblemsError{Problems: problems}
+	}
+	return change(&Editor{file: "the settings", goos: goos, data: data, doc: doc, settings: s})
+}

@@ -1,33 +1,21 @@
 package presenter
 
-import "github.com/openworker/openworker/core/config"
+// backendSettings changes the settings through the backend's store: in force at once, then
+// written to the settings file keeping the rest of it, or kept pending while the file has
+// problems (the settings screen then says so).
+type backendSettings struct{ b SettingsEditor }
 
-// FileSettings changes the settings by editing the settings file, as a person would: the
-// backend's store watches the file and takes the change when it reloads. It is the editor for
-// settings that the backend has no call for yet; the file's own checks apply, and a file with
-// problems is not touched.
-type FileSettings struct {
-	Path string
-	GOOS string
+var _ SettingsEditor = backendSettings{}
+
+func (s backendSettings) SetProvider(word string) error {
+	return pendingIsDone(s.b.SetProvider(word))
 }
-
-var _ SettingsEditor = FileSettings{}
-
-func (f FileSettings) set(key, value string) error {
-	return config.Update(f.Path, f.GOOS, func(e *config.Editor) error { return e.SetString(key, value) })
+func (s backendSettings) SetNetworkProfile(word string) error {
+	return pendingIsDone(s.b.SetNetworkProfile(word))
 }
-
-func (f FileSettings) SetProvider(word string) error { return f.set(config.KeyProvider, word) }
-func (f FileSettings) SetNetworkProfile(word string) error {
-	return f.set(config.KeyNetworkProfile, word)
+func (s backendSettings) SetApprovals(word string) error {
+	return pendingIsDone(s.b.SetApprovals(word))
 }
-func (f FileSettings) SetApprovals(word string) error { return f.set(config.KeyApprovals, word) }
-
-func (f FileSettings) SetToolchain(path string, on bool) error {
-	return config.Update(f.Path, f.GOOS, func(e *config.Editor) error {
-		if on {
-			return e.AddToolchain(path)
-		}
-		return e.RemoveToolchain(path)
-	})
+func (s backendSettings) SetToolchain(path string, on bool) error {
+	return pendingIsDone(s.b.SetToolchain(path, on))
 }

@@ -133,17 +133,11 @@ type Presenter struct {
 	changed chan struct{}
 }
 
-// filed is a backend whose settings file the presenter can edit (the *backend.Backend).
-type filed interface {
-	Store() *backend.Store
-	Machine() backend.Machine
-}
-
-// New returns a presenter of b. Without opts.Settings, the settings the backend has no call
-// for are changed by editing b's settings file (FileSettings).
+// New returns a presenter of b. Without opts.Settings, the settings are changed through
+// b's own calls when it has them (the backend's store: in force at once, then written).
 func New(b Backend, opts Options) *Presenter {
-	if f, ok := b.(filed); ok && opts.Settings == nil {
-		opts.Settings = FileSettings{Path: f.Store().Path(), GOOS: f.Machine().GOOS}
+	if e, ok := b.(SettingsEditor); ok && opts.Settings == nil {
+		opts.Settings = backendSettings{e}
 	}
 	if opts.Exists == nil {
 		opts.Exists = func(p string) bool { _, err := os.Stat(p); return err == nil }
