@@ -22,7 +22,8 @@ import (
 // every file is opened so that it cannot lead there:
 //
 //   - openat2 with RESOLVE_NO_MAGICLINKS: no /proc/PID/fd/N, exe, cwd, root or map_files
-//     link is followed, so no descriptor of the runner's is reached through its name;
+//     link is followed, so no descriptor of the runner's is reached through its name (inside
+//     a Linux sandbox, where openat2 does not exist, the same walk made here);
 //   - a file that turns out to be on procfs is refused when it belongs to the runner's own
 //     process, as the kernel names it after resolving (/proc/self, /proc/net and
 //     /proc/mounts lead there by ordinary symbolic links), whichever of its threads names it;
@@ -37,11 +38,12 @@ import (
 func openTool(path string, flags int, mode uint32) (int, error) {
 	how := &unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC | unix.O_NONBLOCK | unix.O_NOCTTY), Mode: uint64(mode), Resolve: unix.RESOLVE_NO_MAGICLINKS}
 	fd, err := unix.Openat2(unix.AT_FDCWD, path, how)
+	if errors.Is(err, unix.ENOSYS) {
+		// Inside a Linux sandbox openat2 does not exist (the seccomp filter cannot read the
+		// mode it carries), nor before Linux 5.6.
+		fd, err = openNoMagicLinks(path, int(how.Flags), mode)
+	}
 	switch {
-	case errors.Is(err, unix.ENOSYS):
-		// Fail closed: without openat2 (Linux 5.6) a descriptor's magic link cannot be
-		// told apart from a file.
-		return -1, &fs.PathError{Op: "open", Path: path, Err: errors.New("the file tools need openat2 (Linux 5.6 or later); use exec")}
 	case errors.Is(err, unix.ELOOP):
 		return -1, &fs.PathError{Op: "open", Path: path, Err: errors.New("it leads through a process's descriptor link (/proc/PID/fd and the like), which the file tools do not follow; use exec")}
 	case err != nil:
@@ -52,6 +54,116 @@ func openTool(path string, flags int, mode uint32) (int, error) {
 		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	return fd, nil
+}
+
+// openNoMagicLinks is openat2 with RESOLVE_NO_MAGICLINKS where there is no openat2: the path
+// is walked a component at a time (O_PATH|O_NOFOLLOW), ordinary symbolic links are read and
+// followed here, and a symbolic link on procfs is followed only when it is one of the
+// ordinary ones (/proc/self, /proc/thread-self, /proc/mounts, /proc/net); any other there
+// (a descriptor's, cwd, root, exe, a namespace's) is ELOOP, as openat2 answers.
+func openNoMagicLinks(path string, flags int, mode uint32) (int, error) {
+	const maxLinks = 40 // as the kernel's own walk
+	start := "."
+	if filepath.IsAbs(path) {
+		start = "/"
+	}
+	dir, err := unix.Open(start, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	defer func() { unix.Close(dir) }()
+	rest := strings.Split(path, "/")
+	links := 0
+	for len(rest) > 0 {
+		name := rest[0]
+		rest = rest[1:]
+		if name == "" && len(rest) > 0 {
+			continue // "//" and the leading "/"
+		}
+		if name == "" {
+			name = "." // a trailing "/"
+		}
+		var next int
+		if len(rest) == 0 {
+			next, err = unix.Openat(dir, name, flags|unix.O_NOFOLLOW, mode)
+		} else {
+			next, err = unix.Openat(dir, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		}
+		link := ""
+		switch {
+		case err == nil && len(rest) > 0:
+			var st unix.Stat_t
+			if err := unix.Fstat(next, &st); err != nil {
+				unix.Close(next)
+				return -1, err
+			}
+			if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+				unix.Close(dir)
+				dir = next
+				continue
+			}
+			unix.Close(next)
+			link, err = readLinkAt(dir, name)
+		case err == nil:
+			return next, nil
+		case errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) && flags&unix.O_DIRECTORY != 0:
+			// The last name is a symbolic link (O_NOFOLLOW), or names one to a folder.
+			var st unix.Stat_t
+			if serr := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); serr != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
+				return -1, err
+			}
+			link, err = readLinkAt(dir, name)
+		default:
+			return -1, err
+		}
+		if err != nil {
+			return -1, err
+		}
+		if links++; links > maxLinks {
+			return -1, unix.ELOOP
+		}
+		var sfs unix.Statfs_t
+		if err := unix.Fstatfs(dir, &sfs); err != nil {
+			return -1, err
+		}
+		if sfs.Type == unix.PROC_SUPER_MAGIC && !ordinaryProcLink(link) {
+			return -1, unix.ELOOP
+		}
+		if filepath.IsAbs(link) {
+			root, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				return -1, err
+			}
+			unix.Close(dir)
+			dir = root
+		}
+		rest = append(strings.Split(link, "/"), rest...)
+	}
+	return -1, unix.ENOENT
+}
+
+// ordinaryProcLink says whether a symbolic link's target on procfs is one of the ordinary
+// links (to a process's or a thread's folder, or self/mounts and self/net), not a magic one.
+func ordinaryProcLink(target string) bool {
+	if target == "self/mounts" || target == "self/net" {
+		return true
+	}
+	pid, task, hasTask := strings.Cut(target, "/task/")
+	digits := func(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
+	return digits(pid) && (!hasTask || digits(task))
+}
+
+// readLinkAt reads the symbolic link name in dir.
+func readLinkAt(dir int, name string) (string, error) {
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlinkat(dir, name, buf)
+	if err != nil {
+		return "", err
+	}
+	if n == len(buf) {
+		return "", unix.ENAMETOOLONG
+	}
+	return string(buf[:n]), nil
 }
 
 // errOwnProc refuses a file of the runner's own process.
