@@ -31,11 +31,11 @@ func landlockWord(abi int, network policy.Network) string {
 	return fmt.Sprintf("landlock ABI %d (%s)", abi, strings.Join(landlockParts(abi, network), ", "))
 }
 
-// applyLandlock restricts this thread (and so the runner forked from it) to the same file
-// rules as the mounts, and no abstract Unix sockets or signals outside the sandbox, as far as
-// the kernel's ABI goes. It is the second wall: if a mount were ever wrong, Landlock still
-// denies what the policy did not name. Landlock cannot narrow a grant, so a read-only folder inside a writable one is
-// enforced by its read-only mount alone.
+// applyLandlock restricts every thread (and so the runner forked from this one) to the same
+// file rules as the mounts, and no abstract Unix sockets or signals outside the sandbox, as
+// far as the kernel's ABI goes. It is the second wall: if a mount were ever wrong, Landlock
+// still denies what the policy did not name. Landlock cannot narrow a grant, so a read-only
+// folder inside a writable one is enforced by its read-only mount alone.
 //
 // TCP is left to the network namespace. Landlock's TCP rules name ports, never addresses,
 // so the only TCP rules that let a test suite or a dev server listen on a port of its
@@ -62,6 +62,15 @@ func applyLandlock(s *wallSetup, binds []bindPlan) (string, error) {
 		// Open mode shares the host's network; only files are walled.
 		cfg.HandledAccessNet = 0
 	}
+	// Before ABI 8 each thread that restricts itself gets a domain of its own, and a domain
+	// with the signal scope may signal only inside itself: the runner's other threads, which
+	// stop commands forked from this one, could not. So this thread, from which the commands
+	// come, takes the whole ruleset first, and then every thread the same rules without
+	// that scope. (A second layer with the scope alone would not do: a layer that handles no
+	// file access still makes the kernel refuse a rename between folders, EXDEV.) The PID
+	// namespace keeps the other threads' signals inside the sandbox.
+	tsync := abi >= 8
+	signalScope := !tsync && cfg.Scoped&ll.ScopeSignal != 0 && abi >= 6
 	var rules []landlock.Rule
 	// One rule per bind (absent system paths and symlinks, whose targets have their own
 	// rules, were never bound).
@@ -85,6 +94,17 @@ func applyLandlock(s *wallSetup, binds []bindPlan) (string, error) {
 		landlock.RWDirs("/dev/shm"),
 		landlock.ROFiles("/dev/random", "/dev/urandom"),
 	)
+	if signalScope {
+		fd, flags, err := cfg.BestEffort().NewRulesetFD(rules...)
+		if err == nil && fd >= 0 {
+			err = ll.LandlockRestrictSelf(fd, flags)
+			closeFD(fd)
+		}
+		if err != nil {
+			return "", fmt.Errorf("this thread's ruleset: %w", err)
+		}
+		cfg.Scoped &^= ll.ScopeSignal
+	}
 	fd, flags, err := cfg.BestEffort().NewRulesetFD(rules...)
 	if err != nil {
 		return "", err
@@ -93,7 +113,14 @@ func applyLandlock(s *wallSetup, binds []bindPlan) (string, error) {
 		return "landlock unavailable (the namespaces still hold)" + unixSocketGap(0), nil
 	}
 	defer closeFD(fd)
-	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
+	// On every thread: from ABI 8 the kernel does it (TSYNC), before that each thread
+	// makes the call (psx); no_new_privs is set on all of them already.
+	if tsync {
+		err = ll.LandlockRestrictSelf(fd, flags|ll.FlagRestrictSelfTSync)
+	} else {
+		err = ll.AllThreadsLandlockRestrictSelf(fd, flags)
+	}
+	if err != nil {
 		return "", err
 	}
 	return landlockWord(min(abi, maxKnownABI), s.Network) + unixSocketGap(abi), nil

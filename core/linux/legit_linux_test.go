@@ -29,6 +29,21 @@ git add a.txt && git -c user.name=t -c user.email=t@example.invalid commit -qm f
 		{name: "read_readonly", script: `cat "$RO/lib.txt"`, want: []string{"vendored"}},
 		{name: "dev_null_and_urandom", script: `echo x > /dev/null && head -c 8 /dev/urandom | wc -c`, want: []string{"8"}},
 		{name: "proc_is_own", script: `ls /proc | grep -c '^[0-9]'`, want: []string{"\n"}},
+		// The read-only /proc is still read, and what goes through /proc/self/fd reaches its
+		// descriptor.
+		{name: "proc_read_and_dev_stdout", script: `cat /proc/sys/kernel/ostype && echo to-stdout > /dev/stdout && echo to-stderr > /dev/stderr`,
+			want: []string{"Linux\n", "to-stdout\n", "to-stderr\n"}},
+		// Modes without set-user-ID or set-group-ID are set, kept and restored as before.
+		{name: "modes_kept", script: `cd "$P" && touch m && chmod 0750 m && chmod +t m && stat -c %a m &&
+mkdir -m 0700 d && stat -c %a d && cp -p m m2 && stat -c %a m2 && install -m 0755 m m3 && stat -c %a m3 &&
+mkdir t && echo a > t/x && chmod 0741 t/x && tar -cf t.tar t && rm -r t && tar -xpf t.tar && stat -c %a t/x`,
+			want: []string{"1750\n700\n1750\n755\n741\n"}},
+		{name: "python_sockets_and_threads", needs: "python3", script: `python3 -c '
+import socket, threading
+a, b = socket.socketpair(); a.send(b"pair"); print(b.recv(4).decode())
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); s.close()
+t = threading.Thread(target=lambda: print("thread")); t.start(); t.join()'`,
+			want: []string{"pair\n", "thread\n"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,3 +8,5 @@ const (
 	seccompArch = 0
 	seccompX32  = 0
 )
+
+var seccompLegacyRules []sysRule

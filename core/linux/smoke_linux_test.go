@@ -24,8 +24,9 @@ func TestCheck(t *testing.T) {
 	if st.Tier != want {
 		t.Errorf("tier %q, want %q", st.Tier, want)
 	}
-	parts := []string{"minimal root (pivot_root)", "capabilities dropped", "no_new_privs",
-		"seccomp (no new user namespaces, no kernel keyrings)"}
+	parts := []string{"minimal root (pivot_root)", "/proc read-only", "capabilities dropped", "no_new_privs",
+		"seccomp (no new user namespaces, no kernel keyrings, no set-user-ID or set-group-ID files, " +
+			"no io_uring, sockets of AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK only)"}
 	namespaces := "namespaces (mount, pid, ipc, uts, net)"
 	if ownUserNS() {
 		namespaces = "namespaces (user, mount, pid, ipc, uts, net)"

@@ -246,10 +246,10 @@ func buildWall(s *wallSetup, conn int) (int, []string, error) {
 	}
 	if s.netnsFD >= 0 {
 		// This thread, from which the listener is made and every command started, joins
-		// the network namespace made for it; the others never touch the network.
-		err := unix.Setns(s.netnsFD, unix.CLONE_NEWNET)
-		unix.Close(s.netnsFD)
-		if err != nil {
+		// the network namespace made for it now; the others once the sandbox's /proc is
+		// mounted (joinNetNS).
+		defer unix.Close(s.netnsFD)
+		if err := unix.Setns(s.netnsFD, unix.CLONE_NEWNET); err != nil {
 			return 0, nil, step("join the sandbox's network namespace", err)
 		}
 	}
@@ -288,13 +288,23 @@ func buildWall(s *wallSetup, conn int) (int, []string, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	active = append(active, "minimal root (pivot_root)")
+	active = append(active, "minimal root (pivot_root)", "/proc read-only")
 
+	// From here every step holds for every thread of this process, not only this one. The
+	// runtime started the others before the wall existed, and they are not idle: a thread
+	// the runtime starts later is cloned from one of them, and a served runner's goroutines
+	// run on them. Each step is made on all of them at once (psx), which lists them in
+	// /proc: the sandbox's /proc, mounted now.
+	if s.netnsFD >= 0 {
+		if _, _, errno := psx.Syscall3(unix.SYS_SETNS, uintptr(s.netnsFD), unix.CLONE_NEWNET, 0); errno != 0 {
+			return 0, nil, step("move every thread into the sandbox's network namespace", errno)
+		}
+	}
 	if err := dropCapabilities(); err != nil {
 		return 0, nil, step("drop capabilities", err)
 	}
 	active = append(active, "capabilities dropped")
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+	if err := allThreadsPrctl(unix.PR_SET_NO_NEW_PRIVS, 1); err != nil {
 		return 0, nil, step("set no_new_privs", err)
 	}
 	active = append(active, "no_new_privs")
@@ -306,7 +316,7 @@ func buildWall(s *wallSetup, conn int) (int, []string, error) {
 	if on, err := applySeccomp(); err != nil {
 		return 0, nil, step("install the seccomp filter", err)
 	} else if on {
-		active = append(active, "seccomp (no new user namespaces, no kernel keyrings)")
+		active = append(active, seccompParts)
 	}
 
 	// The listeners go to the provider and are closed here before the runner exists, so no
@@ -476,7 +486,15 @@ func buildRoot(s *wallSetup) ([]bindPlan, error) {
 	// A fresh /proc shows only this PID namespace. It must be mounted while the host's
 	// /proc is still attached: the kernel lets a user namespace mount proc only where a
 	// full one is already visible.
-	if err := unix.Mount("proc", newRoot+"/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+	//
+	// It is read-only, as Landlock would make it, but whatever Landlock says: /proc/sys,
+	// /proc/sysrq-trigger, /proc/irq and the like are the host's own, and many of their
+	// files check only that the writer is uid 0, which a root caller's sandbox is. With
+	// kernel.core_pattern set to a program in a session folder, the host runs it as root.
+	// The whole mount rather than a list of those parts: the list changes with the kernel,
+	// and each part would be a mount of its own. What a command writes through
+	// /proc/self/fd (and /dev/stdout) is not on this mount and is unaffected.
+	if err := unix.Mount("proc", newRoot+"/proc", "proc", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return nil, step("mount /proc", err)
 	}
 	if err := unix.Chdir(newRoot); err != nil {
@@ -845,35 +863,45 @@ const (
 	secbitNoCapAmbientLocked  = 1 << 7
 )
 
-// dropCapabilities leaves this thread (and so the runner forked from it) with no
-// capabilities in any set, unable to gain them by executing anything, and every other thread
-// of this process with none either. Without this a runner could remount its read-only
-// folders writable: it would hold CAP_SYS_ADMIN over the sandbox's own mount namespace.
-//
-// The other threads run only this process's own Go code and never start a program, but
-// they must not keep what a builder without a user namespace of its own holds: the host's
-// capabilities. Capabilities belong to each thread, so the last step runs on all of them.
+// dropCapabilities leaves every thread of this process (and so the runner forked from this
+// one) with no capabilities in any set, unable to gain them by executing anything. Without
+// this a runner could remount its read-only folders writable: it would hold CAP_SYS_ADMIN
+// over the sandbox's own mount namespace. Capabilities, securebits and the bounding set
+// belong to each thread, and the other threads hold what a builder without a user
+// namespace of its own holds: the host's capabilities.
 func dropCapabilities() error {
 	bits := secbitNoroot | secbitNorootLocked | secbitNoSetuidFixup | secbitNoSetuidFixupLocked |
 		secbitKeepCapsLocked | secbitNoCapAmbientRaise | secbitNoCapAmbientLocked
-	if err := unix.Prctl(unix.PR_SET_SECUREBITS, uintptr(bits), 0, 0, 0); err != nil {
+	if err := allThreadsPrctl(unix.PR_SET_SECUREBITS, uintptr(bits)); err != nil {
 		return fmt.Errorf("securebits: %w", err)
 	}
-	for c := 0; ; c++ {
-		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
-			if errors.Is(err, unix.EINVAL) && c > 0 {
-				break // past the last capability this kernel knows
-			}
+	// The last capability this kernel knows is the last one PR_CAPBSET_READ answers for;
+	// it is looked up on this thread only, as a failing call made on all of them ends the
+	// process.
+	last := 0
+	for unix.Prctl(unix.PR_CAPBSET_READ, uintptr(last+1), 0, 0, 0) == nil {
+		last++
+	}
+	for c := 0; c <= last; c++ {
+		if err := allThreadsPrctl(unix.PR_CAPBSET_DROP, uintptr(c)); err != nil {
 			return fmt.Errorf("bounding set: %w", err)
 		}
 	}
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+	if err := allThreadsPrctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL); err != nil {
 		return fmt.Errorf("ambient set: %w", err)
 	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if _, _, errno := psx.Syscall3(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); errno != 0 {
 		return fmt.Errorf("capset on every thread: %w", errno)
+	}
+	return nil
+}
+
+// allThreadsPrctl is prctl(option, arg, 0, 0, 0) on every thread of this process.
+func allThreadsPrctl(option int, arg uintptr) error {
+	if _, _, errno := psx.Syscall6(unix.SYS_PRCTL, uintptr(option), arg, 0, 0, 0, 0); errno != 0 {
+		return errno
 	}
 	return nil
 }
