@@ -249,3 +249,25 @@ func must1[T any](t *testing.T, f func() (T, error)) T {
 	must(t, err)
 	return v
 }
+
+// The wall check's probe of the host's kernel settings passes behind a real wall: each is
+// refused and on a read-only mount. With /proc left writable it fails, even where Landlock
+// refuses the write.
+func TestWallCheckKernelSettings(t *testing.T) {
+	w := newWorld(t)
+	p := w.policy(t, policy.None, 0)
+	c, _ := startServed(t, &Provider{}, w, p)
+	r, err := c.Call(&runner.Request{Tool: runner.ToolProbe, Probe: &runner.ProbeArgs{Unwritable: runner.KernelSettings}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Checks) != len(runner.KernelSettings) {
+		t.Fatalf("%d checks for %d files: %+v", len(r.Checks), len(runner.KernelSettings), r.Checks)
+	}
+	for _, ch := range r.Checks {
+		t.Logf("%s: ok=%v %s", ch.Target, ch.OK, ch.Detail)
+		if !ch.OK {
+			t.Errorf("%s: %s", ch.Target, ch.Detail)
+		}
+	}
+}

@@ -77,6 +77,11 @@ func probe(a *ProbeArgs) []Check {
 		}
 		out = append(out, c)
 	}
+	for _, path := range a.Unwritable {
+		c := Check{Name: "kernel settings read-only", Target: path}
+		c.OK, c.Detail = unwritable(path)
+		out = append(out, c)
+	}
 	for _, addr := range a.Reachable {
 		c := Check{Name: "proxy reachable", Target: addr}
 		if err := connect(addr, 2*time.Second); err != nil {
@@ -87,6 +92,40 @@ func probe(a *ProbeArgs) []Check {
 		out = append(out, c)
 	}
 	return out
+}
+
+// KernelSettings are files of a Linux sandbox's /proc that belong to the host's kernel, not
+// to the sandbox: the wall check proves that none opens for writing, and that /proc is
+// mounted read-only whatever Landlock would refuse. Opening one for writing without writing
+// changes nothing, even where the wall fails.
+var KernelSettings = []string{
+	"/proc/sys/kernel/core_pattern",
+	"/proc/sys/kernel/modprobe",
+	"/proc/sysrq-trigger",
+	"/proc/irq/default_smp_affinity",
+}
+
+// unwritable opens path for writing (and closes it at once, having written nothing), then
+// asks how its mount is mounted: it passes only if the open fails and the mount is
+// read-only, so that no later change to the other layers can make it writable. A file this
+// kernel does not have passes.
+func unwritable(path string) (bool, string) {
+	f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if err == nil {
+		f.Close()
+		return false, "opens for writing"
+	}
+	if errors.Is(err, os.ErrNotExist) {
+		return true, "absent"
+	}
+	ro, merr := mountReadOnly(path)
+	switch {
+	case merr != nil:
+		return false, "refused (" + errText(err) + "), but how it is mounted is unknown: " + errText(merr)
+	case !ro:
+		return false, "refused (" + errText(err) + "), but its mount is writable"
+	}
+	return true, errText(err)
 }
 
 // connect opens a TCP connection to addr, a literal IP and port, and closes it. It is one

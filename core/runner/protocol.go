@@ -101,6 +101,9 @@ type ProbeArgs struct {
 	Unreachable []string `json:"unreachable,omitempty"`
 	// Reachable are host:port addresses that must accept one (the proxy).
 	Reachable []string `json:"reachable,omitempty"`
+	// Unwritable are files that must not open for writing and must lie on a read-only
+	// mount (KernelSettings, inside a Linux sandbox). One that does not exist passes.
+	Unwritable []string `json:"unwritable,omitempty"`
 }
 
 // Response is one message from the runner: an output chunk or the final result.

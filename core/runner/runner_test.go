@@ -233,3 +233,32 @@ func TestShellStateFileIsUntrusted(t *testing.T) {
 		})
 	}
 }
+
+// A file passes the kernel-settings probe only when it does not open for writing and lies on
+// a read-only mount; none of these does (the host's /proc is writable by root).
+func TestProbeUnwritable(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "setting")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := startServer(t, dir)
+	missing := filepath.Join(dir, "missing")
+	r, err := c.Call(&Request{Tool: ToolProbe, Probe: &ProbeArgs{Unwritable: []string{file, dir, missing}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		ok     bool
+		detail string
+	}{{false, "opens for writing"}, {false, "but its mount is writable"}, {true, "absent"}}
+	if len(r.Checks) != len(want) {
+		t.Fatalf("%d checks, want %d: %+v", len(r.Checks), len(want), r.Checks)
+	}
+	for i, w := range want {
+		ch := r.Checks[i]
+		if ch.Name != "kernel settings read-only" || ch.OK != w.ok || !strings.Contains(ch.Detail, w.detail) {
+			t.Errorf("check %d: %+v, want ok=%v and %q", i, ch, w.ok, w.detail)
+		}
+	}
+}

@@ -59,6 +59,7 @@ func (r *Request) encode() []byte {
 		e.String(a.Home)
 		e.Strings(a.Unreachable)
 		e.Strings(a.Reachable)
+		e.Strings(a.Unwritable)
 	}
 	if a := r.Sig; a != nil {
 		e.Uint(a.Call)
@@ -94,7 +95,7 @@ func decodeRequest(b []byte) (*Request, error) {
 	}
 	if wire.Flag(has, hasProbe) {
 		r.Probe = &ProbeArgs{Writable: d.Strings(), ReadOnly: d.Strings(), Home: d.String(),
-			Unreachable: d.Strings(), Reachable: d.Strings()}
+			Unreachable: d.Strings(), Reachable: d.Strings(), Unwritable: d.Strings()}
 	}
 	if wire.Flag(has, hasSignal) {
 		r.Sig = &SignalArgs{Call: d.Uint(), Signal: int(d.Int())}

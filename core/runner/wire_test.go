@@ -23,7 +23,7 @@ func TestWireRoundTrip(t *testing.T) {
 		{ID: 3, Tool: ToolWrite, Write: &WriteArgs{Path: "/g", Content: bytes.Repeat([]byte("x"), 70000)}},
 		{ID: 4, Tool: ToolList, List: &ListArgs{Path: "/"}},
 		{ID: 5, Tool: ToolProbe, Probe: &ProbeArgs{Writable: []string{"/a", "/b"}, ReadOnly: []string{"/c"}, Home: "/h",
-			Unreachable: []string{"127.0.0.1:1"}, Reachable: []string{"127.0.0.1:2"}}},
+			Unreachable: []string{"127.0.0.1:1"}, Reachable: []string{"127.0.0.1:2"}, Unwritable: []string{"/proc/sysrq-trigger"}}},
 		{ID: 1<<64 - 1, Tool: "unknown"},
 	}
 	for _, r := range reqs {

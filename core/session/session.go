@@ -419,7 +419,8 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 
 // wallCheck is the wall check from inside, sent to the runner: every session folder
 // reachable as it should be, the home folder not, a canary port on the host's loopback not
-// reachable, and the proxy answering.
+// reachable, the proxy answering, and in a Linux sandbox the host's kernel settings
+// read-only.
 type wallCheck struct {
 	req    *runner.Request
 	canary net.Listener
@@ -451,6 +452,11 @@ func (s *Session) sendWallCheck(client *runner.Client, pol *policy.Policy) (*wal
 	if s.Network == policy.Allowlist {
 		args.Reachable = []string{fmt.Sprintf("127.0.0.1:%d", s.port)}
 	}
+	if s.Enforcement == sandbox.Linux {
+		// The host's kernel settings in /proc, which no layer but the read-only mount may
+		// be left to guard.
+		args.Unwritable = runner.KernelSettings
+	}
 	c := &wallCheck{req: &runner.Request{Tool: runner.ToolProbe, Probe: args}, canary: canary}
 	if err := client.Send(c.req); err != nil {
 		canary.Close()
@@ -466,7 +472,7 @@ func (c *wallCheck) result(client *runner.Client) error {
 	if err != nil {
 		return &RefusedError{Check: "the wall check did not run", Reason: err.Error()}
 	}
-	if want := len(args.Writable) + len(args.ReadOnly) + 1 + len(args.Unreachable) + len(args.Reachable); len(res.Checks) != want {
+	if want := len(args.Writable) + len(args.ReadOnly) + 1 + len(args.Unreachable) + len(args.Reachable) + len(args.Unwritable); len(res.Checks) != want {
 		return &RefusedError{Check: "the wall check", Reason: fmt.Sprintf("the runner answered %d probes of %d", len(res.Checks), want)}
 	}
 	for _, c := range res.Checks {
