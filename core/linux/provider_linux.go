@@ -288,7 +288,11 @@ func launch(netns bool, cgroups *cgroupHost) (*builder, error) {
 		ExtraFiles:  []*os.File{wallEnd},
 		SysProcAttr: attr,
 	}
-	slack, err := startCoarse(cmd)
+	start := startCoarse
+	if !userns {
+		start = startRootBuilder
+	}
+	slack, err := start(cmd)
 	if err != nil {
 		conn.Close()
 		cg.remove()

@@ -50,7 +50,43 @@ func MaybeRunInit() {
 	// Capabilities, no_new_privs and Landlock belong to one thread; the runner is forked
 	// from this one after they are set, so the thread is locked and never unlocked.
 	runtime.LockOSThread()
+	emptyBoundingSet()
 	os.Exit(runWall())
+}
+
+// emptyBoundingSet makes the builder start again, once, with an empty bounding set, so that
+// every thread the runtime starts has one. A bounding set belongs to each thread and is
+// emptied one capability at a time; emptied on all of them, it takes some forty rounds of
+// signals to every thread (psx), several milliseconds, where executing the binary again
+// takes well under one. A root caller's builder is born with an empty set already
+// (startRootBuilder); one in a user namespace of its own gets a full one from the kernel
+// with the namespace.
+//
+// What the builder holds survives the exec: its permitted capabilities are made inheritable
+// first, which a uid 0 keeps whatever the bounding set, and the ambient ones (an ordinary
+// user's builder's) are kept too. Should any step fail, or any capability stay in the set,
+// the builder goes on as it is and empties the set of every thread later.
+func emptyBoundingSet() {
+	if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, unix.CAP_SYS_ADMIN, 0, 0, 0); err != nil || in == 0 {
+		return
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if unix.Capget(&hdr, &data[0]) != nil {
+		return
+	}
+	for i := range data {
+		data[i].Inheritable |= data[i].Permitted
+	}
+	if unix.Capset(&hdr, &data[0]) != nil {
+		return
+	}
+	for c := 0; c <= lastCap(); c++ {
+		if unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0) != nil {
+			return
+		}
+	}
+	_ = unix.Exec("/proc/self/exe", os.Args, os.Environ())
 }
 
 // stepError says which part of the wall failed.
@@ -304,8 +340,20 @@ func buildWall(s *wallSetup, conn int) (int, []string, error) {
 		return 0, nil, step("drop capabilities", err)
 	}
 	active = append(active, "capabilities dropped")
-	if err := allThreadsPrctl(unix.PR_SET_NO_NEW_PRIVS, 1); err != nil {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return 0, nil, step("set no_new_privs", err)
+	}
+	// The filter before Landlock: installed on every thread at once, it sets no_new_privs
+	// on each of them too, which Landlock needs on each. It refuses nothing the steps left
+	// need.
+	filtered, err := applySeccomp()
+	if err != nil {
+		return 0, nil, step("install the seccomp filter", err)
+	}
+	if !filtered {
+		if err := allThreadsPrctl(unix.PR_SET_NO_NEW_PRIVS, 1); err != nil {
+			return 0, nil, step("set no_new_privs on every thread", err)
+		}
 	}
 	active = append(active, "no_new_privs")
 	ll, err := applyLandlock(s, binds)
@@ -313,9 +361,7 @@ func buildWall(s *wallSetup, conn int) (int, []string, error) {
 		return 0, nil, step("landlock", err)
 	}
 	active = append(active, ll)
-	if on, err := applySeccomp(); err != nil {
-		return 0, nil, step("install the seccomp filter", err)
-	} else if on {
+	if filtered {
 		active = append(active, seccompParts)
 	}
 
@@ -875,19 +921,20 @@ func dropCapabilities() error {
 	if err := allThreadsPrctl(unix.PR_SET_SECUREBITS, uintptr(bits)); err != nil {
 		return fmt.Errorf("securebits: %w", err)
 	}
-	// The last capability this kernel knows is the last one PR_CAPBSET_READ answers for;
-	// it is looked up on this thread only, as a failing call made on all of them ends the
-	// process.
-	last := 0
-	for unix.Prctl(unix.PR_CAPBSET_READ, uintptr(last+1), 0, 0, 0) == nil {
-		last++
-	}
-	for c := 0; c <= last; c++ {
+	// Each capability still in the bounding set is dropped on all threads at once, a round
+	// of signals each: a root caller's builder is born with none (startRootBuilder), a
+	// builder in a user namespace of its own with all of them. The threads' sets are all
+	// this one's: nothing changed any since the runtime cloned them.
+	for c := 0; c <= lastCap(); c++ {
+		if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err != nil || in == 0 {
+			continue
+		}
 		if err := allThreadsPrctl(unix.PR_CAPBSET_DROP, uintptr(c)); err != nil {
 			return fmt.Errorf("bounding set: %w", err)
 		}
 	}
-	if err := allThreadsPrctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL); err != nil {
+	// The other threads' ambient sets empty with their permitted ones, below.
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
 		return fmt.Errorf("ambient set: %w", err)
 	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
