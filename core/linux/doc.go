@@ -1,12 +1,13 @@
 // Package linux is the Linux enforcement back end: it starts the tool runner behind a wall of
 // namespaces (mount, PID, network, IPC, UTS, and a user namespace unless the caller is root),
-// a minimal root of bind mounts reached with pivot_root, dropped capabilities, no_new_privs,
-// Landlock as a second wall and a seccomp filter as a third. In allowlist and none modes the
-// sandbox has a network of its own holding only lo: its own servers listen and are reached
-// there, and nothing else is. In allowlist mode the builder also creates there the proxy's
-// listening socket (at 127.0.0.1 and [::1]) and one for each forwarded host loopback port, and
-// hands them to the core, which serves the proxy and relays the forwards under the allow list;
-// a program that ignores the proxy reaches only those. Where the machine delegates cgroups,
+// a minimal root of bind mounts reached with pivot_root, a read-only /proc, dropped
+// capabilities, no_new_privs, Landlock as a second wall and a seccomp filter as a third, each
+// on every thread. In allowlist and none modes the sandbox has a network of its own holding
+// only lo: its own servers listen and are reached there, and nothing else is. In allowlist
+// mode the builder also creates there the proxy's listening socket (at 127.0.0.1 and [::1])
+// and one for each forwarded host loopback port, and hands them to the core, which serves the
+// proxy and relays the forwards under the allow list; a program that ignores the proxy
+// reaches only those. Where the machine delegates cgroups,
 // each sandbox gets one of its own, with a process, memory and CPU limit (cgroup_linux.go),
 // and where it lets the caller mount, its private tmp is a tmpfs of bounded size
 // (tmp_linux.go); what is not in force is said in the Active list.

@@ -140,8 +140,8 @@ func TestEscapeProcesses(t *testing.T) {
 			reasons: []string{"No such process"}, host: alive},
 		{name: "read_host_process_memory", script: `head -c 16 /proc/` + hostPID + `/mem`,
 			reasons: []string{"No such file or directory"}, host: alive},
-		// PID 1 is the wall builder; it keeps capabilities on its other threads, so it must
-		// be out of reach too.
+		// PID 1 is the wall builder; it holds the setup socket, so it must be out of reach
+		// too.
 		{name: "ptrace_init", script: `strace -p 1 -e trace=none`, reasons: []string{"Operation not permitted"}},
 		{name: "read_init_memory", script: `head -c 16 /proc/1/mem`, reasons: []string{"Permission denied"}},
 		{name: "mount", script: `mount -t tmpfs none "$P"`,

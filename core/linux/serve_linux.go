@@ -18,12 +18,13 @@ import (
 // serveRunner makes the wall's first process the tool runner as well: it serves tool calls on
 // the core's socket until the core hangs up, and reaps orphans meanwhile, as init must.
 //
-// Only the thread that built the wall is behind all of it: Landlock, the dropped capabilities
-// and no_new_privs belong to a thread, not a process, and the Go runtime's other threads
-// were made before. So every tool call runs on that thread: the socket is read and each call
-// carried out on the main goroutine, which is locked to it, and the guard refuses a call
-// anywhere else. Commands are forked from it and inherit exactly its wall. Other goroutines
-// only copy output between descriptors already open, wait for children and send signals.
+// Every thread of this process is behind the wall (buildWall puts each part on all of them),
+// but every tool call still runs on the thread that built it: the socket is read and each
+// call carried out on the main goroutine, which is locked to it, and the guard refuses a
+// call anywhere else, so that a part that ever came to hold for one thread only would still
+// hold for every call. Commands are forked from it and inherit exactly its wall. Other
+// goroutines only copy output between descriptors already open, wait for children and send
+// signals.
 func serveRunner(r runnerSetup, connFD int) int {
 	walled := unix.Gettid()
 	guard := func() error {

@@ -47,8 +47,9 @@ func MaybeRunInit() {
 	if len(os.Args) == 0 || os.Args[0] != wallArg0 {
 		return
 	}
-	// Capabilities, no_new_privs and Landlock belong to one thread; the runner is forked
-	// from this one after they are set, so the thread is locked and never unlocked.
+	// The runner and every command are forked from this thread, which joined the sandbox's
+	// network first and whose timer slack is the caller's, so it is locked and never
+	// unlocked. The wall itself is put on every thread (see buildWall).
 	runtime.LockOSThread()
 	emptyBoundingSet()
 	os.Exit(runWall())
@@ -257,7 +258,7 @@ func report(r wallReport, fd int) error {
 // returns the runner's PID (inside) and the parts of the wall in force.
 func buildWall(s *wallSetup, conn int) (int, []string, error) {
 	// A process inside must not be able to ptrace or read the memory of its init, which
-	// keeps capabilities on its other threads.
+	// holds the setup socket and, until the wall is up, its capabilities.
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return 0, nil, step("make the wall builder non-dumpable", err)
 	}
@@ -283,7 +284,7 @@ func buildWall(s *wallSetup, conn int) (int, []string, error) {
 	if s.netnsFD >= 0 {
 		// This thread, from which the listener is made and every command started, joins
 		// the network namespace made for it now; the others once the sandbox's /proc is
-		// mounted (joinNetNS).
+		// mounted, below.
 		defer unix.Close(s.netnsFD)
 		if err := unix.Setns(s.netnsFD, unix.CLONE_NEWNET); err != nil {
 			return 0, nil, step("join the sandbox's network namespace", err)
@@ -329,8 +330,10 @@ func buildWall(s *wallSetup, conn int) (int, []string, error) {
 	// From here every step holds for every thread of this process, not only this one. The
 	// runtime started the others before the wall existed, and they are not idle: a thread
 	// the runtime starts later is cloned from one of them, and a served runner's goroutines
-	// run on them. Each step is made on all of them at once (psx), which lists them in
-	// /proc: the sandbox's /proc, mounted now.
+	// run on them. A step the kernel cannot make for all threads at once (as it does the
+	// seccomp filter) is made on each by psx, which lists them in /proc: the sandbox's
+	// /proc, mounted now (with cgo, psx reads /proc/<its PID>/task, and PID 1 of the host's
+	// /proc is another process).
 	if s.netnsFD >= 0 {
 		if _, _, errno := psx.Syscall3(unix.SYS_SETNS, uintptr(s.netnsFD), unix.CLONE_NEWNET, 0); errno != 0 {
 			return 0, nil, step("move every thread into the sandbox's network namespace", errno)
