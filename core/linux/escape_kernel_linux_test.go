@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -269,5 +270,22 @@ func TestWallCheckKernelSettings(t *testing.T) {
 		if !ch.OK {
 			t.Errorf("%s: %s", ch.Target, ch.Detail)
 		}
+	}
+}
+
+// The served runner stops a command from a thread other than the one the command was forked
+// from: with every thread behind Landlock, a signal scope that kept each thread to its own
+// domain would leave the command running.
+func TestServedRunnerStopsACommand(t *testing.T) {
+	w := newWorld(t)
+	p := w.policy(t, policy.None, 0)
+	c, _ := startServed(t, &Provider{}, w, p)
+	t0 := time.Now()
+	r, err := c.Call(&runner.Request{Tool: runner.ToolExec, Exec: &runner.ExecArgs{Command: "sleep 20", Timeout: 300 * time.Millisecond}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(t0); !r.TimedOut || took > 10*time.Second {
+		t.Errorf("a command past its timeout: timed out %v after %v (exit %d, %s)", r.TimedOut, took, r.ExitCode, r.Stderr)
 	}
 }
