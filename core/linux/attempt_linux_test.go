@@ -208,6 +208,26 @@ func modeAttempts() []attempt {
 				cstr("security.capability"), uintptr(unsafe.Pointer(&args)), unsafe.Sizeof(args))
 		}},
 	}
+	// What stays allowed: modes without those bits, and a mode the call ignores.
+	list = append(list,
+		chmodLike("kept_fchmodat_sticky", unix.S_ISVTX|0o777, func(p string, m uint32) error {
+			return sys(unix.SYS_FCHMODAT, atFDCWD, cstr(p), uintptr(m))
+		}),
+		attempt{"kept_openat_existing_with_setuid_mode", func() error {
+			plain("kept_openat_existing_with_setuid_mode")
+			// Without O_CREAT the mode is not used; some programs pass one anyway.
+			return sysFD(unix.SYS_OPENAT, atFDCWD, cstr("kept_openat_existing_with_setuid_mode"), unix.O_RDONLY|unix.O_CLOEXEC, setuid)
+		}},
+		attempt{"kept_openat_create", func() error {
+			return sysFD(unix.SYS_OPENAT, atFDCWD, cstr("kept_openat_create"), unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o755)
+		}},
+		attempt{"kept_mknodat_fifo", func() error {
+			return sys(unix.SYS_MKNODAT, atFDCWD, cstr("kept_mknodat_fifo"), unix.S_IFIFO|0o644, 0)
+		}},
+		attempt{"kept_mkdirat", func() error {
+			return sys(unix.SYS_MKDIRAT, atFDCWD, cstr("kept_mkdirat"), 0o755)
+		}},
+	)
 	return append(list, legacyModeAttempts()...)
 }
 
