@@ -82,6 +82,9 @@ func emptyBoundingSet() {
 	if unix.Capset(&hdr, &data[0]) != nil {
 		return
 	}
+	// From the first drop, this thread's set is not the other threads' any more, until
+	// the exec makes this thread the only one.
+	boundingSetsDiffer = true
 	for c := 0; c <= lastCap(); c++ {
 		if unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0) != nil {
 			return
@@ -89,6 +92,10 @@ func emptyBoundingSet() {
 	}
 	_ = unix.Exec("/proc/self/exe", os.Args, os.Environ())
 }
+
+// boundingSetsDiffer says that emptyBoundingSet emptied this thread's bounding set, or part
+// of it, and did not execute the builder again: the other threads still have theirs whole.
+var boundingSetsDiffer bool
 
 // stepError says which part of the wall failed.
 type stepError struct {
@@ -925,11 +932,11 @@ func dropCapabilities() error {
 		return fmt.Errorf("securebits: %w", err)
 	}
 	// Each capability still in the bounding set is dropped on all threads at once, a round
-	// of signals each: a root caller's builder is born with none (startRootBuilder), a
-	// builder in a user namespace of its own with all of them. The threads' sets are all
-	// this one's: nothing changed any since the runtime cloned them.
+	// of signals each: a builder is born with none (startRootBuilder, emptyBoundingSet).
+	// The threads' sets are all this one's, which the runtime cloned them from, unless
+	// emptyBoundingSet changed this one alone; then every capability is dropped everywhere.
 	for c := 0; c <= lastCap(); c++ {
-		if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err != nil || in == 0 {
+		if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); !boundingSetsDiffer && (err != nil || in == 0) {
 			continue
 		}
 		if err := allThreadsPrctl(unix.PR_CAPBSET_DROP, uintptr(c)); err != nil {
