@@ -2,8 +2,10 @@
 // very wall a session gets: a shell with a here-document and a command substitution, ls of the
 // root, env, git, Python's multiprocessing and Node's os.cpus() where they are installed, a
 // write and a read in the session folder, and what must be refused: a read of a login file, a
-// direct connection, and the command line of a process outside the wall. Each program gets one line: it works (or is
-// refused, as it must be), or what went wrong and the denials the wall reported for it.
+// direct connection, the command line of a process outside the wall, and on Linux a host
+// kernel setting opened for writing, a set-user-ID file and an AF_VSOCK socket. Each program
+// gets one line: it works (or is refused, as it must be), or what went wrong and the denials
+// the wall reported for it.
 //
 // The package is OS-neutral: it decides what to run and judges the outcomes; starting the
 // session and running the commands is the caller's (a session's Exec). It does not start a
@@ -131,6 +133,9 @@ func Battery(o Options) []Probe {
 			Judge:   wantOutput("written"),
 		},
 	}
+	if o.GOOS == "linux" {
+		ps = append(ps, linuxKernelProbes()...)
+	}
 	if secret := loginFile(o.UserHome); secret != "" {
 		// head -c 0 opens the file and reads nothing: a broken wall shows no secret here.
 		p := Probe{
@@ -182,6 +187,32 @@ func Battery(o Options) []Probe {
 		})
 	}
 	return ps
+}
+
+// linuxKernelProbes are what the Linux wall must refuse past files and network: a host-wide
+// kernel setting opened for writing (with nothing written, so that a broken wall changes
+// nothing), a set-user-ID file made in the session folder (removed at once), and a socket of
+// a family no network namespace separates.
+func linuxKernelProbes() []Probe {
+	return []Probe{
+		{
+			Name:    "open a host kernel setting for writing",
+			Command: "exec 3>>/proc/sys/kernel/core_pattern",
+			Refused: true,
+		},
+		{
+			Name: "make a set-user-ID file",
+			Command: "f=.openworker-check-setuid; : > $f && chmod u+s $f; s=$?; " +
+				"test -u $f && s=0; rm -f $f; exit $s",
+			Refused: true,
+		},
+		{
+			Name:    "open an AF_VSOCK socket",
+			Command: `python3 -c 'import socket; socket.socket(40, socket.SOCK_STREAM)'`,
+			Needs:   "python3",
+			Refused: true,
+		},
+	}
 }
 
 // loginFile picks a file in the person's ~/.ssh to try to read (never one it creates), or the

@@ -63,11 +63,13 @@ func TestBatteryBehindTheLinuxWall(t *testing.T) {
 		}
 	}
 	for name, want := range map[string]string{
-		"sh here-document and $(...)":          Works,
-		"env":                                  Works,
-		"write and read in the session folder": Works,
-		"read of " + secret:                    Refused,
-		"command line of a process outside":    Refused,
+		"sh here-document and $(...)":            Works,
+		"env":                                    Works,
+		"write and read in the session folder":   Works,
+		"read of " + secret:                      Refused,
+		"command line of a process outside":      Refused,
+		"open a host kernel setting for writing": Refused,
+		"make a set-user-ID file":                Refused,
 	} {
 		if statuses[name] != want {
 			t.Errorf("%s: %q, want %q", name, statuses[name], want)
@@ -102,6 +104,14 @@ func TestBatteryCatchesNoWall(t *testing.T) {
 	}
 	if got := statuses["command line of a process outside"]; got != NotRefused {
 		t.Errorf("with no wall, the command line of a process outside was %q", got)
+	}
+	if got := statuses["make a set-user-ID file"]; got != NotRefused {
+		t.Errorf("with no wall, making a set-user-ID file was %q", got)
+	}
+	if os.Geteuid() == 0 {
+		if got := statuses["open a host kernel setting for writing"]; got != NotRefused {
+			t.Errorf("with no wall, root opening a kernel setting for writing was %q", got)
+		}
 	}
 	if _, err := exec.LookPath("bash"); err == nil {
 		if got := statuses["direct connection to 127.0.0.1:"+itoa(port)]; got != NotRefused || accepted.Load() == 0 {
