@@ -55,47 +55,31 @@ func MaybeRunInit() {
 	os.Exit(runWall())
 }
 
-// emptyBoundingSet makes the builder start again, once, with an empty bounding set, so that
-// every thread the runtime starts has one. A bounding set belongs to each thread and is
-// emptied one capability at a time; emptied on all of them, it takes some forty rounds of
-// signals to every thread (psx), several milliseconds, where executing the binary again
-// takes well under one. A root caller's builder is born with an empty set already
-// (startRootBuilder); one in a user namespace of its own gets a full one from the kernel
-// with the namespace.
-//
-// What the builder holds survives the exec: its permitted capabilities are made inheritable
-// first, which a uid 0 keeps whatever the bounding set, and the ambient ones (an ordinary
-// user's builder's) are kept too. Should any step fail, or any capability stay in the set,
-// the builder goes on as it is and empties the set of every thread later.
+// emptyBoundingSet makes the builder start again, once, as prepareBirth leaves it: with an
+// empty bounding set and the wall's securebits on every thread the runtime starts. Both
+// belong to each thread, and the bounding set is emptied one capability at a time; made on
+// every thread, that takes some forty rounds of signals to each (psx), several milliseconds,
+// where executing the binary again takes well under one. A root caller's builder is born so
+// already (startRootBuilder); one in a user namespace of its own gets a full bounding set
+// from the kernel with the namespace. Should a step fail, the builder goes on as it is and
+// makes the rest on every thread later.
 func emptyBoundingSet() {
 	if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, unix.CAP_SYS_ADMIN, 0, 0, 0); err != nil || in == 0 {
 		return
 	}
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if unix.Capget(&hdr, &data[0]) != nil {
-		return
+	changed, ok := prepareBirth()
+	// This thread is not as the other threads are any more, until the exec makes it the
+	// only one.
+	threadsDiffer = changed
+	if ok {
+		_ = unix.Exec("/proc/self/exe", os.Args, os.Environ())
 	}
-	for i := range data {
-		data[i].Inheritable |= data[i].Permitted
-	}
-	if unix.Capset(&hdr, &data[0]) != nil {
-		return
-	}
-	// From the first drop, this thread's set is not the other threads' any more, until
-	// the exec makes this thread the only one.
-	boundingSetsDiffer = true
-	for c := 0; c <= lastCap(); c++ {
-		if unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0) != nil {
-			return
-		}
-	}
-	_ = unix.Exec("/proc/self/exe", os.Args, os.Environ())
 }
 
-// boundingSetsDiffer says that emptyBoundingSet emptied this thread's bounding set, or part
-// of it, and did not execute the builder again: the other threads still have theirs whole.
-var boundingSetsDiffer bool
+// threadsDiffer says that emptyBoundingSet changed this thread and did not execute the
+// builder again: the other threads still have their bounding sets and securebits as they
+// were.
+var threadsDiffer bool
 
 // stepError says which part of the wall failed.
 type stepError struct {
@@ -907,8 +891,7 @@ func bindDev() error {
 // shmOptions bound the sandbox's /dev/shm as Docker's default does, with a cap on files.
 const shmOptions = "mode=1777,size=64m,nr_inodes=16384"
 
-// Securebits that keep a uid 0 inside (the host's root, mapped to itself) from getting
-// capabilities back when it executes a program. Not in x/sys.
+// Securebits (wallSecurebits). Not in x/sys.
 const (
 	secbitNoroot              = 1 << 0
 	secbitNorootLocked        = 1 << 1
@@ -926,17 +909,17 @@ const (
 // belong to each thread, and the other threads hold what a builder without a user
 // namespace of its own holds: the host's capabilities.
 func dropCapabilities() error {
-	bits := secbitNoroot | secbitNorootLocked | secbitNoSetuidFixup | secbitNoSetuidFixupLocked |
-		secbitKeepCapsLocked | secbitNoCapAmbientRaise | secbitNoCapAmbientLocked
-	if err := allThreadsPrctl(unix.PR_SET_SECUREBITS, uintptr(bits)); err != nil {
-		return fmt.Errorf("securebits: %w", err)
+	// A builder is born with the securebits and an empty bounding set (startRootBuilder,
+	// emptyBoundingSet); what is not so yet is made on all threads at once, a round of
+	// signals each. The threads are as this one, which the runtime cloned them from, unless
+	// emptyBoundingSet changed this one alone; then all of it is made everywhere.
+	if bits, err := unix.PrctlRetInt(unix.PR_GET_SECUREBITS, 0, 0, 0, 0); threadsDiffer || err != nil || bits != wallSecurebits {
+		if err := allThreadsPrctl(unix.PR_SET_SECUREBITS, wallSecurebits); err != nil {
+			return fmt.Errorf("securebits: %w", err)
+		}
 	}
-	// Each capability still in the bounding set is dropped on all threads at once, a round
-	// of signals each: a builder is born with none (startRootBuilder, emptyBoundingSet).
-	// The threads' sets are all this one's, which the runtime cloned them from, unless
-	// emptyBoundingSet changed this one alone; then every capability is dropped everywhere.
 	for c := 0; c <= lastCap(); c++ {
-		if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); !boundingSetsDiffer && (err != nil || in == 0) {
+		if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); !threadsDiffer && err == nil && in == 0 {
 			continue
 		}
 		if err := allThreadsPrctl(unix.PR_CAPBSET_DROP, uintptr(c)); err != nil {
