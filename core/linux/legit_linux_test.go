@@ -38,6 +38,10 @@ git add a.txt && git -c user.name=t -c user.email=t@example.invalid commit -qm f
 mkdir -m 0700 d && stat -c %a d && cp -p m m2 && stat -c %a m2 && install -m 0755 m m3 && stat -c %a m3 &&
 mkdir t && echo a > t/x && chmod 0741 t/x && tar -cf t.tar t && rm -r t && tar -xpf t.tar && stat -c %a t/x`,
 			want: []string{"1750\n700\n1750\n755\n741\n"}},
+		// A folder moved to another folder of the writable tree is renamed, not copied (a
+		// copy is what mv falls back to when the kernel says EXDEV).
+		{name: "rename_between_folders", script: `cd "$P" && mkdir -p ma/b mc && echo x > ma/b/f && i=$(stat -c %i ma/b) &&
+mv ma/b mc/ && test "$(stat -c %i mc/b)" = "$i" && cat mc/b/f && echo same-inode`, want: []string{"x\nsame-inode"}},
 		{name: "python_sockets_and_threads", needs: "python3", script: `python3 -c '
 import socket, threading
 a, b = socket.socketpair(); a.send(b"pair"); print(b.recv(4).decode())
