@@ -38,6 +38,9 @@ import (
 //     virtual machine it reaches the hypervisor's services whatever the network mode. They
 //     answer EAFNOSUPPORT, as a family the kernel lacks does.
 //   - On x86-64, the x32 and 32-bit entry points, which number the same calls differently.
+//
+// A call no rule names costs nothing: since Linux 5.11 the kernel remembers, per call, a
+// filter's answer that does not depend on the arguments, and skips the filter for it.
 
 // seccomp_data field offsets (linux/seccomp.h): nr, arch, then the arguments, 64 bits each;
 // the low half of an argument comes first on the little-endian machines handled here. Every
