@@ -42,7 +42,8 @@ func TestAsOrdinaryUser(t *testing.T) {
 		"TestLimitsReported", "TestTmpBoundReported", "TestCgroupNotDelegated",
 		"TestServerOnTheSandboxesLoopback", "TestProxyListenerAtBothLoopbacks", "TestDevShmIsTheSandboxesOwn", "TestForwardedHostPort",
 		"TestNoRouteCountsDirectAttempts", "TestForwardMadeLater",
-		"TestEscapeSetID", "TestEscapeProcWrites", "TestEscapeSocketFamilies", "TestEscapeThreads", "TestServedRunnerThreads", "TestWallCheckKernelSettings", "TestServedRunnerStopsACommand"}
+		"TestEscapeSetID", "TestEscapeProcWrites", "TestEscapeSocketFamilies", "TestEscapeThreads", "TestServedRunnerThreads",
+		"TestWallCheckKernelSettings", "TestServedRunnerStopsACommand"}
 	cmd := exec.Command(bin, "-test.count=1", "-test.v", "-test.run", "^("+strings.Join(tests, "|")+")$")
 	cmd.Dir = "/"
 	cmd.Env = []string{underUnprivileged + "=1", "PATH=" + os.Getenv("PATH"), "HOME=/nonexistent", "TMPDIR=/tmp"}
