@@ -373,24 +373,41 @@ func TestMCPWebFetch(t *testing.T) {
 func TestMCPProgressStreamsOutput(t *testing.T) {
 	w := newWorld(t)
 	requireSandbox(t, w)
+	// The command writes its error line only once its first line has reached the client: so
+	// the output comes while the command runs, and no pause in the script races the
+	// notifications.
+	gotFirst := filepath.Join(w.project, "got-first")
 	var mu sync.Mutex
 	var got []string
 	m := w.connectMCP("", &sdk.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
 		mu.Lock()
 		got = append(got, req.Params.Message)
 		mu.Unlock()
+		if req.Params.Message == "stdout: first\n" {
+			if err := os.WriteFile(gotFirst, nil, 0o644); err != nil {
+				t.Error(err)
+			}
+		}
 	}})
-	params := &sdk.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": "echo first; sleep 0.2; echo second >&2"}}
+	params := &sdk.CallToolParams{Name: "run_command", Arguments: map[string]any{
+		"command":         "echo first; while [ ! -e got-first ]; do sleep 0.01; done; echo second >&2",
+		"timeout_seconds": 20,
+	}}
 	params.SetProgressToken("tok-1")
 	res, err := m.cs.CallTool(context.Background(), params)
 	if err != nil || res.IsError {
 		t.Fatalf("run_command: %v %+v", err, res)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if strings.Join(got, "|") != "stdout: first\n|stderr: second\n" {
-		t.Fatalf("progress notifications: %q", got)
-	}
+	// The client hands the result to its caller as it arrives but queues notifications for
+	// their handler, so the last one may still be on its way there.
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if strings.Join(got, "|") != "stdout: first\n|stderr: second\n" {
+			return fmt.Errorf("progress notifications: %q", got)
+		}
+		return nil
+	})
 }
 
 // session_info answers at once while a command runs, and a second command waits its turn
