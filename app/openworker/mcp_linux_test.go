@@ -416,11 +416,18 @@ func TestMCPConcurrentCalls(t *testing.T) {
 	w := newWorld(t)
 	requireSandbox(t, w)
 	m := w.connectMCP("", nil)
-	ready := filepath.Join(w.project, "ready")
+	// The first command runs until the test releases it, not for a scripted while that a
+	// busy machine could outlast.
+	ready, release := filepath.Join(w.project, "ready"), filepath.Join(w.project, "release")
 	long := make(chan string, 1)
+	// m.call fails the test from these goroutines; the deferred send still comes.
 	go func() {
-		_, text := m.call("run_command", map[string]any{"command": "touch " + ready + "; sleep 2; echo long done"})
-		long <- text
+		var text string
+		defer func() { long <- text }()
+		_, text = m.call("run_command", map[string]any{
+			"command":         "touch " + ready + "; while [ ! -e " + release + " ]; do sleep 0.01; done; echo long done",
+			"timeout_seconds": 60,
+		})
 	}()
 	tstest.WaitFor(t, 20*time.Second, func() error { _, err := os.Stat(ready); return err })
 	if res, text := m.call("session_info", map[string]any{}); res.IsError {
@@ -431,9 +438,24 @@ func TestMCPConcurrentCalls(t *testing.T) {
 		t.Fatal("session_info answered only once the running command had ended")
 	default:
 	}
-	_, second := m.call("run_command", map[string]any{"command": "echo second"})
-	first := <-long
-	if !strings.Contains(first, "long done") || !strings.Contains(second, "second") {
-		t.Fatalf("concurrent commands: %q %q", first, second)
+	second := make(chan string, 1)
+	go func() {
+		var text string
+		defer func() { second <- text }()
+		_, text = m.call("run_command", map[string]any{"command": "echo second"})
+	}()
+	// That the second command waits has no signal: only a window in which it does not
+	// return can show it.
+	select {
+	case text := <-second:
+		t.Fatalf("the second command returned while the first still ran: %q", text)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	first, secondText := <-long, <-second
+	if !strings.Contains(first, "long done") || !strings.Contains(secondText, "second") {
+		t.Fatalf("concurrent commands: %q %q", first, secondText)
 	}
 }
