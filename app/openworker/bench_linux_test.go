@@ -135,14 +135,8 @@ func BenchmarkDaemon(b *testing.B) {
 	defer func() { c.Process.Kill(); c.Wait() }()
 	cl := api.NewClient(api.SocketPath(w.state))
 	ctx := context.Background()
-	for i := 0; ; i++ {
-		if _, err := cl.Status(ctx); err == nil {
-			break
-		}
-		if i > 200 {
-			b.Fatal("the daemon did not answer")
-		}
-		time.Sleep(20 * time.Millisecond)
+	if err := tstest.Poll(4*time.Second, func() error { _, err := cl.Status(ctx); return err }); err != nil {
+		b.Fatalf("the daemon did not answer: %v", err)
 	}
 	b.Run("idle-rss", func(b *testing.B) {
 		time.Sleep(200 * time.Millisecond)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io/fs"
 	"net"
@@ -86,7 +85,8 @@ PidFile %s
 	// sshd refuses to start without its privilege separation folder, which its service
 	// makes at boot.
 	os.MkdirAll("/run/sshd", 0o755)
-	var logs bytes.Buffer
+	// Read while sshd writes it.
+	var logs syncBuffer
 	c := exec.Command(sshd, "-D", "-e", "-f", cfg)
 	c.Stdout, c.Stderr = &logs, &logs
 	if err := c.Start(); err != nil {

@@ -175,22 +175,18 @@ func TestRunEndsEverythingItStarted(t *testing.T) {
 		t.Fatalf("run: exit %d: %s", code, errs)
 	}
 	w.requireGone("tmp2.txt")
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	tstest.WaitFor(t, 5*time.Second, func() error {
 		var left []int
 		for pid := range processes("openworker-linux-wall") {
 			if !builders[pid] {
 				left = append(left, pid)
 			}
 		}
-		if len(left) == 0 {
-			break
+		if len(left) > 0 {
+			return fmt.Errorf("sandbox first processes still there 5 s after run: PIDs %v", left)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("sandbox first processes still there 5 s after run: PIDs %v", left)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // Ctrl-C on run ends the command behind the wall at once, not when it finishes.

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openworker/openworker/core/tstest"
 )
 
 // Real agent work behind the real wall: a person's git settings, servers a command starts on
@@ -405,21 +407,20 @@ func TestServeForwards(t *testing.T) {
 	until := func(ok func(code int, out, errs string) bool) string {
 		t.Helper()
 		var last, said string
-		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		tstest.WaitFor(t, 20*time.Second, func() error {
 			out, errs, code := w.run("session", "exec", id, "--", curl)
 			last = fmt.Sprintf("exit %d %q %s", code, out, errs)
 			if ok(code, out, errs) {
-				return last
+				return nil
 			}
 			for _, l := range strings.SplitAfter(errs, "\n") {
 				if strings.HasPrefix(l, "openworker:") {
 					said += l
 				}
 			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		t.Fatalf("gave up; last: %s\nthe session said:\n%s", last, said)
-		return ""
+			return fmt.Errorf("gave up; last: %s\nthe session said:\n%s", last, said)
+		})
+		return last
 	}
 	out, errs, code := w.run("session", "exec", id, "--", curl)
 	if code != 0 || out != "hello from the host" {
@@ -437,17 +438,15 @@ func TestServeForwards(t *testing.T) {
 		t.Fatalf("the server inside did not start: %s", errs)
 	}
 	write(fmt.Sprintf(`"%s", "127.0.0.1:%d"`, origin, port))
-	for i := 0; ; i++ {
-		out, errs, code := w.run("session", "exec", id, "--", "sh", "-c", fmt.Sprintf("curl -sS -o /dev/null -w '%%{http_code}' http://127.0.0.1:%d/", port))
-		if strings.Contains(errs, fmt.Sprintf("a server inside the sandbox listens on port %d", port)) {
-			if code != 0 || out != "200" {
-				t.Errorf("the server inside lost its port: exit %d %q %s", code, out, errs)
-			}
-			break
+	// The bound the reloads above are given.
+	tstest.WaitFor(t, 20*time.Second, func() error {
+		out, errs, code = w.run("session", "exec", id, "--", "sh", "-c", fmt.Sprintf("curl -sS -o /dev/null -w '%%{http_code}' http://127.0.0.1:%d/", port))
+		if !strings.Contains(errs, fmt.Sprintf("a server inside the sandbox listens on port %d", port)) {
+			return fmt.Errorf("no line said the forward of port %d was refused: exit %d %q %s", port, code, out, errs)
 		}
-		if i > 100 {
-			t.Fatalf("no line said the forward of port %d was refused: exit %d %q %s", port, code, out, errs)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return nil
+	})
+	if code != 0 || out != "200" {
+		t.Errorf("the server inside lost its port: exit %d %q %s", code, out, errs)
 	}
 }

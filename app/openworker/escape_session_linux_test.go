@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/openworker/openworker/core/tstest"
 )
 
 // daemonLog is `openworker serve` for w with its error output kept, line by line.
@@ -147,14 +150,12 @@ func TestServeSessionEndDuringACall(t *testing.T) {
 	stuckDone := make(chan error, 1)
 	go func() { stuckDone <- stuck.Wait() }()
 	defer stuck.Process.Kill()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(filepath.Join(w.project, "stuck")); err == nil {
-			break
+	tstest.WaitFor(t, 30*time.Second, func() error {
+		if _, err := os.Stat(filepath.Join(w.project, "stuck")); err != nil {
+			return fmt.Errorf("the long command never started: %v", err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the long command never started")
-		}
-	}
+		return nil
+	})
 	if out, errs, code := w.runWithin(15*time.Second, "", "session", "ls"); code != 0 || !strings.Contains(out, id) || !strings.Contains(out, "linux") {
 		t.Errorf("session ls during a long call: %d %q %s", code, out, errs)
 	}

@@ -373,24 +373,41 @@ func TestMCPWebFetch(t *testing.T) {
 func TestMCPProgressStreamsOutput(t *testing.T) {
 	w := newWorld(t)
 	requireSandbox(t, w)
+	// The command writes its error line only once its first line has reached the client: so
+	// the output comes while the command runs, and no pause in the script races the
+	// notifications.
+	gotFirst := filepath.Join(w.project, "got-first")
 	var mu sync.Mutex
 	var got []string
 	m := w.connectMCP("", &sdk.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
 		mu.Lock()
 		got = append(got, req.Params.Message)
 		mu.Unlock()
+		if req.Params.Message == "stdout: first\n" {
+			if err := os.WriteFile(gotFirst, nil, 0o644); err != nil {
+				t.Error(err)
+			}
+		}
 	}})
-	params := &sdk.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": "echo first; sleep 0.2; echo second >&2"}}
+	params := &sdk.CallToolParams{Name: "run_command", Arguments: map[string]any{
+		"command":         "echo first; while [ ! -e got-first ]; do sleep 0.01; done; echo second >&2",
+		"timeout_seconds": 20,
+	}}
 	params.SetProgressToken("tok-1")
 	res, err := m.cs.CallTool(context.Background(), params)
 	if err != nil || res.IsError {
 		t.Fatalf("run_command: %v %+v", err, res)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if strings.Join(got, "|") != "stdout: first\n|stderr: second\n" {
-		t.Fatalf("progress notifications: %q", got)
-	}
+	// The client hands the result to its caller as it arrives but queues notifications for
+	// their handler, so the last one may still be on its way there.
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if strings.Join(got, "|") != "stdout: first\n|stderr: second\n" {
+			return fmt.Errorf("progress notifications: %q", got)
+		}
+		return nil
+	})
 }
 
 // session_info answers at once while a command runs, and a second command waits its turn
@@ -399,11 +416,18 @@ func TestMCPConcurrentCalls(t *testing.T) {
 	w := newWorld(t)
 	requireSandbox(t, w)
 	m := w.connectMCP("", nil)
-	ready := filepath.Join(w.project, "ready")
+	// The first command runs until the test releases it, not for a scripted while that a
+	// busy machine could outlast.
+	ready, release := filepath.Join(w.project, "ready"), filepath.Join(w.project, "release")
 	long := make(chan string, 1)
+	// m.call fails the test from these goroutines; the deferred send still comes.
 	go func() {
-		_, text := m.call("run_command", map[string]any{"command": "touch " + ready + "; sleep 2; echo long done"})
-		long <- text
+		var text string
+		defer func() { long <- text }()
+		_, text = m.call("run_command", map[string]any{
+			"command":         "touch " + ready + "; while [ ! -e " + release + " ]; do sleep 0.01; done; echo long done",
+			"timeout_seconds": 60,
+		})
 	}()
 	tstest.WaitFor(t, 20*time.Second, func() error { _, err := os.Stat(ready); return err })
 	if res, text := m.call("session_info", map[string]any{}); res.IsError {
@@ -414,9 +438,24 @@ func TestMCPConcurrentCalls(t *testing.T) {
 		t.Fatal("session_info answered only once the running command had ended")
 	default:
 	}
-	_, second := m.call("run_command", map[string]any{"command": "echo second"})
-	first := <-long
-	if !strings.Contains(first, "long done") || !strings.Contains(second, "second") {
-		t.Fatalf("concurrent commands: %q %q", first, second)
+	second := make(chan string, 1)
+	go func() {
+		var text string
+		defer func() { second <- text }()
+		_, text = m.call("run_command", map[string]any{"command": "echo second"})
+	}()
+	// That the second command waits has no signal: only a window in which it does not
+	// return can show it.
+	select {
+	case text := <-second:
+		t.Fatalf("the second command returned while the first still ran: %q", text)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	first, secondText := <-long, <-second
+	if !strings.Contains(first, "long done") || !strings.Contains(secondText, "second") {
+		t.Fatalf("concurrent commands: %q %q", first, secondText)
 	}
 }

@@ -274,11 +274,14 @@ func BenchmarkAnswerToAdmitted(b *testing.B) {
 			close(done)
 		}()
 		var card CardInfo
-		for card.ID == "" {
-			if cs := f.b.Cards(); len(cs) == 1 {
-				card = cs[0]
+		tstest.WaitFor(b, 5*time.Second, func() error {
+			cs := f.b.Cards()
+			if len(cs) != 1 {
+				return fmt.Errorf("%d cards", len(cs))
 			}
-		}
+			card = cs[0]
+			return nil
+		})
 		conn, err := net.Dial("tcp", px.Host)
 		if err != nil {
 			b.Fatal(err)

@@ -33,7 +33,8 @@ func next(t *testing.T, events <-chan Event) Event {
 	return Event{}
 }
 
-// quiet checks no event arrives for a while.
+// quiet checks no event arrives for a while. That nothing happened has no signal to wait
+// for: a fixed window, longer than the debounce, is the only way to see it.
 func quiet(t *testing.T, events <-chan Event, d time.Duration) {
 	t.Helper()
 	select {

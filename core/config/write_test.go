@@ -383,6 +383,8 @@ func TestWriteBackWaitsForLock(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- AddHost(path, "a.com") }()
+	// A write-back that waits gives no sign of it: only a fixed window can show that it did
+	// not finish while the lock was held.
 	select {
 	case err := <-done:
 		unlock()

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openworker/openworker/core/tstest"
 	"go.uber.org/goleak"
 )
 
@@ -88,11 +89,10 @@ func TestNoLeaksAfterLoad(t *testing.T) {
 	if err := goleak.Find(opts); err != nil {
 		t.Fatal(err)
 	}
-	var after int
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if after = openFDs(t); after <= before {
-			return
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		if after := openFDs(t); after > before {
+			return fmt.Errorf("%d descriptors open before the load, %d after the proxy closed", before, after)
 		}
-	}
-	t.Fatalf("%d descriptors open before the load, %d after the proxy closed", before, after)
+		return nil
+	})
 }

@@ -1,12 +1,15 @@
 package proxy
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openworker/openworker/core/tstest"
 )
 
 // TestSharedConnLimit: sessions whose proxies share a ConnLimit hold no more tunnels
@@ -45,13 +48,12 @@ func TestSharedConnLimit(t *testing.T) {
 		t.Fatalf("a tunnel past the session's cap = %d %q, want 503 naming it", code, body)
 	}
 	open[0].Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for shared.Open() > 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("a closed tunnel never gave its place back: %d open", shared.Open())
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		if n := shared.Open(); n > 2 {
+			return fmt.Errorf("a closed tunnel never gave its place back: %d open", n)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 	c, code, body := connect(b)
 	if code != 200 {
 		t.Fatalf("a tunnel after one closed = %d %q", code, body)

@@ -3,19 +3,23 @@
 package proxy
 
 import (
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/openworker/openworker/core/tstest"
 )
 
 // testTunnelIdleAgain checks that a proxy's tunnels, once nothing flows, hold no large
 // buffer.
 func testTunnelIdleAgain(t *testing.T, p *Proxy) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); p.bufs.large.Load() != 0; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d large buffers still held by idle tunnels", p.bufs.large.Load())
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		if n := p.bufs.large.Load(); n != 0 {
+			return fmt.Errorf("%d large buffers still held by idle tunnels", n)
 		}
-	}
+		return nil
+	})
 }
 
 // TestLargeBuffersAreCapped: a burst moves to a large buffer only while the proxy holds fewer

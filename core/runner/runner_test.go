@@ -81,10 +81,24 @@ func TestExitStatusAndOutputBound(t *testing.T) {
 }
 
 func TestStreaming(t *testing.T) {
-	c := startServer(t, t.TempDir())
+	dir := t.TempDir()
+	c := startServer(t, dir)
+	// The command writes its error line only once the first line has reached the caller:
+	// output and errors are two pipes with no order between them, and a pause in the script
+	// would race the runner's readers. It also shows the first chunk came while the command ran.
+	got := filepath.Join(dir, "got-a")
 	var chunks []string
-	r, err := c.Call(&Request{Tool: ToolExec, Exec: &ExecArgs{Command: "echo a; sleep 0.05; echo b >&2", Stream: true}},
-		func(s string, d []byte) { chunks = append(chunks, s+":"+string(d)) })
+	r, err := c.Call(&Request{Tool: ToolExec, Exec: &ExecArgs{
+		Command: "echo a; while [ ! -e '" + got + "' ]; do sleep 0.01; done; echo b >&2",
+		Stream:  true, Timeout: 20 * time.Second}},
+		func(s string, d []byte) {
+			chunks = append(chunks, s+":"+string(d))
+			if s == "stdout" {
+				if err := os.WriteFile(got, nil, 0o600); err != nil {
+					t.Error(err)
+				}
+			}
+		})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/openworker/openworker/core/tstest"
 )
 
 const otherMarker = "openworker-0000000000000000000000aa"
@@ -18,15 +21,16 @@ const otherMarker = "openworker-0000000000000000000000aa"
 // standIn stands in for `log stream`: a script that prints log's header and then copies a FIFO
 // the test writes kernel lines into, as the log would deliver them. Its Provoke writes the
 // sentinel's line after lag, as the real log delivers a denial some time after it happened;
-// a negative lag never delivers it.
+// a negative lag never delivers it. Lines given to late go out just before the sentinel's.
 type standIn struct {
 	t      testing.TB
 	fifo   *os.File
 	starts string // a file the script appends a line to each time it starts
 	f      *LogFollower
 
-	mu  sync.Mutex
-	lag time.Duration
+	mu   sync.Mutex
+	lag  time.Duration
+	late [][]byte
 }
 
 func newStandIn(t testing.TB, script string) *standIn {
@@ -92,21 +96,36 @@ func (s *standIn) setLag(d time.Duration) {
 
 func (s *standIn) provoke(_ context.Context, marker, target string) error {
 	s.mu.Lock()
-	lag := s.lag
+	lag, late := s.lag, s.late
+	s.late = nil
 	s.mu.Unlock()
 	if lag < 0 {
 		return nil
 	}
 	line := kernelLine(marker, "cat", "file-read-data", target)
-	if lag == 0 {
+	deliver := func() {
+		for _, l := range late {
+			s.write(l)
+		}
 		s.write(line)
+	}
+	if lag == 0 {
+		deliver()
 		return nil
 	}
 	go func() {
-		time.Sleep(lag)
-		s.write(line)
+		time.Sleep(lag) // the log's delivery delay, simulated
+		deliver()
 	}()
 	return nil
+}
+
+// denyLate has the next provoked sentinel's line preceded by this denial: it arrives while
+// End waits, as late as it can and still before the sentinel.
+func (s *standIn) denyLate(marker, op, target string) {
+	s.mu.Lock()
+	s.late = append(s.late, kernelLine(marker, "cat", op, target))
+	s.mu.Unlock()
 }
 
 func (s *standIn) startCount() int {
@@ -199,10 +218,9 @@ func TestWindowWaitsForASlowStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() {
-		time.Sleep(100 * time.Millisecond) // delivered late, but before the sentinel
-		s.deny(testMarker, "file-read-data", "/Users/me/late")
-	}()
+	// Delivered late, but before the sentinel: by the stand-in itself, in the order a log
+	// would deliver them, not by a timer racing its lag.
+	s.denyLate(testMarker, "file-read-data", "/Users/me/late")
 	start := time.Now()
 	ds, err := w.End(context.Background())
 	if err != nil {
@@ -246,7 +264,15 @@ func TestLostStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.deny(testMarker, "file-read-data", "/Users/me/before")
-	waitFor(t, func() bool { w.mu.Lock(); defer w.mu.Unlock(); return len(w.denials) == 1 })
+	// A generous bound: the machine may be busy.
+	tstest.WaitFor(t, 30*time.Second, func() error {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if len(w.denials) != 1 {
+			return fmt.Errorf("the window holds %d denials, want the one written before the stream was killed", len(w.denials))
+		}
+		return nil
+	})
 	s.f.mu.Lock()
 	s.f.cur.cmd.Process.Kill()
 	s.f.mu.Unlock()
@@ -337,7 +363,12 @@ func TestIdleStreamStops(t *testing.T) {
 	s.f.mu.Lock()
 	cur := s.f.cur
 	s.f.mu.Unlock()
-	waitFor(t, cur.ended)
+	tstest.WaitFor(t, 30*time.Second, func() error {
+		if !cur.ended() {
+			return errors.New("the idle stream did not stop")
+		}
+		return nil
+	})
 	// The next command starts a new stream.
 	w, err = s.f.Begin(context.Background(), testMarker)
 	if err != nil {
@@ -349,19 +380,6 @@ func TestIdleStreamStops(t *testing.T) {
 	}
 	if n := s.startCount(); n != 2 {
 		t.Errorf("stream started %d times, want twice", n)
-	}
-}
-
-// waitFor polls cond until it holds, failing the test after a generous deadline (the machine
-// may be busy).
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 30s")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -5,6 +5,7 @@ package seatbelt
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/openworker/openworker/core/sandbox"
+	"github.com/openworker/openworker/core/tstest"
 )
 
 // fakeSandboxExec stands in for sandbox-exec where there is none: it skips -p/-f/-D and their
@@ -133,18 +135,14 @@ func TestKillEndsTheGroup(t *testing.T) {
 	if err := p.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	tstest.WaitFor(t, 5*time.Second, func() error {
 		// Killed and reparented, it is reaped by init; until then it is a zombie or gone.
 		err := syscall.Kill(child, 0)
 		if errors.Is(err, syscall.ESRCH) || isZombie(child) {
-			return
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("grandchild %d survived Kill", child)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Errorf("grandchild %d survived Kill", child)
+	})
 }
 
 func isZombie(pid int) bool {

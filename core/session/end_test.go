@@ -3,6 +3,7 @@ package session
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
+	"github.com/openworker/openworker/core/tstest"
 )
 
 // within fails the test when f has not returned after d.
@@ -51,14 +53,12 @@ func TestEndDoesNotWaitForAStuckCall(t *testing.T) {
 		_, err := s.Exec(runner.ExecArgs{Command: "echo $$ > stuck.pid.tmp && mv stuck.pid.tmp stuck.pid && exec sleep 600"}, nil)
 		callErr <- err
 	}()
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(pidFile); err == nil {
-			break
+	tstest.WaitFor(t, 20*time.Second, func() error {
+		if _, err := os.Stat(pidFile); err != nil {
+			return fmt.Errorf("the command never started: %v", err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the command never started")
-		}
-	}
+		return nil
+	})
 	within(t, 5*time.Second, "Active and Folders during a call", func() {
 		s.Active()
 		s.Folders()

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
+	"github.com/openworker/openworker/core/tstest"
 )
 
 // TestResultsSayLimits: every result says what bounds the sandbox; a provider that sets no
@@ -56,13 +58,12 @@ func TestSharedProxyCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer first.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for f.m.proxyConns.Open() < 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the first connection never took its place")
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		if f.m.proxyConns.Open() < 1 {
+			return errors.New("the first connection never took its place")
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 	second, err := net.Dial("tcp", addrs[1])
 	if err != nil {
 		t.Fatal(err)
