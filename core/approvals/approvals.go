@@ -146,6 +146,8 @@ type pending struct {
 	card Card
 	done chan struct{}
 	out  Outcome
+	// answering: an answer is being carried out; finished: the askers were told.
+	answering, finished bool
 }
 
 // NewBroker returns a broker; onCard is told of each new card, onEnd of each card that ends
@@ -232,10 +234,15 @@ func (b *Broker) Card(id string) (Card, bool) {
 
 // Answer answers card id with the answer word s and returns the effect to carry out. A word
 // the card does not offer is a deny (and the error says so); an unknown card is ErrNoCard.
-func (b *Broker) Answer(id, s string) (Effect, error) {
+func (b *Broker) Answer(id, s string) (Effect, error) { return b.AnswerWith(id, s, nil) }
+
+// AnswerWith is Answer that carries the effect out with apply before anyone waiting on the
+// card is told its outcome: an asker woken by an allow finds the site open. An identical ask
+// made meanwhile waits on the same card; a second answer meanwhile is ErrNoCard.
+func (b *Broker) AnswerWith(id, s string, apply func(Effect)) (Effect, error) {
 	b.mu.Lock()
 	p, ok := b.cards[id]
-	if !ok {
+	if !ok || p.answering {
 		b.mu.Unlock()
 		return Effect{}, ErrNoCard
 	}
@@ -255,6 +262,12 @@ func (b *Broker) Answer(id, s string) (Effect, error) {
 		e.Outcome, e.RememberDenial = Denied, true
 		b.deny(p.card.Ask)
 	}
+	p.answering = true
+	b.mu.Unlock()
+	if apply != nil {
+		apply(e)
+	}
+	b.mu.Lock()
 	b.finish(p, e.Outcome)
 	b.mu.Unlock()
 	if perr != nil {
@@ -292,6 +305,10 @@ func (b *Broker) Denials(session string) []string {
 
 // finish ends a card with its outcome and wakes every asker; b.mu is held.
 func (b *Broker) finish(p *pending, out Outcome) {
+	if p.finished {
+		return // its session ended while its answer was being carried out
+	}
+	p.finished = true
 	p.out = out
 	delete(b.cards, p.card.ID)
 	delete(b.byAsk, askKey(p.card.Ask))

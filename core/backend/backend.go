@@ -2,7 +2,6 @@ package backend
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -342,30 +341,29 @@ func (b *Backend) RequestSite(ctx context.Context, r SiteRequest) (SiteAnswer, e
 // (its proxy's list swapped, while a command runs too), Always writes it to the settings,
 // Deny is remembered for the session. An unknown word is a deny and an error.
 func (b *Backend) Answer(cardID, word string) (approvals.Effect, error) {
-	e, err := b.broker.Answer(cardID, word)
-	if errors.Is(err, approvals.ErrNoCard) {
-		return e, err
-	}
-	entry, perr := hosts.Parse(e.Card.Ask.Target())
-	if perr != nil {
-		return e, perr
-	}
 	var persist error
-	if e.AddToSettings {
-		persist = b.store.Apply(AddHost(entry))
-	}
-	if st, serr := b.sites(e.Card.Ask.Session); serr == nil {
-		st.mu.Lock()
-		if e.OpenForSession && !e.AddToSettings && !slices.Contains(st.own, entry) {
-			st.own = append(st.own, entry)
+	e, err := b.broker.AnswerWith(cardID, word, func(e approvals.Effect) {
+		// In force before the askers are woken: a fetch or command retried at once gets in.
+		entry, perr := hosts.Parse(e.Card.Ask.Target())
+		if perr != nil {
+			return
 		}
-		if e.RememberDenial && !slices.Contains(st.denied, entry) {
-			st.denied = append(st.denied, entry)
+		if e.AddToSettings {
+			persist = b.store.Apply(AddHost(entry))
 		}
-		st.mu.Unlock()
-		b.swap(st)
-		b.publishAccess(e.Card.Ask.Session)
-	}
+		if st, serr := b.sites(e.Card.Ask.Session); serr == nil {
+			st.mu.Lock()
+			if e.OpenForSession && !e.AddToSettings && !slices.Contains(st.own, entry) {
+				st.own = append(st.own, entry)
+			}
+			if e.RememberDenial && !slices.Contains(st.denied, entry) {
+				st.denied = append(st.denied, entry)
+			}
+			st.mu.Unlock()
+			b.swap(st)
+			b.publishAccess(e.Card.Ask.Session)
+		}
+	})
 	if err != nil {
 		return e, err
 	}
