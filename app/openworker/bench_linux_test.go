@@ -14,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/openworker/openworker/core/api"
+	"github.com/openworker/openworker/core/apiclient"
 	"github.com/openworker/openworker/core/tstest"
 )
 
@@ -133,7 +134,7 @@ func BenchmarkDaemon(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() { c.Process.Kill(); c.Wait() }()
-	cl := api.NewClient(api.SocketPath(w.state))
+	cl := apiclient.New(api.SocketPath(w.state))
 	ctx := context.Background()
 	if err := tstest.Poll(4*time.Second, func() error { _, err := cl.Status(ctx); return err }); err != nil {
 		b.Fatalf("the daemon did not answer: %v", err)
@@ -217,7 +218,7 @@ func BenchmarkMCPRunTrue(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer func() { d.Process.Kill(); d.Wait() }()
-		cl := api.NewClient(api.SocketPath(w.state))
+		cl := apiclient.New(api.SocketPath(w.state))
 		if err := tstest.Poll(10*time.Second, func() error { _, err := cl.Status(context.Background()); return err }); err != nil {
 			b.Fatal("the daemon did not answer: ", err)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/openworker/openworker/core/api"
+	"github.com/openworker/openworker/core/apiclient"
 	"github.com/openworker/openworker/core/approvals"
 	"github.com/openworker/openworker/core/audit"
 	"github.com/openworker/openworker/core/backend"
@@ -18,12 +19,12 @@ import (
 )
 
 // client is the local API's client for the daemon of this user.
-func client() (*api.Client, error) {
+func client() (*apiclient.Client, error) {
 	state, err := config.StateDir()
 	if err != nil {
 		return nil, err
 	}
-	return api.NewClient(api.SocketPath(state)), nil
+	return apiclient.New(api.SocketPath(state)), nil
 }
 
 var cardsCommand = command{

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/openworker/openworker/core/api"
+	"github.com/openworker/openworker/core/apiclient"
 	"github.com/openworker/openworker/core/sandbox"
 )
 
@@ -73,7 +74,7 @@ func cmdMachine(args []string) error {
 		fmt.Printf("Sandbox:       none on %s\n", runtime.GOOS)
 	}
 	fmt.Printf("State folder:  %s\n", e.stateDir)
-	c := api.NewClient(api.SocketPath(e.stateDir))
+	c := apiclient.New(api.SocketPath(e.stateDir))
 	if ss, err := c.Sessions(ctx); err == nil {
 		fmt.Printf("Daemon:        running, %d session(s)\n", len(ss))
 		for _, s := range ss {

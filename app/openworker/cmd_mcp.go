@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/openworker/openworker/core/api"
+	"github.com/openworker/openworker/core/apiclient"
 	"github.com/openworker/openworker/core/audit"
 	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/mcp"
@@ -78,7 +79,7 @@ func cmdMCP(args []string) error {
 // serves the local API meanwhile, so that its cards can be answered with openworker answer).
 func mcpHost(ctx context.Context, e *env, req backend.Request) (mcp.Host, func(), error) {
 	sock := api.SocketPath(e.stateDir)
-	c := api.NewClient(sock)
+	c := apiclient.New(sock)
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	_, err := c.Status(sctx)
 	cancel()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/openworker/openworker/core/api"
+	"github.com/openworker/openworker/core/apiclient"
 	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/runner"
@@ -38,7 +39,7 @@ Flags may come before or after the session ID. "openworker session COMMAND --hel
 // sessionCommands are the session subcommands, each with its own function.
 var sessionCommands = map[string]struct {
 	command
-	run func(c *api.Client, ctx context.Context, args []string) error
+	run func(c *apiclient.Client, ctx context.Context, args []string) error
 }{
 	"start":      {sessionStartCommand, sessionStart},
 	"ls":         {sessionLsCommand, sessionLs},
@@ -64,7 +65,7 @@ func cmdSession(args []string) error {
 	if err != nil {
 		return err
 	}
-	return sc.run(api.NewClient(api.SocketPath(state)), context.Background(), args[1:])
+	return sc.run(apiclient.New(api.SocketPath(state)), context.Background(), args[1:])
 }
 
 var sessionStartCommand = command{
@@ -77,7 +78,7 @@ decides the wall, as for every session the app or the daemon starts.`,
 	maxArgs: 0,
 }
 
-func sessionStart(c *api.Client, ctx context.Context, args []string) error {
+func sessionStart(c *apiclient.Client, ctx context.Context, args []string) error {
 	fs := newFlags(sessionStartCommand)
 	var f sessionFlags
 	f.register(fs, backend.ProviderSettings)
@@ -103,7 +104,7 @@ func sessionStart(c *api.Client, ctx context.Context, args []string) error {
 
 var sessionLsCommand = command{name: "session ls", synopsis: "session ls", about: "Lists the daemon's running sessions.", example: "openworker session ls", maxArgs: 0}
 
-func sessionLs(c *api.Client, ctx context.Context, args []string) error {
+func sessionLs(c *apiclient.Client, ctx context.Context, args []string) error {
 	if _, _, err := parse(newFlags(sessionLsCommand), sessionLsCommand, args); err != nil {
 		return err
 	}
@@ -137,7 +138,7 @@ command runs at a time in a session: another exec meanwhile is refused with a me
 	needs:   "a session ID (openworker session ls lists them) and a command",
 }
 
-func sessionExec(c *api.Client, ctx context.Context, args []string) error {
+func sessionExec(c *apiclient.Client, ctx context.Context, args []string) error {
 	fs := newFlags(sessionExecCommand)
 	var timeout seconds
 	fs.Var(&timeout, "timeout", "end the command after this long (30s, 5m, or a number of seconds); 0 means no limit")
@@ -196,7 +197,7 @@ var sessionReadCommand = command{
 	needs: "a session ID (openworker session ls lists them) and a path",
 }
 
-func sessionRead(c *api.Client, ctx context.Context, args []string) error {
+func sessionRead(c *apiclient.Client, ctx context.Context, args []string) error {
 	fs := newFlags(sessionReadCommand)
 	off := fs.Int64("offset", 0, "start at this byte")
 	limit := fs.Int64("limit", 0, "read at most this many bytes (default: to the end)")
@@ -240,7 +241,7 @@ var sessionWriteCommand = command{
 	needs: "a session ID (openworker session ls lists them) and a path; the content comes from standard input",
 }
 
-func sessionWrite(c *api.Client, ctx context.Context, args []string) error {
+func sessionWrite(c *apiclient.Client, ctx context.Context, args []string) error {
 	pos, _, err := parse(newFlags(sessionWriteCommand), sessionWriteCommand, args)
 	if err != nil {
 		return err
@@ -270,7 +271,7 @@ var sessionListCommand = command{
 	needs: "a session ID (openworker session ls lists them)",
 }
 
-func sessionList(c *api.Client, ctx context.Context, args []string) error {
+func sessionList(c *apiclient.Client, ctx context.Context, args []string) error {
 	pos, _, err := parse(newFlags(sessionListCommand), sessionListCommand, args)
 	if err != nil {
 		return err
@@ -309,7 +310,7 @@ var sessionAddFolderCommand = command{
 	needs: "a session ID (openworker session ls lists them) and a folder",
 }
 
-func sessionAddFolder(c *api.Client, ctx context.Context, args []string) error {
+func sessionAddFolder(c *apiclient.Client, ctx context.Context, args []string) error {
 	fs := newFlags(sessionAddFolderCommand)
 	ro := fs.Bool("ro", false, "add the folder read-only")
 	pos, _, err := parse(fs, sessionAddFolderCommand, args)
@@ -334,7 +335,7 @@ var sessionEndCommand = command{
 	needs: "a session ID (openworker session ls lists them)",
 }
 
-func sessionEnd(c *api.Client, ctx context.Context, args []string) error {
+func sessionEnd(c *apiclient.Client, ctx context.Context, args []string) error {
 	pos, _, err := parse(newFlags(sessionEndCommand), sessionEndCommand, args)
 	if err != nil {
 		return err

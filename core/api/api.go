@@ -7,10 +7,8 @@ package api
 
 import (
 	"path/filepath"
-	"time"
 
-	"github.com/openworker/openworker/core/backend"
-	"github.com/openworker/openworker/core/session"
+	"github.com/openworker/openworker/core/apitype"
 )
 
 // SocketName is the socket's file name in the state folder.
@@ -19,140 +17,58 @@ const SocketName = "openworker.sock"
 // SocketPath returns the socket's path for a state folder.
 func SocketPath(stateDir string) string { return filepath.Join(stateDir, SocketName) }
 
-// StartRequest starts a session.
-type StartRequest struct {
-	Provider string   `json:"provider,omitempty"` // "" (the machine's sandbox_provider), auto, seatbelt, linux, direct
-	Writable []string `json:"writable,omitempty"`
-	ReadOnly []string `json:"read_only,omitempty"`
-	Network  string   `json:"network,omitempty"` // default: the settings'
-	Allow    []string `json:"allow,omitempty"`   // sites for this session only
-	Dir      string   `json:"dir,omitempty"`     // the first working folder; default the first writable one
-}
+// StartRequest is apitype's, the local API's wire type.
+type StartRequest = apitype.StartRequest
 
-// SessionInfo describes a running session.
-type SessionInfo struct {
-	ID          string    `json:"id"`
-	Enforcement string    `json:"enforcement"`
-	Network     string    `json:"network"`
-	Writable    []string  `json:"writable"`
-	ReadOnly    []string  `json:"read_only,omitempty"`
-	ProxyPort   int       `json:"proxy_port,omitempty"`
-	Active      []string  `json:"active,omitempty"`
-	Started     time.Time `json:"started"`
-}
+// SessionInfo is apitype's, the local API's wire type.
+type SessionInfo = apitype.SessionInfo
 
-// ExecRequest runs a shell command in a session.
-type ExecRequest struct {
-	Command   string   `json:"command"`
-	Argv      []string `json:"argv,omitempty"`
-	Dir       string   `json:"dir,omitempty"`
-	TimeoutMS int64    `json:"timeout_ms,omitempty"`
-	MaxOutput int      `json:"max_output,omitempty"`
-	// Stdin says the request body goes on, after this JSON value and a newline, with the
-	// command's standard input, streamed until the body ends.
-	Stdin bool `json:"stdin,omitempty"`
-}
+// ExecRequest is apitype's, the local API's wire type.
+type ExecRequest = apitype.ExecRequest
 
-// SignalRequest interrupts the command running in a session: "SIGINT" (Ctrl-C), "SIGTERM"
-// or "SIGHUP"; a second one kills it.
-type SignalRequest struct {
-	Signal string `json:"signal"`
-}
+// SignalRequest is apitype's, the local API's wire type.
+type SignalRequest = apitype.SignalRequest
 
-// ReadRequest, WriteRequest and ListRequest are the file tools' arguments.
-type ReadRequest struct {
-	Path   string `json:"path"`
-	Offset int64  `json:"offset,omitempty"`
-	Limit  int64  `json:"limit,omitempty"`
-}
+// ReadRequest is apitype's, the local API's wire type.
+type ReadRequest = apitype.ReadRequest
 
-type WriteRequest struct {
-	Path    string `json:"path"`
-	Content []byte `json:"content"`
-}
+// WriteRequest is apitype's, the local API's wire type.
+type WriteRequest = apitype.WriteRequest
 
-type ListRequest struct {
-	Path string `json:"path"`
-}
+// ListRequest is apitype's, the local API's wire type.
+type ListRequest = apitype.ListRequest
 
-// FolderRequest adds a folder to a running session.
-type FolderRequest struct {
-	Path     string `json:"path"`
-	Writable bool   `json:"writable"`
-}
+// FolderRequest is apitype's, the local API's wire type.
+type FolderRequest = apitype.FolderRequest
 
-// StreamMessage is one line of a streamed exec: an output chunk, or the final result.
-type StreamMessage struct {
-	Stream string          `json:"stream,omitempty"`
-	Data   []byte          `json:"data,omitempty"`
-	Result *session.Result `json:"result,omitempty"`
-	Error  string          `json:"error,omitempty"`
-}
+// StreamMessage is apitype's, the local API's wire type.
+type StreamMessage = apitype.StreamMessage
 
-// Status is the daemon's state.
-type Status struct {
-	Provider string        `json:"provider"`
-	Sessions []SessionInfo `json:"sessions"`
-	Settings string        `json:"settings,omitempty"`
-	// SettingsError is set when the settings file is broken: what is wrong, and which
-	// settings are in force meanwhile.
-	SettingsError string `json:"settings_error,omitempty"`
-	// Rule says, per entry point, which wall a session gets.
-	Rule []string `json:"rule,omitempty"`
-	// Approvals is the machine's sandbox_approvals; CardWatchers counts who shows cards to
-	// a person (the app, openworker cards --watch).
-	Approvals    string `json:"approvals,omitempty"`
-	CardWatchers int    `json:"card_watchers"`
-}
+// Status is apitype's, the local API's wire type.
+type Status = apitype.Status
 
 // errorBody is every error answer's body.
 type errorBody struct {
 	Error string `json:"error"`
 }
 
-// AnswerRequest answers a card: once (fetch cards), session, always or deny.
-type AnswerRequest struct {
-	Answer string `json:"answer"`
-}
+// AnswerRequest is apitype's, the local API's wire type.
+type AnswerRequest = apitype.AnswerRequest
 
-// AnswerResponse is what an answer came to; Message says what else happened (a change to
-// the settings left pending, an answer word taken as deny).
-type AnswerResponse struct {
-	Outcome string `json:"outcome"`
-	Card    string `json:"card"`
-	Site    string `json:"site"`
-	Message string `json:"message,omitempty"`
-}
+// AnswerResponse is apitype's, the local API's wire type.
+type AnswerResponse = apitype.AnswerResponse
 
-// SiteRequest asks for a site for a session, waiting up to WaitMS (default 60 s).
-type SiteRequest struct {
-	Site   string `json:"site"`
-	Reason string `json:"reason"`
-	Kind   string `json:"kind,omitempty"` // command (default) or fetch
-	WaitMS int64  `json:"wait_ms,omitempty"`
-}
+// SiteRequest is apitype's, the local API's wire type.
+type SiteRequest = apitype.SiteRequest
 
-// AccessRequest changes a session's Access list.
-type AccessRequest struct {
-	Allow  []string `json:"allow,omitempty"`
-	Revoke []string `json:"revoke,omitempty"`
-}
+// AccessRequest is apitype's, the local API's wire type.
+type AccessRequest = apitype.AccessRequest
 
-// SitesRequest changes the "Choose sites…" list: tick or untick a group, add or remove a site.
-type SitesRequest struct {
-	Action string `json:"action"`
-	Value  string `json:"value"`
-}
+// SitesRequest is apitype's, the local API's wire type.
+type SitesRequest = apitype.SitesRequest
 
-// SitesResponse is the list after a change, and what was left pending.
-type SitesResponse struct {
-	Sites   backend.Sites `json:"sites"`
-	Message string        `json:"message,omitempty"`
-}
+// SitesResponse is apitype's, the local API's wire type.
+type SitesResponse = apitype.SitesResponse
 
-// FetchRequest is a web fetch for a session, outside the sandbox, under its allow list.
-type FetchRequest struct {
-	URL    string `json:"url"`
-	Reason string `json:"reason,omitempty"` // shown on a card if the site must be asked for
-	WaitMS int64  `json:"wait_ms,omitempty"`
-}
+// FetchRequest is apitype's, the local API's wire type.
+type FetchRequest = apitype.FetchRequest

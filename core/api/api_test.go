@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openworker/openworker/core/apiclient"
 	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
@@ -57,7 +58,7 @@ func TestLocalAPI(t *testing.T) {
 	if _, err := Listen(state); err == nil || !strings.Contains(err.Error(), "already running") {
 		t.Fatalf("a second daemon on the same socket: %v", err)
 	}
-	c := NewClient(SocketPath(state))
+	c := apiclient.New(SocketPath(state))
 	ctx := context.Background()
 	for _, req := range []StartRequest{{Writable: []string{"project"}}, {Writable: []string{project}, ReadOnly: []string{"docs"}}} {
 		if _, err := c.Start(ctx, req); err == nil || !strings.Contains(err.Error(), "is relative") {

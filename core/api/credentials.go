@@ -1,33 +1,20 @@
 package api
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
 
+	"github.com/openworker/openworker/core/apitype"
+
 	"github.com/openworker/openworker/core/backend"
 )
 
-// CredentialsRequest changes the shared logins: add (a CLI's login by Name), add-path (a
-// file or folder under the home folder, with its Label, Hosts and Var), enable, disable or
-// remove (an entry by Name: a catalog name or "~/path").
-type CredentialsRequest struct {
-	Action string   `json:"action"`
-	Name   string   `json:"name,omitempty"`
-	Path   string   `json:"path,omitempty"`
-	Label  string   `json:"label,omitempty"`
-	Hosts  []string `json:"hosts,omitempty"`
-	Var    string   `json:"var,omitempty"`
-	// Off adds the entry switched off.
-	Off bool `json:"off,omitempty"`
-}
+// CredentialsRequest is apitype's, the local API's wire type.
+type CredentialsRequest = apitype.CredentialsRequest
 
-// CredentialsResponse is the list after a change, and what was left pending.
-type CredentialsResponse struct {
-	Credentials backend.Credentials `json:"credentials"`
-	Message     string              `json:"message,omitempty"`
-}
+// CredentialsResponse is apitype's, the local API's wire type.
+type CredentialsResponse = apitype.CredentialsResponse
 
 func (s *Server) credentials(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.Backend.Credentials())
@@ -61,16 +48,4 @@ func (s *Server) changeCredentials(w http.ResponseWriter, r *http.Request) {
 		out.Message = err.Error()
 	}
 	writeJSON(w, http.StatusOK, out)
-}
-
-// Credentials returns the shared logins: the entries added and the catalog.
-func (c *Client) Credentials(ctx context.Context) (backend.Credentials, error) {
-	var out backend.Credentials
-	return out, c.do(ctx, "GET", "/v1/credentials", nil, &out)
-}
-
-// ChangeCredentials adds, switches or removes a shared login.
-func (c *Client) ChangeCredentials(ctx context.Context, req CredentialsRequest) (CredentialsResponse, error) {
-	var out CredentialsResponse
-	return out, c.do(ctx, "POST", "/v1/credentials", req, &out)
 }

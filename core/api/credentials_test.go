@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openworker/openworker/core/apiclient"
 	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/sandbox"
 	"github.com/openworker/openworker/core/session"
@@ -39,7 +40,7 @@ func TestCredentialsEndpoints(t *testing.T) {
 	}
 	go srv.Serve(l)
 	defer srv.Shutdown(context.Background())
-	c := NewClient(SocketPath(state))
+	c := apiclient.New(SocketPath(state))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	events := make(chan backend.Event, 16)

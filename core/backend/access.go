@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/openworker/openworker/core/credentials"
+	"github.com/openworker/openworker/core/apitype"
+
 	"github.com/openworker/openworker/core/hosts"
 )
 
@@ -15,25 +16,11 @@ const (
 	SessionOnly  = "session only" // allowed for this session; it ends with the session
 )
 
-// Access is a session's Access list: its sites with where each comes from, and its denials.
-type Access struct {
-	Session string       `json:"session"`
-	Network string       `json:"network"`
-	Sites   []AccessSite `json:"sites"`
-	Denied  []string     `json:"denied,omitempty"`
-	// Pending are changes to the settings in force but not yet written (the file has problems).
-	Pending []string `json:"pending,omitempty"`
-	// Logins are the shared logins copied into this session when it started, and LoginsNote
-	// says that switching one applies to sessions started afterwards.
-	Logins     []credentials.Copied `json:"logins,omitempty"`
-	LoginsNote string               `json:"logins_note,omitempty"`
-}
+// Access is apitype's, the local API's wire type.
+type Access = apitype.Access
 
-// AccessSite is one site of a session's list.
-type AccessSite struct {
-	Site   string `json:"site"`
-	Source string `json:"source"`
-}
+// AccessSite is apitype's, the local API's wire type.
+type AccessSite = apitype.AccessSite
 
 // Access returns session id's Access list.
 func (b *Backend) Access(id string) (Access, error) {

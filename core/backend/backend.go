@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openworker/openworker/core/apitype"
+
 	"github.com/openworker/openworker/core/approvals"
 	"github.com/openworker/openworker/core/audit"
 	"github.com/openworker/openworker/core/config"
@@ -258,13 +260,8 @@ type SiteRequest struct {
 	Wait time.Duration
 }
 
-// SiteAnswer is what an ask came to.
-type SiteAnswer struct {
-	Outcome approvals.Outcome `json:"decision"`
-	Site    string            `json:"site"`
-	Card    *CardInfo         `json:"card,omitempty"`
-	Message string            `json:"message,omitempty"`
-}
+// SiteAnswer is apitype's, the local API's wire type.
+type SiteAnswer = apitype.SiteAnswer
 
 // ErrFullAccess is the refusal of an ask in full-access mode.
 func (b *Backend) fullAccessMessage(site string) string {
@@ -379,19 +376,8 @@ func (b *Backend) Cards() []CardInfo {
 	return out
 }
 
-// CardInfo is a card as clients show it.
-type CardInfo struct {
-	ID             string    `json:"id"`
-	Session        string    `json:"session"`
-	Site           string    `json:"site"`
-	Reason         string    `json:"reason"`
-	Kind           string    `json:"kind"`
-	Created        time.Time `json:"created"`
-	Blocked        time.Time `json:"blocked,omitzero"`
-	BlockedCommand string    `json:"blocked_command,omitempty"`
-	Askers         int       `json:"askers"`
-	Answers        []string  `json:"answers"`
-}
+// CardInfo is apitype's, the local API's wire type.
+type CardInfo = apitype.CardInfo
 
 func cardInfo(c approvals.Card) CardInfo {
 	info := CardInfo{ID: c.ID, Session: c.Ask.Session, Site: c.Ask.Target(), Reason: c.Ask.Reason, Kind: string(c.Ask.Kind),

@@ -7,48 +7,21 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/openworker/openworker/core/apitype"
+
 	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/credentials"
 	"github.com/openworker/openworker/core/hosts"
 )
 
-// Credentials is Settings ▸ Sandbox ▸ "Explicit config and keys exposed to Agent": the
-// entries the person added, each with its switch, and the catalog "Add… ▸ A CLI's login"
-// offers, each found or not found on this machine.
-type Credentials struct {
-	Entries []CredentialInfo `json:"entries"`
-	Catalog []CatalogRow     `json:"catalog"`
-	Pending []string         `json:"pending,omitempty"`
-	// Note says when a change applies.
-	Note string `json:"note"`
-}
+// Credentials is apitype's, the local API's wire type.
+type Credentials = apitype.Credentials
 
-// CredentialInfo is one added entry.
-type CredentialInfo struct {
-	Key     string   `json:"key"`           // "ssh", "~/.config/tool"
-	Title   string   `json:"title"`         // "SSH keys", or the path
-	From    string   `json:"from"`          // "~/.ssh"
-	Kind    string   `json:"kind"`          // "folder, credential"
-	Var     string   `json:"var,omitempty"` // the variable pointed at the copy
-	Hosts   []string `json:"hosts"`         // joined to the allow list of sessions
-	Enabled bool     `json:"enabled"`       // its switch
-	Status  string   `json:"status"`        // found, not found, found (token in the keychain)
-	Problem string   `json:"problem,omitempty"`
-}
+// CredentialInfo is apitype's, the local API's wire type.
+type CredentialInfo = apitype.CredentialInfo
 
-// CatalogRow is one row of "Add… ▸ A CLI's login".
-type CatalogRow struct {
-	Name   string   `json:"name"`
-	Title  string   `json:"title"`
-	From   string   `json:"from"`
-	Kind   string   `json:"kind"`
-	Lets   string   `json:"lets"`
-	Var    string   `json:"var,omitempty"`
-	Hosts  []string `json:"hosts"`
-	Found  bool     `json:"found"`
-	Status string   `json:"status"`
-	Added  bool     `json:"added"`
-}
+// CatalogRow is apitype's, the local API's wire type.
+type CatalogRow = apitype.CatalogRow
 
 const applyNote = "a change applies to sessions started afterwards; a running session keeps the copies it started with"
 

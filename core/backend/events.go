@@ -4,8 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/openworker/openworker/core/audit"
-	"github.com/openworker/openworker/core/credentials"
+	"github.com/openworker/openworker/core/apitype"
 )
 
 // Event types on the bus, besides the audit trail's own (session.*, tool.*).
@@ -27,37 +26,11 @@ const (
 	LoginsCopied = "credential.copied"
 )
 
-// Event is one thing that happened in the backend, as its watchers (the local API's event
-// stream, the app, the audit trail) receive it: a type and the one payload that type has.
-type Event struct {
-	Time time.Time `json:"time"`
-	Type string    `json:"type"`
-	// Session is the session it concerns, if any.
-	Session string `json:"session,omitempty"`
-	// Audit is a session or tool-call event, as the audit trail writes it.
-	Audit *audit.Event `json:"audit,omitempty"`
-	// Card is a card that is pending, answered or expired; Outcome is how it ended.
-	Card    *CardInfo `json:"card,omitempty"`
-	Outcome string    `json:"outcome,omitempty"`
-	// Access is a session's sites after a change.
-	Access *Access `json:"access,omitempty"`
-	// Refused is a site the proxy refused.
-	Refused *Refusal `json:"refused,omitempty"`
-	// Credential is a shared login after a change to it.
-	Credential *CredentialInfo `json:"credential,omitempty"`
-	// Logins are what a session's shared logins came to when it started.
-	Logins []credentials.Copied `json:"logins,omitempty"`
-	// Message says what happened, for settings events and errors.
-	Message string `json:"message,omitempty"`
-}
+// Event is apitype's, the local API's wire type.
+type Event = apitype.Event
 
-// Refusal is a site a session's proxy refused.
-type Refusal struct {
-	Site    string    `json:"site"`
-	Reason  string    `json:"reason"`
-	Command string    `json:"command,omitempty"` // the command running then
-	Time    time.Time `json:"time"`
-}
+// Refusal is apitype's, the local API's wire type.
+type Refusal = apitype.Refusal
 
 // bus hands every event to every subscriber. A subscriber that falls behind by more than its
 // buffer loses events (and is told how many) rather than slowing the backend.

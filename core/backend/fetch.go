@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/openworker/openworker/core/apitype"
+
 	"github.com/openworker/openworker/core/approvals"
 	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/webfetch"
@@ -24,16 +26,8 @@ type FetchRequest struct {
 	Wait time.Duration
 }
 
-// FetchResult is a web fetch's outcome: the page, or why there is none.
-type FetchResult struct {
-	Page *webfetch.Result `json:"page,omitempty"`
-	// Outcome is set when a card was asked, or the fetch refused: once, session, always,
-	// denied, no answer yet, refused: full access.
-	Outcome approvals.Outcome `json:"decision,omitempty"`
-	Site    string            `json:"site,omitempty"`
-	Card    *CardInfo         `json:"card,omitempty"`
-	Message string            `json:"message,omitempty"`
-}
+// FetchResult is apitype's, the local API's wire type.
+type FetchResult = apitype.FetchResult
 
 // fetchOptions lets tests point the fetch at loopback origins.
 var fetchOptions = func(o *webfetch.Options) {}

@@ -4,28 +4,17 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/openworker/openworker/core/apitype"
+
 	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/hosts"
 )
 
-// SiteGroup is one tick box of "Choose sites…" with whether it is ticked: all its sites are
-// on the machine's list.
-type SiteGroup struct {
-	ID      string   `json:"id"`
-	Name    string   `json:"name"`
-	Kind    string   `json:"kind"`
-	Sites   []string `json:"sites"`
-	Ticked  bool     `json:"ticked"`
-	Partial bool     `json:"partial,omitempty"` // some of its sites are on the list
-}
+// SiteGroup is apitype's, the local API's wire type.
+type SiteGroup = apitype.SiteGroup
 
-// Sites is the "Choose sites…" list: the catalog's groups and the machine's own sites.
-type Sites struct {
-	Groups []SiteGroup `json:"groups"`
-	// Custom are the sites on the list that no group holds.
-	Custom  []string `json:"custom"`
-	Pending []string `json:"pending,omitempty"`
-}
+// Sites is apitype's, the local API's wire type.
+type Sites = apitype.Sites
 
 // Sites returns the "Choose sites…" list as the settings in force have it.
 func (b *Backend) Sites() Sites {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/openworker/openworker/core/api"
+	"github.com/openworker/openworker/core/apiclient"
 	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/session"
@@ -104,7 +105,7 @@ func (h *LocalHost) End() { _ = h.B.End(h.S.ID) }
 
 // RemoteHost is a session of the running app or daemon.
 type RemoteHost struct {
-	C      *api.Client
+	C      *apiclient.Client
 	ID     string
 	Socket string
 	Given  api.StartRequest

@@ -9,11 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/openworker/openworker/core/apitype"
 
 	"github.com/openworker/openworker/core/audit"
 	"github.com/openworker/openworker/core/policy"
@@ -21,36 +22,11 @@ import (
 	"github.com/openworker/openworker/core/sandbox"
 )
 
-// Result is a tool call's outcome as the core reports it: the runner's answer plus what
-// only the outside knows — which mode produced it and what the proxy blocked meanwhile.
-type Result struct {
-	*runner.Result
-	Tool        string              `json:"tool"`
-	Session     string              `json:"session"`
-	Enforcement sandbox.Enforcement `json:"enforcement"`
-	Network     policy.Network      `json:"network"`
-	Blocked     []Blocked           `json:"blocked,omitempty"`
-	// ShellStateLost says the runner was restarted (a folder was added) before this call:
-	// the working folder and exported variables of earlier commands are gone.
-	ShellStateLost bool `json:"shell_state_lost,omitempty"`
-	// Interrupted names the signal a person sent the command (SIGINT for Ctrl-C).
-	Interrupted string `json:"interrupted,omitempty"`
-	Error       string `json:"error,omitempty"` // the tool failed (file not found, denied)
-	// Denials are what the wall refused while the call ran, where the wall reports them
-	// (Seatbelt, through the unified log).
-	Denials []string `json:"denials,omitempty"`
-	// Limits say which limits bound the sandbox, and which do not here and why.
-	Limits []string `json:"limits,omitempty"`
-}
+// Result is apitype's, the local API's wire type.
+type Result = apitype.Result
 
-// Blocked is a site the proxy refused while a call ran.
-type Blocked struct {
-	Host   string `json:"host"`
-	Port   int    `json:"port"`
-	Reason string `json:"reason"`
-}
-
-func (b Blocked) String() string { return b.Host + ":" + strconv.Itoa(b.Port) }
+// Blocked is apitype's, the local API's wire type.
+type Blocked = apitype.Blocked
 
 // ErrEnded is returned by calls on a session that has ended.
 var ErrEnded = errors.New("the session has ended; start a new one")

@@ -8,8 +8,9 @@ import (
 )
 
 // The layering, as tailscale's deptest keeps its own: core never imports ui; the walls and
-// the pure deciders import nothing that decides sessions; the presenter and the app are
-// clients of the backend, never the other way round.
+// the pure deciders import nothing that decides sessions; the local API's clients import its
+// wire types and not the server; the presenter and the app are clients of the backend, never
+// the other way round.
 func TestLayering(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "-json=ImportPath,Deps", "github.com/openworker/openworker/...").Output()
 	if err != nil {
@@ -41,6 +42,9 @@ func TestLayering(t *testing.T) {
 		{"core/proxy", []string{"core/session", "core/backend"}},
 		{"core/backend", []string{"core/api", "core/mcp", "core/linux"}},
 		{"core/session", []string{"core/backend", "core/api", "core/linux"}},
+		// Clients of the local API see its wire types, never the server, sessions or walls.
+		{"core/apiclient", []string{"core/api", "core/backend", "core/session", "core/proxy", "core/linux", "core/seatbelt"}},
+		{"core/apitype", []string{"core/api", "core/backend", "core/session", "core/proxy", "core/linux", "core/seatbelt"}},
 	}
 	checked := 0
 	for pkg, ds := range deps {
@@ -49,7 +53,7 @@ func TestLayering(t *testing.T) {
 			continue
 		}
 		for _, r := range rules {
-			if !strings.HasPrefix(name, r.pkg) {
+			if !within(name, r.pkg) {
 				continue
 			}
 			checked++
@@ -59,7 +63,7 @@ func TestLayering(t *testing.T) {
 					continue
 				}
 				for _, f := range r.forbid {
-					if strings.HasPrefix(dn, f) {
+					if within(dn, f) {
 						t.Errorf("%s imports %s", name, dn)
 					}
 				}
@@ -69,4 +73,12 @@ func TestLayering(t *testing.T) {
 	if checked < len(rules) {
 		t.Fatalf("only %d packages checked; the module's packages were not listed", checked)
 	}
+}
+
+// within says whether package name is pkg or lies under it ("core/api" is not "core/apitype").
+func within(name, pkg string) bool {
+	if strings.HasSuffix(pkg, "/") {
+		return strings.HasPrefix(name, pkg)
+	}
+	return name == pkg || strings.HasPrefix(name, pkg+"/")
 }

@@ -1,4 +1,7 @@
-package api
+// Package apiclient is the local API's client: the CLI, the MCP server attached to a running
+// daemon or app, and scripts use it. It imports the wire types (core/apitype) and nothing of
+// the server, the sessions or the walls.
+package apiclient
 
 import (
 	"bufio"
@@ -11,9 +14,13 @@ import (
 	"net"
 	"net/http"
 
-	"github.com/openworker/openworker/core/backend"
-	"github.com/openworker/openworker/core/session"
+	"github.com/openworker/openworker/core/apitype"
 )
+
+// errorBody is every error answer's body.
+type errorBody struct {
+	Error string `json:"error"`
+}
 
 // Client talks to a daemon's local API.
 type Client struct {
@@ -21,8 +28,8 @@ type Client struct {
 	http *http.Client
 }
 
-// NewClient returns a client for the socket at path.
-func NewClient(path string) *Client {
+// New returns a client for the socket at path.
+func New(path string) *Client {
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer
@@ -82,18 +89,18 @@ func (c *Client) sendBody(ctx context.Context, method, url string, body io.Reade
 	return resp, nil
 }
 
-func (c *Client) Status(ctx context.Context) (Status, error) {
-	var st Status
+func (c *Client) Status(ctx context.Context) (apitype.Status, error) {
+	var st apitype.Status
 	return st, c.do(ctx, "GET", "/v1/status", nil, &st)
 }
 
-func (c *Client) Sessions(ctx context.Context) ([]SessionInfo, error) {
-	var out []SessionInfo
+func (c *Client) Sessions(ctx context.Context) ([]apitype.SessionInfo, error) {
+	var out []apitype.SessionInfo
 	return out, c.do(ctx, "GET", "/v1/sessions", nil, &out)
 }
 
-func (c *Client) Start(ctx context.Context, req StartRequest) (SessionInfo, error) {
-	var out SessionInfo
+func (c *Client) Start(ctx context.Context, req apitype.StartRequest) (apitype.SessionInfo, error) {
+	var out apitype.SessionInfo
 	return out, c.do(ctx, "POST", "/v1/sessions", req, &out)
 }
 
@@ -101,15 +108,15 @@ func (c *Client) End(ctx context.Context, id string) error {
 	return c.do(ctx, "DELETE", "/v1/sessions/"+id, nil, nil)
 }
 
-func (c *Client) Exec(ctx context.Context, id string, req ExecRequest) (*session.Result, error) {
-	var out session.Result
+func (c *Client) Exec(ctx context.Context, id string, req apitype.ExecRequest) (*apitype.Result, error) {
+	var out apitype.Result
 	return &out, c.do(ctx, "POST", "/v1/sessions/"+id+"/exec", req, &out)
 }
 
 // ExecStream runs a command and hands output chunks to onChunk as they come.
 //
 // With req.Stdin, stdin is streamed to the command in the same request, after it.
-func (c *Client) ExecStream(ctx context.Context, id string, req ExecRequest, stdin io.Reader, onChunk func(stream string, data []byte)) (*session.Result, error) {
+func (c *Client) ExecStream(ctx context.Context, id string, req apitype.ExecRequest, stdin io.Reader, onChunk func(stream string, data []byte)) (*apitype.Result, error) {
 	req.Stdin = req.Stdin && stdin != nil
 	var resp *http.Response
 	var err error
@@ -129,7 +136,7 @@ func (c *Client) ExecStream(ctx context.Context, id string, req ExecRequest, std
 	defer resp.Body.Close()
 	dec := json.NewDecoder(bufio.NewReader(resp.Body))
 	for {
-		var m StreamMessage
+		var m apitype.StreamMessage
 		if err := dec.Decode(&m); err != nil {
 			return nil, fmt.Errorf("the daemon hung up during the command: %w", err)
 		}
@@ -144,29 +151,29 @@ func (c *Client) ExecStream(ctx context.Context, id string, req ExecRequest, std
 	}
 }
 
-func (c *Client) Read(ctx context.Context, id string, req ReadRequest) (*session.Result, error) {
-	var out session.Result
+func (c *Client) Read(ctx context.Context, id string, req apitype.ReadRequest) (*apitype.Result, error) {
+	var out apitype.Result
 	return &out, c.do(ctx, "POST", "/v1/sessions/"+id+"/read", req, &out)
 }
 
-func (c *Client) Write(ctx context.Context, id string, req WriteRequest) (*session.Result, error) {
-	var out session.Result
+func (c *Client) Write(ctx context.Context, id string, req apitype.WriteRequest) (*apitype.Result, error) {
+	var out apitype.Result
 	return &out, c.do(ctx, "POST", "/v1/sessions/"+id+"/write", req, &out)
 }
 
-func (c *Client) List(ctx context.Context, id string, req ListRequest) (*session.Result, error) {
-	var out session.Result
+func (c *Client) List(ctx context.Context, id string, req apitype.ListRequest) (*apitype.Result, error) {
+	var out apitype.Result
 	return &out, c.do(ctx, "POST", "/v1/sessions/"+id+"/list", req, &out)
 }
 
-func (c *Client) AddFolder(ctx context.Context, id string, req FolderRequest) (SessionInfo, error) {
-	var out SessionInfo
+func (c *Client) AddFolder(ctx context.Context, id string, req apitype.FolderRequest) (apitype.SessionInfo, error) {
+	var out apitype.SessionInfo
 	return out, c.do(ctx, "POST", "/v1/sessions/"+id+"/folders", req, &out)
 }
 
 // Events follows the daemon's event stream until ctx ends or the daemon stops. cards says
 // this client shows cards to a person (the app, openworker cards --watch).
-func (c *Client) Events(ctx context.Context, cards bool, fn func(backend.Event)) error {
+func (c *Client) Events(ctx context.Context, cards bool, fn func(apitype.Event)) error {
 	url := "/v1/events"
 	if cards {
 		url += "?cards=1"
@@ -178,7 +185,7 @@ func (c *Client) Events(ctx context.Context, cards bool, fn func(backend.Event))
 	defer resp.Body.Close()
 	dec := json.NewDecoder(resp.Body)
 	for {
-		var e backend.Event
+		var e apitype.Event
 		if err := dec.Decode(&e); err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -190,54 +197,66 @@ func (c *Client) Events(ctx context.Context, cards bool, fn func(backend.Event))
 }
 
 // Cards lists the pending cards.
-func (c *Client) Cards(ctx context.Context) ([]backend.CardInfo, error) {
-	var out []backend.CardInfo
+func (c *Client) Cards(ctx context.Context) ([]apitype.CardInfo, error) {
+	var out []apitype.CardInfo
 	return out, c.do(ctx, "GET", "/v1/cards", nil, &out)
 }
 
 // Answer answers a card.
-func (c *Client) Answer(ctx context.Context, card string, req AnswerRequest) (AnswerResponse, error) {
-	var out AnswerResponse
+func (c *Client) Answer(ctx context.Context, card string, req apitype.AnswerRequest) (apitype.AnswerResponse, error) {
+	var out apitype.AnswerResponse
 	return out, c.do(ctx, "POST", "/v1/cards/"+card+"/answer", req, &out)
 }
 
 // RequestSite asks for a site for a session and waits for the decision.
-func (c *Client) RequestSite(ctx context.Context, id string, req SiteRequest) (backend.SiteAnswer, error) {
-	var out backend.SiteAnswer
+func (c *Client) RequestSite(ctx context.Context, id string, req apitype.SiteRequest) (apitype.SiteAnswer, error) {
+	var out apitype.SiteAnswer
 	return out, c.do(ctx, "POST", "/v1/sessions/"+id+"/sites", req, &out)
 }
 
 // Access returns a session's Access list.
-func (c *Client) Access(ctx context.Context, id string) (backend.Access, error) {
-	var out backend.Access
+func (c *Client) Access(ctx context.Context, id string) (apitype.Access, error) {
+	var out apitype.Access
 	return out, c.do(ctx, "GET", "/v1/sessions/"+id+"/access", nil, &out)
 }
 
 // ChangeAccess allows sites for a session or revokes session-only ones, and returns the list.
-func (c *Client) ChangeAccess(ctx context.Context, id string, req AccessRequest) (backend.Access, error) {
-	var out backend.Access
+func (c *Client) ChangeAccess(ctx context.Context, id string, req apitype.AccessRequest) (apitype.Access, error) {
+	var out apitype.Access
 	return out, c.do(ctx, "POST", "/v1/sessions/"+id+"/access", req, &out)
 }
 
 // Sites returns the "Choose sites…" list.
-func (c *Client) Sites(ctx context.Context) (backend.Sites, error) {
-	var out backend.Sites
+func (c *Client) Sites(ctx context.Context) (apitype.Sites, error) {
+	var out apitype.Sites
 	return out, c.do(ctx, "GET", "/v1/sites", nil, &out)
 }
 
 // ChangeSites ticks, unticks, adds or removes on the "Choose sites…" list.
-func (c *Client) ChangeSites(ctx context.Context, req SitesRequest) (SitesResponse, error) {
-	var out SitesResponse
+func (c *Client) ChangeSites(ctx context.Context, req apitype.SitesRequest) (apitype.SitesResponse, error) {
+	var out apitype.SitesResponse
 	return out, c.do(ctx, "POST", "/v1/sites", req, &out)
 }
 
 // Signal interrupts the command running in session id.
-func (c *Client) Signal(ctx context.Context, id string, req SignalRequest) error {
+func (c *Client) Signal(ctx context.Context, id string, req apitype.SignalRequest) error {
 	return c.do(ctx, "POST", "/v1/sessions/"+id+"/signal", req, nil)
 }
 
 // Fetch fetches a URL for a session, asking for its site on a card if needed.
-func (c *Client) Fetch(ctx context.Context, id string, req FetchRequest) (backend.FetchResult, error) {
-	var out backend.FetchResult
+func (c *Client) Fetch(ctx context.Context, id string, req apitype.FetchRequest) (apitype.FetchResult, error) {
+	var out apitype.FetchResult
 	return out, c.do(ctx, "POST", "/v1/sessions/"+id+"/fetch", req, &out)
+}
+
+// Credentials returns the shared logins: the entries added and the catalog.
+func (c *Client) Credentials(ctx context.Context) (apitype.Credentials, error) {
+	var out apitype.Credentials
+	return out, c.do(ctx, "GET", "/v1/credentials", nil, &out)
+}
+
+// ChangeCredentials adds, switches or removes a shared login.
+func (c *Client) ChangeCredentials(ctx context.Context, req apitype.CredentialsRequest) (apitype.CredentialsResponse, error) {
+	var out apitype.CredentialsResponse
+	return out, c.do(ctx, "POST", "/v1/credentials", req, &out)
 }

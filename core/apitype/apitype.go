@@ -1,0 +1,351 @@
+// Package apitype is the local API's wire types: what its clients send and receive (the
+// CLI, the MCP server attached to a daemon, the menu-bar app's watchers). It holds no code
+// that decides or enforces, so a client imports it without the server, the sessions or the
+// walls; core/backend and core/session use these same types for what they return.
+package apitype
+
+import (
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/openworker/openworker/core/approvals"
+	"github.com/openworker/openworker/core/audit"
+	"github.com/openworker/openworker/core/credentials"
+	"github.com/openworker/openworker/core/policy"
+	"github.com/openworker/openworker/core/runner"
+	"github.com/openworker/openworker/core/sandbox"
+	"github.com/openworker/openworker/core/webfetch"
+)
+
+// SocketName is the local API's socket's file name in the state folder.
+const SocketName = "openworker.sock"
+
+// SocketPath returns the socket's path for a state folder.
+func SocketPath(stateDir string) string { return filepath.Join(stateDir, SocketName) }
+
+func (b Blocked) String() string { return b.Host + ":" + strconv.Itoa(b.Port) }
+
+// Access is a session's Access list: its sites with where each comes from, and its denials.
+type Access struct {
+	Session string       `json:"session"`
+	Network string       `json:"network"`
+	Sites   []AccessSite `json:"sites"`
+	Denied  []string     `json:"denied,omitempty"`
+	// Pending are changes to the settings in force but not yet written (the file has problems).
+	Pending []string `json:"pending,omitempty"`
+	// Logins are the shared logins copied into this session when it started, and LoginsNote
+	// says that switching one applies to sessions started afterwards.
+	Logins     []credentials.Copied `json:"logins,omitempty"`
+	LoginsNote string               `json:"logins_note,omitempty"`
+}
+
+// AccessSite is one site of a session's list.
+type AccessSite struct {
+	Site   string `json:"site"`
+	Source string `json:"source"`
+}
+
+// SiteAnswer is what an ask came to.
+type SiteAnswer struct {
+	Outcome approvals.Outcome `json:"decision"`
+	Site    string            `json:"site"`
+	Card    *CardInfo         `json:"card,omitempty"`
+	Message string            `json:"message,omitempty"`
+}
+
+// CardInfo is a card as clients show it.
+type CardInfo struct {
+	ID             string    `json:"id"`
+	Session        string    `json:"session"`
+	Site           string    `json:"site"`
+	Reason         string    `json:"reason"`
+	Kind           string    `json:"kind"`
+	Created        time.Time `json:"created"`
+	Blocked        time.Time `json:"blocked,omitzero"`
+	BlockedCommand string    `json:"blocked_command,omitempty"`
+	Askers         int       `json:"askers"`
+	Answers        []string  `json:"answers"`
+}
+
+// Credentials is Settings ▸ Sandbox ▸ "Explicit config and keys exposed to Agent": the
+// entries the person added, each with its switch, and the catalog "Add… ▸ A CLI's login"
+// offers, each found or not found on this machine.
+type Credentials struct {
+	Entries []CredentialInfo `json:"entries"`
+	Catalog []CatalogRow     `json:"catalog"`
+	Pending []string         `json:"pending,omitempty"`
+	// Note says when a change applies.
+	Note string `json:"note"`
+}
+
+// CredentialInfo is one added entry.
+type CredentialInfo struct {
+	Key     string   `json:"key"`           // "ssh", "~/.config/tool"
+	Title   string   `json:"title"`         // "SSH keys", or the path
+	From    string   `json:"from"`          // "~/.ssh"
+	Kind    string   `json:"kind"`          // "folder, credential"
+	Var     string   `json:"var,omitempty"` // the variable pointed at the copy
+	Hosts   []string `json:"hosts"`         // joined to the allow list of sessions
+	Enabled bool     `json:"enabled"`       // its switch
+	Status  string   `json:"status"`        // found, not found, found (token in the keychain)
+	Problem string   `json:"problem,omitempty"`
+}
+
+// CatalogRow is one row of "Add… ▸ A CLI's login".
+type CatalogRow struct {
+	Name   string   `json:"name"`
+	Title  string   `json:"title"`
+	From   string   `json:"from"`
+	Kind   string   `json:"kind"`
+	Lets   string   `json:"lets"`
+	Var    string   `json:"var,omitempty"`
+	Hosts  []string `json:"hosts"`
+	Found  bool     `json:"found"`
+	Status string   `json:"status"`
+	Added  bool     `json:"added"`
+}
+
+// Event is one thing that happened in the backend, as its watchers (the local API's event
+// stream, the app, the audit trail) receive it: a type and the one payload that type has.
+type Event struct {
+	Time time.Time `json:"time"`
+	Type string    `json:"type"`
+	// Session is the session it concerns, if any.
+	Session string `json:"session,omitempty"`
+	// Audit is a session or tool-call event, as the audit trail writes it.
+	Audit *audit.Event `json:"audit,omitempty"`
+	// Card is a card that is pending, answered or expired; Outcome is how it ended.
+	Card    *CardInfo `json:"card,omitempty"`
+	Outcome string    `json:"outcome,omitempty"`
+	// Access is a session's sites after a change.
+	Access *Access `json:"access,omitempty"`
+	// Refused is a site the proxy refused.
+	Refused *Refusal `json:"refused,omitempty"`
+	// Credential is a shared login after a change to it.
+	Credential *CredentialInfo `json:"credential,omitempty"`
+	// Logins are what a session's shared logins came to when it started.
+	Logins []credentials.Copied `json:"logins,omitempty"`
+	// Message says what happened, for settings events and errors.
+	Message string `json:"message,omitempty"`
+}
+
+// Refusal is a site a session's proxy refused.
+type Refusal struct {
+	Site    string    `json:"site"`
+	Reason  string    `json:"reason"`
+	Command string    `json:"command,omitempty"` // the command running then
+	Time    time.Time `json:"time"`
+}
+
+// FetchResult is a web fetch's outcome: the page, or why there is none.
+type FetchResult struct {
+	Page *webfetch.Result `json:"page,omitempty"`
+	// Outcome is set when a card was asked, or the fetch refused: once, session, always,
+	// denied, no answer yet, refused: full access.
+	Outcome approvals.Outcome `json:"decision,omitempty"`
+	Site    string            `json:"site,omitempty"`
+	Card    *CardInfo         `json:"card,omitempty"`
+	Message string            `json:"message,omitempty"`
+}
+
+// SiteGroup is one tick box of "Choose sites…" with whether it is ticked: all its sites are
+// on the machine's list.
+type SiteGroup struct {
+	ID      string   `json:"id"`
+	Name    string   `json:"name"`
+	Kind    string   `json:"kind"`
+	Sites   []string `json:"sites"`
+	Ticked  bool     `json:"ticked"`
+	Partial bool     `json:"partial,omitempty"` // some of its sites are on the list
+}
+
+// Sites is the "Choose sites…" list: the catalog's groups and the machine's own sites.
+type Sites struct {
+	Groups []SiteGroup `json:"groups"`
+	// Custom are the sites on the list that no group holds.
+	Custom  []string `json:"custom"`
+	Pending []string `json:"pending,omitempty"`
+}
+
+// StartRequest starts a session.
+type StartRequest struct {
+	Provider string   `json:"provider,omitempty"` // "" (the machine's sandbox_provider), auto, seatbelt, linux, direct
+	Writable []string `json:"writable,omitempty"`
+	ReadOnly []string `json:"read_only,omitempty"`
+	Network  string   `json:"network,omitempty"` // default: the settings'
+	Allow    []string `json:"allow,omitempty"`   // sites for this session only
+	Dir      string   `json:"dir,omitempty"`     // the first working folder; default the first writable one
+}
+
+// SessionInfo describes a running session.
+type SessionInfo struct {
+	ID          string    `json:"id"`
+	Enforcement string    `json:"enforcement"`
+	Network     string    `json:"network"`
+	Writable    []string  `json:"writable"`
+	ReadOnly    []string  `json:"read_only,omitempty"`
+	ProxyPort   int       `json:"proxy_port,omitempty"`
+	Active      []string  `json:"active,omitempty"`
+	Started     time.Time `json:"started"`
+}
+
+// ExecRequest runs a shell command in a session.
+type ExecRequest struct {
+	Command   string   `json:"command"`
+	Argv      []string `json:"argv,omitempty"`
+	Dir       string   `json:"dir,omitempty"`
+	TimeoutMS int64    `json:"timeout_ms,omitempty"`
+	MaxOutput int      `json:"max_output,omitempty"`
+	// Stdin says the request body goes on, after this JSON value and a newline, with the
+	// command's standard input, streamed until the body ends.
+	Stdin bool `json:"stdin,omitempty"`
+}
+
+// SignalRequest interrupts the command running in a session: "SIGINT" (Ctrl-C), "SIGTERM"
+// or "SIGHUP"; a second one kills it.
+type SignalRequest struct {
+	Signal string `json:"signal"`
+}
+
+// ReadRequest, WriteRequest and ListRequest are the file tools' arguments.
+type ReadRequest struct {
+	Path   string `json:"path"`
+	Offset int64  `json:"offset,omitempty"`
+	Limit  int64  `json:"limit,omitempty"`
+}
+
+type WriteRequest struct {
+	Path    string `json:"path"`
+	Content []byte `json:"content"`
+}
+
+type ListRequest struct {
+	Path string `json:"path"`
+}
+
+// FolderRequest adds a folder to a running session.
+type FolderRequest struct {
+	Path     string `json:"path"`
+	Writable bool   `json:"writable"`
+}
+
+// StreamMessage is one line of a streamed exec: an output chunk, or the final result.
+type StreamMessage struct {
+	Stream string  `json:"stream,omitempty"`
+	Data   []byte  `json:"data,omitempty"`
+	Result *Result `json:"result,omitempty"`
+	Error  string  `json:"error,omitempty"`
+}
+
+// Status is the daemon's state.
+type Status struct {
+	Provider string        `json:"provider"`
+	Sessions []SessionInfo `json:"sessions"`
+	Settings string        `json:"settings,omitempty"`
+	// SettingsError is set when the settings file is broken: what is wrong, and which
+	// settings are in force meanwhile.
+	SettingsError string `json:"settings_error,omitempty"`
+	// Rule says, per entry point, which wall a session gets.
+	Rule []string `json:"rule,omitempty"`
+	// Approvals is the machine's sandbox_approvals; CardWatchers counts who shows cards to
+	// a person (the app, openworker cards --watch).
+	Approvals    string `json:"approvals,omitempty"`
+	CardWatchers int    `json:"card_watchers"`
+}
+
+// AnswerRequest answers a card: once (fetch cards), session, always or deny.
+type AnswerRequest struct {
+	Answer string `json:"answer"`
+}
+
+// AnswerResponse is what an answer came to; Message says what else happened (a change to
+// the settings left pending, an answer word taken as deny).
+type AnswerResponse struct {
+	Outcome string `json:"outcome"`
+	Card    string `json:"card"`
+	Site    string `json:"site"`
+	Message string `json:"message,omitempty"`
+}
+
+// SiteRequest asks for a site for a session, waiting up to WaitMS (default 60 s).
+type SiteRequest struct {
+	Site   string `json:"site"`
+	Reason string `json:"reason"`
+	Kind   string `json:"kind,omitempty"` // command (default) or fetch
+	WaitMS int64  `json:"wait_ms,omitempty"`
+}
+
+// AccessRequest changes a session's Access list.
+type AccessRequest struct {
+	Allow  []string `json:"allow,omitempty"`
+	Revoke []string `json:"revoke,omitempty"`
+}
+
+// SitesRequest changes the "Choose sites…" list: tick or untick a group, add or remove a site.
+type SitesRequest struct {
+	Action string `json:"action"`
+	Value  string `json:"value"`
+}
+
+// SitesResponse is the list after a change, and what was left pending.
+type SitesResponse struct {
+	Sites   Sites  `json:"sites"`
+	Message string `json:"message,omitempty"`
+}
+
+// FetchRequest is a web fetch for a session, outside the sandbox, under its allow list.
+type FetchRequest struct {
+	URL    string `json:"url"`
+	Reason string `json:"reason,omitempty"` // shown on a card if the site must be asked for
+	WaitMS int64  `json:"wait_ms,omitempty"`
+}
+
+// Result is a tool call's outcome as the core reports it: the runner's answer plus what
+// only the outside knows — which mode produced it and what the proxy blocked meanwhile.
+type Result struct {
+	*runner.Result
+	Tool        string              `json:"tool"`
+	Session     string              `json:"session"`
+	Enforcement sandbox.Enforcement `json:"enforcement"`
+	Network     policy.Network      `json:"network"`
+	Blocked     []Blocked           `json:"blocked,omitempty"`
+	// ShellStateLost says the runner was restarted (a folder was added) before this call:
+	// the working folder and exported variables of earlier commands are gone.
+	ShellStateLost bool `json:"shell_state_lost,omitempty"`
+	// Interrupted names the signal a person sent the command (SIGINT for Ctrl-C).
+	Interrupted string `json:"interrupted,omitempty"`
+	Error       string `json:"error,omitempty"` // the tool failed (file not found, denied)
+	// Denials are what the wall refused while the call ran, where the wall reports them
+	// (Seatbelt, through the unified log).
+	Denials []string `json:"denials,omitempty"`
+	// Limits say which limits bound the sandbox, and which do not here and why.
+	Limits []string `json:"limits,omitempty"`
+}
+
+// Blocked is a site the proxy refused while a call ran.
+type Blocked struct {
+	Host   string `json:"host"`
+	Port   int    `json:"port"`
+	Reason string `json:"reason"`
+}
+
+// CredentialsRequest changes the shared logins: add (a CLI's login by Name), add-path (a
+// file or folder under the home folder, with its Label, Hosts and Var), enable, disable or
+// remove (an entry by Name: a catalog name or "~/path").
+type CredentialsRequest struct {
+	Action string   `json:"action"`
+	Name   string   `json:"name,omitempty"`
+	Path   string   `json:"path,omitempty"`
+	Label  string   `json:"label,omitempty"`
+	Hosts  []string `json:"hosts,omitempty"`
+	Var    string   `json:"var,omitempty"`
+	// Off adds the entry switched off.
+	Off bool `json:"off,omitempty"`
+}
+
+// CredentialsResponse is the list after a change, and what was left pending.
+type CredentialsResponse struct {
+	Credentials Credentials `json:"credentials"`
+	Message     string      `json:"message,omitempty"`
+}
