@@ -25,6 +25,9 @@ type execIO struct {
 	eof    bool
 	w      *os.File
 	done   chan struct{} // the pipe's writer has finished
+	// pump, when set, takes the connection's messages for this command until its process
+	// pid has exited (the polling server); without it another goroutine reads them.
+	pump func(pid int) error
 }
 
 func newExecIO(id uint64, stream bool, send func(*Response)) *execIO {

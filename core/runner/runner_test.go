@@ -276,3 +276,29 @@ func TestProbeUnwritable(t *testing.T) {
 		}
 	}
 }
+
+// Signals and standard input reach a running command through a connection that a second
+// goroutine reads (the server's way where it cannot poll a command's exit).
+func TestSignalAndStdinWhileACommandRuns(t *testing.T) {
+	dir := t.TempDir()
+	c := startServer(t, dir)
+	req := &Request{Tool: ToolExec, Exec: &ExecArgs{Command: "trap 'echo got-int; exit 5' INT; read line; echo \"read $line\"; while :; do sleep 0.05; done", StdinStream: true, Stream: true}}
+	if err := c.Send(req); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Stdin(req, []byte("hello\n"), true); err != nil {
+		t.Fatal(err)
+	}
+	signalled := false
+	res, err := c.Receive(req, func(stream string, data []byte) {
+		if !signalled && strings.Contains(string(data), "read hello") {
+			signalled = true
+			if err := c.Signal(req, syscall.SIGINT); err != nil {
+				t.Error(err)
+			}
+		}
+	}, nil)
+	if err != nil || res.ExitCode != 5 || !strings.Contains(string(res.Stdout), "read hello\ngot-int\n") {
+		t.Fatalf("exit %d stdout %q: %v", res.ExitCode, res.Stdout, err)
+	}
+}

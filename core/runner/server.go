@@ -99,6 +99,9 @@ func (s *Server) Serve(rw io.ReadWriter) error {
 		defer wmu.Unlock()
 		_ = wire.WriteFrame(rw, msg)
 	}
+	if f, ok := rw.(interface{ Fd() uintptr }); ok && canPoll {
+		return s.servePolling(rw, int(f.Fd()), send)
+	}
 	calls := make(chan *Request, 8)
 	var readErr error
 	var hungUp atomic.Bool
@@ -155,6 +158,73 @@ func (s *Server) Serve(rw io.ReadWriter) error {
 		send(out)
 	}
 	return readErr
+}
+
+// servePolling is Serve where this goroutine can wait for a command and the connection at
+// once (pidfd_open and poll, on Linux): calls are read and carried out in turn on this
+// goroutine as a plain loop, and while an exec's command runs, the same goroutine takes the
+// signals and standard input sent for it. A reader on another goroutine would cost every
+// call two hand-offs between threads, which a sandboxed command's start measurably pays.
+func (s *Server) servePolling(rw io.ReadWriter, fd int, send func(*Response)) error {
+	in := newReader(rw)
+	var queued []*Request // calls read while a command ran, in order
+	for {
+		var req *Request
+		if len(queued) > 0 {
+			req, queued = queued[0], queued[1:]
+		} else {
+			msg, err := in.next()
+			if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			if err == nil {
+				req, err = decodeRequest(msg)
+			}
+			if err != nil {
+				return fmt.Errorf("runner: reading a request: %w", err)
+			}
+		}
+		if req.Tool == ToolSignal || req.Tool == ToolStdin {
+			continue // for a command that has ended
+		}
+		if req.Tool == ToolExec && req.Exec != nil {
+			x := newExecIO(req.ID, req.Exec.StdinStream, send)
+			x.pump = func(pid int) error { return pumpUntilExit(in, fd, pid, x, &queued) }
+			s.runMu.Lock()
+			s.running[req.ID] = x
+			s.runMu.Unlock()
+		}
+		res, err := s.handle(req, send)
+		s.forget(req.ID)
+		out := &Response{ID: req.ID, Result: res}
+		if err != nil {
+			out.Result = nil
+			out.Error = err.Error()
+		}
+		send(out)
+	}
+}
+
+// takeControl carries out a message read while x's command runs: a signal or standard
+// input for it, or a call to queue for after it.
+func takeControl(msg []byte, x *execIO, queued *[]*Request) error {
+	req, err := decodeRequest(msg)
+	if err != nil {
+		return fmt.Errorf("runner: reading a request: %w", err)
+	}
+	switch {
+	case req.Tool == ToolSignal && req.Sig != nil:
+		if req.Sig.Call == x.id {
+			x.signal(syscall.Signal(req.Sig.Signal))
+		}
+	case req.Tool == ToolStdin && req.In != nil:
+		if req.In.Call == x.id {
+			x.feed(req.In.Data, req.In.EOF)
+		}
+	default:
+		*queued = append(*queued, req)
+	}
+	return nil
 }
 
 func (s *Server) execFor(id uint64) *execIO {

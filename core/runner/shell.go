@@ -139,6 +139,10 @@ func (sh *shell) exec(id uint64, a *ExecArgs, send func(*Response), x *execIO) (
 			killTimer = time.AfterFunc(killGrace, func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
 		})
 	}
+	if x != nil && x.pump != nil {
+		// Returns once the command has exited (or the core hung up); Wait then reaps it.
+		_ = x.pump(cmd.Process.Pid)
+	}
 	err = cmd.Wait()
 	if sh.children != nil {
 		sh.children.Done(cmd.Process.Pid)

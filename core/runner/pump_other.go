@@ -1,0 +1,8 @@
+//go:build !linux
+
+package runner
+
+// canPoll: elsewhere another goroutine reads the connection while a command runs.
+const canPoll = false
+
+func pumpUntilExit(in *reader, fd, pid int, x *execIO, queued *[]*Request) error { return nil }
