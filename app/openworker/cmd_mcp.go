@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"runtime"
 	"syscall"
 	"time"
 
@@ -14,10 +13,8 @@ import (
 
 	"github.com/openworker/openworker/core/api"
 	"github.com/openworker/openworker/core/apiclient"
-	"github.com/openworker/openworker/core/audit"
 	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/mcp"
-	"github.com/openworker/openworker/core/session"
 )
 
 var mcpCommand = command{
@@ -93,36 +90,17 @@ func mcpHost(ctx context.Context, e *env, req backend.Request) (mcp.Host, func()
 		h := &mcp.RemoteHost{C: c, ID: info.ID, Socket: sock, Given: start}
 		return h, h.End, nil
 	}
-	store, err := backend.OpenStore(ctx, e.settingsPath, e.stateDir, runtime.GOOS, true)
+	h, err := e.hostBackend(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	log, err := audit.Open(e.auditPath())
-	if err != nil {
-		store.Close()
-		return nil, nil, err
-	}
-	b, err := backend.New(backend.Options{
-		Settings: store, Native: e.machine().Native, GOOS: runtime.GOOS,
-		Session: session.Options{
-			Providers: providers(nativeProvider()), UserHome: e.home, StateDir: e.stateDir, GOOS: runtime.GOOS,
-			HostEnv: os.Environ(), Audit: log, RunnerStderr: os.Stderr,
-		},
-	})
-	if err != nil {
-		log.Close()
-		store.Close()
-		return nil, nil, err
-	}
+	b := h.b
 	s, err := b.Start(ctx, req)
 	if err != nil {
-		log.Close()
-		store.Close()
+		h.close()
 		return nil, nil, err
 	}
-	srv := &api.Server{Backend: b, Status: func() api.Status {
-		return api.Status{Provider: b.Settings().Settings.Provider, Settings: e.settingsPath, Rule: b.Machine().Rule()}
-	}}
+	srv := h.server(e)
 	l, lerr := api.Listen(e.stateDir)
 	if lerr == nil {
 		go srv.Serve(l)
@@ -137,8 +115,6 @@ func mcpHost(ctx context.Context, e *env, req backend.Request) (mcp.Host, func()
 			c()
 			_ = os.Remove(sock)
 		}
-		b.EndAll()
-		log.Close()
-		store.Close()
+		h.close()
 	}, nil
 }

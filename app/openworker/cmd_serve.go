@@ -5,14 +5,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"runtime"
 	"syscall"
 	"time"
 
 	"github.com/openworker/openworker/core/api"
-	"github.com/openworker/openworker/core/audit"
-	"github.com/openworker/openworker/core/backend"
-	"github.com/openworker/openworker/core/session"
 )
 
 var serveCommand = command{
@@ -37,46 +33,12 @@ func cmdServe(args []string) error {
 	e.warnSettings()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	store, err := backend.OpenStore(ctx, e.settingsPath, e.stateDir, runtime.GOOS, true)
+	h, err := e.hostBackend(ctx)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	log, err := audit.Open(e.auditPath())
-	if err != nil {
-		return err
-	}
-	defer log.Close()
-	b, err := backend.New(backend.Options{
-		Settings: store, Native: e.machine().Native, GOOS: runtime.GOOS,
-		Session: session.Options{
-			Providers: providers(nativeProvider()), UserHome: e.home, StateDir: e.stateDir, SettingsPath: e.settingsPath, GOOS: runtime.GOOS,
-			HostEnv: os.Environ(), Audit: log, RunnerStderr: os.Stderr,
-		},
-	})
-	if err != nil {
-		return err
-	}
-	defer b.EndAll()
-	events, cancel := b.Subscribe(false)
-	defer cancel()
-	go func() {
-		for ev := range events {
-			switch ev.Type {
-			case backend.SettingsFailed:
-				fmt.Fprintf(os.Stderr, "openworker: %s\n", ev.Message)
-				_ = log.Write(audit.Event{Type: ev.Type, Reason: ev.Message})
-			case backend.SettingsReloaded:
-				_ = log.Write(audit.Event{Type: ev.Type, Summary: ev.Message})
-			case backend.CardAnswered, backend.CardExpired:
-				_ = log.Write(audit.Event{Type: ev.Type, Session: ev.Session, Summary: ev.Card.Site + ": " + ev.Card.Reason, Outcome: ev.Outcome})
-			}
-		}
-	}()
-	srv := &api.Server{Backend: b, Status: func() api.Status {
-		in := b.Settings()
-		return api.Status{Provider: in.Settings.Provider, Settings: e.settingsPath, Rule: b.Machine().Rule(), SettingsError: in.Describe(e.settingsPath)}
-	}}
+	defer h.close()
+	srv := h.server(e)
 	l, err := api.Listen(e.stateDir)
 	if err != nil {
 		return err

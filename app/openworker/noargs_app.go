@@ -8,15 +8,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/openworker/openworker/core/api"
-	"github.com/openworker/openworker/core/audit"
-	"github.com/openworker/openworker/core/backend"
-	"github.com/openworker/openworker/core/session"
 	"github.com/openworker/openworker/ui/cocoa"
 	"github.com/openworker/openworker/ui/presenter"
 )
@@ -64,39 +60,16 @@ func runApp() error {
 
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	store, err := backend.OpenStore(ctx, e.settingsPath, e.stateDir, runtime.GOOS, true)
-	if err != nil {
-		return err
-	}
-	log, err := audit.Open(e.auditPath())
-	if err != nil {
-		store.Close()
-		return err
-	}
 	native := nativeProvider()
-	b, err := backend.New(backend.Options{
-		Settings: store, Native: e.machine().Native, GOOS: runtime.GOOS,
-		Session: session.Options{
-			Providers: providers(native), UserHome: e.home, StateDir: e.stateDir, SettingsPath: e.settingsPath, GOOS: runtime.GOOS,
-			HostEnv: os.Environ(), Audit: log, RunnerStderr: os.Stderr,
-		},
-	})
+	h, err := e.hostBackend(ctx)
 	if err != nil {
-		log.Close()
-		store.Close()
 		return err
 	}
-	auditEvents(b, log)
-
-	srv := &api.Server{Backend: b, Status: func() api.Status {
-		in := b.Settings()
-		return api.Status{Provider: in.Settings.Provider, Settings: e.settingsPath, Rule: b.Machine().Rule(), SettingsError: in.Describe(e.settingsPath)}
-	}}
+	b := h.b
+	srv := h.server(e)
 	l, err := api.Listen(e.stateDir)
 	if err != nil {
-		b.EndAll()
-		log.Close()
-		store.Close()
+		h.close()
 		return fmt.Errorf("%w; quit the other openworker (serve, or the app) first", err)
 	}
 	go func() {
@@ -127,8 +100,7 @@ func runApp() error {
 			c()
 			_ = os.Remove(api.SocketPath(e.stateDir))
 			stop()
-			log.Close()
-			store.Close()
+			h.close()
 		})
 	}
 	defer quit()
@@ -138,22 +110,4 @@ func runApp() error {
 		OnQuit:  quit,
 		OnError: func(err error) { fmt.Fprintf(os.Stderr, "openworker: %v\n", err) },
 	})
-}
-
-// auditEvents writes the backend's events to the audit trail, as `openworker serve` does.
-func auditEvents(b *backend.Backend, log *audit.Log) {
-	events, _ := b.Subscribe(false)
-	go func() {
-		for ev := range events {
-			switch ev.Type {
-			case backend.SettingsFailed:
-				fmt.Fprintf(os.Stderr, "openworker: %s\n", ev.Message)
-				_ = log.Write(audit.Event{Type: ev.Type, Reason: ev.Message})
-			case backend.SettingsReloaded:
-				_ = log.Write(audit.Event{Type: ev.Type, Summary: ev.Message})
-			case backend.CardAnswered, backend.CardExpired:
-				_ = log.Write(audit.Event{Type: ev.Type, Session: ev.Session, Summary: ev.Card.Site + ": " + ev.Card.Reason, Outcome: ev.Outcome})
-			}
-		}
-	}()
 }

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+
+	"github.com/openworker/openworker/core/api"
+	"github.com/openworker/openworker/core/audit"
+	"github.com/openworker/openworker/core/backend"
+	"github.com/openworker/openworker/core/session"
+)
+
+// hosted is a backend this process runs (the daemon, the app, an MCP server with no daemon
+// to attach to), with the settings store and audit trail it owns.
+type hosted struct {
+	b     *backend.Backend
+	store *backend.Store
+	log   *audit.Log
+}
+
+// hostBackend opens the settings store (following the file until ctx ends), the audit trail
+// and the backend over this OS's providers. The backend's events that are not a session's
+// go to the audit trail too. close ends every session, then the rest.
+func (e *env) hostBackend(ctx context.Context) (*hosted, error) {
+	store, err := backend.OpenStore(ctx, e.settingsPath, e.stateDir, runtime.GOOS, true)
+	if err != nil {
+		return nil, err
+	}
+	log, err := audit.Open(e.auditPath())
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	b, err := backend.New(backend.Options{
+		Settings: store, Native: e.machine().Native, GOOS: runtime.GOOS,
+		Session: session.Options{
+			Providers: providers(nativeProvider()), UserHome: e.home, StateDir: e.stateDir, SettingsPath: e.settingsPath, GOOS: runtime.GOOS,
+			HostEnv: os.Environ(), Audit: log, RunnerStderr: os.Stderr,
+		},
+	})
+	if err != nil {
+		log.Close()
+		store.Close()
+		return nil, err
+	}
+	auditEvents(b, log)
+	return &hosted{b: b, store: store, log: log}, nil
+}
+
+func (h *hosted) close() {
+	h.b.EndAll()
+	h.log.Close()
+	h.store.Close()
+}
+
+// server is the local API over the hosted backend.
+func (h *hosted) server(e *env) *api.Server {
+	return &api.Server{Backend: h.b, Status: func() api.Status {
+		in := h.b.Settings()
+		return api.Status{Provider: in.Settings.Provider, Settings: e.settingsPath, Rule: h.b.Machine().Rule(), SettingsError: in.Describe(e.settingsPath)}
+	}}
+}
+
+// auditEvents writes the backend's events that are not a session's to the audit trail: the
+// settings' reloads and problems, and how cards ended.
+func auditEvents(b *backend.Backend, log *audit.Log) {
+	events, _ := b.Subscribe(false)
+	go func() {
+		for ev := range events {
+			switch ev.Type {
+			case backend.SettingsFailed:
+				fmt.Fprintf(os.Stderr, "openworker: %s\n", ev.Message)
+				_ = log.Write(audit.Event{Type: ev.Type, Reason: ev.Message})
+			case backend.SettingsReloaded:
+				_ = log.Write(audit.Event{Type: ev.Type, Summary: ev.Message})
+			case backend.CardAnswered, backend.CardExpired:
+				_ = log.Write(audit.Event{Type: ev.Type, Session: ev.Session, Summary: ev.Card.Site + ": " + ev.Card.Reason, Outcome: ev.Outcome})
+			}
+		}
+	}()
+}
