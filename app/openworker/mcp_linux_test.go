@@ -459,3 +459,41 @@ func TestMCPConcurrentCalls(t *testing.T) {
 		t.Fatalf("concurrent commands: %q %q", first, secondText)
 	}
 }
+
+// web_fetch asks through the client's form when nobody watches cards: Once fetches that one
+// time, and the next fetch asks again.
+func TestMCPWebFetchThroughElicitation(t *testing.T) {
+	for _, rev := range mcpRevisions {
+		t.Run("revision_"+strings.ReplaceAll(rev+"current", "-", ""), func(t *testing.T) {
+			w := newWorld(t)
+			requireSandbox(t, w)
+			origin := httpOrigin(t, "<title>Docs</title><p>the page</p>")
+			var mu sync.Mutex
+			var asked []string
+			answer := "once"
+			m := w.connectMCP(rev, &sdk.ClientOptions{ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				asked = append(asked, req.Params.Message)
+				if answer == "decline" {
+					return &sdk.ElicitResult{Action: "decline"}, nil
+				}
+				return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"decision": answer}}, nil
+			}})
+			res, text := m.call("web_fetch", map[string]any{"url": "http://" + origin + "/", "reason": "read the docs"})
+			if res.IsError || !strings.Contains(text, "the page") || len(asked) != 1 || !strings.Contains(asked[0], "web fetch wants to reach "+origin) {
+				t.Fatalf("web_fetch answered Once: %q, asked %q", text, asked)
+			}
+			mu.Lock()
+			answer = "decline"
+			mu.Unlock()
+			res, text = m.call("web_fetch", map[string]any{"url": "http://" + origin + "/"})
+			if !res.IsError || !strings.Contains(text, "denied") || len(asked) != 2 {
+				t.Fatalf("the second fetch, declined: %q, asked %d times", text, len(asked))
+			}
+			if out, _, _ := w.run("cards"); strings.Contains(out, origin) {
+				t.Fatalf("a card was left up: %s", out)
+			}
+		})
+	}
+}

@@ -56,6 +56,8 @@ type sessionSites struct {
 
 	mu      sync.Mutex
 	own     []hosts.Entry // allowed for this session only (Session only)
+	// once are fetch cards answered Once, each for the one web fetch that takes it.
+	once []hosts.Entry
 	logins  []hosts.Entry // the shared logins' hosts
 	denied  []hosts.Entry // denied by the person; they win
 	blocked map[string]Refusal
@@ -355,6 +357,9 @@ func (b *Backend) Answer(cardID, word string) (approvals.Effect, error) {
 			}
 			if e.RememberDenial && !slices.Contains(st.denied, entry) {
 				st.denied = append(st.denied, entry)
+			}
+			if e.Outcome == approvals.AllowedOnce {
+				st.once = append(st.once, entry)
 			}
 			st.mu.Unlock()
 			b.swap(st)

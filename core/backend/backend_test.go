@@ -443,3 +443,26 @@ func TestSetWordsAndToolchains(t *testing.T) {
 		t.Fatalf("the file: %q", b)
 	}
 }
+
+// A fetch card answered Once after its asker stopped waiting is taken by the next fetch, and
+// by that one only.
+func TestOnceAnsweredLateIsTakenByOneFetch(t *testing.T) {
+	f := newFixture(t, "")
+	s, _ := f.start(t)
+	o := origin(t)
+	r, err := f.b.Fetch(context.Background(), FetchRequest{Session: s.ID, URL: "http://" + o + "/", Wait: time.Millisecond})
+	if err != nil || r.Outcome != "no answer yet" || r.Card == nil {
+		t.Fatalf("an ask that stops waiting: %+v %v", r, err)
+	}
+	if _, err := f.b.Answer(r.Card.ID, "once"); err != nil {
+		t.Fatal(err)
+	}
+	r, err = f.b.Fetch(context.Background(), FetchRequest{Session: s.ID, URL: "http://" + o + "/", Wait: time.Millisecond})
+	if err != nil || r.Page == nil || len(f.b.Cards()) != 0 {
+		t.Fatalf("the fetch after a late Once: %+v %v", r, err)
+	}
+	r, err = f.b.Fetch(context.Background(), FetchRequest{Session: s.ID, URL: "http://" + o + "/", Wait: time.Millisecond})
+	if err != nil || r.Page != nil || r.Outcome != "no answer yet" {
+		t.Fatalf("a second fetch used the same Once: %+v %v", r, err)
+	}
+}

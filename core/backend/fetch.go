@@ -77,16 +77,33 @@ func (b *Backend) Fetch(ctx context.Context, r FetchRequest) (FetchResult, error
 			return FetchResult{Page: page}, nil
 		}
 		site := net.JoinHostPort(be.Decision.Host, strconv.Itoa(be.Decision.Port))
+		entry, _ := hosts.Parse(site)
+		// A card answered Once is taken by exactly one fetch: this one if it asked, or the
+		// next one when the answer came after its asker stopped waiting (an MCP client
+		// that asked its person in a form, then called again).
+		takeOnce := func() bool {
+			st.mu.Lock()
+			defer st.mu.Unlock()
+			i := slices.Index(st.once, entry)
+			if i < 0 {
+				return false
+			}
+			st.once = slices.Delete(st.once, i, i+1)
+			mu.Lock()
+			once = append(once, entry)
+			mu.Unlock()
+			return true
+		}
+		if takeOnce() {
+			continue
+		}
 		ans, err := b.RequestSite(ctx, SiteRequest{Session: r.Session, Site: site, Reason: r.Reason, Kind: approvals.Fetch, Wait: r.Wait})
 		if err != nil {
 			return FetchResult{}, err
 		}
 		switch ans.Outcome {
 		case approvals.AllowedOnce:
-			e, _ := hosts.Parse(site)
-			mu.Lock()
-			once = append(once, e)
-			mu.Unlock()
+			takeOnce()
 		case approvals.AllowedSession, approvals.AllowedAlways, approvals.Allowed:
 		default:
 			return FetchResult{Outcome: ans.Outcome, Site: ans.Site, Card: ans.Card, Message: ans.Message}, nil

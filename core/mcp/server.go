@@ -74,13 +74,34 @@ type WebFetchArgs struct {
 	Reason string `json:"reason,omitempty" jsonschema:"why, shown to the person if the site must be asked for"`
 }
 
-func (s *Server) webFetch(ctx context.Context, _ *sdk.CallToolRequest, in WebFetchArgs) (*sdk.CallToolResult, any, error) {
+func (s *Server) webFetch(ctx context.Context, req *sdk.CallToolRequest, in WebFetchArgs) (*sdk.CallToolResult, any, error) {
 	if strings.TrimSpace(in.URL) == "" {
 		return toolError("web_fetch needs a url"), nil, nil
 	}
-	res, err := s.host.Fetch(ctx, in.URL, in.Reason, siteWait)
+	// As request_site: a card where someone watches cards, otherwise the client's form when
+	// it can ask its person, otherwise a card for openworker answer. The question's answer
+	// comes in a second call, which fetches again: a site answered This session or Always
+	// is on the list by then, and one answered Once is taken by that fetch alone.
+	wait := siteWait
+	elicit := s.host.CardWatchers(ctx) == 0 && canElicit(req)
+	if elicit {
+		wait = time.Millisecond
+	}
+	if len(req.Params.InputResponses) > 0 {
+		if _, err := s.takeFormAnswer(ctx, req, fetchFormAnswers); err != nil {
+			return toolError(err.Error()), nil, nil
+		}
+		elicit = false
+	}
+	res, err := s.host.Fetch(ctx, in.URL, in.Reason, wait)
 	if err != nil {
 		return toolError("web_fetch: " + err.Error()), nil, nil
+	}
+	if res.Page == nil && res.Outcome == approvals.NoAnswerYet && elicit && res.Card != nil {
+		return &sdk.CallToolResult{
+			InputRequests: sdk.InputRequestMap{"site": form(res.Site, in.Reason, "The coworker's web fetch wants to reach", fetchFormAnswers)},
+			RequestState:  res.Card.ID,
+		}, nil, nil
 	}
 	if res.Page == nil {
 		msg := fmt.Sprintf("not fetched: %s (%s)", res.Outcome, res.Site)
@@ -303,12 +324,23 @@ type RequestSiteResult struct {
 // siteWait is how long request_site waits for a person on a card.
 const siteWait = 60 * time.Second
 
-// The answers the client's form offers, as the card's buttons say them.
-var formAnswers = []struct{ title, answer string }{
-	{"Allow for this session", string(approvals.Session)},
-	{"Always allow", string(approvals.Always)},
-	{"Deny", string(approvals.Deny)},
-}
+// formAnswer is one answer the client's form offers, as the card's button says it.
+type formAnswer struct{ title, answer string }
+
+// The answers a command's site card offers, and a web fetch's.
+var (
+	formAnswers = []formAnswer{
+		{"Allow for this session", string(approvals.Session)},
+		{"Always allow", string(approvals.Always)},
+		{"Deny", string(approvals.Deny)},
+	}
+	fetchFormAnswers = []formAnswer{
+		{"Once", string(approvals.Once)},
+		{"This session", string(approvals.Session)},
+		{"Always allow", string(approvals.Always)},
+		{"Deny", string(approvals.Deny)},
+	}
+)
 
 func (s *Server) requestSite(ctx context.Context, req *sdk.CallToolRequest, in RequestSiteArgs) (*sdk.CallToolResult, *RequestSiteResult, error) {
 	if strings.TrimSpace(in.Host) == "" || strings.TrimSpace(in.Reason) == "" {
@@ -339,7 +371,7 @@ func (s *Server) requestSite(ctx context.Context, req *sdk.CallToolRequest, in R
 		wait = time.Millisecond
 	}
 	if r := req.Params.InputResponses; len(r) > 0 {
-		out, err := s.takeFormAnswer(ctx, req)
+		out, err := s.takeFormAnswer(ctx, req, formAnswers)
 		if err != nil {
 			return toolError(err.Error()), nil, nil
 		}
@@ -355,7 +387,7 @@ func (s *Server) requestSite(ctx context.Context, req *sdk.CallToolRequest, in R
 	}
 	if ans.Outcome == approvals.NoAnswerYet && elicit && ans.Card != nil {
 		return &sdk.CallToolResult{
-			InputRequests: sdk.InputRequestMap{"site": form(ans.Site, in.Reason)},
+			InputRequests: sdk.InputRequestMap{"site": form(ans.Site, in.Reason, "A command in the sandbox wants to reach", formAnswers)},
 			RequestState:  ans.Card.ID,
 		}, nil, nil
 	}
@@ -375,15 +407,15 @@ func canElicit(req *sdk.CallToolRequest) bool {
 	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
 }
 
-// form is the question the client shows its person: the card's three answers.
-func form(site, reason string) *sdk.ElicitParams {
+// form is the question the client shows its person: the card's answers.
+func form(site, reason, asks string, answers []formAnswer) *sdk.ElicitParams {
 	var titles []map[string]string
-	for _, a := range formAnswers {
+	for _, a := range answers {
 		titles = append(titles, map[string]string{"const": a.answer, "title": a.title})
 	}
 	return &sdk.ElicitParams{
 		Mode:    "form",
-		Message: fmt.Sprintf("The coworker asks to reach %s from the sandbox.\nIts reason: %s", site, reason),
+		Message: fmt.Sprintf("%s %s.\nThe coworker's reason: %s", asks, site, reason),
 		RequestedSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
@@ -397,7 +429,7 @@ func form(site, reason string) *sdk.ElicitParams {
 // takeFormAnswer answers the card named by the request state with what the person chose in
 // the client's form, and says what it came to. Declining, cancelling or anything unknown is
 // a deny.
-func (s *Server) takeFormAnswer(ctx context.Context, req *sdk.CallToolRequest) (*RequestSiteResult, error) {
+func (s *Server) takeFormAnswer(ctx context.Context, req *sdk.CallToolRequest, answers []formAnswer) (*RequestSiteResult, error) {
 	card := req.Params.RequestState
 	if card == "" {
 		return nil, fmt.Errorf("the client answered a question this server did not ask")
@@ -405,7 +437,7 @@ func (s *Server) takeFormAnswer(ctx context.Context, req *sdk.CallToolRequest) (
 	answer := string(approvals.Deny)
 	if r, ok := req.Params.InputResponses["site"].(*sdk.ElicitResult); ok && r.Action == "accept" {
 		if v, ok := r.Content["decision"].(string); ok {
-			for _, a := range formAnswers {
+			for _, a := range answers {
 				if v == a.answer {
 					answer = v
 				}
