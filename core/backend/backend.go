@@ -54,10 +54,10 @@ type Backend struct {
 type sessionSites struct {
 	s *session.Session
 
-	mu      sync.Mutex
-	own     []hosts.Entry // allowed for this session only (Session only)
+	mu  sync.Mutex
+	own []hosts.Entry // allowed for this session only (Session only)
 	// once are fetch cards answered Once, each for the one web fetch that takes it.
-	once []hosts.Entry
+	once    []hosts.Entry
 	logins  []hosts.Entry // the shared logins' hosts
 	denied  []hosts.Entry // denied by the person; they win
 	blocked map[string]Refusal
