@@ -22,10 +22,11 @@ var version = "dev"
 const usage = `openworker — run an agent's commands behind a wall, with an allow list for the network
 
 Usage:
-  openworker run [--rw DIR]… [--ro DIR]… [--allow HOST[:PORT]]… [--network allowlist|open|none]
+  openworker run [--rw DIR]… [--ro DIR]… [--no-cwd] [--allow HOST[:PORT]]… [--network allowlist|open|none]
                  [--provider auto|seatbelt|linux|direct] [--timeout D] -- CMD [ARG…]
                                   run one command in a fresh sandbox; exits with its status
-  openworker sandbox check        prove the sandbox works here: runs true behind the wall
+  openworker sandbox check [--json]
+                                  prove the sandbox works here: real programs behind the wall
   openworker sandbox profile [--rw DIR]… [--ro DIR]… [--network MODE]
                                   print the Seatbelt profile a session would get (any OS)
   openworker machine sandbox status
