@@ -2,6 +2,8 @@ package linux
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	osexec "os/exec"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/sandbox"
+	"github.com/openworker/openworker/core/tstest"
 )
 
 func TestParseCgroups(t *testing.T) {
@@ -206,7 +209,7 @@ exec sleep 600`)
 	dir := bomb.proc.(*process).cg.serving["pids"]
 	// The bomb is at its limit once the cgroup refuses forks.
 	events := filepath.Join(dir, "pids.events")
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	if err := tstest.Poll(15*time.Second, func() error {
 		select {
 		case <-bomb.proc.(*process).done:
 			out, code := bomb.wait(t)
@@ -214,17 +217,17 @@ exec sleep 600`)
 		default:
 		}
 		if b, err := os.ReadFile(events); err == nil && !strings.Contains(string(b), "max 0") {
-			break
+			return nil
 		}
 		if _, err := os.Stat(events); err != nil {
 			// v1 has no pids.events before 4.x kernels; the count is enough.
 			if readNumber(t, filepath.Join(dir, "pids.current")) >= limit-5 {
-				break
+				return nil
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the sandbox never reached its process limit (pids.current %d)", readNumber(t, filepath.Join(dir, "pids.current")))
-		}
+		return errors.New("below the process limit")
+	}); err != nil {
+		t.Fatalf("the sandbox never reached its process limit (pids.current %d)", readNumber(t, filepath.Join(dir, "pids.current")))
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "pids.current"))
 	if err != nil {
@@ -303,15 +306,13 @@ head -c 1G /dev/zero | tail >/dev/null; echo "bomb=$?"; sleep 600`)
 	if dir == cg.v2Dir {
 		events = filepath.Join(dir, "memory.events")
 	}
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	tstest.WaitFor(t, 15*time.Second, func() error {
 		b, _ := os.ReadFile(events)
 		if strings.Contains(string(b), "oom_kill ") && !strings.Contains(string(b), "oom_kill 0") {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the bomb never met the limit: %s = %q", events, b)
-		}
-	}
+		return fmt.Errorf("the bomb never met the limit: %s = %q", events, b)
+	})
 	n := readNumber(t, peak)
 	if n > limit {
 		t.Errorf("the sandbox's memory reached %d bytes, over its limit of %d", n, limit)

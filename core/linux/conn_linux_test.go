@@ -13,6 +13,7 @@ import (
 
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/sandbox"
+	"github.com/openworker/openworker/core/tstest"
 )
 
 // The runner's end of the core's socketpair is its fd 3, and it holds nothing else.
@@ -49,16 +50,14 @@ func TestRunnerConnIsFD3(t *testing.T) {
 	// so look until the descriptors settle: what the runner was handed stays for good.
 	const want = "0=/dev/null 1=/dev/null 2=/dev/null 3=socket"
 	var got string
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	tstest.WaitFor(t, 5*time.Second, func() error {
 		if b, _ := os.ReadFile("/proc/" + runner[0] + "/cmdline"); strings.HasPrefix(string(b), "sleep\x00") {
 			if got = descriptors(t, runner[0]); got == want {
-				return
+				return nil
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the runner's descriptors are %q, want %q", got, want)
-		}
-	}
+		return fmt.Errorf("the runner's descriptors are %q, want %q", got, want)
+	})
 }
 
 // descriptors lists a process's open descriptors as "fd=kind", kind being a path or the

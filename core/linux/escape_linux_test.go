@@ -3,6 +3,7 @@ package linux
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -19,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/openworker/openworker/core/policy"
+	"github.com/openworker/openworker/core/tstest"
 )
 
 // Every escape test runs a real script behind a real wall and checks three things: the
@@ -219,9 +221,14 @@ func udpListener(t *testing.T) *listener {
 	return l
 }
 
+// untouched checks that nothing reached the listener. The sandbox has ended, so the only
+// hit still to come is one in flight (a datagram on loopback, an accept not yet counted).
+// That is a check that something does not happen, which no poll can end early: nothing
+// marks that a hit will never come. A fixed window, far longer than loopback takes, is the
+// only way to give it the time to arrive.
 func (l *listener) untouched(t *testing.T) {
 	t.Helper()
-	time.Sleep(50 * time.Millisecond) // a datagram in flight would have arrived
+	time.Sleep(50 * time.Millisecond)
 	if n := l.hits.Load(); n != 0 {
 		t.Errorf("the host's %s was reached %d times from inside", l.addr, n)
 	}
@@ -310,12 +317,12 @@ func TestNothingSurvives(t *testing.T) {
 	p := w.policy(t, policy.None, 0)
 	waitFor := func(t *testing.T, argv ...string) {
 		t.Helper()
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		tstest.WaitFor(t, 5*time.Second, func() error {
 			if len(pidsRunning(argv...)) > 0 {
-				return
+				return nil
 			}
-		}
-		t.Fatalf("%q never started", argv)
+			return fmt.Errorf("%q never started", argv)
+		})
 	}
 	gone := func(t *testing.T, argv ...string) {
 		t.Helper()
@@ -348,11 +355,12 @@ func TestPrivateTmpIsolation(t *testing.T) {
 	a, b := newWorld(t), newWorld(t)
 	pa, pb := a.policy(t, policy.None, 0), b.policy(t, policy.None, 0)
 	sa := start(t, a, pa, `echo a-private > /tmp/a.txt && sleep 1000`)
-	for deadline := time.Now().Add(5 * time.Second); !exists(filepath.Join(a.privateTmp, "a.txt")); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("sandbox a never wrote its tmp file")
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		if !exists(filepath.Join(a.privateTmp, "a.txt")) {
+			return errors.New("sandbox a never wrote its tmp file")
 		}
-	}
+		return nil
+	})
 	out, _ := run(t, b, pb, `cat "$OTHER/a.txt"; echo "read=$?"; ls "$OTHER"; echo "list=$?"
 echo b > "$OTHER/b.txt"; echo "write=$?"; cat /tmp/a.txt; echo "own-tmp=$?"`, "OTHER="+a.privateTmp)
 	for _, want := range []string{"read=1", "list=2", "write=", "own-tmp=1"} {

@@ -18,6 +18,7 @@ import (
 	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/proxy"
+	"github.com/openworker/openworker/core/tstest"
 )
 
 // pyServe listens on 127.0.0.1 and [::1] at one port chosen by the kernel, connects to
@@ -166,16 +167,12 @@ curl -sS --noproxy '*' --max-time 5 $url; echo " after=$?"`, addr, addr.Port()))
 	if _, err := px.Forward(ls[int(addr.Port())], int(addr.Port())); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	tstest.WaitFor(t, 20*time.Second, func() error {
 		if b, _ := os.ReadFile(step); string(b) == "asked\n" {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the script never got to the revocation")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return errors.New("the script never got to the revocation")
+	})
 	// The entry is revoked: the forward closes with it.
 	px.SetAllowList(nil)
 	must(t, os.WriteFile(step, []byte("closed"), 0o644))
@@ -232,16 +229,12 @@ for host in ("192.0.2.1", "2001:db8::1"):
 echo tried > "$P/step"
 while [ "$(cat "$P/step")" != counted ]; do sleep 0.02; done`)
 	counter := s.proc.(interface{ NoRoute() (uint64, error) })
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	tstest.WaitFor(t, 20*time.Second, func() error {
 		if b, _ := os.ReadFile(step); string(b) == "tried\n" {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the script never tried")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return errors.New("the script never tried")
+	})
 	n, err := counter.NoRoute()
 	must(t, os.WriteFile(step, []byte("counted"), 0o644))
 	out, code := s.wait(t)
@@ -279,16 +272,12 @@ while open("%[2]s").read() != "forwarded":
 while [ "$(cat "$P/step" 2>/dev/null)" != forwarded ]; do sleep 0.02; done
 curl -sS --noproxy '*' --max-time 5 http://%s/; echo " later=$?"
 wait`, taken, step, addr))
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	tstest.WaitFor(t, 20*time.Second, func() error {
 		if b, _ := os.ReadFile(step); string(b) == "listening" {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the server inside never listened")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return errors.New("the server inside never listened")
+	})
 	fw := s.proc.(interface {
 		ForwardListen(int) (net.Listener, error)
 	})

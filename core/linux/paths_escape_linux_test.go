@@ -14,6 +14,7 @@ import (
 
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/sandbox"
+	"github.com/openworker/openworker/core/tstest"
 )
 
 // A session folder is the folder that was checked, whatever a sandboxed command does to the
@@ -154,14 +155,14 @@ func TestEscapePlantedSymlinkRace(t *testing.T) {
 	swapper := start(t, w.world, ap, `exec "$SELF" -test.run='^TestSwapHelper$'`,
 		"SELF="+self, swapHelper+"="+w.readonly+"\n"+evil)
 	// The race starts when the swapper does: the path is seen swapped once.
-	for wait := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
+	if err := tstest.Poll(20*time.Second, func() error {
 		if fi, err := os.Lstat(w.readonly); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-			break
+			return nil
 		}
-		if time.Now().After(wait) {
-			out, _ := swapper.wait(t)
-			t.Fatalf("the swapper never swapped:\n%s", out)
-		}
+		return errors.New("not swapped yet")
+	}); err != nil {
+		out, _ := swapper.wait(t)
+		t.Fatalf("the swapper never swapped:\n%s", out)
 	}
 	deadline := time.Now().Add(40 * time.Second)
 	var real, refusedByPolicy, refusedByWall int

@@ -16,6 +16,7 @@ import (
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
+	"github.com/openworker/openworker/core/tstest"
 )
 
 // startServed starts a wall whose first process serves the runner, and returns the core's
@@ -122,13 +123,12 @@ func TestServedRunnerSaysWhenTheSandboxIsIdle(t *testing.T) {
 	}
 
 	execIn(t, c, "kill $(cat bg.pid)")
-	deadline := time.Now().Add(5 * time.Second)
-	for !execIn(t, c, "true").Idle {
-		if time.Now().After(deadline) {
-			t.Fatal("the killed sleep ended, yet no result says idle")
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		if !execIn(t, c, "true").Idle {
+			return errors.New("the killed sleep ended, yet no result says idle")
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	// A process whose name reads like a zombie's state in /proc/PID/stat fools nothing.
 	if r := execIn(t, c, `cp /bin/sleep "$P/x) Z" && { "$P/x) Z" 30 >/dev/null 2>&1 & } && sleep 0.1 && grep -l "x) Z" /proc/[0-9]*/stat`); r.ExitCode != 0 || r.Idle {
 		t.Errorf("a process named \"x) Z\" runs (exit %d: %s%s), yet the result says idle: %v", r.ExitCode, r.Stdout, r.Stderr, r.Idle)
@@ -180,20 +180,16 @@ func TestServedRunnerReapsOrphans(t *testing.T) {
 	// Every orphan exits within a tenth of a second; init must then have no child left,
 	// a zombie least of all.
 	children := fmt.Sprintf("/proc/%d/task/%d/children", proc.Pid(), proc.Pid())
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	tstest.WaitFor(t, 10*time.Second, func() error {
 		kids, err := os.ReadFile(children)
 		must(t, err)
-		if len(strings.Fields(string(kids))) == 0 {
-			return
+		var left []error
+		for _, pid := range strings.Fields(string(kids)) {
+			stat, _ := os.ReadFile("/proc/" + pid + "/stat")
+			left = append(left, fmt.Errorf("init still has a child: %s", stat))
 		}
-		if time.Now().After(deadline) {
-			for _, pid := range strings.Fields(string(kids)) {
-				stat, _ := os.ReadFile("/proc/" + pid + "/stat")
-				t.Errorf("init still has a child: %s", stat)
-			}
-			return
-		}
-	}
+		return errors.Join(left...)
+	})
 }
 
 // A prepared builder is the one Start uses when the network mode matches; one of the wrong
