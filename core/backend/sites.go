@@ -18,7 +18,14 @@ type Sites = apitype.Sites
 
 // Sites returns the "Choose sites…" list as the settings in force have it.
 func (b *Backend) Sites() Sites {
-	list := b.store.InForce().Settings.NetworkHosts
+	out := SitesOf(b.store.InForce().Settings.NetworkHosts)
+	out.Pending = b.store.Pending()
+	return out
+}
+
+// SitesOf is the "Choose sites…" list for a machine allow list: each catalog group, ticked
+// when all its sites are on the list, and the sites no group holds.
+func SitesOf(list []hosts.Entry) Sites {
 	var out Sites
 	inGroup := map[hosts.Entry]bool{}
 	for _, g := range hosts.Catalog() {
@@ -39,16 +46,15 @@ func (b *Backend) Sites() Sites {
 			out.Custom = append(out.Custom, e.String())
 		}
 	}
-	out.Pending = b.store.Pending()
 	return out
 }
 
 func group(id string) (hosts.Group, error) {
+	if g, ok := hosts.CatalogGroup(id); ok {
+		return g, nil
+	}
 	var ids []string
 	for _, g := range hosts.Catalog() {
-		if g.ID == id {
-			return g, nil
-		}
 		ids = append(ids, g.ID)
 	}
 	return hosts.Group{}, fmt.Errorf("no group %q in Choose sites…; the groups are %v", id, ids)

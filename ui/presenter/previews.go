@@ -1,7 +1,6 @@
 package presenter
 
 import (
-	"slices"
 	"time"
 
 	"github.com/openworker/openworker/core/approvals"
@@ -52,31 +51,6 @@ func sampleCatalog() []CatalogLogin {
 	}
 }
 
-// sitesOf is the Choose sites… list of a machine list, as the backend computes it.
-func sitesOf(list []hosts.Entry) backend.Sites {
-	var out backend.Sites
-	in := map[hosts.Entry]bool{}
-	for _, g := range hosts.Catalog() {
-		sg := backend.SiteGroup{ID: g.ID, Name: g.Name, Kind: g.Kind}
-		n := 0
-		for _, e := range g.Entries {
-			sg.Sites = append(sg.Sites, e.String())
-			in[e] = true
-			if slices.Contains(list, e) {
-				n++
-			}
-		}
-		sg.Ticked, sg.Partial = n == len(g.Entries), n > 0 && n < len(g.Entries)
-		out.Groups = append(out.Groups, sg)
-	}
-	for _, e := range list {
-		if !in[e] {
-			out.Custom = append(out.Custom, e.String())
-		}
-	}
-	return out
-}
-
 func previewState(provider, network string, sites ...string) State {
 	s := config.Default()
 	s.Provider, s.NetworkProfile = provider, network
@@ -96,7 +70,7 @@ func previewState(provider, network string, sites ...string) State {
 	}
 	st := State{
 		Settings: &config.InForce{Settings: s}, Native: sandbox.Seatbelt, Wall: sandbox.Status{Provider: sandbox.Seatbelt, OK: true},
-		Sites: sitesOf(s.NetworkHosts), Home: previewHome, AuditLog: previewHome + "/Library/Application Support/OpenWorker/audit.jsonl",
+		Sites: backend.SitesOf(s.NetworkHosts), Home: previewHome, AuditLog: previewHome + "/Library/Application Support/OpenWorker/audit.jsonl",
 		Now: previewNow, HasLogins: true, Logins: SampleCatalog(), LoginsNote: "a change applies to sessions started afterwards; a running session keeps the copies it started with",
 		UI: UI{FileLabel: config.LabelCredential},
 	}
