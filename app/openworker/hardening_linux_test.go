@@ -211,15 +211,7 @@ func TestBrokenSettingsKeepTheLastGood(t *testing.T) {
 func TestSessionExecArgvInputAndInterrupt(t *testing.T) {
 	w := newWorld(t)
 	requireSandbox(t, w)
-	w.settings("sandbox_provider = \"linux\"\n")
-	_, stop := w.daemon()
-	defer stop()
-	id, errs, code := w.run("session", "start")
-	if code != 0 {
-		t.Fatalf("session start: %s", errs)
-	}
-	id = strings.TrimSpace(id)
-	defer w.run("session", "end", id)
+	id := w.walledSession()
 	os.WriteFile(filepath.Join(w.project, "g.txt"), []byte("foo bar\nfoo\nbar\n"), 0o644)
 	// After --, an argv: "foo bar" stays one argument.
 	out, errs, code := w.run("session", "exec", id, "--", "grep", "foo bar", "g.txt")
@@ -274,15 +266,7 @@ func TestSessionExecArgvInputAndInterrupt(t *testing.T) {
 func TestSessionReadReadsWhatWasAsked(t *testing.T) {
 	w := newWorld(t)
 	requireSandbox(t, w)
-	w.settings("sandbox_provider = \"linux\"\n")
-	_, stop := w.daemon()
-	defer stop()
-	id, errs, code := w.run("session", "start")
-	if code != 0 {
-		t.Fatalf("session start: %s", errs)
-	}
-	id = strings.TrimSpace(id)
-	defer w.run("session", "end", id)
+	id := w.walledSession()
 	big := bytes.Repeat([]byte("0123456789"), 1_000_000) // 10 MB, more than one read call
 	os.WriteFile(filepath.Join(w.project, "big"), big, 0o644)
 	out, errs, code := w.run("session", "read", id, "big")
@@ -387,4 +371,20 @@ func TestRunInASymlinkedFolder(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(w.project, "made.txt")); string(b) != "via-link\n" {
 		t.Fatal("the write through the symlinked folder was lost")
 	}
+}
+
+// walledSession starts a daemon whose sessions get the wall, and one session of it, both
+// ended when the test ends; it returns the session's ID.
+func (w *world) walledSession() string {
+	w.t.Helper()
+	w.settings("sandbox_provider = \"linux\"\n")
+	_, stop := w.daemon()
+	w.t.Cleanup(stop)
+	id, errs, code := w.run("session", "start")
+	if code != 0 {
+		w.t.Fatalf("session start: %s", errs)
+	}
+	id = strings.TrimSpace(id)
+	w.t.Cleanup(func() { w.run("session", "end", id) })
+	return id
 }
