@@ -1,10 +1,8 @@
 package linux
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -85,27 +83,7 @@ func TestV2Base(t *testing.T) {
 func startLimited(t *testing.T, pv *Provider, w *world, l sandbox.Limits, script string) *sandboxed {
 	t.Helper()
 	p := w.policy(t, policy.None, 0)
-	r, wr, err := os.Pipe()
-	must(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	proc, err := pv.Start(ctx, p, sandbox.RunnerSpec{Path: "/bin/sh", Args: []string{"-c", script}, Env: w.env(p), Dir: p.Home, Stderr: wr, Limits: l})
-	wr.Close()
-	if err != nil {
-		r.Close()
-		t.Fatalf("start the sandbox: %v", err)
-	}
-	s := &sandboxed{proc: proc, out: make(chan string, 1)}
-	go func() {
-		b, _ := io.ReadAll(r)
-		r.Close()
-		s.out <- string(b)
-	}()
-	t.Cleanup(func() {
-		proc.Kill()
-		proc.Wait()
-	})
-	return s
+	return startFrom(t, pv, p, w.env(p), l, 20*time.Second, script)
 }
 
 // limitsHere says whether this machine lets this process limit a sandbox's processes and

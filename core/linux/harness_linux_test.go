@@ -89,17 +89,18 @@ type sandboxed struct {
 // collected together.
 func start(t *testing.T, w *world, p *policy.Policy, script string, env ...string) *sandboxed {
 	t.Helper()
+	return startFrom(t, &Provider{}, p, append(w.env(p), env...), sandbox.Limits{}, 10*time.Second, script)
+}
+
+// startFrom is start from provider pv with environment env and limits l, the wall given
+// within to be up.
+func startFrom(t *testing.T, pv *Provider, p *policy.Policy, env []string, l sandbox.Limits, within time.Duration, script string) *sandboxed {
+	t.Helper()
 	r, wr, err := os.Pipe()
 	must(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	proc, err := (&Provider{}).Start(ctx, p, sandbox.RunnerSpec{
-		Path:   "/bin/sh",
-		Args:   []string{"-c", script},
-		Env:    append(w.env(p), env...),
-		Dir:    p.Home,
-		Stderr: wr,
-	})
+	proc, err := pv.Start(ctx, p, sandbox.RunnerSpec{Path: "/bin/sh", Args: []string{"-c", script}, Env: env, Dir: p.Home, Stderr: wr, Limits: l})
 	wr.Close()
 	if err != nil {
 		r.Close()
