@@ -77,6 +77,10 @@ type Policy struct {
 	// Hidden are the login files inside the toolchains (registry tokens, …): inside, each
 	// is empty.
 	Hidden []string
+	// GitMetadataWritable lets commands write repository metadata that the person's own git
+	// obeys outside the wall (.git/hooks, .git/config, a worktree's config). The zero value
+	// keeps it read-only inside every writable folder, as it must be by default.
+	GitMetadataWritable bool
 
 	ids   map[string]FileID // see ID
 	given map[string]string // see Folder
@@ -115,6 +119,8 @@ type Options struct {
 	// Settings are files under the home folder (relative to it) read inside at the same
 	// place under the sandbox home; absent ones are left out. See Policy.Settings.
 	Settings []string
+	// GitMetadataWritable: see Policy.GitMetadataWritable.
+	GitMetadataWritable bool
 }
 
 // FileID is what a file is on its disk: its device and inode numbers.
@@ -148,7 +154,7 @@ func New(opts Options) (*Policy, error) {
 			untrusted = append(untrusted, r)
 		}
 	}
-	p := &Policy{UserHome: home, Network: opts.Network, ProxyPort: opts.ProxyPort, ids: map[string]FileID{}, given: map[string]string{}}
+	p := &Policy{UserHome: home, Network: opts.Network, ProxyPort: opts.ProxyPort, GitMetadataWritable: opts.GitMetadataWritable, ids: map[string]FileID{}, given: map[string]string{}}
 	if p.Network == "" {
 		p.Network = Allowlist
 	}
