@@ -73,6 +73,8 @@ func auditEvents(b *backend.Backend, log *audit.Log) {
 			case backend.SettingsFailed:
 				fmt.Fprintf(os.Stderr, "openworker: %s\n", ev.Message)
 				_ = log.Write(audit.Event{Type: ev.Type, Reason: ev.Message})
+			case backend.FormRefused:
+				_ = log.Write(audit.Event{Type: ev.Type, Session: ev.Session, Outcome: "form answer refused", Reason: ev.Message})
 			case backend.SettingsReloaded:
 				_ = log.Write(audit.Event{Type: ev.Type, Summary: ev.Message})
 			case backend.CardAnswered, backend.CardExpired:

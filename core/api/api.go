@@ -20,6 +20,9 @@ func SocketPath(stateDir string) string { return filepath.Join(stateDir, SocketN
 // StartRequest is apitype's, the local API's wire type.
 type StartRequest = apitype.StartRequest
 
+// FormRefusal is apitype's, the local API's wire type.
+type FormRefusal = apitype.FormRefusal
+
 // SessionInfo is apitype's, the local API's wire type.
 type SessionInfo = apitype.SessionInfo
 

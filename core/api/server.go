@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -25,6 +26,9 @@ type Server struct {
 	Backend *backend.Backend
 	// Status describes the daemon.
 	Status func() Status
+
+	// held counts the sessions whose client holds them by its connection (StartRequest.Hold).
+	held atomic.Int64
 
 	mu   sync.Mutex
 	http *http.Server
@@ -42,26 +46,47 @@ func Listen(stateDir string) (net.Listener, error) {
 		return nil, err
 	}
 	path := SocketPath(stateDir)
+	// One daemon per state folder, decided by a lock its process holds for as long as it
+	// serves: two daemons started at once (two agents' servers with none running) cannot
+	// both take the socket, or remove each other's.
+	lock, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("a daemon is already running on %s", path)
+	}
 	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
 		c.Close()
+		lock.Close()
 		return nil, fmt.Errorf("a daemon is already running on %s", path)
 	}
 	_ = os.Remove(path)
 	l, err := net.Listen("unix", path)
 	if err != nil {
+		lock.Close()
 		return nil, fmt.Errorf("listening on %s: %w", path, err)
 	}
 	if err := os.Chmod(path, 0o600); err != nil {
 		l.Close()
+		lock.Close()
 		return nil, err
 	}
-	return &peerListener{Listener: l, uid: os.Getuid()}, nil
+	return &peerListener{Listener: l, uid: os.Getuid(), lock: lock}, nil
 }
 
 // peerListener accepts only connections from processes of the same user.
 type peerListener struct {
 	net.Listener
-	uid int
+	uid  int
+	lock *os.File // held while the daemon serves
+}
+
+func (l *peerListener) Close() error {
+	err := l.Listener.Close()
+	l.lock.Close()
+	return err
 }
 
 func (l *peerListener) Accept() (net.Conn, error) {
@@ -98,6 +123,7 @@ func (s *Server) Serve(l net.Listener) error {
 	mux.HandleFunc("GET /v1/sessions/{id}/access", s.access)
 	mux.HandleFunc("POST /v1/sessions/{id}/access", s.changeAccess)
 	mux.HandleFunc("POST /v1/sessions/{id}/fetch", s.fetch)
+	mux.HandleFunc("POST /v1/sessions/{id}/form-refused", s.formRefused)
 	mux.HandleFunc("GET /v1/sites", s.sites)
 	mux.HandleFunc("POST /v1/sites", s.changeSites)
 	mux.HandleFunc("GET /v1/credentials", s.credentials)
@@ -242,7 +268,7 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ss, err := s.Backend.Start(r.Context(), backend.Request{Provider: req.Provider, Writable: req.Writable, ReadOnly: req.ReadOnly,
-		Dir: req.Dir, Network: req.Network, Allow: req.Allow})
+		Dir: req.Dir, Network: req.Network, Allow: req.Allow, Agent: req.Agent})
 	if err != nil {
 		var re *session.RefusedError
 		if errors.As(err, &re) {
@@ -252,7 +278,40 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	writeJSON(w, http.StatusCreated, info(ss))
+	if !req.Hold {
+		writeJSON(w, http.StatusCreated, info(ss))
+		return
+	}
+	// The client holds the session by this connection: when it goes (the client ended,
+	// crashed or was killed), so does the session, and nothing of it waits for the daemon to
+	// stop.
+	s.held.Add(1)
+	defer s.held.Add(-1)
+	// Read the request to its end: only then does the server notice the connection close.
+	_, _ = io.Copy(io.Discard, r.Body)
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusCreated)
+	_ = json.NewEncoder(w).Encode(info(ss))
+	if fl, ok := w.(http.Flusher); ok {
+		fl.Flush()
+	}
+	select {
+	case <-r.Context().Done():
+		_ = s.Backend.EndBecause(ss.ID, "its client went away: the connection that started it closed (the client ended, crashed or was killed)")
+	case <-s.stopped():
+	}
+}
+
+// Held counts the sessions a client holds by its connection now.
+func (s *Server) Held() int { return int(s.held.Load()) }
+
+func (s *Server) formRefused(w http.ResponseWriter, r *http.Request) {
+	ss, ok := s.session(w, r)
+	var req FormRefusal
+	if ok && decode(w, r, &req) {
+		s.Backend.FormAnswerRefused(ss.ID, req.Detail)
+		w.WriteHeader(http.StatusNoContent)
+	}
 }
 
 func (s *Server) session(w http.ResponseWriter, r *http.Request) (*session.Session, bool) {

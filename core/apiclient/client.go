@@ -104,6 +104,28 @@ func (c *Client) Start(ctx context.Context, req apitype.StartRequest) (apitype.S
 	return out, c.do(ctx, "POST", "/v1/sessions", req, &out)
 }
 
+// StartHeld starts a session that lives as long as the returned closer stays open: closing
+// it, or this process ending however it ends, ends the session in the daemon.
+func (c *Client) StartHeld(ctx context.Context, req apitype.StartRequest) (apitype.SessionInfo, io.Closer, error) {
+	req.Hold = true
+	var out apitype.SessionInfo
+	// The request outlives ctx: it is the session's lifetime, not a call's.
+	resp, err := c.send(context.WithoutCancel(ctx), "POST", "/v1/sessions", req)
+	if err != nil {
+		return out, nil, err
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		resp.Body.Close()
+		return out, nil, fmt.Errorf("the daemon hung up while starting the session: %w", err)
+	}
+	return out, resp.Body, nil
+}
+
+// FormRefused reports a form answer that answered nothing, for the audit trail.
+func (c *Client) FormRefused(ctx context.Context, id, detail string) error {
+	return c.do(ctx, "POST", "/v1/sessions/"+id+"/form-refused", apitype.FormRefusal{Detail: detail}, nil)
+}
+
 func (c *Client) End(ctx context.Context, id string) error {
 	return c.do(ctx, "DELETE", "/v1/sessions/"+id, nil, nil)
 }

@@ -176,6 +176,19 @@ type StartRequest struct {
 	Network  string   `json:"network,omitempty"` // default: the settings'
 	Allow    []string `json:"allow,omitempty"`   // sites for this session only
 	Dir      string   `json:"dir,omitempty"`     // the first working folder; default the first writable one
+	// Agent: a model reads the session's output and answers (an MCP server's session), so
+	// its refusals name no command, file or setting that opens a site.
+	Agent bool `json:"agent,omitempty"`
+	// Hold: the session lives as long as this request's connection. The answer is the
+	// session's info as one JSON line, and the connection stays open; when it closes (the
+	// client ended, crashed or was killed) the daemon ends the session.
+	Hold bool `json:"hold,omitempty"`
+}
+
+// FormRefusal reports a form answer an agent's client sent for a question its server never
+// put to it: for the audit trail.
+type FormRefusal struct {
+	Detail string `json:"detail"`
 }
 
 // SessionInfo describes a running session.

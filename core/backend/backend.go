@@ -6,6 +6,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,6 +62,26 @@ type sessionSites struct {
 	logins  []hosts.Entry // the shared logins' hosts
 	denied  []hosts.Entry // denied by the person; they win
 	blocked map[string]Refusal
+	// agent: a model reads this session's answers (see Request.Agent); hint says how a
+	// refused site is opened, in words for whoever reads the session's refusals.
+	agent bool
+	hint  func(target string) string
+}
+
+// deniedFor says whether the person denied target (host:port) for st's session.
+func (b *Backend) deniedFor(st *sessionSites, target string) bool {
+	e, err := hosts.Parse(target)
+	if err != nil {
+		return false
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return hosts.Decide(hosts.NewList(nil), hosts.NewList(st.denied), e.Host, e.Port).Why == hosts.Denied
+}
+
+// fullAccess says whether the settings in force turn cards off.
+func (b *Backend) fullAccess() bool {
+	return approvals.Mode(b.store.InForce().Settings.Approvals) == approvals.ModeFullAccess
 }
 
 // New returns a backend and its session manager (which removes dead sessions' leftovers).
@@ -123,17 +144,25 @@ func (b *Backend) Start(ctx context.Context, r Request) (*session.Session, error
 	// The refusal names the session, whose ID is known once it started.
 	var id atomic.Value
 	id.Store("")
-	if r.HowToAllow == nil {
+	st := &sessionSites{blocked: map[string]Refusal{}, agent: r.Agent}
+	switch {
+	case r.Agent:
+		// A model reads this session's refusals: whatever the caller's words, they say
+		// only that it may ask.
+		r.HowToAllow = func(target string) string { return agentHowToAllow(b.deniedFor(st, target), b.fullAccess()) }
+	case r.HowToAllow == nil && b.opts.HowToAllow != nil:
 		r.HowToAllow = b.opts.HowToAllow
+	case r.HowToAllow == nil:
+		r.HowToAllow = func(target string) string {
+			return howToAllow(b.store.path, id.Load().(string), target, b.deniedFor(st, target), b.fullAccess())
+		}
 	}
-	if r.HowToAllow == nil {
-		r.HowToAllow = func(target string) string { return SessionHowToAllow(b.store.path, id.Load().(string))(target) }
-	}
+	st.hint = r.HowToAllow
 	spec, err := SpecFor(b.Machine(), r)
 	if err != nil {
 		return nil, err
 	}
-	st := &sessionSites{own: slices.Clone(spec.SessionHosts), blocked: map[string]Refusal{}}
+	st.own = slices.Clone(spec.SessionHosts)
 	spec.OnRefusal = func(ref proxy.Refusal) { b.refused(st, ref) }
 	s, err := b.m.Start(ctx, spec)
 	if err != nil {
@@ -164,14 +193,24 @@ func (b *Backend) Session(id string) (*session.Session, bool) { return b.m.Get(i
 func (b *Backend) Sessions() []*session.Session { return b.m.List() }
 
 // End ends a session, its cards and its session-only sites.
-func (b *Backend) End(id string) error {
+func (b *Backend) End(id string) error { return b.EndBecause(id, "") }
+
+// EndBecause is End with the reason the audit trail gives for it.
+func (b *Backend) EndBecause(id, reason string) error {
 	s, ok := b.m.Get(id)
 	if !ok {
 		return fmt.Errorf("no session %q; list them with openworker session ls", id)
 	}
-	s.End()
+	s.EndBecause(reason)
 	b.forget(id)
 	return nil
+}
+
+// FormAnswerRefused records an answer to a card that came through an agent's client for a
+// question its server never put to it (a forged or replayed form answer): it answers
+// nothing, and the person can see that it was tried.
+func (b *Backend) FormAnswerRefused(session, detail string) {
+	b.bus.publish(Event{Type: FormRefused, Session: session, Message: detail})
 }
 
 func (b *Backend) forget(id string) {
@@ -302,14 +341,20 @@ func (b *Backend) RequestSite(ctx context.Context, r SiteRequest) (SiteAnswer, e
 	}
 	out, w := b.broker.Decide(ask)
 	ans := SiteAnswer{Outcome: out, Site: target}
-	switch out {
-	case approvals.RefusedFull:
+	switch {
+	case out == approvals.RefusedFull && st.agent:
+		ans.Message = target + " is not on this session's allow list, and there are no cards in this mode: only the person can put a site on the list"
+		return ans, nil
+	case out == approvals.RefusedFull:
 		ans.Message = b.fullAccessMessage(target)
 		return ans, nil
-	case approvals.Denied:
+	case out == approvals.Denied && st.agent:
+		ans.Message = target + " was denied for this session by the person; do not ask for it again"
+		return ans, nil
+	case out == approvals.Denied:
 		ans.Message = target + " was denied for this session; the person can allow it from the session's Access list (openworker access " + r.Session + " --allow " + target + ")"
 		return ans, nil
-	case approvals.Allowed:
+	case out == approvals.Allowed:
 		ans.Message = target + " is already allowed in this session"
 		return ans, nil
 	}
@@ -327,10 +372,12 @@ func (b *Backend) RequestSite(ctx context.Context, r SiteRequest) (SiteAnswer, e
 	case <-ctx.Done():
 	}
 	ans.Outcome = w.Outcome()
-	switch ans.Outcome {
-	case approvals.NoAnswerYet:
-		ans.Message = "card " + info.ID + " is waiting for an answer (openworker answer " + info.ID + " session|always|deny); a later answer still applies to the session"
-	case approvals.Ended:
+	switch {
+	case ans.Outcome == approvals.NoAnswerYet && st.agent:
+		ans.Message = "the card is waiting for the person; their answer still applies to this session when it comes: ask again with request_site later to learn it"
+	case ans.Outcome == approvals.NoAnswerYet:
+		ans.Message = "card " + info.ID + " is waiting for an answer (openworker answer " + info.ID + " " + strings.Join(info.Answers, "|") + "); a later answer still applies to the session"
+	case ans.Outcome == approvals.Ended:
 		ans.Message = "the session ended before the card was answered"
 	}
 	return ans, nil

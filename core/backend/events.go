@@ -16,6 +16,9 @@ const (
 	SettingsReloaded = "settings.reloaded"
 	SettingsFailed   = "settings.failed"
 	SiteRefused      = "site.refused"
+	// FormRefused: an agent's client sent a form answer for a question its server never
+	// asked; nothing was answered.
+	FormRefused = "form.refused"
 	// A shared login was added, switched on or off, or removed in the settings; it applies
 	// to sessions started afterwards.
 	CredentialAdded    = "credential.added"

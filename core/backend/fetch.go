@@ -59,12 +59,7 @@ func (b *Backend) Fetch(ctx context.Context, r FetchRequest) (FetchResult, error
 			mu.Unlock()
 			return hosts.Decide(hosts.NewList(allow), hosts.NewList(denied), host, port)
 		},
-		HowToAllow: func(target string) string {
-			if b.opts.HowToAllow != nil {
-				return b.opts.HowToAllow(target)
-			}
-			return SessionHowToAllow(b.store.path, r.Session)(target)
-		},
+		HowToAllow: st.hint,
 	}
 	fetchOptions(&o)
 	for asks := 0; ; asks++ {

@@ -37,6 +37,11 @@ type Request struct {
 	// HowToAllow says how a person allows a refused site (host:port) where this session
 	// runs, for the proxy's refusals; nil means the app's words.
 	HowToAllow func(target string) string
+	// Agent says a model reads what the session's commands print and what its asks return
+	// (an MCP session). Text it reads then names no command, file or setting that opens a
+	// site: only that the agent may ask the person with request_site and a reason. The
+	// person's ways stay on the person's surfaces (cards, the app, the CLI's own lines).
+	Agent bool
 }
 
 // Machine is what SpecFor needs to know of this machine.
@@ -142,11 +147,38 @@ func (m Machine) Rule() []string {
 // is the session's ID, or "" when it is not known yet.
 func SessionHowToAllow(settingsPath, session string) func(target string) string {
 	return func(target string) string {
-		id := session
-		if id == "" {
-			id = "SESSION"
-		}
-		return "ask for it on a card (openworker request-site " + id + " " + target + " --reason …), allow it for this session (openworker access " + id +
-			" --allow " + target + "), or add " + target + " to sandbox_network_hosts in " + settingsPath + " (running sessions take it at once)"
+		return howToAllow(settingsPath, session, target, false, false)
 	}
+}
+
+// howToAllow names only the ways that open target in the state it is in: after a Deny, the
+// session's Access list (where the Deny is taken back; a card or the settings file would
+// change nothing while it stands); with full access, the settings (there are no cards);
+// otherwise a card, the session's Access list, or the settings.
+func howToAllow(settingsPath, session, target string, denied, fullAccess bool) string {
+	id := session
+	if id == "" {
+		id = "SESSION"
+	}
+	switch {
+	case denied:
+		return "take the Deny back in the session's Access list (openworker access " + id + " --allow " + target + ")"
+	case fullAccess:
+		return "with full access there are no cards: add it with openworker sites add " + target + ", or to sandbox_network_hosts in " + settingsPath + " (running sessions take it at once)"
+	}
+	return "ask for it on a card (openworker request-site " + id + " " + target + " --reason …), allow it for this session (openworker access " + id +
+		" --allow " + target + "), or add " + target + " to sandbox_network_hosts in " + settingsPath + " (running sessions take it at once)"
+}
+
+// agentHowToAllow is what a model reads about a refused site: that it may ask, never how a
+// site is opened. A person's command or file named here would be one the model could run
+// or write itself on a host that lets it, and approve its own ask.
+func agentHowToAllow(denied, fullAccess bool) string {
+	switch {
+	case denied:
+		return "the person decided; do not ask for it again"
+	case fullAccess:
+		return "there are no cards in this mode; only the person can put a site on the list"
+	}
+	return "ask the person for it with the request_site tool and a reason they can judge"
 }

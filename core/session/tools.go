@@ -444,16 +444,19 @@ func (s *Session) Interrupt() {
 
 // End stops everything and deletes the private tmp folder, and with it every copy made for
 // the session. It is safe to call more than once.
-func (s *Session) End() { s.end(false) }
+func (s *Session) End() { s.end(false, "") }
+
+// EndBecause is End with the reason the audit trail gives for it.
+func (s *Session) EndBecause(reason string) { s.end(false, reason) }
 
 // EndBeforeExit is End for a process that exits next, as `openworker run` does. When the
 // last command left nothing else running in the sandbox, its init (the runner, which starts
 // nothing unasked) is killed and not waited for: nothing of the session runs any more, the
 // kernel finishes taking the sandbox down once this process is gone, and the private tmp,
 // which nothing inside can write now, is removed at once. Otherwise it is End.
-func (s *Session) EndBeforeExit() { s.end(true) }
+func (s *Session) EndBeforeExit() { s.end(true, "") }
 
-func (s *Session) end(beforeExit bool) {
+func (s *Session) end(beforeExit bool, reason string) {
 	if !s.ending.CompareAndSwap(false, true) {
 		return
 	}
@@ -482,7 +485,7 @@ func (s *Session) end(beforeExit bool) {
 	}
 	s.teardown()
 	s.m.remove(s.ID)
-	s.m.audit(audit.Event{Type: audit.SessionEnded, Session: s.ID, Enforcement: string(s.Enforcement), Network: string(s.Network)})
+	s.m.audit(audit.Event{Type: audit.SessionEnded, Session: s.ID, Enforcement: string(s.Enforcement), Network: string(s.Network), Reason: reason})
 }
 
 func (s *Session) teardown() {
