@@ -701,6 +701,37 @@ func (pr *process) NoRoute() (uint64, error) {
 	return total, nil
 }
 
+// RefusedLoopback counts the TCP connections programs inside tried that were refused (the
+// kernel's AttemptFails). The sandbox's network holds only lo, and a connection to an
+// address outside it never starts (NoRoute counts those): so each is a connection to the
+// sandbox's own loopback at a port nothing inside listens on.
+func (pr *process) RefusedLoopback() (uint64, error) {
+	b, err := os.ReadFile(pr.netDir() + "/snmp")
+	if err != nil {
+		return 0, err
+	}
+	return snmpCount(string(b), "Tcp:", "AttemptFails")
+}
+
+// snmpCount reads one count from /proc/net/snmp: a line of names after prefix, then a line
+// of values after the same prefix.
+func snmpCount(text, prefix, name string) (uint64, error) {
+	lines := strings.Split(text, "\n")
+	for i, line := range lines {
+		f := strings.Fields(line)
+		if len(f) == 0 || f[0] != prefix || i+1 >= len(lines) {
+			continue
+		}
+		values := strings.Fields(lines[i+1])
+		for j, n := range f {
+			if n == name && j < len(values) && values[0] == prefix {
+				return strconv.ParseUint(values[j], 10, 64)
+			}
+		}
+	}
+	return 0, fmt.Errorf("no %s %s count", prefix, name)
+}
+
 // netDir is the /proc folder of the sandbox's network statistics. A builder started in its
 // network namespace (an ordinary user's) is in it on every thread; a root caller's builder
 // joined it on the one thread the wall is built on, which need not be its first, whose are

@@ -110,6 +110,14 @@ type EgressCounter interface {
 	NoRoute() (uint64, error)
 }
 
+// LoopbackCounter is a Process whose sandbox has a loopback of its own: its core can count,
+// from outside, the connections programs inside tried on that loopback that nothing there
+// answered (a program that expected the host's own services at 127.0.0.1).
+type LoopbackCounter interface {
+	// RefusedLoopback is the number of such attempts since the sandbox started.
+	RefusedLoopback() (uint64, error)
+}
+
 // Abandoner is a Process that can be killed for a caller that will not wait for it (a
 // process about to exit): Abandon kills it as Kill does and lets go of what the caller held
 // only to make Wait quick, so that the kernel finishes the teardown off the caller's path.

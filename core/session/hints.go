@@ -32,6 +32,9 @@ type hints struct {
 	// noRoute is the sandbox's count of direct attempts before the running command.
 	noRoute    uint64
 	noRouteSet bool
+	// refused is the sandbox's count of refused loopback connections before the command.
+	refused    uint64
+	refusedSet bool
 	// stderr is the end of the first command's streamed error output.
 	stderr []byte
 }
@@ -216,10 +219,10 @@ func (s *Session) directAttempt(res *runner.Result) string {
 		n-before, plural(n-before), how)
 }
 
-// countDirect reads the count the next command's attempts are compared with; directAttempt
-// keeps it after each command.
+// countDirect reads the counts the next command's attempts are compared with; directAttempt
+// and loopbackRefused keep them after each command.
 func (s *Session) countDirect() {
-	s.hints.noRouteSet = false
+	s.hints.noRouteSet, s.hints.refusedSet = false, false
 	if s.Network == policy.Open {
 		return // the host's own network: its counts are everyone's
 	}
@@ -228,6 +231,42 @@ func (s *Session) countDirect() {
 			s.hints.noRoute, s.hints.noRouteSet = n, true
 		}
 	}
+	if lc, ok := s.proc.(sandbox.LoopbackCounter); ok {
+		if n, err := lc.RefusedLoopback(); err == nil {
+			s.hints.refused, s.hints.refusedSet = n, true
+		}
+	}
+}
+
+// loopbackAddr finds where a program said it could not connect on loopback: curl's
+// "127.0.0.1 port 8080", Go's and Node's "127.0.0.1:8080", "[::1]:3000", "localhost:5432".
+var loopbackAddr = regexp.MustCompile(`(127\.0\.0\.1|localhost|\[::1\]|::1)(?::| port )([0-9]{1,5})\b`)
+
+// loopbackRefused says, after a failed command whose programs' connections to the sandbox's
+// own loopback were refused, that 127.0.0.1 inside is the sandbox's own, and how a service
+// of the host's is reached: only once the person allows it. It names the tool an agent asks
+// with, never a way to open it: a model may read this.
+func (s *Session) loopbackRefused(res *runner.Result) string {
+	lc, ok := s.proc.(sandbox.LoopbackCounter)
+	if !ok || !s.hints.refusedSet {
+		return ""
+	}
+	n, err := lc.RefusedLoopback()
+	before := s.hints.refused
+	s.hints.refused, s.hints.refusedSet = n, err == nil
+	if err != nil || n <= before || res == nil || res.ExitCode == 0 {
+		return ""
+	}
+	site := "127.0.0.1:PORT"
+	if m := loopbackAddr.FindSubmatch(append(append([]byte(nil), res.Stderr...), s.hints.stderr...)); m != nil {
+		host := string(m[1])
+		if host == "::1" {
+			host = "[::1]"
+		}
+		site = host + ":" + string(m[2])
+	}
+	return "openworker: a connection to the sandbox's own loopback was refused: nothing listens at that port inside. 127.0.0.1 in the sandbox is its own; " +
+		"a service of the host's loopback is reached only once the person allows it (an agent asks with request_site " + site + ")\n"
 }
 
 func plural(n uint64) string {
@@ -249,6 +288,9 @@ func (s *Session) addHints(r *Result, a *runner.ExecArgs, onChunk func(string, [
 		lines = append(lines, line)
 	}
 	s.hints.firstDone, s.hints.stderr = true, nil
+	if line := s.loopbackRefused(r.Result); line != "" {
+		lines = append(lines, line)
+	}
 	if line := s.directAttempt(r.Result); line != "" {
 		lines = append(lines, line)
 	}
