@@ -27,6 +27,8 @@ type Host interface {
 	Answer(ctx context.Context, card, answer string) (site string, err error)
 	// CardWatchers counts who shows cards to a person (the app, openworker cards --watch).
 	CardWatchers(ctx context.Context) int
+	// FormRefused records a form answer that answered nothing (see takeFormAnswer).
+	FormRefused(ctx context.Context, detail string)
 	Info(ctx context.Context) (Info, error)
 	// Fetch is the web fetch, outside the sandbox under the session's list; a site not on
 	// it is asked for on a card, waiting up to wait.
@@ -86,6 +88,9 @@ func (h *LocalHost) Answer(_ context.Context, card, answer string) (string, erro
 	return e.Card.Ask.Target(), err
 }
 func (h *LocalHost) CardWatchers(context.Context) int { return h.B.CardWatchers() }
+func (h *LocalHost) FormRefused(_ context.Context, detail string) {
+	h.B.FormAnswerRefused(h.S.ID, detail)
+}
 func (h *LocalHost) Info(context.Context) (Info, error) {
 	a, err := h.B.Access(h.S.ID)
 	if err != nil {
@@ -111,12 +116,23 @@ type RemoteHost struct {
 	Given  api.StartRequest
 }
 
+// Exec runs a command in the daemon's session. A cancelled call interrupts the command as
+// Ctrl-C does and still waits for its answer, which comes once the command has ended
+// (bounded by the interrupt's grace): so the next call finds the session free, as it does
+// in a session hosted here.
 func (h *RemoteHost) Exec(ctx context.Context, a runner.ExecArgs, onChunk func(string, []byte)) (*session.Result, error) {
 	req := api.ExecRequest{Command: a.Command, Argv: a.Argv, Dir: a.Dir, TimeoutMS: a.Timeout.Milliseconds(), MaxOutput: a.MaxOutput}
+	stop := context.AfterFunc(ctx, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = h.C.Signal(sctx, h.ID, api.SignalRequest{Signal: "SIGINT"})
+	})
+	defer stop()
+	call := context.WithoutCancel(ctx)
 	if onChunk == nil {
-		return h.C.Exec(ctx, h.ID, req)
+		return h.C.Exec(call, h.ID, req)
 	}
-	return h.C.ExecStream(ctx, h.ID, req, nil, onChunk)
+	return h.C.ExecStream(call, h.ID, req, nil, onChunk)
 }
 func (h *RemoteHost) Read(ctx context.Context, a runner.ReadArgs) (*session.Result, error) {
 	return h.C.Read(ctx, h.ID, api.ReadRequest{Path: a.Path, Offset: a.Offset, Limit: a.Limit})
@@ -133,6 +149,9 @@ func (h *RemoteHost) RequestSite(ctx context.Context, site, reason string, wait 
 func (h *RemoteHost) Answer(ctx context.Context, card, answer string) (string, error) {
 	res, err := h.C.Answer(ctx, card, api.AnswerRequest{Answer: answer})
 	return res.Site, err
+}
+func (h *RemoteHost) FormRefused(ctx context.Context, detail string) {
+	_ = h.C.FormRefused(ctx, h.ID, detail)
 }
 func (h *RemoteHost) CardWatchers(ctx context.Context) int {
 	st, err := h.C.Status(ctx)
