@@ -188,7 +188,8 @@ func rssMiB(pid int) float64 {
 }
 
 // BenchmarkMCPRunTrue is run_command of true through `openworker mcp` with the SDK's own
-// client over stdio: hosted in the server's process, and attached to a running daemon.
+// client over stdio: in the daemon the server starts for agents when none runs, and in a
+// daemon the person runs.
 func BenchmarkMCPRunTrue(b *testing.B) {
 	call := func(b *testing.B, w *world) {
 		c := exec.Command(binary, "mcp")
@@ -209,7 +210,7 @@ func BenchmarkMCPRunTrue(b *testing.B) {
 			return err
 		})
 	}
-	b.Run("in-process", func(b *testing.B) { call(b, benchWorld(b)) })
+	b.Run("own-daemon", func(b *testing.B) { call(b, benchWorld(b)) })
 	b.Run("attached", func(b *testing.B) {
 		w := benchWorld(b)
 		d := exec.Command(binary, "serve")

@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sys/unix"
 
 	"github.com/openworker/openworker/core/api"
@@ -19,14 +22,29 @@ import (
 
 var mcpCommand = command{
 	name:     "mcp",
-	synopsis: "mcp [--rw DIR]… [--ro DIR]… [--no-cwd] [--allow HOST[:PORT]]… [--network allowlist|open|none] [--provider auto|seatbelt|linux|direct]",
-	about: `Speaks MCP over standard input and output: an agent's shell and file tools (run_command,
-read_file, write_file, list_directory, request_site, session_info) in one session behind the
-wall. The current folder is the writable folder unless said otherwise. Like run, it uses this
-OS's sandbox unless --provider direct. It attaches to the running app or daemon, so its cards
-show there; when none runs it hosts everything itself. The session ends when the client
-disconnects. Standard output carries protocol messages only; logs go to standard error.`,
-	example: "claude mcp add --transport stdio openworker -- openworker mcp --rw .",
+	synopsis: "mcp [--rw DIR]… [--ro DIR]… [--no-cwd] [--allow HOST[:PORT]]… [--network allowlist|open|none] [--provider auto|seatbelt|linux|direct] [--ask-wait D] [--no-forms]",
+	about: `Speaks MCP over standard input and output: an agent's shell and file tools (` + strings.Join(mcp.ToolNames(), ", ") + `)
+in one session behind the wall. Without --rw the current folder is the writable folder; with
+--rw, exactly the folders named are (add --rw . for the current one too). Like run, it uses
+this OS's sandbox unless --provider direct.
+
+The session lives in the running app or daemon, so its cards show there; when none runs it
+starts a daemon (openworker serve --exit-when-idle) that ends once its last session has
+ended. So one agent's server never ends another agent's session. The session ends when the
+client disconnects, or when this server dies however it dies.
+
+A site the agent asks for is put to the person on a card where someone watches cards (the
+app, openworker cards --watch); otherwise in the agent's own client as a form, when the
+client can show one; otherwise the card waits for the person. A form dismissed without a
+choice leaves the card waiting; only Deny denies. --no-forms never uses the client's form
+(for headless hosts that cancel or decline every form). An ask waits up to --ask-wait for an
+answer, then tells the agent "no answer yet"; keep it under the host's tool-call timeout.
+
+What the agent reads of a blocked site says only that it may ask with request_site: the ways
+a person opens a site are never in text a model reads. A server that cannot start still
+answers the handshake, and every call says why. Standard output carries protocol messages
+only; logs go to standard error.`,
+	example: "claude mcp add --transport stdio openworker -- openworker mcp --rw /abs/path/to/project",
 	maxArgs: 0,
 }
 
@@ -34,6 +52,9 @@ func cmdMCP(args []string) error {
 	fs := newFlags(mcpCommand)
 	var f sessionFlags
 	f.register(fs, backend.ProviderAuto)
+	var opts mcp.Options
+	fs.DurationVar(&opts.AskWait, "ask-wait", mcp.DefaultAskWait, "how long request_site and web_fetch wait for the person before they answer \"no answer yet\" (the card stays up)")
+	fs.BoolVar(&opts.NoForms, "no-forms", false, "never ask through the agent's client's form; the person answers on a card")
 	if _, _, err := parse(fs, mcpCommand, args); err != nil {
 		return err
 	}
@@ -50,71 +71,139 @@ func cmdMCP(args []string) error {
 	protocol := os.NewFile(uintptr(out), "mcp-stdout")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	e, err := loadEnv()
-	if err != nil {
-		return err
-	}
-	e.warnSettings()
-	req, err := f.request(e.home)
-	if err != nil {
-		return err
-	}
-	host, cleanup, err := mcpHost(ctx, e, req)
-	if err != nil {
-		return err
-	}
-	defer cleanup()
 	mcp.Version = version
-	err = mcp.New(host).Run(ctx, &sdk.IOTransport{Reader: os.Stdin, Writer: protocol})
+	var srv *mcp.Server
+	host, cleanup, err := mcpSession(ctx, f)
+	if err != nil {
+		// The agent's host shows nothing of a server that exits before the handshake, and
+		// the model just lacks the tools: answer it, and say why on every call.
+		why := err.Error()
+		fmt.Fprintln(os.Stderr, "openworker mcp:", why)
+		srv = mcp.NewUnavailable(why)
+	} else {
+		defer cleanup()
+		srv = mcp.New(host, opts)
+	}
+	err = srv.Run(ctx, &mcp.StdioTransport{In: os.Stdin, Out: protocol})
 	if ctx.Err() != nil {
 		return nil
 	}
 	return err
 }
 
-// mcpHost attaches to the running app or daemon, or hosts a backend in this process (and
-// serves the local API meanwhile, so that its cards can be answered with openworker answer).
-func mcpHost(ctx context.Context, e *env, req backend.Request) (mcp.Host, func(), error) {
+// mcpSession starts the server's session: in the running app or daemon, or in one it starts
+// for agents. A daemon that cannot be started leaves a session hosted in this process, which
+// serves no local API: it never poses as the daemon for other clients.
+func mcpSession(ctx context.Context, f sessionFlags) (mcp.Host, func(), error) {
+	e, err := loadEnv()
+	if err != nil {
+		return nil, nil, err
+	}
+	e.warnSettings()
+	req, err := f.request(e.home)
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Agent = true
 	sock := api.SocketPath(e.stateDir)
 	c := apiclient.New(sock)
-	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	_, err := c.Status(sctx)
-	cancel()
-	if err == nil {
-		start := api.StartRequest{Provider: req.Provider, Writable: req.Writable, ReadOnly: req.ReadOnly, Dir: req.Dir, Network: req.Network, Allow: req.Allow}
-		info, err := c.Start(ctx, start)
-		if err != nil {
-			return nil, nil, err
-		}
-		fmt.Fprintf(os.Stderr, "openworker mcp: session %s [%s, %s] in the running daemon (%s)\n", info.ID, info.Enforcement, info.Network, sock)
-		h := &mcp.RemoteHost{C: c, ID: info.ID, Socket: sock, Given: start}
-		return h, h.End, nil
+	started, err := ensureDaemon(ctx, c, e)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "openworker mcp: %v; the session is hosted in this process, and its cards are answered only through this client\n", err)
+		return mcpInProcess(ctx, e, req)
 	}
+	start := api.StartRequest{Provider: req.Provider, Writable: req.Writable, ReadOnly: req.ReadOnly, Dir: req.Dir, Network: req.Network, Allow: req.Allow, Agent: true}
+	info, hold, err := c.StartHeld(ctx, start)
+	if err != nil {
+		return nil, nil, err
+	}
+	whose := "the running daemon"
+	if started {
+		whose = "a daemon started for agents, which ends after its last session"
+	}
+	fmt.Fprintf(os.Stderr, "openworker mcp: session %s [%s, %s] in %s (%s)\n", info.ID, info.Enforcement, info.Network, whose, sock)
+	h := &mcp.RemoteHost{C: c, ID: info.ID, Socket: sock, Given: start}
+	return h, func() { h.End(); hold.Close() }, nil
+}
+
+// ensureDaemon makes sure a daemon answers on c: the running one, or one started now that
+// ends once no session has run for a while. Two servers starting at once start one daemon
+// between them (the daemon's lock decides), and both attach to it.
+func ensureDaemon(ctx context.Context, c *apiclient.Client, e *env) (started bool, err error) {
+	if answers(ctx, c) {
+		return false, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return false, fmt.Errorf("starting a daemon: %w", err)
+	}
+	if err := os.MkdirAll(e.stateDir, 0o700); err != nil {
+		return false, fmt.Errorf("starting a daemon: %w", err)
+	}
+	logPath := filepath.Join(e.stateDir, "daemon.log")
+	log, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return false, fmt.Errorf("starting a daemon: %w", err)
+	}
+	defer log.Close()
+	d := exec.Command(exe, "serve", "--exit-when-idle")
+	d.Dir = "/" // it holds no one's folder
+	d.Stdout, d.Stderr = log, log
+	// A session of its own: the agent host's Ctrl-C or hang-up for this server is not the
+	// daemon's, whose other clients may still be at work.
+	d.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := d.Start(); err != nil {
+		return false, fmt.Errorf("starting a daemon: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- d.Wait() }() // reaps it if it ends while this server runs
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if answers(ctx, c) {
+			return true, nil
+		}
+		select {
+		case err := <-exited:
+			// Another server's daemon may have won the lock: it answers soon.
+			if waitAnswer(ctx, c, 2*time.Second) {
+				return false, nil
+			}
+			return false, fmt.Errorf("the daemon it started ended (%v); its log is %s", err, logPath)
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return false, errors.New("the daemon it started did not answer within 10 s; its log is " + logPath)
+}
+
+func answers(ctx context.Context, c *apiclient.Client) bool {
+	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_, err := c.Status(sctx)
+	return err == nil
+}
+
+func waitAnswer(ctx context.Context, c *apiclient.Client, d time.Duration) bool {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if answers(ctx, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// mcpInProcess hosts the session's backend in this process, serving no local API.
+func mcpInProcess(ctx context.Context, e *env, req backend.Request) (mcp.Host, func(), error) {
 	h, err := e.hostBackend(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	b := h.b
-	s, err := b.Start(ctx, req)
+	s, err := h.b.Start(ctx, req)
 	if err != nil {
 		h.close()
 		return nil, nil, err
 	}
-	srv := h.server(e)
-	l, lerr := api.Listen(e.stateDir)
-	if lerr == nil {
-		go srv.Serve(l)
-	} else {
-		fmt.Fprintf(os.Stderr, "openworker mcp: cards of this session can be answered only through this client, not with openworker answer: %v\n", lerr)
-	}
 	fmt.Fprintf(os.Stderr, "openworker mcp: session %s [%s, %s], hosted in this process\n", s.ID, s.Enforcement, s.Network)
-	return &mcp.LocalHost{B: b, S: s, Given: req}, func() {
-		if lerr == nil {
-			sctx, c := context.WithTimeout(context.Background(), 2*time.Second)
-			_ = srv.Shutdown(sctx)
-			c()
-			_ = os.Remove(sock)
-		}
-		h.close()
-	}, nil
+	return &mcp.LocalHost{B: h.b, S: s, Given: req}, h.close, nil
 }

@@ -27,7 +27,7 @@ type sessionFlags struct {
 }
 
 func (f *sessionFlags) register(fs *flag.FlagSet, defaultProvider string) {
-	fs.Var(&f.rw, "rw", "a folder the command may read and write (repeatable); the current folder always is, unless --no-cwd")
+	fs.Var(&f.rw, "rw", "a folder the command may read and write (repeatable); without any, the current folder is (add --rw . to share it too)")
 	fs.Var(&f.ro, "ro", "a folder the command may only read (repeatable)")
 	fs.BoolVar(&f.noCwd, "no-cwd", false, "do not share the current folder; the command starts in the first --rw folder (or the sandbox's home)")
 	fs.Var(&f.allow, "allow", "a site to allow for this session only, HOST[:PORT] (repeatable; on top of the settings' list)")
@@ -39,10 +39,14 @@ func (f *sessionFlags) register(fs *flag.FlagSet, defaultProvider string) {
 	fs.StringVar(&f.provider, "provider", defaultProvider, about)
 }
 
-// folders turns the folder flags into absolute folders and the first working folder: the
-// current folder is the working folder and writable unless it lies in a folder given, or
-// --no-cwd says otherwise. The folders keep the paths the person gave; the session
-// resolves them once, and the working folder with them.
+// folders turns the folder flags into absolute folders and the first working folder. With no
+// --rw, the current folder is writable and the working folder (--ro adds read-only folders
+// to it). A --rw names the writable folders: the current folder is shared only when one of
+// them holds it (--rw .), and is then the working folder; otherwise the first --rw folder
+// is. So a configuration started from wherever its host starts it (an agent host starts
+// servers in / or the home folder) shares exactly what it names. --no-cwd shares only what
+// is given. The folders keep the paths the person gave; the session resolves them once, and
+// the working folder with them.
 func (f *sessionFlags) folders(home string) (rw, ro []string, dir string, err error) {
 	if rw, err = absAll(f.rw); err != nil {
 		return nil, nil, "", err
@@ -50,9 +54,17 @@ func (f *sessionFlags) folders(home string) (rw, ro []string, dir string, err er
 	if ro, err = absAll(f.ro); err != nil {
 		return nil, nil, "", err
 	}
-	if f.noCwd {
+	if f.noCwd || len(rw) > 0 {
 		if len(rw) == 0 && len(ro) == 0 {
 			return nil, nil, "", fmt.Errorf("--no-cwd leaves no folder to share; give one with --rw DIR or --ro DIR")
+		}
+		if wd, err := os.Getwd(); err == nil && !f.noCwd {
+			cwd := resolved(wd)
+			for _, d := range append(append([]string(nil), rw...), ro...) {
+				if policy.Within(resolved(d), cwd) {
+					return rw, ro, wd, nil
+				}
+			}
 		}
 		return rw, ro, "", nil
 	}

@@ -13,16 +13,26 @@ import (
 
 var serveCommand = command{
 	name:     "serve",
-	synopsis: "serve",
+	synopsis: "serve [--exit-when-idle]",
 	about: `Runs the daemon: the local API (HTTP and JSON over an owner-only Unix socket in the state
 folder) that openworker session, cards, the MCP server and watchers use. It reloads the
 settings file when it changes; a broken save keeps the last good settings in force and says
-why. Sessions started without a provider get the machine's sandbox_provider.`,
+why. Sessions started without a provider get the machine's sandbox_provider.
+
+With --exit-when-idle it ends once no session has run for a few seconds: openworker mcp
+starts the daemon this way when none runs, so that every agent's server is the daemon's
+client and none of them ends another's session.`,
 	example: "openworker serve &\nid=$(openworker session start)",
 }
 
+// idleLinger is how long a daemon started with --exit-when-idle waits with no session
+// before it ends: long enough for the server that started it to attach, and for an agent
+// host that restarts its server to come back.
+const idleLinger = 3 * time.Second
+
 func cmdServe(args []string) error {
 	fs := newFlags(serveCommand)
+	idleExit := fs.Bool("exit-when-idle", false, "end once no session has run for "+idleLinger.String())
 	if _, _, err := parse(fs, serveCommand, args); err != nil {
 		return err
 	}
@@ -44,6 +54,9 @@ func cmdServe(args []string) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "openworker: serving the local API on %s\n", api.SocketPath(e.stateDir))
+	if *idleExit {
+		go exitWhenIdle(ctx, stop, func() bool { return len(h.b.Sessions()) == 0 && srv.Held() == 0 })
+	}
 	go func() {
 		<-ctx.Done()
 		sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
@@ -53,4 +66,25 @@ func cmdServe(args []string) error {
 	err = srv.Serve(l)
 	_ = os.Remove(api.SocketPath(e.stateDir))
 	return err
+}
+
+// exitWhenIdle calls stop once idle has said true for idleLinger without a break.
+func exitWhenIdle(ctx context.Context, stop func(), idle func() bool) {
+	t := time.NewTicker(idleLinger / 10)
+	defer t.Stop()
+	since := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if !idle() {
+				since = now
+			} else if now.Sub(since) >= idleLinger {
+				fmt.Fprintf(os.Stderr, "openworker: no session for %s; the daemon ends\n", idleLinger)
+				stop()
+				return
+			}
+		}
+	}
 }

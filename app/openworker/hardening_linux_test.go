@@ -52,6 +52,12 @@ func TestRunKeepsTheCurrentFolder(t *testing.T) {
 	if code != 0 || strings.TrimSpace(out) != w.project {
 		t.Fatalf("run --rw ../other --rw .: exit %d, pwd %q, %s", code, out, errs)
 	}
+	// A --rw names the writable folders: the current folder is not shared unless --rw .
+	// says so, and the command starts in the first one.
+	out, errs, code = w.run("run", "--rw", "../other", "--", "sh", "-c", "pwd; ls "+w.project)
+	if code == 0 || !strings.HasPrefix(out, other+"\n") {
+		t.Fatalf("run --rw ../other: exit %d, %q %s; want to start in ../other without the current folder", code, out, errs)
+	}
 	// --no-cwd shares only what was given.
 	out, errs, code = w.run("run", "--no-cwd", "--rw", "../other", "--", "sh", "-c", "pwd; ls "+w.project)
 	if code == 0 || !strings.Contains(out, other) {
