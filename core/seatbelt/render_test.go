@@ -171,6 +171,7 @@ func TestRenderRefuses(t *testing.T) {
 		{"relative", func(p *policy.Policy) { p.Writable = []string{"src/app"} }, `writable folder "src/app"`},
 		{"unclean", func(p *policy.Policy) { p.ReadOnly = []string{"/Users/me/../me/docs"} }, "read-only folder"},
 		{"nul", func(p *policy.Policy) { p.Writable = []string{"/Users/me/a\x00b"} }, "NUL"},
+		{"not_utf8", func(p *policy.Policy) { p.Writable = []string{"/Users/me/a\x87b"} }, "UTF-8"},
 		{"home_shared", func(p *policy.Policy) { p.Writable = []string{"/Users/me"} }, "home folder"},
 		{"root_shared", func(p *policy.Policy) { p.ReadOnly = []string{"/"} }, "home folder"},
 		{"no_home", func(p *policy.Policy) { p.UserHome = "" }, "home folder"},

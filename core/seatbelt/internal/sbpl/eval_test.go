@@ -43,6 +43,8 @@ func TestFilters(t *testing.T) {
 		{"regex_literal", `(allow file-read-data (regex #"^/dev/ttys[0-9]+$"))`, Query{Op: "file-read-data", Path: "/dev/ttys003"}, true},
 		{"regex_anchored_miss", `(allow file-read-data (regex #"^/dev/ttys[0-9]+$"))`, Query{Op: "file-read-data", Path: "/dev/ttys003x"}, false},
 		{"regex_string", `(allow file-read-data (regex "^/a/[^/]+\\.txt$"))`, Query{Op: "file-read-data", Path: "/a/x.txt"}, true},
+		{"regex_string_quoted_dot", `(allow file-read-data (regex "^/a/x\\.txt$"))`, Query{Op: "file-read-data", Path: "/a/xytxt"}, false},
+		{"regex_string_quoted_paren", `(allow file-read-data (regex "^/a\\(b\\)(/[^/]+)*/\\.git$"))`, Query{Op: "file-read-data", Path: "/a(b)/c/.git"}, true},
 		{"any_of_filters", `(allow file-read-data (literal "/x") (literal "/y"))`, Query{Op: "file-read-data", Path: "/y"}, true},
 		{"require_all_both", `(allow file-read-data (require-all (subpath "/a") (regex #"\.txt$")))`, Query{Op: "file-read-data", Path: "/a/x.txt"}, true},
 		{"require_all_one", `(allow file-read-data (require-all (subpath "/a") (regex #"\.txt$")))`, Query{Op: "file-read-data", Path: "/a/x.sh"}, false},

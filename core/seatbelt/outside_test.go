@@ -1,0 +1,211 @@
+package seatbelt
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/openworker/openworker/core/policy"
+	"github.com/openworker/openworker/core/seatbelt/internal/sbpl"
+)
+
+// expect is one query and what the profile must answer.
+type expect struct {
+	q     sbpl.Query
+	allow bool
+}
+
+func deny(q sbpl.Query) expect  { return expect{q, false} }
+func allow(q sbpl.Query) expect { return expect{q, true} }
+
+// checkAll evaluates each case; a denial must carry the run's marker, or it is not reported.
+func checkAll(t *testing.T, ev *sbpl.Profile, cases []expect) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.q.String(), func(t *testing.T) {
+			d := decide(t, ev, c.q)
+			if d.Allowed != c.allow {
+				t.Fatalf("%s: allowed = %v, want %v (rule %s)", c.q, d.Allowed, c.allow, ev.Rules[d.Rule].Source)
+			}
+			if !d.Allowed && d.Message != testMarker {
+				t.Errorf("%s was denied by %s without the run's marker", c.q, ev.Rules[d.Rule].Source)
+			}
+		})
+	}
+}
+
+// writes are every way of changing a path: its contents, creating it (and renaming onto it),
+// removing it (and renaming it away), its mode, owner, flags, times, extended attributes and
+// ACL, and giving it a second name by a hard link or a clone.
+var writes = []string{
+	"file-write-data", "file-write-create", "file-write-unlink", "file-write-mode", "file-write-owner",
+	"file-write-setugid", "file-write-flags", "file-write-times", "file-write-xattr", "file-write-acl",
+	"file-link", "file-clone",
+}
+
+// gitPolicy is a session with two writable folders, one holding repositories.
+func gitPolicy() *policy.Policy {
+	p := macPolicy()
+	p.Writable = []string{"/Users/me/src/app", "/Volumes/Work/data"}
+	return p
+}
+
+// gitMetadataPaths are paths the person's own git runs or obeys outside the wall: in the
+// repository at the top of a writable folder, in nested ones, in one the session creates,
+// in a linked worktree, and in a submodule's repository.
+var gitMetadataPaths = []string{
+	"/Users/me/src/app/.git/config",
+	"/Users/me/src/app/.git/hooks",
+	"/Users/me/src/app/.git/hooks/pre-commit",
+	"/Users/me/src/app/.git/hooks/post-checkout",
+	"/Users/me/src/app/.git/hooks/lib/helper.sh",
+	"/Users/me/src/app/.git",                            // swapped for a .git whose config the command wrote
+	"/Users/me/src/app/.git/commondir",                  // names the folder git takes config and hooks from
+	"/Users/me/src/app/.git/config.worktree",            // per-worktree config (extensions.worktreeConfig)
+	"/Users/me/src/app/wt/.git",                         // a linked worktree's .git file: "gitdir: ..."
+	"/Users/me/src/app/.git/worktrees",                  // renamed away and back with another config
+	"/Users/me/src/app/.git/worktrees/wt",               //
+	"/Users/me/src/app/.git/worktrees/wt/config",        //
+	"/Users/me/src/app/.git/worktrees/wt/commondir",     //
+	"/Users/me/src/app/.git/worktrees/wt/hooks/x",       //
+	"/Users/me/src/app/.git/modules/lib/config",         // a submodule's repository
+	"/Users/me/src/app/.git/modules/lib/hooks/pre-push", //
+	"/Users/me/src/app/.git/modules",                    //
+	"/Users/me/src/app/vendor/lib/.git/config",          // nested, at any depth
+	"/Users/me/src/app/a/b/c/d/.git/hooks/pre-commit",   //
+	"/Users/me/src/app/new/.git",                        // a repository created during the session
+	"/Users/me/src/app/new/.git/config",                 //
+	"/Users/me/src/app/new/.git/hooks",                  //
+	"/Volumes/Work/data/.git/config",                    // the second writable folder
+	"/Volumes/Work/data/x/.git/hooks/pre-commit",        //
+	"/Users/me/src/app/odd\nname/.git/config",           // a folder name with a newline
+	"/Users/me/src/app/.git/hooks/odd\nname",            //
+}
+
+// gitWorkPaths is what git writes for add, commit, checkout, branch, fetch, merge and stash: it
+// stays writable.
+var gitWorkPaths = []string{
+	"/Users/me/src/app/.git/objects/ab/cdef0123",
+	"/Users/me/src/app/.git/objects/pack/tmp_pack_x",
+	"/Users/me/src/app/.git/refs/heads/main",
+	"/Users/me/src/app/.git/refs/heads/main.lock",
+	"/Users/me/src/app/.git/refs/heads/config", // a branch named config
+	"/Users/me/src/app/.git/refs/heads/hooks",  // and one named hooks
+	"/Users/me/src/app/.git/refs/stash",
+	"/Users/me/src/app/.git/index",
+	"/Users/me/src/app/.git/index.lock",
+	"/Users/me/src/app/.git/HEAD",
+	"/Users/me/src/app/.git/logs/HEAD",
+	"/Users/me/src/app/.git/logs/refs/heads/main",
+	"/Users/me/src/app/.git/packed-refs",
+	"/Users/me/src/app/.git/FETCH_HEAD",
+	"/Users/me/src/app/.git/ORIG_HEAD",
+	"/Users/me/src/app/.git/MERGE_HEAD",
+	"/Users/me/src/app/.git/COMMIT_EDITMSG",
+	"/Users/me/src/app/.git/worktrees/wt/HEAD",
+	"/Users/me/src/app/.git/worktrees/wt/index",
+	"/Users/me/src/app/vendor/lib/.git/index",
+	"/Users/me/src/app/config", // a file named config outside .git
+	"/Users/me/src/app/hooks/pre-commit",
+	"/Users/me/src/app/.gitignore",
+	"/Users/me/src/app/.gitmodules",
+	"/Users/me/src/app/.github/workflows/ci.yml",
+	"/Users/me/src/app/.gitx/config",
+	"/Volumes/Work/data/.git/objects/ab/cdef0123",
+	"/private/tmp/openworker-7f3a91/clone/.git/config", // a clone in the private tmp folder
+}
+
+func TestGitMetadataReadOnly(t *testing.T) {
+	_, ev := render(t, gitPolicy())
+	var cases []expect
+	for _, p := range gitMetadataPaths {
+		for _, op := range writes {
+			cases = append(cases, deny(file(op, p)))
+		}
+		// Reading it, and running a hook inside, stay allowed.
+		cases = append(cases, allow(file("file-read-data", p)))
+	}
+	cases = append(cases, allow(file("process-exec", "/Users/me/src/app/.git/hooks/pre-commit")))
+	// The writable folder itself cannot be renamed into the private tmp folder, its settings
+	// rewritten there, and renamed back.
+	for _, w := range []string{"/Users/me/src/app", "/Volumes/Work/data"} {
+		cases = append(cases,
+			deny(file("file-write-unlink", w)),
+			deny(file("file-write-create", w)),
+			allow(file("file-write-create", "/private/tmp/openworker-7f3a91/app")),
+			allow(file("file-write-unlink", w+"/build")),
+			allow(file("file-write-create", w+"/build")),
+			allow(file("file-write-mode", w)))
+	}
+	for _, p := range gitWorkPaths {
+		for _, op := range []string{"file-write-data", "file-write-create", "file-write-unlink"} {
+			cases = append(cases, allow(file(op, p)))
+		}
+	}
+	checkAll(t, ev, cases)
+}
+
+func TestGitMetadataWritableWhenAsked(t *testing.T) {
+	p := gitPolicy()
+	p.GitMetadataWritable = true
+	pr, ev := render(t, p)
+	if strings.Contains(pr.Text, `\\.git`) {
+		t.Errorf("with repository metadata writable, the profile still names .git:\n%s", pr.Text)
+	}
+	var cases []expect
+	for _, path := range gitMetadataPaths {
+		cases = append(cases, allow(file("file-write-data", path)), allow(file("file-write-create", path)))
+		// Links and clones stay denied everywhere.
+		cases = append(cases, deny(file("file-link", path)), deny(file("file-clone", path)))
+	}
+	cases = append(cases, allow(file("file-write-unlink", "/Users/me/src/app")))
+	checkAll(t, ev, cases)
+}
+
+// TestGitMetadataHoldsAgainstBroadAllows: the repository-metadata denies name every write
+// operation, so no allow of one of them, wherever it stands, reopens them.
+func TestGitMetadataHoldsAgainstBroadAllows(t *testing.T) {
+	pr, _ := render(t, gitPolicy())
+	head, rest, ok := strings.Cut(pr.Text, "(deny default\n  (with message "+`"`+testMarker+`"`+"))\n")
+	if !ok {
+		t.Fatal("the profile has no (deny default ...) to add a rule after")
+	}
+	for _, allowRule := range broadAllows {
+		ev, err := sbpl.Parse(head+"(deny default (with message \""+testMarker+"\"))\n"+allowRule+"\n"+rest, pr.ParamMap())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []sbpl.Query{
+			file("file-write-data", "/Users/me/src/app/.git/config"),
+			file("file-write-create", "/Users/me/src/app/.git/hooks/pre-commit"),
+			file("file-write-unlink", "/Users/me/src/app/.git"),
+			file("file-link", "/Users/me/src/app/.git/config"),
+		} {
+			if d := decide(t, ev, q); d.Allowed {
+				t.Errorf("after %s, %s was allowed by %s", allowRule, q, ev.Rules[d.Rule].Source)
+			}
+		}
+	}
+}
+
+// TestGitMetadataHostileFolderNames: the writable folder's path is part of the regular
+// expressions, so every character that means something in one is quoted: unquoted, a name
+// like a(b)c or a[b]c would not match itself and leave its repositories unprotected.
+func TestGitMetadataHostileFolderNames(t *testing.T) {
+	for _, name := range []string{
+		`a.b`, `a*b`, `a+b`, `a?b`, `a(b)c`, `a|b`, `a[b]c`, `a{1}b`, `a^b`, `a$b`, `a\b`, `a"b`,
+		`a\"b`, `a") (allow default) ("`, "a\nb", `.*`, `x|.*`, `名前`, `a]b`, `a}b`, `#"`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := macPolicy()
+			w := "/Users/me/w/" + name
+			p.Writable = []string{w}
+			_, ev := render(t, p)
+			checkAll(t, ev, []expect{
+				deny(file("file-write-data", w+"/.git/config")),
+				deny(file("file-write-create", w+"/sub/.git/hooks/pre-commit")),
+				allow(file("file-write-data", w+"/.git/index")),
+				allow(file("file-write-data", w+"/main.go")),
+			})
+		})
+	}
+}
