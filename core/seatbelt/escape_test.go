@@ -288,7 +288,8 @@ func TestNetworkModes(t *testing.T) {
 		{policy.Allowlist, dial("93.184.216.34:443"), false},
 		{policy.Open, dial("93.184.216.34:443"), true},
 		{policy.Open, dial("[2606:2800:220:1:248:1893:25c8:1946]:80"), true},
-		{policy.Open, dial("127.0.0.1:22"), true}, // open means open; the product page says so
+		{policy.Open, dial("127.0.0.1:22"), false}, // open means the internet, not this Mac's services
+		{policy.Open, dial("[::1]:5432"), false},
 		{policy.Open, unix("/private/var/run/mDNSResponder"), true},
 		{policy.Open, unix("/private/var/run/docker.sock"), false},
 		{policy.Open, unix("/Users/me/src/app/.sock"), false},

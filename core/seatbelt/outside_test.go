@@ -1,6 +1,7 @@
 package seatbelt
 
 import (
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -208,4 +209,61 @@ func TestGitMetadataHostileFolderNames(t *testing.T) {
 			})
 		})
 	}
+}
+
+// openPolicy is a session in open network mode whose person allowed one loopback service.
+func openPolicy() *policy.Policy {
+	p := macPolicy()
+	p.Network = policy.Open
+	p.ProxyPort = 0
+	p.Forwards = []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:5432")}
+	return p
+}
+
+func TestOpenNetworkIsNotLoopback(t *testing.T) {
+	_, ev := render(t, openPolicy())
+	checkAll(t, ev, []expect{
+		deny(dial("127.0.0.1:11434")), // Ollama
+		deny(dial("127.0.0.1:8888")),  // Jupyter
+		deny(dial("[::1]:8888")),
+		deny(dial("127.0.0.1:2375")), // Docker's TCP API
+		deny(dial("127.0.0.1:9222")), // a browser's remote-debugging port
+		deny(dial("127.0.0.1:6379")), // Redis without a password
+		deny(dial("127.0.0.1:53127")),
+		allow(dial("93.184.216.34:443")), // the internet
+		allow(dial("93.184.216.34:80")),
+		allow(dial("[2606:2800:220:1:248:1893:25c8:1946]:443")),
+		allow(dial("1.1.1.1:53")),
+		allow(dial("127.0.0.1:5432")), // the loopback entry the person allowed
+		allow(dial("[::1]:5432")),     // Seatbelt's localhost names both loopback addresses
+		allow(unix("/private/var/run/mDNSResponder")),
+		deny(unix("/private/var/run/docker.sock")),
+		deny(sbpl.Query{Op: "network-bind", Addr: "127.0.0.1:8080"}),
+	})
+
+	// The proxy, when a session in open mode has one, stays reachable.
+	p := openPolicy()
+	p.ProxyPort = 53127
+	_, ev = render(t, p)
+	checkAll(t, ev, []expect{
+		allow(dial("127.0.0.1:53127")),
+		allow(dial("[::1]:53127")),
+		deny(dial("127.0.0.1:11434")),
+		allow(dial("93.184.216.34:443")),
+	})
+}
+
+// TestForwardsInAllowlistMode: a loopback entry the person allowed is reachable directly in
+// allowlist mode too, by programs that never use a proxy for loopback; nothing else is.
+func TestForwardsInAllowlistMode(t *testing.T) {
+	p := macPolicy()
+	p.Forwards = []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:5432"), netip.MustParseAddrPort("[::1]:6379")}
+	_, ev := render(t, p)
+	checkAll(t, ev, []expect{
+		allow(dial("127.0.0.1:53127")),
+		allow(dial("127.0.0.1:5432")),
+		allow(dial("[::1]:6379")),
+		deny(dial("127.0.0.1:11434")),
+		deny(dial("93.184.216.34:443")),
+	})
 }

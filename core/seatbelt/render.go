@@ -11,6 +11,7 @@ package seatbelt
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"path"
 	"slices"
 	"strconv"
@@ -235,7 +236,11 @@ func check(p *policy.Policy) error {
 		if p.ProxyPort < 1 || p.ProxyPort > 65535 {
 			return fmt.Errorf("seatbelt: allowlist network needs the egress proxy's port, got %d; start the proxy before rendering the profile", p.ProxyPort)
 		}
-	case policy.Open, policy.None:
+	case policy.Open:
+		if p.ProxyPort < 0 || p.ProxyPort > 65535 {
+			return fmt.Errorf("seatbelt: the egress proxy's port %d is not 1-65535 (0 when open mode has no proxy)", p.ProxyPort)
+		}
+	case policy.None:
 	default:
 		return fmt.Errorf("seatbelt: network mode %q is not allowlist, open or none", p.Network)
 	}
@@ -590,10 +595,22 @@ func (r *renderer) render() {
 		r.line("; Network: only the egress proxy, on its loopback port (localhost is 127.0.0.1 and ::1).")
 		r.line("; A program that ignores HTTPS_PROXY has no network at all.")
 		r.line("(allow network-outbound (remote ip %s))", quote("localhost:"+strconv.Itoa(p.ProxyPort)))
+		r.forwards()
 	case policy.Open:
-		r.line("; Network: open. Any address and port, outbound only; files stay walled. Names are")
-		r.line("; resolved by mDNSResponder, through its socket: the one Unix socket open mode allows.")
+		r.line("; Network: open means the internet. Any address and port, outbound only; files stay")
+		r.line("; walled. Not this Mac's loopback, where its private services listen (databases without")
+		r.line("; passwords, Ollama, Jupyter, Docker's API, a browser's debugging port): Seatbelt names")
+		r.line("; loopback as localhost, 127.0.0.1 and ::1; it cannot name the rest of 127.0.0.0/8,")
+		r.line("; ::ffff:127.0.0.1 or this Mac's own network addresses, which stay reachable.")
 		r.line(`(allow network-outbound (remote ip "*:*"))`)
+		r.rule("deny", "network-outbound", []string{`(remote ip "localhost:*")`})
+		if p.ProxyPort > 0 {
+			r.line("; The egress proxy, on its loopback port.")
+			r.line("(allow network-outbound (remote ip %s))", quote("localhost:"+strconv.Itoa(p.ProxyPort)))
+		}
+		r.forwards()
+		r.line("; Names are resolved by mDNSResponder, through its socket: the one Unix socket open")
+		r.line("; mode allows.")
 		r.line("(allow network-outbound (literal %s))", quote(mdnsResponder))
 	case policy.None:
 		r.line("; Network: none, not even the egress proxy.")
@@ -604,6 +621,32 @@ func (r *renderer) render() {
 	r.line("; or write rule covers; denied by name, so a file the command may not read cannot get a")
 	r.line("; second name or a copy in a folder it may. Tools copy instead.")
 	r.rule("deny", "file-link file-clone", nil)
+}
+
+// forwards writes the loopback entries the person allowed: reachable directly, by programs
+// that never use a proxy for loopback. Seatbelt names loopback only as localhost, both
+// 127.0.0.1 and ::1, so an entry opens its port at both; an entry at another address cannot
+// be named and is left out.
+func (r *renderer) forwards() {
+	var ports []int
+	for _, f := range r.p.Forwards {
+		a := f.Addr().Unmap()
+		if a != netip.IPv6Loopback() && a != netip.AddrFrom4([4]byte{127, 0, 0, 1}) || f.Port() == 0 {
+			continue
+		}
+		if port := int(f.Port()); port != r.p.ProxyPort && !slices.Contains(ports, port) {
+			ports = append(ports, port)
+		}
+	}
+	if len(ports) == 0 {
+		return
+	}
+	r.line("; The loopback services the person allowed.")
+	var ips []string
+	for _, port := range ports {
+		ips = append(ips, "(remote ip "+quote("localhost:"+strconv.Itoa(port))+")")
+	}
+	r.rule("allow", "network-outbound", ips)
 }
 
 // regexQuote quotes s for a regular expression of the profile: a backslash before each

@@ -2,6 +2,7 @@ package seatbelt
 
 import (
 	"flag"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,6 +39,7 @@ func goldenPolicies() map[string]*policy.Policy {
 	open := macPolicy()
 	open.Network = policy.Open
 	open.ProxyPort = 0
+	open.Forwards = []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:5432")}
 
 	none := macPolicy()
 	none.Network = policy.None
@@ -177,6 +179,7 @@ func TestRenderRefuses(t *testing.T) {
 		{"no_home", func(p *policy.Policy) { p.UserHome = "" }, "home folder"},
 		{"no_port", func(p *policy.Policy) { p.ProxyPort = 0 }, "port"},
 		{"bad_network", func(p *policy.Policy) { p.Network = "wide" }, "network mode"},
+		{"open_bad_port", func(p *policy.Policy) { p.Network, p.ProxyPort = policy.Open, 70000 }, "port"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
