@@ -113,12 +113,17 @@ var escapes = []attempt{
 	{"boot_arguments", sysctl("kern.bootargs")},
 	{"list_other_pids", sbpl.Query{Op: "process-info-listpids"}},
 	{"exec_here_document", file("process-exec", "/private/var/tmp/sh-thd.1a2b")},
-	// What the person's own programs run or obey outside.
+	// What the person's own programs run or obey outside, and their data.
 	{"write_git_config", file("file-write-data", "/Users/me/src/app/.git/config")},
 	{"plant_git_hook", file("file-write-create", "/Users/me/src/app/.git/hooks/post-checkout")},
 	{"plant_hook_nested_repo", file("file-write-create", "/Users/me/src/app/third_party/x/.git/hooks/pre-commit")},
 	{"link_git_config", file("file-link", "/Users/me/src/app/.git/config")},
 	{"rename_writable_folder_away", file("file-write-unlink", "/Users/me/src/app")},
+	{"read_homebrew_postgres", file("file-read-data", "/opt/homebrew/var/postgresql@16/base/1/1259")},
+	{"read_intel_homebrew_redis", file("file-read-data", "/usr/local/var/db/redis/dump.rdb")},
+	{"read_network_configuration", file("file-read-data", "/Library/Preferences/SystemConfiguration/preferences.plist")},
+	{"read_login_window_users", file("file-read-data", "/Library/Preferences/com.apple.loginwindow.plist")},
+	{"list_system_preferences", file("file-read-data", "/Library/Preferences")},
 }
 
 // uses are what a legitimate command in a session of macPolicy needs.
@@ -204,6 +209,9 @@ var uses = []attempt{
 	{"git_commit_object", file("file-write-create", "/Users/me/src/app/.git/objects/ab/cdef0123")},
 	{"git_branch_ref", file("file-write-create", "/Users/me/src/app/.git/refs/heads/feature")},
 	{"git_read_config", file("file-read-data", "/Users/me/src/app/.git/config")},
+	{"homebrew_ca_bundle", file("file-read-data", "/opt/homebrew/etc/ca-certificates/cert.pem")},
+	{"homebrew_git", file("process-exec", "/opt/homebrew/bin/git")},
+	{"xcode_licence", file("file-read-data", "/Library/Preferences/com.apple.dt.Xcode.plist")}, // tuist PR 7631
 }
 
 // decide answers q as Seatbelt would, and fails the test when the plain last-match reading

@@ -267,3 +267,84 @@ func TestForwardsInAllowlistMode(t *testing.T) {
 		deny(dial("93.184.216.34:443")),
 	})
 }
+
+func TestHomebrewVarOutOfReach(t *testing.T) {
+	_, ev := render(t, macPolicy())
+	var cases []expect
+	for _, path := range []string{
+		"/opt/homebrew/var/postgresql@16/base/1/1259", // PostgreSQL's data
+		"/opt/homebrew/var/postgresql@16/pg_hba.conf",
+		"/opt/homebrew/var/mysql/ibdata1", // MySQL's
+		"/opt/homebrew/var/db/redis/dump.rdb",
+		"/opt/homebrew/var/log/nginx/access.log",
+		"/opt/homebrew/var",
+		"/usr/local/var/mysql/mysql/user.ibd", // Intel Homebrew
+		"/usr/local/var/log/postgres.log",
+		"/usr/local/var",
+	} {
+		for _, op := range []string{"file-read-data", "file-read-metadata", "file-read-xattr", "file-test-existence", "file-map-executable", "process-exec"} {
+			cases = append(cases, deny(file(op, path)))
+		}
+	}
+	cases = append(cases,
+		allow(file("file-read-data", "/opt/homebrew/etc/ca-certificates/cert.pem")), // CA bundles
+		allow(file("file-read-data", "/opt/homebrew/etc/openssl@3/cert.pem")),
+		allow(file("file-read-data", "/usr/local/etc/openssl@3/cert.pem")),
+		allow(file("file-read-data", "/opt/homebrew/bin/git")),
+		allow(file("process-exec", "/opt/homebrew/bin/git")),
+		allow(file("file-map-executable", "/opt/homebrew/lib/libpcre2-8.0.dylib")),
+		allow(file("file-read-data", "/opt/homebrew/Cellar/git/2.47.0/bin/git")),
+		allow(file("file-read-data", "/usr/local/bin/python3")),
+		allow(file("file-read-data", "/usr/lib/libSystem.B.dylib")),
+		allow(file("file-read-data", "/opt/homebrew/variant/x")), // a sibling, not inside var
+		allow(file("file-read-metadata", "/opt/homebrew")),
+	)
+	checkAll(t, ev, cases)
+}
+
+// TestHomebrewVarSessionFolderInside: a folder the person shares inside var (nginx's web root)
+// is theirs to share; the rest of var stays out of reach.
+func TestHomebrewVarSessionFolderInside(t *testing.T) {
+	p := macPolicy()
+	p.Writable = append(p.Writable, "/opt/homebrew/var/www")
+	_, ev := render(t, p)
+	checkAll(t, ev, []expect{
+		allow(file("file-write-data", "/opt/homebrew/var/www/index.html")),
+		allow(file("file-read-data", "/opt/homebrew/var/www/index.html")),
+		allow(file("file-read-data", "/opt/homebrew/var/www")),
+		allow(file("file-read-metadata", "/opt/homebrew/var")), // on the way to it
+		deny(file("file-read-data", "/opt/homebrew/var")),
+		deny(file("file-read-data", "/opt/homebrew/var/postgresql@16/base/1/1259")),
+		deny(file("file-read-data", "/opt/homebrew/var/www2/x")),
+	})
+}
+
+func TestLibraryPreferencesNarrowed(t *testing.T) {
+	_, ev := render(t, macPolicy())
+	var cases []expect
+	for _, path := range []string{
+		"/Library/Preferences/SystemConfiguration/preferences.plist", // network configuration
+		"/Library/Preferences/SystemConfiguration/com.apple.airport.preferences.plist",
+		"/Library/Preferences/com.apple.loginwindow.plist", // the login window's users
+		"/Library/Preferences/com.apple.Bluetooth.plist",   // pairings
+		"/Library/Preferences/com.apple.TimeMachine.plist", // backup targets
+		"/Library/Preferences/SystemConfiguration",
+	} {
+		for _, op := range []string{"file-read-data", "file-read-metadata", "file-read-xattr", "file-test-existence"} {
+			cases = append(cases, deny(file(op, path)))
+		}
+	}
+	cases = append(cases,
+		deny(file("file-read-data", "/Library/Preferences")), // no listing
+		allow(file("file-read-metadata", "/Library/Preferences")),
+		allow(file("file-read-data", "/Library/Preferences/com.apple.dt.Xcode.plist")), // the Xcode licence check
+		allow(file("file-read-data", "/Library/Preferences/.GlobalPreferences.plist")),
+		allow(file("file-read-data", "/Library/Preferences/Logging/com.apple.diagnosticd.filter.plist")),
+		allow(file("file-read-data", "/Library/Preferences/Logging/Subsystems/com.apple.network.plist")),
+		allow(file("file-read-data", "/Library/Preferences/com.apple.networkd.plist")),
+		allow(file("file-read-data", "/Library/Managed Preferences/com.apple.x.plist")),
+		deny(file("file-write-data", "/Library/Preferences/com.apple.dt.Xcode.plist")),
+		deny(file("file-read-data", "/Library/Preferences/com.apple.dt.Xcode.plist.bak")),
+	)
+	checkAll(t, ev, cases)
+}

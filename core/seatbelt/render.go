@@ -170,6 +170,32 @@ var gitMetadata = []struct{ suffix, why string }{
 	{`(/[^/]+)*/\.git/modules(/[^/]+)*$`, "submodules' repositories, whole: git status in the repository runs git in each of them"},
 }
 
+// narrowed are folders inside the readable system paths that hold the person's data rather
+// than the system's. Nothing in one is reachable but what keep names and the session folders
+// the person shares inside it.
+var narrowed = []struct {
+	folder, why string
+	// keep are the paths inside that stay readable, each with its source.
+	keep []struct{ filter, why string }
+	// stat says the folder itself may be stat'ed (not listed), as programs that read a kept
+	// path do on the way.
+	stat bool
+}{
+	{
+		folder: "/Library/Preferences",
+		why:    "the machine's settings: its network configuration\n; (SystemConfiguration), the login window's users, Bluetooth pairings, Time Machine's targets",
+		keep: []struct{ filter, why string }{
+			{`(literal "/Library/Preferences/com.apple.dt.Xcode.plist")`, "the Xcode licence check xcodebuild and the /usr/bin developer-tool shims make (tuist PR 7631; agent-safehouse xcode.sb)"},
+			{`(literal "/Library/Preferences/.GlobalPreferences.plist")`, "machine-wide locale and defaults Foundation reads (agent-safehouse 10-system-runtime.sb)"},
+			{`(subpath "/Library/Preferences/Logging")`, "os_log's configuration, read as every process starts logging (codex seatbelt_platform_defaults.sbpl; agent-safehouse)"},
+			{`(literal "/Library/Preferences/com.apple.networkd.plist")`, "networkd's settings, read as a network client starts (agent-safehouse 10-system-runtime.sb)"},
+		},
+		stat: true,
+	},
+	{folder: "/opt/homebrew/var", why: "the data of Homebrew's services: PostgreSQL, MySQL\n; and Redis databases, their dumps and logs (its etc, with the CA bundles, stays readable)"},
+	{folder: "/usr/local/var", why: "the same on Intel Macs"},
+}
+
 // Render renders p as a Seatbelt profile. It fails, rather than render a looser profile, when
 // p is incomplete or inconsistent: no marker, a relative or uncleaned path, a session folder
 // that is or contains the home folder, an allowlist without a proxy port.
@@ -514,14 +540,42 @@ func (r *renderer) render() {
 		r.rule("deny", fileOps+" "+execOps, subpaths(hidden))
 		r.line("")
 	}
+	var stat []string // narrowed folders, and folders on the way to session folders inside them
+	for _, n := range narrowed {
+		r.line("; Out of reach: %s, %s.", n.folder, n.why)
+		keep, between := r.insideOf(n.folder, readable)
+		if len(n.keep) > 0 {
+			r.line("; Only what programs read stays readable:")
+			for _, k := range n.keep {
+				r.line(";   %s: %s", k.filter, k.why)
+				keep = append(keep, k.filter)
+			}
+		}
+		if len(keep) > len(n.keep) {
+			r.line("; and the session folders the person shares inside it.")
+		}
+		in := "(subpath " + quote(n.folder) + ")"
+		if len(keep) > 0 {
+			in = "(require-all\n    " + in + "\n    (require-not (require-any\n      " + strings.Join(keep, "\n      ") + ")))"
+		}
+		r.rule("deny", fileOps+" "+execOps, []string{in})
+		r.line("")
+		if n.stat {
+			stat = append(stat, "(literal "+quote(n.folder)+")")
+		}
+		for _, a := range between {
+			stat = append(stat, "(literal "+r.param("ANCESTOR", a)+")")
+		}
+	}
 
 	r.line("; Metadata (not contents) of the folders above those paths and of the /dev, /etc, /tmp,")
 	r.line("; /var symlinks, so that paths resolve (realpath, getcwd). The home folder can then be")
-	r.line("; stat'ed when a session folder lies in it, never listed.")
+	r.line("; stat'ed when a session folder lies in it, never listed; so can the folders narrowed above.")
 	meta := r.ancestors()
 	for _, s := range systemSymlinks {
 		meta = append(meta, "(literal "+quote(s)+")")
 	}
+	meta = append(meta, stat...)
 	r.rule("allow", "file-read-metadata file-test-existence", meta)
 	r.line("")
 
@@ -662,6 +716,29 @@ func regexQuote(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// insideOf returns, as (subpath ...) filters, the session's folders (not system paths) that
+// are dir or lie inside it, with the folders between dir and each of them.
+func (r *renderer) insideOf(dir string, readable []string) (inside, between []string) {
+	p := r.p
+	all := slices.Concat(p.System, p.Toolchains, p.RunnerFiles, p.ReadOnly, p.Writable)
+	if p.PrivateTmp != "" {
+		all = append(all, p.PrivateTmp)
+	}
+	for i, d := range all { // in the order of readable()
+		if i < len(p.System) || !policy.Within(dir, d) {
+			continue
+		}
+		inside = append(inside, "(subpath "+readable[i]+")")
+		for a := path.Dir(d); policy.Within(dir, a) && a != d; a = path.Dir(a) {
+			if !slices.Contains(between, a) {
+				between = append(between, a)
+			}
+		}
+	}
+	slices.Sort(between)
+	return inside, between
 }
 
 // ruleCommented is rule with a trailing comment on each filter line.
