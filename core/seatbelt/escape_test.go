@@ -124,6 +124,7 @@ var escapes = []attempt{
 	{"read_network_configuration", file("file-read-data", "/Library/Preferences/SystemConfiguration/preferences.plist")},
 	{"read_login_window_users", file("file-read-data", "/Library/Preferences/com.apple.loginwindow.plist")},
 	{"list_system_preferences", file("file-read-data", "/Library/Preferences")},
+	{"other_programs_semaphore", ipc("ipc-posix-sem", "/com.example.app.lock")},
 }
 
 // uses are what a legitimate command in a session of macPolicy needs.
@@ -212,6 +213,7 @@ var uses = []attempt{
 	{"homebrew_ca_bundle", file("file-read-data", "/opt/homebrew/etc/ca-certificates/cert.pem")},
 	{"homebrew_git", file("process-exec", "/opt/homebrew/bin/git")},
 	{"xcode_licence", file("file-read-data", "/Library/Preferences/com.apple.dt.Xcode.plist")}, // tuist PR 7631
+	{"loky_semaphore", ipc("ipc-posix-sem", "/loky-4242-k3j_9x2a")},                            // joblib
 }
 
 // decide answers q as Seatbelt would, and fails the test when the plain last-match reading

@@ -348,3 +348,18 @@ func TestLibraryPreferencesNarrowed(t *testing.T) {
 	)
 	checkAll(t, ev, cases)
 }
+
+func TestSemaphoresByName(t *testing.T) {
+	_, ev := render(t, macPolicy())
+	checkAll(t, ev, []expect{
+		allow(ipc("ipc-posix-sem", "/mp-k3j_9x2a")),         // Python's multiprocessing
+		allow(ipc("ipc-posix-sem", "/loky-4242-k3j_9x2a")),  // joblib's loky
+		deny(ipc("ipc-posix-sem", "/com.example.app.lock")), // another program's
+		deny(ipc("ipc-posix-sem", "/pgsql-5432001")),
+		deny(ipc("ipc-posix-sem", "/mp")),
+		deny(ipc("ipc-posix-sem", "/mpx-k3j_9x2a")),
+		deny(ipc("ipc-posix-sem", "mp-k3j_9x2a")),
+		deny(ipc("ipc-posix-sem", "/MP-K3J9X2AB")),
+		deny(ipc("ipc-posix-sem", "/loky-x-k3j_9x2a")),
+	})
+}

@@ -158,6 +158,14 @@ var sharedMemory = []string{
 // mdnsResponder is the socket through which macOS's resolver asks mDNSResponder for names.
 const mdnsResponder = "/private/var/run/mDNSResponder"
 
+// semaphores are the POSIX named semaphores a command may create, open, wait on and unlink:
+// the names runtimes give their own. Every other name belongs to some other program of the
+// person's, which a command could otherwise hold or remove.
+var semaphores = []struct{ filter, why string }{
+	{`(ipc-posix-name-regex #"^/mp-[a-z0-9_]+$")`, "Python's multiprocessing: locks, queues, pools, ProcessPoolExecutor; /mp- and eight random characters (CPython Lib/multiprocessing/synchronize.py, SemLock._make_name)"},
+	{`(ipc-posix-name-regex #"^/loky-[0-9]+-[a-z0-9_]+$")`, "joblib's process pool, loky: /loky-PID- and eight random characters (joblib/loky, loky/backend/synchronize.py)"},
+}
+
 // gitMetadata is, below a .git at any depth of a writable folder, what the person's own git
 // runs or obeys outside the wall, as regular expressions that follow the folder's quoted
 // path. A command may not write, create, remove, rename, link or clone any of it.
@@ -634,9 +642,14 @@ func (r *renderer) render() {
 	r.line("; Host processor information, which Node's os.cpus() (and so npm, yarn and node-gyp) reads")
 	r.line("; through host_processor_info (codex).")
 	r.line("(allow mach-host*)")
-	r.line("; Named semaphores, for Python's multiprocessing locks (codex, sandbox-runtime); shared")
-	r.line("; memory only under the names OpenMP and Python's shared_memory give it.")
-	r.line("(allow ipc-posix-sem)")
+	r.line("; Named semaphores only under the names runtimes give their own; shared memory only under")
+	r.line("; the names OpenMP and Python's shared_memory give it. Other names are the person's other")
+	r.line("; programs', which a command could hold or remove.")
+	var sems []string
+	for _, s := range semaphores {
+		sems = append(sems, s.filter+" ; "+s.why)
+	}
+	r.ruleCommented("allow", "ipc-posix-sem", sems)
 	r.rule("allow", "ipc-posix-shm-read-data ipc-posix-shm-read-metadata ipc-posix-shm-write-create ipc-posix-shm-write-data ipc-posix-shm-write-unlink", sharedMemory)
 	r.line("")
 

@@ -45,6 +45,8 @@ func TestFilters(t *testing.T) {
 		{"regex_string", `(allow file-read-data (regex "^/a/[^/]+\\.txt$"))`, Query{Op: "file-read-data", Path: "/a/x.txt"}, true},
 		{"regex_string_quoted_dot", `(allow file-read-data (regex "^/a/x\\.txt$"))`, Query{Op: "file-read-data", Path: "/a/xytxt"}, false},
 		{"regex_string_quoted_paren", `(allow file-read-data (regex "^/a\\(b\\)(/[^/]+)*/\\.git$"))`, Query{Op: "file-read-data", Path: "/a(b)/c/.git"}, true},
+		{"semaphore_name", `(allow ipc-posix-sem (ipc-posix-name-regex #"^/mp-[a-z0-9_]+$"))`, Query{Op: "ipc-posix-sem", Name: "/mp-k3j_9x2a"}, true},
+		{"semaphore_other_name", `(allow ipc-posix-sem (ipc-posix-name-regex #"^/mp-[a-z0-9_]+$"))`, Query{Op: "ipc-posix-sem", Name: "/other"}, false},
 		{"any_of_filters", `(allow file-read-data (literal "/x") (literal "/y"))`, Query{Op: "file-read-data", Path: "/y"}, true},
 		{"require_all_both", `(allow file-read-data (require-all (subpath "/a") (regex #"\.txt$")))`, Query{Op: "file-read-data", Path: "/a/x.txt"}, true},
 		{"require_all_one", `(allow file-read-data (require-all (subpath "/a") (regex #"\.txt$")))`, Query{Op: "file-read-data", Path: "/a/x.sh"}, false},
