@@ -3,6 +3,7 @@ package seatbelt
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/seatbelt/internal/sbpl"
@@ -12,7 +13,8 @@ import (
 // system path, which is inlined rather than passed as a parameter) are chosen by the fuzzer,
 // and proves through the evaluator that no name changes the profile's rules: the profile has
 // the same shape as one with plain names, the secrets stay unreadable, the internet
-// unreachable, and the hostile folder itself works as a folder.
+// unreachable, the hostile folder itself works as a folder, and its repository metadata,
+// whose regular expressions hold the name quoted, stays read-only.
 func FuzzFolderNameInjection(f *testing.F) {
 	for _, s := range []string{
 		`a") (allow default) ("`,
@@ -30,6 +32,13 @@ func FuzzFolderNameInjection(f *testing.F) {
 			t.Skip("not one path component")
 		}
 		p := namedPolicy(name)
+		if !utf8.ValidString(name) {
+			// No macOS file system holds such a name; Render refuses it rather than quote it.
+			if _, err := Render(p); err == nil {
+				t.Fatalf("Render accepted the folder name %q, which is not UTF-8", name)
+			}
+			return
+		}
 		pr, ev := render(t, p)
 		if got := ev.Shape(); got != shape {
 			t.Fatalf("folder name %q changed the profile's rules:\n%s", name, pr.Text)
@@ -53,6 +62,9 @@ func FuzzFolderNameInjection(f *testing.F) {
 		must(mach("com.apple.coreservices.launchservicesd"), false)
 		must(file("file-link", "/Users/me/w/"+name+"/k"), false)
 		must(file("file-write-create", "/Users/me/w/"+name+"/new"), true)
+		must(file("file-write-data", "/Users/me/w/"+name+"/.git/config"), false)
+		must(file("file-write-create", "/Users/me/w/"+name+"/x/.git/hooks/pre-commit"), false)
+		must(file("file-write-data", "/Users/me/w/"+name+"/.git/index"), true)
 		must(file("file-read-data", "/Users/me/r/"+name+"/doc"), true)
 		must(file("file-write-data", "/Users/me/r/"+name+"/doc"), false)
 		must(file("file-read-data", "/Library/Tools/"+name+"/lib.dylib"), true)

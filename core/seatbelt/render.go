@@ -11,11 +11,13 @@ package seatbelt
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/openworker/openworker/core/policy"
 )
@@ -156,6 +158,52 @@ var sharedMemory = []string{
 // mdnsResponder is the socket through which macOS's resolver asks mDNSResponder for names.
 const mdnsResponder = "/private/var/run/mDNSResponder"
 
+// semaphores are the POSIX named semaphores a command may create, open, wait on and unlink:
+// the names runtimes give their own. Every other name belongs to some other program of the
+// person's, which a command could otherwise hold or remove.
+var semaphores = []struct{ filter, why string }{
+	{`(ipc-posix-name-regex #"^/mp-[a-z0-9_]+$")`, "Python's multiprocessing: locks, queues, pools, ProcessPoolExecutor; /mp- and eight random characters (CPython Lib/multiprocessing/synchronize.py, SemLock._make_name)"},
+	{`(ipc-posix-name-regex #"^/loky-[0-9]+-[a-z0-9_]+$")`, "joblib's process pool, loky: /loky-PID- and eight random characters (joblib/loky, loky/backend/synchronize.py)"},
+}
+
+// gitMetadata is, below a .git at any depth of a writable folder, what the person's own git
+// runs or obeys outside the wall, as regular expressions that follow the folder's quoted
+// path. A command may not write, create, remove, rename, link or clone any of it.
+var gitMetadata = []struct{ suffix, why string }{
+	{`(/[^/]+)*/\.git$`, "the .git folder itself, or a linked worktree's .git file that names its repository: renamed away, it could come back with settings the command wrote"},
+	{`(/[^/]+)*/\.git/(config|config\.worktree|commondir)$`, "the repository's settings (core.fsmonitor, core.hooksPath, core.sshCommand, core.pager, filters, credential helpers, include.path), per-worktree settings, and commondir, which names the folder git takes both from"},
+	{`(/[^/]+)*/\.git/hooks(/[^/]+)*$`, "hooks, run on commit, checkout, merge and push"},
+	{`(/[^/]+)*/\.git/worktrees(/[^/]+)?$`, "the linked worktrees' folders, which a rename could swap"},
+	{`(/[^/]+)*/\.git/worktrees/[^/]+/(config|config\.worktree|commondir|hooks(/[^/]+)*)$`, "a linked worktree's settings, commondir and hooks"},
+	{`(/[^/]+)*/\.git/modules(/[^/]+)*$`, "submodules' repositories, whole: git status in the repository runs git in each of them"},
+}
+
+// narrowed are folders inside the readable system paths that hold the person's data rather
+// than the system's. Nothing in one is reachable but what keep names and the session folders
+// the person shares inside it.
+var narrowed = []struct {
+	folder, why string
+	// keep are the paths inside that stay readable, each with its source.
+	keep []struct{ filter, why string }
+	// stat says the folder itself may be stat'ed (not listed), as programs that read a kept
+	// path do on the way.
+	stat bool
+}{
+	{
+		folder: "/Library/Preferences",
+		why:    "the machine's settings: its network configuration\n; (SystemConfiguration), the login window's users, Bluetooth pairings, Time Machine's targets",
+		keep: []struct{ filter, why string }{
+			{`(literal "/Library/Preferences/com.apple.dt.Xcode.plist")`, "the Xcode licence check xcodebuild and the /usr/bin developer-tool shims make (tuist PR 7631; agent-safehouse xcode.sb)"},
+			{`(literal "/Library/Preferences/.GlobalPreferences.plist")`, "machine-wide locale and defaults Foundation reads (agent-safehouse 10-system-runtime.sb)"},
+			{`(subpath "/Library/Preferences/Logging")`, "os_log's configuration, read as every process starts logging (codex seatbelt_platform_defaults.sbpl; agent-safehouse)"},
+			{`(literal "/Library/Preferences/com.apple.networkd.plist")`, "networkd's settings, read as a network client starts (agent-safehouse 10-system-runtime.sb)"},
+		},
+		stat: true,
+	},
+	{folder: "/opt/homebrew/var", why: "the data of Homebrew's services: PostgreSQL, MySQL\n; and Redis databases, their dumps and logs (its etc, with the CA bundles, stays readable)"},
+	{folder: "/usr/local/var", why: "the same on Intel Macs"},
+}
+
 // Render renders p as a Seatbelt profile. It fails, rather than render a looser profile, when
 // p is incomplete or inconsistent: no marker, a relative or uncleaned path, a session folder
 // that is or contains the home folder, an allowlist without a proxy port.
@@ -177,7 +225,9 @@ func check(p *policy.Policy) error {
 	}
 	var bad []string
 	checkPath := func(kind, s string) {
-		if s == "" || !path.IsAbs(s) || path.Clean(s) != s || strings.ContainsRune(s, 0) {
+		// macOS's file systems keep names as UTF-8, so a path that is not cannot name a
+		// folder there; and a writable folder's path is part of regular expressions.
+		if s == "" || !path.IsAbs(s) || path.Clean(s) != s || strings.ContainsRune(s, 0) || !utf8.ValidString(s) {
 			bad = append(bad, fmt.Sprintf("%s %q", kind, s))
 		}
 	}
@@ -204,7 +254,7 @@ func check(p *policy.Policy) error {
 		checkPath("hidden file", d)
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("seatbelt: these paths are not absolute, clean and without NUL: %s; the policy must resolve them first", strings.Join(bad, ", "))
+		return fmt.Errorf("seatbelt: these paths are not absolute, clean, UTF-8 and without NUL: %s; the policy must resolve them first", strings.Join(bad, ", "))
 	}
 	shared := slices.Concat(p.Writable, p.ReadOnly, p.Toolchains, p.RunnerFiles, p.System)
 	if p.PrivateTmp != "" {
@@ -220,7 +270,11 @@ func check(p *policy.Policy) error {
 		if p.ProxyPort < 1 || p.ProxyPort > 65535 {
 			return fmt.Errorf("seatbelt: allowlist network needs the egress proxy's port, got %d; start the proxy before rendering the profile", p.ProxyPort)
 		}
-	case policy.Open, policy.None:
+	case policy.Open:
+		if p.ProxyPort < 0 || p.ProxyPort > 65535 {
+			return fmt.Errorf("seatbelt: the egress proxy's port %d is not 1-65535 (0 when open mode has no proxy)", p.ProxyPort)
+		}
+	case policy.None:
 	default:
 		return fmt.Errorf("seatbelt: network mode %q is not allowlist, open or none", p.Network)
 	}
@@ -376,7 +430,8 @@ func (r *renderer) render() {
 	p := r.p
 	r.line("; Seatbelt profile generated by OpenWorker for marker %s.", p.Marker)
 	r.line("; Rendered from one session's policy; do not edit. Paths are parameters (-D NAME=VALUE,")
-	r.line("; listed at the end by `openworker sandbox profile`), so no folder name can change a rule.")
+	r.line("; listed at the end by `openworker sandbox profile`), so no folder name can change a rule;")
+	r.line("; where a regular expression must name a folder, the name is quoted in it.")
 	r.line("; When several rules match an operation, one that names the operation outranks one that")
 	r.line("; names only its wildcard (file-read-data over file-read*), and among equals the last")
 	r.line("; decides; so every deny names each operation it must hold against.")
@@ -437,6 +492,31 @@ func (r *renderer) render() {
 		r.rule("deny", writeOps, subpaths(ro))
 		r.line("")
 	}
+	if !p.GitMetadataWritable && len(p.Writable) > 0 {
+		r.line("; Repository metadata the person's own git runs or obeys outside the wall stays read-only")
+		r.line("; in every repository of a writable folder, at any depth, including one created during")
+		r.line("; the session: below each .git,")
+		for _, g := range gitMetadata {
+			r.line(";   %s", g.why)
+		}
+		r.line("; Links and clones are named too, so none of it gets a second, writable name. The folder's")
+		r.line("; path is written into each expression (quoted), as an expression cannot hold a parameter.")
+		var git []string
+		for _, w := range p.Writable {
+			for _, g := range gitMetadata {
+				git = append(git, "(regex "+quote("^"+regexQuote(w)+g.suffix)+")")
+			}
+		}
+		r.rule("deny", writeOps+" file-link file-clone", git)
+		r.line("; Nor may a writable folder itself be renamed away and back (or removed and made again):")
+		r.line("; a repository at its top would come back with settings written outside these expressions.")
+		var top []string
+		for _, w := range p.Writable {
+			top = append(top, "(literal "+r.param("WRITABLE", w)+")")
+		}
+		r.rule("deny", "file-write-create file-write-unlink", top)
+		r.line("")
+	}
 
 	r.line("; The home folder: nothing in it, not even a listing or a stat, but the shared folders")
 	r.line("; inside it. Every file operation is named, so no allow above (or added later) of one")
@@ -468,14 +548,42 @@ func (r *renderer) render() {
 		r.rule("deny", fileOps+" "+execOps, subpaths(hidden))
 		r.line("")
 	}
+	var stat []string // narrowed folders, and folders on the way to session folders inside them
+	for _, n := range narrowed {
+		r.line("; Out of reach: %s, %s.", n.folder, n.why)
+		keep, between := r.insideOf(n.folder, readable)
+		if len(n.keep) > 0 {
+			r.line("; Only what programs read stays readable:")
+			for _, k := range n.keep {
+				r.line(";   %s: %s", k.filter, k.why)
+				keep = append(keep, k.filter)
+			}
+		}
+		if len(keep) > len(n.keep) {
+			r.line("; and the session folders the person shares inside it.")
+		}
+		in := "(subpath " + quote(n.folder) + ")"
+		if len(keep) > 0 {
+			in = "(require-all\n    " + in + "\n    (require-not (require-any\n      " + strings.Join(keep, "\n      ") + ")))"
+		}
+		r.rule("deny", fileOps+" "+execOps, []string{in})
+		r.line("")
+		if n.stat {
+			stat = append(stat, "(literal "+quote(n.folder)+")")
+		}
+		for _, a := range between {
+			stat = append(stat, "(literal "+r.param("ANCESTOR", a)+")")
+		}
+	}
 
 	r.line("; Metadata (not contents) of the folders above those paths and of the /dev, /etc, /tmp,")
 	r.line("; /var symlinks, so that paths resolve (realpath, getcwd). The home folder can then be")
-	r.line("; stat'ed when a session folder lies in it, never listed.")
+	r.line("; stat'ed when a session folder lies in it, never listed; so can the folders narrowed above.")
 	meta := r.ancestors()
 	for _, s := range systemSymlinks {
 		meta = append(meta, "(literal "+quote(s)+")")
 	}
+	meta = append(meta, stat...)
 	r.rule("allow", "file-read-metadata file-test-existence", meta)
 	r.line("")
 
@@ -534,9 +642,14 @@ func (r *renderer) render() {
 	r.line("; Host processor information, which Node's os.cpus() (and so npm, yarn and node-gyp) reads")
 	r.line("; through host_processor_info (codex).")
 	r.line("(allow mach-host*)")
-	r.line("; Named semaphores, for Python's multiprocessing locks (codex, sandbox-runtime); shared")
-	r.line("; memory only under the names OpenMP and Python's shared_memory give it.")
-	r.line("(allow ipc-posix-sem)")
+	r.line("; Named semaphores only under the names runtimes give their own; shared memory only under")
+	r.line("; the names OpenMP and Python's shared_memory give it. Other names are the person's other")
+	r.line("; programs', which a command could hold or remove.")
+	var sems []string
+	for _, s := range semaphores {
+		sems = append(sems, s.filter+" ; "+s.why)
+	}
+	r.ruleCommented("allow", "ipc-posix-sem", sems)
 	r.rule("allow", "ipc-posix-shm-read-data ipc-posix-shm-read-metadata ipc-posix-shm-write-create ipc-posix-shm-write-data ipc-posix-shm-write-unlink", sharedMemory)
 	r.line("")
 
@@ -549,10 +662,22 @@ func (r *renderer) render() {
 		r.line("; Network: only the egress proxy, on its loopback port (localhost is 127.0.0.1 and ::1).")
 		r.line("; A program that ignores HTTPS_PROXY has no network at all.")
 		r.line("(allow network-outbound (remote ip %s))", quote("localhost:"+strconv.Itoa(p.ProxyPort)))
+		r.forwards()
 	case policy.Open:
-		r.line("; Network: open. Any address and port, outbound only; files stay walled. Names are")
-		r.line("; resolved by mDNSResponder, through its socket: the one Unix socket open mode allows.")
+		r.line("; Network: open means the internet. Any address and port, outbound only; files stay")
+		r.line("; walled. Not this Mac's loopback, where its private services listen (databases without")
+		r.line("; passwords, Ollama, Jupyter, Docker's API, a browser's debugging port): Seatbelt names")
+		r.line("; loopback as localhost, 127.0.0.1 and ::1; it cannot name the rest of 127.0.0.0/8,")
+		r.line("; ::ffff:127.0.0.1 or this Mac's own network addresses, which stay reachable.")
 		r.line(`(allow network-outbound (remote ip "*:*"))`)
+		r.rule("deny", "network-outbound", []string{`(remote ip "localhost:*")`})
+		if p.ProxyPort > 0 {
+			r.line("; The egress proxy, on its loopback port.")
+			r.line("(allow network-outbound (remote ip %s))", quote("localhost:"+strconv.Itoa(p.ProxyPort)))
+		}
+		r.forwards()
+		r.line("; Names are resolved by mDNSResponder, through its socket: the one Unix socket open")
+		r.line("; mode allows.")
 		r.line("(allow network-outbound (literal %s))", quote(mdnsResponder))
 	case policy.None:
 		r.line("; Network: none, not even the egress proxy.")
@@ -563,6 +688,70 @@ func (r *renderer) render() {
 	r.line("; or write rule covers; denied by name, so a file the command may not read cannot get a")
 	r.line("; second name or a copy in a folder it may. Tools copy instead.")
 	r.rule("deny", "file-link file-clone", nil)
+}
+
+// forwards writes the loopback entries the person allowed: reachable directly, by programs
+// that never use a proxy for loopback. Seatbelt names loopback only as localhost, both
+// 127.0.0.1 and ::1, so an entry opens its port at both; an entry at another address cannot
+// be named and is left out.
+func (r *renderer) forwards() {
+	var ports []int
+	for _, f := range r.p.Forwards {
+		a := f.Addr().Unmap()
+		if a != netip.IPv6Loopback() && a != netip.AddrFrom4([4]byte{127, 0, 0, 1}) || f.Port() == 0 {
+			continue
+		}
+		if port := int(f.Port()); port != r.p.ProxyPort && !slices.Contains(ports, port) {
+			ports = append(ports, port)
+		}
+	}
+	if len(ports) == 0 {
+		return
+	}
+	r.line("; The loopback services the person allowed.")
+	var ips []string
+	for _, port := range ports {
+		ips = append(ips, "(remote ip "+quote("localhost:"+strconv.Itoa(port))+")")
+	}
+	r.rule("allow", "network-outbound", ips)
+}
+
+// regexQuote quotes s for a regular expression of the profile: a backslash before each
+// character that POSIX extended expressions (Seatbelt's) and Go's both read as an operator,
+// so that s matches only itself. ']' and '}' are plain characters in both outside a bracket
+// or a bound, and every other byte, newline and UTF-8 included, stands for itself.
+func regexQuote(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(`.[\()*+?{|^$`, s[i]) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// insideOf returns, as (subpath ...) filters, the session's folders (not system paths) that
+// are dir or lie inside it, with the folders between dir and each of them.
+func (r *renderer) insideOf(dir string, readable []string) (inside, between []string) {
+	p := r.p
+	all := slices.Concat(p.System, p.Toolchains, p.RunnerFiles, p.ReadOnly, p.Writable)
+	if p.PrivateTmp != "" {
+		all = append(all, p.PrivateTmp)
+	}
+	for i, d := range all { // in the order of readable()
+		if i < len(p.System) || !policy.Within(dir, d) {
+			continue
+		}
+		inside = append(inside, "(subpath "+readable[i]+")")
+		for a := path.Dir(d); policy.Within(dir, a) && a != d; a = path.Dir(a) {
+			if !slices.Contains(between, a) {
+				between = append(between, a)
+			}
+		}
+	}
+	slices.Sort(between)
+	return inside, between
 }
 
 // ruleCommented is rule with a trailing comment on each filter line.

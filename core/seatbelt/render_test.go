@@ -2,6 +2,7 @@ package seatbelt
 
 import (
 	"flag"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,6 +39,7 @@ func goldenPolicies() map[string]*policy.Policy {
 	open := macPolicy()
 	open.Network = policy.Open
 	open.ProxyPort = 0
+	open.Forwards = []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:5432")}
 
 	none := macPolicy()
 	none.Network = policy.None
@@ -171,11 +173,13 @@ func TestRenderRefuses(t *testing.T) {
 		{"relative", func(p *policy.Policy) { p.Writable = []string{"src/app"} }, `writable folder "src/app"`},
 		{"unclean", func(p *policy.Policy) { p.ReadOnly = []string{"/Users/me/../me/docs"} }, "read-only folder"},
 		{"nul", func(p *policy.Policy) { p.Writable = []string{"/Users/me/a\x00b"} }, "NUL"},
+		{"not_utf8", func(p *policy.Policy) { p.Writable = []string{"/Users/me/a\x87b"} }, "UTF-8"},
 		{"home_shared", func(p *policy.Policy) { p.Writable = []string{"/Users/me"} }, "home folder"},
 		{"root_shared", func(p *policy.Policy) { p.ReadOnly = []string{"/"} }, "home folder"},
 		{"no_home", func(p *policy.Policy) { p.UserHome = "" }, "home folder"},
 		{"no_port", func(p *policy.Policy) { p.ProxyPort = 0 }, "port"},
 		{"bad_network", func(p *policy.Policy) { p.Network = "wide" }, "network mode"},
+		{"open_bad_port", func(p *policy.Policy) { p.Network, p.ProxyPort = policy.Open, 70000 }, "port"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

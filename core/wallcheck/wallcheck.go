@@ -98,6 +98,11 @@ type Options struct {
 	// not show it. 0 leaves the probe out.
 	OutsidePID int
 	OutsideArg string
+	// GitMetadataProtected says repository metadata is read-only in the session's folders
+	// (sandbox_git_metadata is not "writable"). On a Mac the profile then refuses a .git made
+	// anywhere in them, so the person's own git never obeys settings a command wrote: the
+	// probe makes one in the session folder, which must be refused.
+	GitMetadataProtected bool
 }
 
 // Battery returns the probes for a machine.
@@ -135,6 +140,19 @@ func Battery(o Options) []Probe {
 	}
 	if o.GOOS == "linux" {
 		ps = append(ps, linuxKernelProbes()...)
+	}
+	if o.GOOS == "darwin" && o.GitMetadataProtected {
+		p := Probe{
+			Name: "a repository's .git made in the session folder",
+			// The folder around it is removed whatever happened, so a broken wall leaves
+			// nothing behind either.
+			Command: "mkdir .openworker-check-repo && { mkdir .openworker-check-repo/.git; rc=$?; rm -rf .openworker-check-repo; exit $rc; }",
+			Refused: true,
+		}
+		if o.ReportsDenials {
+			p.Reported = ".openworker-check-repo/.git"
+		}
+		ps = append(ps, p)
 	}
 	if secret := loginFile(o.UserHome); secret != "" {
 		// head -c 0 opens the file and reads nothing: a broken wall shows no secret here.

@@ -72,6 +72,45 @@ func TestJudging(t *testing.T) {
 	}
 }
 
+func TestGitMetadataProbe(t *testing.T) {
+	home := t.TempDir()
+	find := func(o Options) []Probe {
+		var p []Probe
+		for _, pr := range Battery(o) {
+			if strings.Contains(pr.Name, ".git") {
+				p = append(p, pr)
+			}
+		}
+		return p
+	}
+	if p := find(Options{GOOS: "darwin", UserHome: home}); len(p) != 0 {
+		t.Errorf("with repository metadata writable, the battery still makes a .git: %+v", p)
+	}
+	if p := find(Options{GOOS: "linux", UserHome: home, GitMetadataProtected: true}); len(p) != 0 {
+		t.Errorf("on Linux, where a repository made inside is found after the command, the battery makes a .git: %+v", p)
+	}
+	p := find(Options{GOOS: "darwin", UserHome: home, GitMetadataProtected: true, ReportsDenials: true})
+	if len(p) != 1 || !p[0].Refused {
+		t.Fatalf("want one refusal probe, got %+v", p)
+	}
+	for _, tt := range []struct {
+		name string
+		out  Outcome
+		want string
+	}{
+		{"refused", Outcome{ExitCode: 1, Stderr: "mkdir: .openworker-check-repo/.git: Operation not permitted",
+			Denials: []string{"file-write-create /private/var/folders/x/T/work/.openworker-check-repo/.git (mkdir)"}}, Refused},
+		{"made", Outcome{}, NotRefused},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rs := Run(context.Background(), func(context.Context, string) (Outcome, error) { return tt.out, nil }, p, found)
+			if rs[0].Status != tt.want || rs[0].Unreported {
+				t.Errorf("%+v, want %s", rs[0], tt.want)
+			}
+		})
+	}
+}
+
 func TestSkipsMissingPrograms(t *testing.T) {
 	probes := Battery(Options{GOOS: "linux"})
 	rs := Run(context.Background(), fakeExec{}.exec, probes, func(name string) (string, error) { return "", errors.New("missing") })
