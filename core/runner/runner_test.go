@@ -302,3 +302,54 @@ func TestSignalAndStdinWhileACommandRuns(t *testing.T) {
 		t.Fatalf("exit %d stdout %q: %v", res.ExitCode, res.Stdout, err)
 	}
 }
+
+// What a command leaves running in its process group (`server &`) ends with the runner:
+// SIGTERM first, so its traps run, then SIGKILL. Here no PID namespace helps: the runner is
+// this test's own process, as on macOS.
+func TestRunnerEndsTheGroupsItStarted(t *testing.T) {
+	dir := t.TempDir()
+	termed := filepath.Join(dir, "termed")
+	a, b := net.Pipe()
+	t.Setenv("TMPDIR", t.TempDir())
+	s := NewServer(Config{Dir: dir, Env: os.Environ()})
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(b) }()
+	c := NewClient(a)
+	// Each background shell says when its trap is set, and the command waits for that: a
+	// SIGTERM before the trap would find the default action.
+	r, err := c.Call(&Request{Tool: ToolExec, Exec: &ExecArgs{Command: `sleep 300 >/dev/null 2>&1 & echo $!
+sh -c 'trap "echo term > ` + termed + `; exit 0" TERM; touch trap1; while :; do sleep 0.05; done' >/dev/null 2>&1 & echo $!
+sh -c 'trap "" TERM; touch trap2; while :; do sleep 0.05; done' >/dev/null 2>&1 & echo $!
+while [ ! -e trap1 ] || [ ! -e trap2 ]; do sleep 0.01; done`}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(r.Stdout)) {
+		pid, _ := strconv.Atoi(f)
+		pids = append(pids, pid)
+	}
+	if len(pids) != 3 {
+		t.Fatalf("background pids: %q", r.Stdout)
+	}
+	for _, pid := range pids {
+		if !alive(pid) {
+			t.Fatalf("background process %d is not running after its command", pid)
+		}
+	}
+	c.Close()
+	b.Close()
+	<-done
+	// SIGKILL is sent when Serve returns; the kernel then takes a moment.
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		for _, pid := range pids {
+			if alive(pid) {
+				return fmt.Errorf("background process %d outlived the runner", pid)
+			}
+		}
+		return nil
+	})
+	if _, err := os.Stat(termed); err != nil {
+		t.Fatal("the background process was not sent SIGTERM before SIGKILL: its trap did not run")
+	}
+}

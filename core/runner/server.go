@@ -84,7 +84,8 @@ func NewServer(cfg Config) *Server {
 	return &Server{shell: newShell(cfg), guard: cfg.Guard, idle: cfg.Idle, running: map[uint64]*execIO{}}
 }
 
-// Serve reads requests from rw and answers them until EOF.
+// Serve reads requests from rw and answers them until EOF, then ends every process group
+// its commands started.
 //
 // Tool calls are carried out one at a time on the goroutine that called Serve, which a
 // runner inside the wall keeps on the one thread behind all of the wall. Another goroutine
@@ -92,6 +93,8 @@ func NewServer(cfg Config) *Server {
 // while it runs: those only send a signal to the command's process group or copy bytes into
 // its standard input's pipe.
 func (s *Server) Serve(rw io.ReadWriter) error {
+	// Whatever the commands left running goes with the runner.
+	defer s.shell.stopGroups()
 	var wmu sync.Mutex
 	send := func(r *Response) {
 		msg := r.encodeFitting()

@@ -24,6 +24,38 @@ type shell struct {
 	state string // file the wrapper writes the state to, in the private tmp
 
 	children Children // nil: commands are started directly
+
+	// groups are the process groups of the commands this shell started: each command leads
+	// one, and what it leaves running there (`server &`) stays in it after it exits.
+	groupsMu sync.Mutex
+	groups   map[int]bool
+}
+
+// groupGrace is how long the groups left at the end get between SIGTERM and SIGKILL.
+const groupGrace = time.Second
+
+// stopGroups ends every process group this shell started that still has a process: SIGTERM,
+// a grace for their traps, then SIGKILL. The runner calls it before it exits: on macOS,
+// which has no process namespace, nothing else would end a command's background processes
+// with the session (on Linux the PID namespace ends them too).
+func (sh *shell) stopGroups() {
+	sh.groupsMu.Lock()
+	var live []int
+	for g := range sh.groups {
+		if syscall.Kill(-g, syscall.SIGTERM) == nil {
+			live = append(live, g)
+		}
+	}
+	sh.groups = nil
+	sh.groupsMu.Unlock()
+	deadline := time.Now().Add(groupGrace)
+	for len(live) > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		live = slices.DeleteFunc(live, func(g int) bool { return syscall.Kill(-g, 0) != nil })
+	}
+	for _, g := range live {
+		_ = syscall.Kill(-g, syscall.SIGKILL)
+	}
 }
 
 // wrapper runs the command with eval, so that `exit N` still runs the EXIT trap, which
@@ -122,6 +154,18 @@ func (sh *shell) exec(id uint64, a *ExecArgs, send func(*Response), x *execIO) (
 	if in != nil {
 		in.Close()
 	}
+	sh.groupsMu.Lock()
+	if sh.groups == nil {
+		sh.groups = map[int]bool{}
+	}
+	// Groups whose every process has gone are dropped, so a long session keeps few.
+	for g := range sh.groups {
+		if syscall.Kill(-g, 0) != nil {
+			delete(sh.groups, g)
+		}
+	}
+	sh.groups[cmd.Process.Pid] = true
+	sh.groupsMu.Unlock()
 	x.started(cmd.Process.Pid)
 	var (
 		mu        sync.Mutex

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -142,6 +143,44 @@ func TestKillEndsTheGroup(t *testing.T) {
 			return nil
 		}
 		return fmt.Errorf("grandchild %d survived Kill", child)
+	})
+}
+
+// A process a command moved to a process group of its own is still in the runner's session:
+// Kill finds it there (macOS has no process namespace to end it with the runner).
+func TestKillEndsTheSession(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("perl is not installed")
+	}
+	core, runner := socketPair(t)
+	defer core.Close()
+	args := []string{"-p", "(version 1)", "/bin/sh", "-c", `perl -e 'setpgrp(0, 0); sleep 60' & echo $! >&3; sleep 60`}
+	p, err := launch(writeFake(t), args, sandbox.RunnerSpec{Conn: runner}, nil)
+	runner.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(core).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, _ := strconv.Atoi(strings.TrimSpace(line))
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		if pgid, err := syscall.Getpgid(child); err != nil || pgid != child {
+			return fmt.Errorf("the grandchild %d is not yet in a group of its own (%d, %v)", child, pgid, err)
+		}
+		return nil
+	})
+	if err := p.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	p.Wait()
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		err := syscall.Kill(child, 0)
+		if errors.Is(err, syscall.ESRCH) || isZombie(child) {
+			return nil
+		}
+		return fmt.Errorf("the grandchild %d in a group of its own survived Kill", child)
 	})
 }
 

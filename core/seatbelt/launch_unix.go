@@ -80,16 +80,38 @@ func (p *process) Pid() int                    { return p.cmd.Process.Pid }
 func (p *process) ProxyListener() net.Listener { return nil }
 func (p *process) Active() []string            { return append([]string(nil), p.active...) }
 
-// Kill ends the runner's process group: the runner and every process it started that stayed
-// in the group. A process that moved to a group of its own survives (macOS has no process
-// namespace); the profile still confines it.
+// Kill ends the runner's session: the runner's process group, then every process left in
+// the session it leads — the process groups of the commands it started and whatever they
+// started — found in the kernel's process table, in rounds until none is left (one may fork
+// while the last round runs). macOS has no process namespace to end them with the runner. A
+// process that made a session of its own (setsid) is out of reach and survives; the profile
+// still confines it.
 func (p *process) Kill() error {
-	err := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	sid := p.cmd.Process.Pid
+	err := syscall.Kill(-sid, syscall.SIGKILL)
 	if err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("seatbelt: killing the runner's process group %d: %w", p.cmd.Process.Pid, err)
+		return fmt.Errorf("seatbelt: killing the runner's process group %d: %w", sid, err)
 	}
-	return nil
+	for range maxKillRounds {
+		pids, err := sessionPIDs(sid)
+		if err != nil {
+			return fmt.Errorf("seatbelt: listing what is left of the runner's session %d: %w", sid, err)
+		}
+		killed := 0
+		for _, pid := range pids {
+			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				killed++
+			}
+		}
+		if killed == 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("seatbelt: processes of the runner's session %d were still starting after %d rounds of SIGKILL", sid, maxKillRounds)
 }
+
+// maxKillRounds bounds Kill's sweep of the runner's session.
+const maxKillRounds = 16
 
 // Wait waits for the runner to exit.
 func (p *process) Wait() error {

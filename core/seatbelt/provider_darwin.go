@@ -14,12 +14,16 @@ import (
 	"github.com/openworker/openworker/core/sandbox"
 )
 
+// sessionEndDetail says what ending a session reaches on a Mac, which has no process
+// namespace: see process.Kill.
+const sessionEndDetail = "ending a session: every process in the runner's session ends with it; a process that made a session of its own (setsid, daemon tools) can outlive it, still behind the wall"
+
 // Status says whether this Mac can run Seatbelt sessions: sandbox-exec is there, and this
 // process is not already inside a sandbox of its own (macOS does not nest them, so applying
 // even an allow-everything profile fails there).
 func (pr *Provider) Status(ctx context.Context) sandbox.Status {
 	exe := pr.sandboxExec()
-	st := sandbox.Status{Provider: sandbox.Seatbelt, Details: []string{"sandbox-exec: " + exe}}
+	st := sandbox.Status{Provider: sandbox.Seatbelt, Details: []string{"sandbox-exec: " + exe, sessionEndDetail}}
 	if fi, err := os.Stat(exe); err != nil || fi.IsDir() {
 		st.Reason = fmt.Sprintf("%s is missing, so no Seatbelt profile can be applied; sessions are refused until it is restored (it ships with macOS)", exe)
 		return st
@@ -92,7 +96,7 @@ func (pr *Provider) CheckPolicy(ctx context.Context, p *policy.Policy) sandbox.S
 	if err != nil {
 		return failed(fmt.Sprintf("/usr/bin/true did not run under the session's profile (%s); run `openworker sandbox profile` and report the output", describe(err, out)))
 	}
-	return sandbox.Status{Provider: sandbox.Seatbelt, OK: true, Tier: Tier, Details: []string{"sandbox-exec: " + exe}}
+	return sandbox.Status{Provider: sandbox.Seatbelt, OK: true, Tier: Tier, Details: []string{"sandbox-exec: " + exe, sessionEndDetail}}
 }
 
 // Start renders p, then starts sandbox-exec with the profile and its parameters, which applies
