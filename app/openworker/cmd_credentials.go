@@ -9,7 +9,7 @@ import (
 
 	"github.com/openworker/openworker/core/api"
 	"github.com/openworker/openworker/core/backend"
-	"github.com/openworker/openworker/core/credentials"
+	"github.com/openworker/openworker/core/credentials/connect"
 )
 
 var credentialsCommand = command{
@@ -164,9 +164,9 @@ func hostList(hs []string) string {
 	return strings.Join(hs, ", ")
 }
 
-// cmdConnect is ssh's ProxyCommand inside a sandbox (see credentials.ConnectArg).
+// cmdConnect is ssh's ProxyCommand inside a sandbox (see package connect).
 func cmdConnect(args []string) error {
-	if code := credentials.Connect(args, os.Getenv, os.Stdin, os.Stdout, os.Stderr); code != 0 {
+	if code := connect.Connect(args, os.Getenv, os.Stdin, os.Stdout, os.Stderr); code != 0 {
 		return exitError{code}
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/openworker/openworker/core/policy"
+	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
 	"github.com/openworker/openworker/core/seatbelt"
 )
@@ -128,7 +129,8 @@ func sandboxProfile(args []string) error {
 	if *port == 0 {
 		*port = 8877
 	}
-	exe, _ := os.Executable()
+	// The binary a Mac session's runner starts from: the helper beside this one, if any.
+	exe, _ := runner.Binary()
 	tmp := "/private/tmp/openworker-XXXXXXXX"
 	rwAbs, err := absAll(rw)
 	if err != nil {

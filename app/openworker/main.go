@@ -10,7 +10,7 @@ import (
 	"os"
 	"runtime"
 
-	"github.com/openworker/openworker/core/credentials"
+	"github.com/openworker/openworker/core/credentials/connect"
 	"github.com/openworker/openworker/core/linux"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/session"
@@ -123,7 +123,7 @@ func dispatch(args []string) error {
 		return cmdFetch(rest)
 	case "credentials":
 		return cmdCredentials(rest)
-	case credentials.ConnectArg:
+	case connect.Arg:
 		return cmdConnect(rest)
 	case "version", "--version":
 		fmt.Printf("openworker %s (%s/%s, %s)\n", version, runtime.GOOS, runtime.GOARCH, runtime.Version())

@@ -1,6 +1,8 @@
 package credentials
 
 import (
+	"github.com/openworker/openworker/core/credentials/connect"
+
 	"bytes"
 	"os"
 	"os/exec"
@@ -103,3 +105,7 @@ func sshQuote(p string) string {
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// ConnectArg is the hidden argument that runs a helper as ssh's ProxyCommand (package
+// connect).
+const ConnectArg = connect.Arg

@@ -23,6 +23,10 @@ const DefaultMaxOutput = 256 << 10
 // killGrace is how long a timed-out command's group has between TERM and KILL.
 const killGrace = 2 * time.Second
 
+// Arg is the hidden argument that starts a binary (the openworker binary, or the small
+// helper beside it on a Mac) in runner mode.
+const Arg = "__runner"
+
 // Main is the runner's entry point. It takes fd 3, marks it close-on-exec so no command
 // inherits it, and serves tool calls on it until the core hangs up.
 func Main() error {

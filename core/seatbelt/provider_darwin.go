@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/openworker/openworker/core/policy"
+	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
 )
 
@@ -65,16 +66,16 @@ func (pr *Provider) Check(ctx context.Context) sandbox.Status {
 		return failed(fmt.Sprintf("holding a loopback port for the check: %v", err))
 	}
 	defer ln.Close()
-	var runner []string
-	if self, err := os.Executable(); err == nil {
-		runner = append(runner, self)
+	var runnerFiles []string
+	if bin, err := runner.Binary(); err == nil {
+		runnerFiles = append(runnerFiles, bin)
 	}
 	p, err := policy.New(policy.Options{
 		Writable:    []string{work},
 		PrivateTmp:  tmp,
 		UserHome:    home,
 		GOOS:        "darwin",
-		RunnerFiles: runner,
+		RunnerFiles: runnerFiles,
 		Network:     policy.Allowlist,
 		ProxyPort:   ln.Addr().(*net.TCPAddr).Port,
 	})

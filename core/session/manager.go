@@ -16,11 +16,12 @@ import (
 	"github.com/openworker/openworker/core/audit"
 	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/proxy"
+	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
 )
 
-// RunnerArg is the hidden argument that starts the openworker binary in runner mode.
-const RunnerArg = "__runner"
+// RunnerArg is the hidden argument that starts a binary in runner mode.
+const RunnerArg = runner.Arg
 
 // Options configure a Manager. Everything comes in from outside, so tests can pass their own.
 type Options struct {
@@ -31,7 +32,7 @@ type Options struct {
 	SettingsPath string
 	TmpRoot      string // where private tmp folders go; default /tmp
 	GOOS         string
-	RunnerPath   string   // the openworker binary, started with RunnerArg
+	RunnerPath   string   // the runner's binary, started with RunnerArg; default runner.Binary()
 	HostEnv      []string // OpenWorker's own environment, filtered into the sandbox's
 	Audit        *audit.Log
 	// RunnerStderr receives the runner's own error output (not its commands').
@@ -64,7 +65,7 @@ func NewManager(opts Options) (*Manager, error) {
 		opts.TmpRoot = "/tmp"
 	}
 	if opts.RunnerPath == "" {
-		exe, err := os.Executable()
+		exe, err := runner.Binary()
 		if err != nil {
 			return nil, fmt.Errorf("finding the openworker binary for the tool runner: %w", err)
 		}

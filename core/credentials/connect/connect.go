@@ -1,4 +1,7 @@
-package credentials
+// Package connect is ssh's ProxyCommand inside the sandbox: an HTTP CONNECT to the session's
+// proxy, carried on standard input and output. It is apart from package credentials so that
+// the small helper that runs inside the wall links nothing but this and the runner.
+package connect
 
 import (
 	"bufio"
@@ -13,13 +16,13 @@ import (
 	"time"
 )
 
-// ConnectArg is the hidden argument that runs the openworker binary as ssh's ProxyCommand
+// Arg is the hidden argument that runs the openworker binary as ssh's ProxyCommand
 // inside the sandbox: `openworker __connect HOST PORT` makes an HTTP CONNECT to the session's
 // proxy (from HTTPS_PROXY, with its token) and carries the connection on its standard input
 // and output.
-const ConnectArg = "__connect"
+const Arg = "__connect"
 
-// Connect is ConnectArg's body. A refusal is one line on stderr that says which site and what
+// Connect is Arg's body. A refusal is one line on stderr that says which site and what
 // to do, where ssh alone would only say "Connection closed". It returns the exit status.
 func Connect(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fail := func(format string, a ...any) int {
@@ -27,7 +30,7 @@ func Connect(args []string, getenv func(string) string, stdin io.Reader, stdout,
 		return 1
 	}
 	if len(args) != 2 {
-		return fail("usage: openworker %s HOST PORT (ssh's ProxyCommand inside a sandbox)", ConnectArg)
+		return fail("usage: openworker %s HOST PORT (ssh's ProxyCommand inside a sandbox)", Arg)
 	}
 	port, err := strconv.Atoi(args[1])
 	if err != nil || port < 1 || port > 65535 {

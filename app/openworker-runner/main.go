@@ -1,0 +1,34 @@
+// Command openworker-runner is the small helper that runs inside the wall on a Mac: the tool
+// runner that carries out a session's commands and file tools, and ssh's ProxyCommand
+// (`__connect`). It is built without cgo and links neither AppKit nor darwinkit, so that
+// every start inside the wall costs what a small static program costs, reads no bundle and
+// makes no denial of its own. The CLI and the app find it beside themselves (Contents/Helpers
+// in the bundle); on Linux the openworker binary runs the runner itself.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/openworker/openworker/core/credentials/connect"
+	"github.com/openworker/openworker/core/runner"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "openworker-runner: this helper is started by openworker inside a session's wall, not by hand")
+		os.Exit(2)
+	}
+	switch os.Args[1] {
+	case runner.Arg:
+		if err := runner.Main(); err != nil {
+			fmt.Fprintln(os.Stderr, "openworker runner:", err)
+			os.Exit(2)
+		}
+	case connect.Arg:
+		os.Exit(connect.Connect(os.Args[2:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
+	default:
+		fmt.Fprintf(os.Stderr, "openworker-runner: unknown argument %q; this helper is started by openworker inside a session's wall\n", os.Args[1])
+		os.Exit(2)
+	}
+}
