@@ -36,8 +36,9 @@ client disconnects, or when this server dies however it dies.
 A site the agent asks for is put to the person on a card where someone watches cards (the
 app, openworker cards --watch); otherwise in the agent's own client as a form, when the
 client can show one; otherwise the card waits for the person. A form dismissed without a
-choice leaves the card waiting; only Deny denies. --no-forms never uses the client's form
-(for headless hosts that cancel or decline every form). An ask waits up to --ask-wait for an
+choice (cancel) leaves the card waiting; Decline denies, as Deny does. --no-forms never uses
+the client's form: use it for headless hosts, which cancel every form (claude -p) or decline
+it (codex exec, which so denies every site). An ask waits up to --ask-wait for an
 answer, then tells the agent "no answer yet"; keep it under the host's tool-call timeout.
 
 What the agent reads of a blocked site says only that it may ask with request_site: the ways

@@ -275,11 +275,21 @@ func (s *Server) runCommand(ctx context.Context, req *sdk.CallToolRequest, in Ru
 		TimedOut: res.TimedOut, Interrupted: res.Interrupted, ShellStateLost: res.ShellStateLost,
 	}
 	var notes []string
+	var ask, denied []string
 	for _, b := range res.Blocked {
 		out.Blocked = append(out.Blocked, b.String())
+		// The proxy's reason says when the person denied the site: asking again is no use.
+		if strings.Contains(b.Reason, "was denied for this session") {
+			denied = append(denied, b.String())
+		} else {
+			ask = append(ask, b.String())
+		}
 	}
-	if len(out.Blocked) > 0 {
-		notes = append(notes, "The sandbox's proxy blocked "+strings.Join(out.Blocked, ", ")+" while this command ran. If the task needs a site, ask the person with request_site and a reason; do not try to get around the proxy.")
+	if len(ask) > 0 {
+		notes = append(notes, "The sandbox's proxy blocked "+strings.Join(ask, ", ")+" while this command ran. If the task needs a site, ask the person with request_site and a reason; do not try to get around the proxy.")
+	}
+	if len(denied) > 0 {
+		notes = append(notes, "The person denied "+strings.Join(denied, ", ")+" for this session: do not ask for it again, and do not try to get around the proxy.")
 	}
 	if res.ShellStateLost {
 		notes = append(notes, "The sandbox was restarted before this command (a folder was added): the working folder and exported variables of earlier commands are gone.")
