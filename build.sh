@@ -7,6 +7,8 @@ cd "$(dirname "$0")"
 readonly app_name="OpenWorker"
 readonly bundle="build/${app_name}.app"
 readonly main_pkg="./app/openworker"
+readonly helper_pkg="./app/openworker-runner"
+readonly helper_name="openworker-runner"
 
 # darwinkit v0.5.0's libffi bridge keeps a pointer into a slice that Go 1.25
 # and later allocate on the stack; the app then aborts at its first Cocoa
@@ -20,10 +22,20 @@ usage: ./build.sh COMMAND
 
 commands:
   app     build build/OpenWorker.app: the openworker binary with cgo (the
-          menu-bar app needs it) for arm64 and amd64 (joined with lipo when
-          both build), Info.plist and resources/, ad-hoc signed, and zipped
-          for release as build/OpenWorker-VERSION-macos.zip. macOS only.
-  cli     build build/openworker, the CLI and daemon for this machine. On
+          menu-bar app needs it) and the openworker-runner helper without
+          cgo (what runs inside the wall), each for arm64 and amd64 (joined
+          with lipo when both build), for macOS 12.0 and later (checked),
+          Info.plist and resources/, signed, and zipped for release as
+          build/OpenWorker-VERSION-macos.zip. macOS only.
+          Signed ad hoc, unless OPENWORKER_SIGN_IDENTITY names a Developer
+          ID ("Developer ID Application: …"): then with the hardened
+          runtime and a timestamp. With OPENWORKER_NOTARY_PROFILE (a
+          notarytool keychain profile) too, the zip is notarized and the
+          ticket stapled to the app.
+  helper  build build/openworker-runner, the helper that runs inside the
+          wall on a Mac (the runner, ssh's ProxyCommand), without cgo.
+  cli     build build/openworker, the CLI and daemon for this machine (on a
+          Mac with the helper beside it). On
           Linux it is static, without cgo: it has no use for cgo there, and
           a binary that skips the dynamic loader starts faster, which every
           sandboxed command pays for twice (the CLI and the sandbox's first
@@ -45,15 +57,136 @@ bundle_version() {
 	sed -n '/<key>CFBundleShortVersionString<\/key>/{n;s/.*<string>\(.*\)<\/string>.*/\1/p;}' Info.plist
 }
 
+# min_macos is the oldest macOS the app opens on: Info.plist's
+# LSMinimumSystemVersion, which a test keeps equal to this. Without it, clang
+# marks the cgo binary with the build Mac's own version, and an older macOS
+# refuses to open it whatever Info.plist says.
+readonly min_macos="12.0"
+
 # build_arch builds the app's binary for one CPU (arm64 or amd64) into $2.
 build_arch() {
 	local arch="$1" out="$2" version="$3"
 	# The go command passes clang -arch for the target, so an Apple silicon Mac
 	# with the Command Line Tools builds the Intel binary too.
-	CGO_ENABLED=1 GOOS=darwin GOARCH="$arch" go build -trimpath \
+	MACOSX_DEPLOYMENT_TARGET="$min_macos" \
+		CGO_CFLAGS="-mmacosx-version-min=${min_macos}" \
+		CGO_LDFLAGS="-mmacosx-version-min=${min_macos}" \
+		CGO_ENABLED=1 GOOS=darwin GOARCH="$arch" go build -trimpath \
 		-gcflags="$darwinkit_gcflags" \
 		-ldflags="-X main.version=${version}" \
 		-o "$out" "$main_pkg"
+}
+
+# build_helper_arch builds the helper for one CPU into $2: no cgo, so no
+# AppKit, darwinkit or dynamic loader work at each start inside the wall.
+build_helper_arch() {
+	local arch="$1" out="$2"
+	CGO_ENABLED=0 GOOS=darwin GOARCH="$arch" go build -trimpath -o "$out" "$helper_pkg"
+}
+
+# join puts the built slices $2… into one binary $1 (lipo when there are two).
+join() {
+	local out="$1"
+	shift
+	if [ "$#" -gt 1 ]; then
+		lipo -create -output "$out" "$@"
+	else
+		cp "$1" "$out"
+	fi
+}
+
+# version_le says whether version $1 is at most $2 (major.minor[.patch]).
+version_le() {
+	[ "$(printf '%s\n%s\n' "$1" "$2" | sort -t. -k1,1n -k2,2n -k3,3n | head -n1)" = "$1" ]
+}
+
+# check_minos fails unless every slice of binary $1 says it runs on min_macos:
+# its LC_BUILD_VERSION minos (vtool, or otool where vtool is missing).
+check_minos() {
+	local bin="$1" found
+	if command -v vtool >/dev/null 2>&1; then
+		found="$(vtool -show-build "$bin" | awk '$1 == "minos" { print $2 }')"
+	elif command -v otool >/dev/null 2>&1; then
+		found="$(otool -l "$bin" | awk '$1 == "minos" { print $2 }')"
+	else
+		echo "build.sh app: neither vtool nor otool is here to check which macOS ${bin} needs (install the Command Line Tools: xcode-select --install)" >&2
+		exit 1
+	fi
+	if [ -z "$found" ]; then
+		echo "build.sh app: ${bin} names no minimum macOS (no LC_BUILD_VERSION minos)" >&2
+		exit 1
+	fi
+	local v
+	for v in $found; do
+		if ! version_le "$v" "$min_macos"; then
+			echo "build.sh app: ${bin} needs macOS ${v}, but the app promises ${min_macos} (LSMinimumSystemVersion): it would not open there" >&2
+			exit 1
+		fi
+	done
+	step "$(basename "$bin") runs on macOS ${min_macos} and later (minos: $(echo $found))"
+}
+
+# write_entitlements writes the app binary's entitlements for the hardened
+# runtime to $1. darwinkit calls Objective-C through libffi, whose closures
+# (every delegate and target/action callback) may need memory that is
+# writable and then executable, which the hardened runtime forbids unless
+# allow-unsigned-executable-memory is granted. The helper gets none: it is
+# plain Go, without cgo.
+write_entitlements() {
+	cat >"$1" <<'PLIST'
+<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<plist version="1.0">
+<dict>
+	<key>com.apple.security.cs.allow-unsigned-executable-memory</key>
+	<true/>
+</dict>
+</plist>
+PLIST
+}
+
+# sign signs the bundle, inside out (the helper, then the app), with the
+# Developer ID in OPENWORKER_SIGN_IDENTITY, the hardened runtime and a
+# timestamp; ad hoc ("-") without it, which is enough to run on this Mac.
+sign() {
+	local helper="$bundle/Contents/Helpers/${helper_name}"
+	if ! command -v codesign >/dev/null 2>&1; then
+		step "codesign not found: ${bundle} is unsigned"
+		return
+	fi
+	local identity="${OPENWORKER_SIGN_IDENTITY:-}"
+	if [ -z "$identity" ]; then
+		step "ad-hoc signing (set OPENWORKER_SIGN_IDENTITY to sign with a Developer ID)"
+		codesign --force --sign - --timestamp=none "$helper"
+		codesign --force --sign - --timestamp=none "$bundle"
+	else
+		step "signing with ${identity}, hardened runtime"
+		write_entitlements build/entitlements.plist
+		codesign --force --options runtime --timestamp --sign "$identity" "$helper"
+		codesign --force --options runtime --timestamp --entitlements build/entitlements.plist --sign "$identity" "$bundle"
+	fi
+	codesign --verify --strict --deep "$bundle"
+}
+
+# notarize sends the zip $1 to Apple's notary service with the keychain
+# profile in OPENWORKER_NOTARY_PROFILE (made once with
+# xcrun notarytool store-credentials), waits for the verdict, staples the
+# ticket to the app so that it opens offline, and zips the stapled app again.
+notarize() {
+	local zip="$1" profile="${OPENWORKER_NOTARY_PROFILE:-}"
+	if [ -z "$profile" ]; then
+		return
+	fi
+	if [ -z "${OPENWORKER_SIGN_IDENTITY:-}" ]; then
+		echo "build.sh app: OPENWORKER_NOTARY_PROFILE needs OPENWORKER_SIGN_IDENTITY: the notary service takes only apps signed with a Developer ID" >&2
+		exit 1
+	fi
+	step "notarizing ${zip} (profile ${profile})"
+	xcrun notarytool submit "$zip" --keychain-profile "$profile" --wait
+	xcrun stapler staple "$bundle"
+	xcrun stapler validate "$bundle"
+	rm -f "$zip"
+	ditto -c -k --keepParent "$bundle" "$zip"
 }
 
 build_app() {
@@ -70,7 +203,7 @@ build_app() {
 
 	step "building ${bundle} ${version}"
 	rm -rf "$bundle" build/arch
-	mkdir -p "$bundle/Contents/MacOS" "$bundle/Contents/Resources" build/arch
+	mkdir -p "$bundle/Contents/MacOS" "$bundle/Contents/Helpers" "$bundle/Contents/Resources" build/arch
 
 	# Both CPUs when both build, joined into one universal binary. This Mac's
 	# own CPU must build; the other is skipped with a warning (a toolchain
@@ -81,9 +214,12 @@ build_app() {
 	arm64) host=arm64 ;;
 	*) host=amd64 ;;
 	esac
+	local helpers=()
 	for arch in arm64 amd64; do
 		if build_arch "$arch" "build/arch/openworker-${arch}" "$version"; then
 			built+=("build/arch/openworker-${arch}")
+			build_helper_arch "$arch" "build/arch/${helper_name}-${arch}"
+			helpers+=("build/arch/${helper_name}-${arch}")
 		elif [ "$arch" = "$host" ]; then
 			echo "build.sh app: the ${arch} build failed" >&2
 			exit 1
@@ -91,12 +227,16 @@ build_app() {
 			step "the ${arch} build failed; the app is ${host} only"
 		fi
 	done
-	if [ "${#built[@]}" -gt 1 ] && command -v lipo >/dev/null 2>&1; then
-		step "joining arm64 and amd64 with lipo"
-		lipo -create -output "$bundle/Contents/MacOS/openworker" "${built[@]}"
-	else
-		cp "build/arch/openworker-${host}" "$bundle/Contents/MacOS/openworker"
+	if [ "${#built[@]}" -gt 1 ] && ! command -v lipo >/dev/null 2>&1; then
+		step "lipo not found; the app is ${host} only"
+		built=("build/arch/openworker-${host}")
+		helpers=("build/arch/${helper_name}-${host}")
 	fi
+	[ "${#built[@]}" -gt 1 ] && step "joining arm64 and amd64 with lipo"
+	join "$bundle/Contents/MacOS/openworker" "${built[@]}"
+	join "$bundle/Contents/Helpers/${helper_name}" "${helpers[@]}"
+	check_minos "$bundle/Contents/MacOS/openworker"
+	check_minos "$bundle/Contents/Helpers/${helper_name}"
 
 	cp Info.plist "$bundle/Contents/Info.plist"
 	cp -R resources/. "$bundle/Contents/Resources/"
@@ -104,20 +244,13 @@ build_app() {
 		plutil -lint "$bundle/Contents/Info.plist" >/dev/null
 	fi
 
-	if command -v codesign >/dev/null 2>&1; then
-		step "ad-hoc signing"
-		# Ad hoc ("-"): enough for the app to run on this Mac; a
-		# distributed build needs a Developer ID signature and notarization.
-		codesign --force --sign - --timestamp=none "$bundle"
-		codesign --verify --strict "$bundle"
-	else
-		step "codesign not found: ${bundle} is unsigned"
-	fi
+	sign
 
 	# ditto keeps the signature and the bundle's metadata, which zip can lose.
 	local zip="build/${app_name}-${version}-macos.zip"
 	rm -f "$zip"
 	ditto -c -k --keepParent "$bundle" "$zip"
+	notarize "$zip"
 	step "built ${bundle} and ${zip}"
 
 	cat >&2 <<EOF
@@ -141,6 +274,17 @@ build_cli() {
 	mkdir -p build
 	CGO_ENABLED="$cgo" go build -trimpath -o build/openworker "$main_pkg"
 	step "built build/openworker"
+	if [ "$(uname -s)" = "Darwin" ]; then
+		build_helper
+	fi
+}
+
+# build_helper builds build/openworker-runner for this machine: on a Mac,
+# build/openworker starts its sessions' runner from it when it lies beside it.
+build_helper() {
+	mkdir -p build
+	CGO_ENABLED=0 go build -trimpath -o "build/${helper_name}" "$helper_pkg"
+	step "built build/${helper_name}"
 }
 
 run_checks() {
@@ -175,6 +319,7 @@ run_checks() {
 case "${1:-}" in
 app) build_app ;;
 cli) build_cli ;;
+helper) build_helper ;;
 check) run_checks ;;
 clean) rm -rf build ;;
 help | -h | --help) usage ;;

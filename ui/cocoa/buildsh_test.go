@@ -1,0 +1,160 @@
+package cocoa
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// standIn is a shell script that plays one of the Mac's build tools: it records how it was
+// called, one line per call, in $LOG, and does the least the build needs of it.
+var standIns = map[string]string{
+	"uname": `case "$1" in -s) echo Darwin ;; -m) echo arm64 ;; *) echo Darwin ;; esac`,
+	// go build: record the parts of the environment the app's build sets, and write the
+	// output file.
+	"go": `out=""; prev=""; for a in "$@"; do [ "$prev" = "-o" ] && out="$a"; prev="$a"; done
+echo "go $* CGO_ENABLED=$CGO_ENABLED GOARCH=$GOARCH MACOSX_DEPLOYMENT_TARGET=$MACOSX_DEPLOYMENT_TARGET CGO_CFLAGS=$CGO_CFLAGS CGO_LDFLAGS=$CGO_LDFLAGS" >>"$LOG"
+[ -n "$out" ] && echo "binary $GOARCH cgo=$CGO_ENABLED" >"$out"`,
+	"lipo": `echo "lipo $*" >>"$LOG"; out=""; prev=""; for a in "$@"; do [ "$prev" = "-output" ] && out="$a"; prev="$a"; done; echo universal >"$out"`,
+	"vtool": `echo "vtool $*" >>"$LOG"; printf 'Load command 10\n      cmd LC_BUILD_VERSION\n  cmdsize 32\n platform MACOS\n    minos %s\n      sdk 15.0\n' "${MINOS:-12.0}"`,
+	"plutil":   `exit 0`,
+	"codesign": `echo "codesign $*" >>"$LOG"`,
+	"ditto":    `echo "ditto $*" >>"$LOG"; for last; do :; done; echo zip >"$last"`,
+	"xcrun":    `echo "xcrun $*" >>"$LOG"`,
+}
+
+// buildApp runs build.sh app in a copy of the project's build inputs, with the Mac's tools
+// played by stand-ins, and returns its log of calls, its output and whether it succeeded.
+func buildApp(t *testing.T, env ...string) (calls []string, out string, ok bool, dir string) {
+	t.Helper()
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is not installed")
+	}
+	dir = t.TempDir()
+	bin := filepath.Join(dir, "stand-ins")
+	os.Mkdir(bin, 0o755)
+	for name, body := range standIns {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	project := filepath.Join(dir, "project")
+	os.Mkdir(project, 0o755)
+	for _, f := range []string{"build.sh", "Info.plist"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(project, f), b, 0o755)
+	}
+	os.Mkdir(filepath.Join(project, "resources"), 0o755)
+	os.WriteFile(filepath.Join(project, "resources", "config.toml"), []byte("# defaults\n"), 0o644)
+	log := filepath.Join(dir, "calls.log")
+	cmd := exec.Command("bash", filepath.Join(project, "build.sh"), "app")
+	cmd.Env = append([]string{"PATH=" + bin + ":/usr/bin:/bin", "LOG=" + log, "HOME=" + dir}, env...)
+	b, err := cmd.CombinedOutput()
+	logged, _ := os.ReadFile(log)
+	return strings.Split(strings.TrimSpace(string(logged)), "\n"), string(b), err == nil, project
+}
+
+// index is the position of the first call matching re, or -1.
+func index(calls []string, re string) int {
+	r := regexp.MustCompile(re)
+	for i, c := range calls {
+		if r.MatchString(c) {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestBuildAppForMacOS12WithTheHelper(t *testing.T) {
+	calls, out, ok, project := buildApp(t)
+	if !ok {
+		t.Fatalf("build.sh app failed:\n%s", out)
+	}
+	for _, arch := range []string{"arm64", "amd64"} {
+		if index(calls, `^go build .*-o build/arch/openworker-`+arch+` \./app/openworker CGO_ENABLED=1 GOARCH=`+arch+` MACOSX_DEPLOYMENT_TARGET=12\.0 CGO_CFLAGS=-mmacosx-version-min=12\.0 CGO_LDFLAGS=-mmacosx-version-min=12\.0$`) < 0 {
+			t.Errorf("the app's %s build is not for macOS 12.0 with cgo:\n%s", arch, strings.Join(calls, "\n"))
+		}
+		if index(calls, `^go build .*-o build/arch/openworker-runner-`+arch+` \./app/openworker-runner CGO_ENABLED=0 GOARCH=`+arch+` `) < 0 {
+			t.Errorf("the helper's %s build is missing or uses cgo:\n%s", arch, strings.Join(calls, "\n"))
+		}
+	}
+	helper := filepath.Join(project, "build", "OpenWorker.app", "Contents", "Helpers", "openworker-runner")
+	if b, err := os.ReadFile(helper); err != nil || string(b) != "universal\n" {
+		t.Fatalf("the helper in the bundle: %q %v", b, err)
+	}
+	for _, bin := range []string{"Contents/MacOS/openworker", "Contents/Helpers/openworker-runner"} {
+		if index(calls, `^vtool -show-build .*`+regexp.QuoteMeta(bin)+`$`) < 0 {
+			t.Errorf("%s's minimum macOS was not checked", bin)
+		}
+	}
+	// Ad hoc without an identity: the helper, then the bundle, then a strict check.
+	h, a, v := index(calls, `^codesign --force --sign - --timestamp=none .*openworker-runner$`), index(calls, `^codesign --force --sign - --timestamp=none .*OpenWorker\.app$`), index(calls, `^codesign --verify --strict --deep`)
+	if h < 0 || a < h || v < a {
+		t.Errorf("ad-hoc signing, inside out: %d %d %d\n%s", h, a, v, strings.Join(calls, "\n"))
+	}
+	if index(calls, `^xcrun `) >= 0 {
+		t.Errorf("notarized without a profile:\n%s", strings.Join(calls, "\n"))
+	}
+}
+
+func TestBuildAppSignsAndNotarizes(t *testing.T) {
+	id := "Developer ID Application: Example (TEAM123456)"
+	calls, out, ok, project := buildApp(t, "OPENWORKER_SIGN_IDENTITY="+id, "OPENWORKER_NOTARY_PROFILE=openworker-notary")
+	if !ok {
+		t.Fatalf("build.sh app failed:\n%s", out)
+	}
+	all := strings.Join(calls, "\n")
+	h := index(calls, `^codesign --force --options runtime --timestamp --sign `+regexp.QuoteMeta(id)+` .*Helpers/openworker-runner$`)
+	a := index(calls, `^codesign --force --options runtime --timestamp --entitlements build/entitlements\.plist --sign `+regexp.QuoteMeta(id)+` .*OpenWorker\.app$`)
+	sub := index(calls, `^xcrun notarytool submit build/OpenWorker-.*-macos\.zip --keychain-profile openworker-notary --wait$`)
+	staple := index(calls, `^xcrun stapler staple build/OpenWorker\.app$`)
+	validate := index(calls, `^xcrun stapler validate build/OpenWorker\.app$`)
+	rezip := -1
+	for i, c := range calls {
+		if strings.HasPrefix(c, "ditto ") && i > staple {
+			rezip = i
+		}
+	}
+	if h < 0 || a < h || sub < a || staple < sub || validate < staple || rezip < validate {
+		t.Fatalf("sign the helper, then the app with its entitlements, submit, staple, validate, zip again: %d %d %d %d %d %d\n%s", h, a, sub, staple, validate, rezip, all)
+	}
+	ent, err := os.ReadFile(filepath.Join(project, "build", "entitlements.plist"))
+	if err != nil || !strings.Contains(string(ent), "com.apple.security.cs.allow-unsigned-executable-memory") {
+		t.Fatalf("entitlements: %v\n%s", err, ent)
+	}
+}
+
+// A binary that needs a newer macOS than Info.plist promises fails the build.
+func TestBuildAppRefusesANewerMinimumMacOS(t *testing.T) {
+	_, out, ok, _ := buildApp(t, "MINOS=14.0")
+	if ok || !strings.Contains(out, "needs macOS 14.0, but the app promises 12.0") {
+		t.Fatalf("a binary for macOS 14 passed: %v\n%s", ok, out)
+	}
+}
+
+// Notarizing needs a Developer ID signature: a profile alone is refused with why.
+func TestBuildAppNotarizesOnlyWithAnIdentity(t *testing.T) {
+	calls, out, ok, _ := buildApp(t, "OPENWORKER_NOTARY_PROFILE=openworker-notary")
+	if ok || !strings.Contains(out, "needs OPENWORKER_SIGN_IDENTITY") || index(calls, `^xcrun notarytool`) >= 0 {
+		t.Fatalf("notarizing an ad-hoc signed app: %v\n%s", ok, out)
+	}
+}
+
+// The build's minimum macOS is Info.plist's.
+func TestBuildMinimumIsInfoPlists(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "build.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`readonly min_macos="([0-9.]+)"`).FindSubmatch(b)
+	plist := readPlist(t, filepath.Join("..", "..", "Info.plist"))
+	if m == nil || string(m[1]) != plist["LSMinimumSystemVersion"] {
+		t.Fatalf("build.sh's min_macos %q, Info.plist's LSMinimumSystemVersion %q", m, plist["LSMinimumSystemVersion"])
+	}
+}
