@@ -365,7 +365,7 @@ func resolveLoose(path string) string {
 	if err != nil {
 		return filepath.Clean(path)
 	}
-	r, err := walk(abs, nil, true)
+	r, err := walk(abs, nil, true, nil)
 	if err != nil {
 		return filepath.Clean(abs)
 	}
