@@ -3,8 +3,10 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -142,6 +144,83 @@ func refuse(kind, name, r, home, goos string, g []guarded, ls []login) error {
 			case Within(l, r):
 				return fmt.Errorf("%s folder %s lies inside ~/%s, which holds logins a sandboxed command would read; %s", kind, name, lf.rel, SharedLoginsHint)
 			}
+		}
+	}
+	return nil
+}
+
+// obeyed is a file under the home folder that the person's own programs obey outside the
+// sandbox (git's settings, a toolchain's login files), and every path that decides what it
+// is: each link on the way and the place it leads (see Chain). No writable folder may hold
+// any of them: a dotfiles folder shared writable would otherwise let a command rewrite what
+// the person's git or package manager does next, outside the wall.
+//
+// Refusing is chosen over binding the files read-only over their real paths: a bind (or a
+// Seatbelt deny on the path) inside a writable folder still lets a command rename the
+// folder that holds the file and put its own where the link leads; a file that does not
+// exist yet (~/.config/git linked to an empty folder) cannot be bound at all; and the rule
+// is then the same on every OS. Sharing the folder read-only stays possible.
+type obeyed struct {
+	name  string // as a person says it: ~/.gitconfig
+	paths []string
+	why   string
+}
+
+const (
+	gitSettingsWhy = "your git obeys it outside the sandbox, so a command could make it run a program of its own (core.fsmonitor, core.hooksPath) in every repository you open"
+	toolLoginWhy   = "the toolchain obeys it outside the sandbox, so a command could swap the registry or its login your next install uses"
+)
+
+// obeyedFiles lists the files under home (resolved) that no writable folder may hold: git's
+// settings, and the login files of the toolchains the product knows and of those enabled
+// (toolchains, as Options.Toolchains names them).
+func obeyedFiles(home string, toolchains []string) []obeyed {
+	var out []obeyed
+	for _, rel := range GitSettings {
+		out = append(out, obeyed{name: "~/" + rel, paths: Chain(filepath.Join(home, rel)), why: gitSettingsWhy})
+	}
+	patterns := map[string][]string{}
+	for rel, ps := range toolchainSecrets {
+		patterns[filepath.Join(home, rel)] = ps
+	}
+	for _, t := range toolchains {
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(home, t)
+		}
+		patterns[filepath.Clean(t)] = append(slices.Clone(patterns[filepath.Clean(t)]), anySecrets...)
+	}
+	dirs := slices.Sorted(maps.Keys(patterns))
+	for _, dir := range dirs {
+		for _, pattern := range patterns[dir] {
+			files := []string{filepath.Join(dir, pattern)}
+			if strings.ContainsAny(pattern, "*?[") {
+				files, _ = filepath.Glob(files[0])
+			}
+			for _, f := range files {
+				name := f
+				if rel, err := filepath.Rel(home, f); err == nil && filepath.IsLocal(rel) {
+					name = "~/" + rel
+				}
+				out = append(out, obeyed{name: name, paths: Chain(f), why: toolLoginWhy})
+			}
+		}
+	}
+	return out
+}
+
+// refuseObeyed says why the resolved writable folder r (named name) may not be shared
+// writable because it holds one of obs, or returns nil.
+func refuseObeyed(name, r string, obs []obeyed) error {
+	for _, o := range obs {
+		for _, p := range o.paths {
+			if !Within(r, p) {
+				continue
+			}
+			held := o.name
+			if end := o.paths[len(o.paths)-1]; len(o.paths) > 1 {
+				held = fmt.Sprintf("%s (which is %s)", o.name, end)
+			}
+			return fmt.Errorf("writable folder %s holds %s: %s; share a folder that does not hold it, or share this one read-only", name, held, o.why)
 		}
 	}
 	return nil

@@ -148,6 +148,10 @@ func New(opts Options) (*Policy, error) {
 		goos = hostGOOS
 	}
 	own, ls := guards(opts), logins(home)
+	var obs []obeyed
+	if len(opts.Writable) > 0 {
+		obs = obeyedFiles(home, opts.Toolchains)
+	}
 	var untrusted []string
 	for _, u := range slices.Concat(opts.Untrusted, opts.Writable) {
 		if r, err := Resolve(u); err == nil {
@@ -199,6 +203,11 @@ func New(opts Options) (*Policy, error) {
 		}
 		if err := refuse(kind, shown(dir, dir, r), r, home, goos, own, ls); err != nil {
 			return "", err
+		}
+		if kind == "writable" {
+			if err := refuseObeyed(shown(dir, dir, r), r, obs); err != nil {
+				return "", err
+			}
 		}
 		p.given[filepath.Clean(dir)] = r
 		return r, nil
