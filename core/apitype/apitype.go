@@ -176,6 +176,10 @@ type StartRequest struct {
 	Network  string   `json:"network,omitempty"` // default: the settings'
 	Allow    []string `json:"allow,omitempty"`   // sites for this session only
 	Dir      string   `json:"dir,omitempty"`     // the first working folder; default the first writable one
+	// Program is the resolved path of the client's own executable (the CLI, or the MCP
+	// server an agent host starts outside every sandbox): no writable folder may hold it.
+	// The client fills it in; see apiclient.Client.Start.
+	Program string `json:"program,omitempty"`
 }
 
 // SessionInfo describes a running session.

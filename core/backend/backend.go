@@ -133,6 +133,9 @@ func (b *Backend) Start(ctx context.Context, r Request) (*session.Session, error
 	if err != nil {
 		return nil, err
 	}
+	if spec.Programs, err = clientPrograms(r.Program); err != nil {
+		return nil, err
+	}
 	st := &sessionSites{own: slices.Clone(spec.SessionHosts), blocked: map[string]Refusal{}}
 	spec.OnRefusal = func(ref proxy.Refusal) { b.refused(st, ref) }
 	s, err := b.m.Start(ctx, spec)

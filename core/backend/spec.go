@@ -37,6 +37,9 @@ type Request struct {
 	// HowToAllow says how a person allows a refused site (host:port) where this session
 	// runs, for the proxy's refusals; nil means the app's words.
 	HowToAllow func(target string) string
+	// Program is the program of the client that asks for the session, as it says (see
+	// apitype.StartRequest.Program); "" for none other than this process's.
+	Program string
 }
 
 // Machine is what SpecFor needs to know of this machine.

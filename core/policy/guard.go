@@ -50,7 +50,7 @@ func guards(opts Options) []guarded {
 		add(d, "the folder of OpenWorker's settings file", "a sandboxed command could rewrite the settings (open the network for every later session)")
 	}
 	add(opts.AuditDir, "the folder of OpenWorker's audit trail", "a sandboxed command could read every session's commands or rewrite the record")
-	for _, f := range opts.RunnerFiles {
+	for _, f := range slices.Concat(opts.RunnerFiles, opts.Programs) {
 		add(f, "OpenWorker's own program", "a sandboxed command could replace the program that runs outside every sandbox")
 		g[len(g)-1].writeOnly = true
 		// A Mac app's program lies in its bundle, whose other files it loads.

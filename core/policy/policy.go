@@ -121,6 +121,10 @@ type Options struct {
 	Settings []string
 	// GitMetadataWritable: see Policy.GitMetadataWritable.
 	GitMetadataWritable bool
+	// Programs are more programs of OpenWorker's that run outside every sandbox (the
+	// client's that asked for the session): guarded against writing as RunnerFiles are,
+	// but not shown inside.
+	Programs []string
 }
 
 // FileID is what a file is on its disk: its device and inode numbers.

@@ -61,6 +61,9 @@ type Spec struct {
 	Logins []credentials.Entry
 	// LoginHosts are the copied logins' hosts, set when they are copied.
 	LoginHosts []hosts.Entry
+	// Programs run outside the sandbox besides the runner's own (the client's that asked
+	// for the session): no writable folder may hold them.
+	Programs []string
 }
 
 // Session is one running session.
