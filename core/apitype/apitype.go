@@ -325,6 +325,9 @@ type Result struct {
 	Denials []string `json:"denials,omitempty"`
 	// Limits say which limits bound the sandbox, and which do not here and why.
 	Limits []string `json:"limits,omitempty"`
+	// Reach says what the sandbox's network reaches beyond the internet, where that is this
+	// machine's own services (open mode on Linux shares the host's network); "" otherwise.
+	Reach string `json:"reach,omitempty"`
 }
 
 // Blocked is a site the proxy refused while a call ran.

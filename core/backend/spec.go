@@ -133,10 +133,14 @@ func (m Machine) Rule() []string {
 	default:
 		daemon += string(p) + " (sandbox_provider)"
 	}
-	return []string{
+	rule := []string{
 		daemon,
 		"openworker run and openworker mcp: " + native + " unless --provider direct is given",
 	}
+	if reach := session.OpenReach(m.Native, policy.Open); reach != "" {
+		rule = append(rule, reach)
+	}
+	return rule
 }
 
 // SessionHowToAllow says how a person allows a site for the daemon's sessions, where there

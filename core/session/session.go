@@ -343,6 +343,9 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	for _, line := range gitIncludeHints(pol) {
 		s.hints.sayOnce(line)
 	}
+	if reach := OpenReach(s.Enforcement, s.Network); reach != "" {
+		s.hints.sayOnce("openworker: " + reach + "\n")
+	}
 	// Both ends close-on-exec from the start (under ForkLock, as macOS has no
 	// SOCK_CLOEXEC): the provider hands the runner its end as fd 3 explicitly, and no
 	// other child may inherit either.
