@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +52,13 @@ func TestOpenModeSaysItReachesTheHost(t *testing.T) {
 		t.Errorf("run in allowlist mode says it reaches %s:\n%s", openReach, errs)
 	}
 
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if said := strings.Join(strings.Fields(string(readme)), " "); !strings.Contains(said, "On Linux, `--network open`") || !strings.Contains(said, "reach "+openReach) {
+		t.Errorf("the README does not say open mode on Linux reaches %s", openReach)
+	}
 	if out, _, _ := w.run("machine", "sandbox", "status"); !strings.Contains(out, openReach) {
 		t.Errorf("machine sandbox status does not say open mode reaches %s:\n%s", openReach, out)
 	}
