@@ -133,7 +133,7 @@ func (b *Backend) Start(ctx context.Context, r Request) (*session.Session, error
 	if err != nil {
 		return nil, err
 	}
-	if spec.Programs, err = clientPrograms(r.Program); err != nil {
+	if spec.Programs, err = clientPrograms(r.Programs); err != nil {
 		return nil, err
 	}
 	st := &sessionSites{own: slices.Clone(spec.SessionHosts), blocked: map[string]Refusal{}}

@@ -27,7 +27,7 @@ func TestClientPrograms(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := clientPrograms(tt.path)
+			got, err := clientPrograms([]string{tt.path, ""})
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) || !strings.Contains(err.Error(), tt.path) {
 					t.Fatalf("got %q %v, want an error naming %s: %q", got, err, tt.path, tt.err)

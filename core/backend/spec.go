@@ -37,9 +37,10 @@ type Request struct {
 	// HowToAllow says how a person allows a refused site (host:port) where this session
 	// runs, for the proxy's refusals; nil means the app's words.
 	HowToAllow func(target string) string
-	// Program is the program of the client that asks for the session, as it says (see
-	// apitype.StartRequest.Program); "" for none other than this process's.
-	Program string
+	// Programs are the programs of the client that asks for the session: the one it names
+	// (apitype.StartRequest.Program) and the one the kernel says is at the other end of
+	// its connection, where known. None for a session of this process's own.
+	Programs []string
 }
 
 // Machine is what SpecFor needs to know of this machine.
