@@ -32,7 +32,7 @@ func TestClientProgramIsNotWritableInside(t *testing.T) {
 	if err := os.WriteFile(client, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	want := "contains OpenWorker's own program " + client
+	want := "contains the program of the client that asked for this session " + client
 	run := func(t *testing.T, args ...string) (string, int) {
 		c := exec.Command(client, args...)
 		c.Env, c.Dir = w.env, w.project
@@ -66,7 +66,7 @@ func TestClientProgramIsNotWritableInside(t *testing.T) {
 				t.Fatalf("a command inside replaced the client's program:\n%s", out)
 			}
 		}
-		if code == 0 || !strings.Contains(out, want) || !strings.Contains(out, "replace the program") {
+		if code == 0 || !strings.Contains(out, want) || !strings.Contains(out, "replace a program that runs outside") {
 			t.Fatalf("exit %d, want the session refused with %q:\n%s", code, want, out)
 		}
 	})

@@ -51,7 +51,7 @@ func TestPeerProgramIsGuarded(t *testing.T) {
 	defer srv.Shutdown(context.Background())
 	c := apiclient.New(SocketPath(state))
 	_, err = c.Start(context.Background(), StartRequest{Provider: "direct", Writable: []string{filepath.Dir(exe)}, Program: daemon})
-	if want := "contains OpenWorker's own program " + exe; err == nil || !strings.Contains(err.Error(), want) {
+	if want := "contains the program of the client that asked for this session " + exe; err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("start with the client's folder writable: %v, want %q", err, want)
 	}
 	beside := filepath.Join(root, "beside")

@@ -50,14 +50,21 @@ func guards(opts Options) []guarded {
 		add(d, "the folder of OpenWorker's settings file", "a sandboxed command could rewrite the settings (open the network for every later session)")
 	}
 	add(opts.AuditDir, "the folder of OpenWorker's audit trail", "a sandboxed command could read every session's commands or rewrite the record")
-	for _, f := range slices.Concat(opts.RunnerFiles, opts.Programs) {
-		add(f, "OpenWorker's own program", "a sandboxed command could replace the program that runs outside every sandbox")
+	program := func(f, what, why string) {
+		add(f, what, why)
 		g[len(g)-1].writeOnly = true
 		// A Mac app's program lies in its bundle, whose other files it loads.
 		if i := strings.Index(f, ".app/Contents/"); i >= 0 {
 			add(f[:i+len(".app")], "OpenWorker's app", "a sandboxed command could change the app that runs outside every sandbox")
 			g[len(g)-1].writeOnly = true
 		}
+	}
+	for _, f := range opts.RunnerFiles {
+		program(f, "OpenWorker's own program", "a sandboxed command could replace the program that runs outside every sandbox")
+	}
+	for _, f := range opts.Programs {
+		program(f, "the program of the client that asked for this session",
+			"a sandboxed command could replace a program that runs outside every sandbox (an agent host starts an MCP server on every launch)")
 	}
 	return g
 }

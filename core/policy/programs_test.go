@@ -23,7 +23,7 @@ func TestClientProgramsAreGuarded(t *testing.T) {
 	}
 	base := Options{UserHome: f.home, StateDir: f.state, GOOS: "linux", Programs: []string{client, app}}
 	for _, tt := range []struct{ name, rw, want string }{
-		{"build_folder", build, "contains OpenWorker's own program " + client},
+		{"build_folder", build, "contains the program of the client that asked for this session " + client},
 		{"bundle_resources", filepath.Join(bundle, "Contents", "Resources"), "lies inside OpenWorker's app " + bundle},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
