@@ -198,6 +198,11 @@ func obeyedFiles(home string, toolchains []string) []obeyed {
 	}
 	dirs := slices.Sorted(maps.Keys(patterns))
 	for _, dir := range dirs {
+		if _, err := os.Lstat(dir); err != nil {
+			// Nothing there, not even a link: what would be made there lies in the home
+			// folder, which no session folder may hold.
+			continue
+		}
 		for _, pattern := range patterns[dir] {
 			files := []string{filepath.Join(dir, pattern)}
 			if strings.ContainsAny(pattern, "*?[") {
