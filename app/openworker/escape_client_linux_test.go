@@ -89,5 +89,9 @@ func TestClientProgramIsNotWritableInside(t *testing.T) {
 		t.Fatalf("a session beside the build folder: exit %d\n%s", code, out)
 	}
 	id, _, _ := strings.Cut(out, "\n")
+	// Nor may the build folder be added to it later: the session remembers whose it is.
+	if out, code := run(t, "session", "add-folder", id, build); code == 0 || !strings.Contains(out, want) {
+		t.Errorf("adding the build folder: exit %d, want %q:\n%s", code, want, out)
+	}
 	run(t, "session", "end", id)
 }
