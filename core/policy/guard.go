@@ -156,8 +156,8 @@ func refuse(kind, name, r, home, goos string, g []guarded, ls []login) error {
 	return nil
 }
 
-// obeyed is a file under the home folder that the person's own programs obey outside the
-// sandbox (git's settings, a toolchain's login files), and every path that decides what it
+// obeyed is a file under the home folder that the person's own programs run or obey outside
+// the sandbox (git's settings, the shell's startup files, login files), and every path that decides what it
 // is: each link on the way and the place it leads (see Chain). No writable folder may hold
 // any of them: a dotfiles folder shared writable would otherwise let a command rewrite what
 // the person's git or package manager does next, outside the wall.
@@ -176,15 +176,33 @@ type obeyed struct {
 const (
 	gitSettingsWhy = "your git obeys it outside the sandbox, so a command could make it run a program of its own (core.fsmonitor, core.hooksPath) in every repository you open"
 	toolLoginWhy   = "the toolchain obeys it outside the sandbox, so a command could swap the registry or its login your next install uses"
+	shellWhy       = "your shell runs it outside the sandbox, so a command could make every terminal you open run a program of its own"
 )
 
+// shellStartup are the files a login or interactive shell runs, under the home folder: a
+// dotfiles folder holds them as often as git's settings.
+var shellStartup = []string{
+	".profile", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout",
+	".zshenv", ".zprofile", ".zshrc", ".zlogin", ".zlogout", ".config/fish/config.fish",
+}
+
+// homeLogins are the package managers' login files kept directly under the home folder,
+// which they obey as they do a toolchain's (a registry, a script shell, a token).
+var homeLogins = []string{".npmrc", ".yarnrc.yml", ".pypirc", ".netrc", ".git-credentials", ".gem/credentials", ".config/pip/pip.conf", ".pip/pip.conf"}
+
 // obeyedFiles lists the files under home (resolved) that no writable folder may hold: git's
-// settings, and the login files of the toolchains the product knows and of those enabled
-// (toolchains, as Options.Toolchains names them).
+// settings, the shell's startup files, the package managers' login files in the home folder,
+// and the login files of the toolchains the product knows and of those enabled (toolchains,
+// as Options.Toolchains names them).
 func obeyedFiles(home string, toolchains []string) []obeyed {
 	var out []obeyed
-	for _, rel := range GitSettings {
-		out = append(out, obeyed{name: "~/" + rel, paths: Chain(filepath.Join(home, rel)), why: gitSettingsWhy})
+	for _, list := range []struct {
+		rels []string
+		why  string
+	}{{GitSettings, gitSettingsWhy}, {shellStartup, shellWhy}, {homeLogins, toolLoginWhy}} {
+		for _, rel := range list.rels {
+			out = append(out, obeyed{name: "~/" + rel, paths: Chain(filepath.Join(home, rel)), why: list.why})
+		}
 	}
 	patterns := map[string][]string{}
 	for rel, ps := range toolchainSecrets {

@@ -44,6 +44,12 @@ func TestObeyedFilesAreNeverHeldWritable(t *testing.T) {
 	must(t, os.MkdirAll(filepath.Join(f.home, ".config"), 0o755))
 	must(t, os.Symlink(filepath.Join(dots, "git"), filepath.Join(f.home, ".config", "git")))
 	must(t, os.Symlink(filepath.Join(dots, "npm"), filepath.Join(f.home, ".nvm")))
+	// The shell's startup file and npm's settings, each a link into a folder of its own.
+	for _, name := range []string{"zshrc", "npmrc"} {
+		must(t, os.MkdirAll(filepath.Join(f.root, name), 0o755))
+		must(t, os.WriteFile(filepath.Join(f.root, name, name), nil, 0o644))
+		must(t, os.Symlink(filepath.Join(f.root, name, name), filepath.Join(f.home, "."+name)))
+	}
 	tests := []struct {
 		name string
 		rw   string
@@ -53,6 +59,8 @@ func TestObeyedFilesAreNeverHeldWritable(t *testing.T) {
 		{"link_on_the_way", links, "holds ~/.gitconfig (which is " + filepath.Join(dots, "gitconfig") + ")"},
 		{"absent_git_config", filepath.Join(dots, "git"), "holds ~/.config/git/config (which is " + filepath.Join(dots, "git", "config") + ")"},
 		{"toolchain_login", filepath.Join(dots, "npm", "versions"), "holds ~/.nvm/versions/node/v22/etc/npmrc"},
+		{"shell_startup", filepath.Join(f.root, "zshrc"), "holds ~/.zshrc (which is " + filepath.Join(f.root, "zshrc", "zshrc") + "): your shell runs it"},
+		{"home_login", filepath.Join(f.root, "npmrc"), "holds ~/.npmrc (which is " + filepath.Join(f.root, "npmrc", "npmrc") + ")"},
 		{"beside", filepath.Join(f.root, "beside"), ""},
 	}
 	for _, tt := range tests {
