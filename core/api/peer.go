@@ -3,6 +3,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net"
 )
@@ -22,4 +23,31 @@ func peerUID(c net.Conn) (int, error) {
 		return -1, err
 	}
 	return uid, serr
+}
+
+// connKey holds, in a request's context, the connection it came on (see withConn).
+type connKey struct{}
+
+// withConn is the local API's http.Server.ConnContext: a handler can ask who is at the other
+// end of its request's connection.
+func withConn(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, c)
+}
+
+// peerProgram returns the program of the process at the other end of the connection that
+// ctx's request came on, as the kernel knows it, or "" where it cannot say.
+func peerProgram(ctx context.Context) string {
+	uc, ok := ctx.Value(connKey{}).(*net.UnixConn)
+	if !ok {
+		return ""
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return ""
+	}
+	var p string
+	if err := raw.Control(func(fd uintptr) { p = socketPeerProgram(int(fd)) }); err != nil {
+		return ""
+	}
+	return p
 }

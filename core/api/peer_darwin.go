@@ -10,3 +10,7 @@ func socketPeerUID(fd int) (int, error) {
 	}
 	return int(cred.Uid), nil
 }
+
+// socketPeerProgram says nothing on macOS: the peer's path needs libproc (proc_pidpath),
+// which a build without cgo has not; the client's own word for its program stands.
+func socketPeerProgram(int) string { return "" }

@@ -135,7 +135,7 @@ func (s *Server) Serve(l net.Listener) error {
 		l.Close()
 		return nil
 	}
-	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ConnContext: withConn}
 	srv := s.http
 	s.mu.Unlock()
 	err := srv.Serve(l)
@@ -268,7 +268,7 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ss, err := s.Backend.Start(r.Context(), backend.Request{Provider: req.Provider, Writable: req.Writable, ReadOnly: req.ReadOnly,
-		Dir: req.Dir, Network: req.Network, Allow: req.Allow, Agent: req.Agent})
+		Dir: req.Dir, Network: req.Network, Allow: req.Allow, Agent: req.Agent, Programs: []string{req.Program, peerProgram(r.Context())}})
 	if err != nil {
 		var re *session.RefusedError
 		if errors.As(err, &re) {

@@ -13,6 +13,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 
 	"github.com/openworker/openworker/core/apitype"
 )
@@ -99,7 +101,12 @@ func (c *Client) Sessions(ctx context.Context) ([]apitype.SessionInfo, error) {
 	return out, c.do(ctx, "GET", "/v1/sessions", nil, &out)
 }
 
+// Start starts a session. req.Program, when empty, is this process's own program: it runs
+// outside the sandbox, so the daemon keeps the folder that holds it from being writable.
 func (c *Client) Start(ctx context.Context, req apitype.StartRequest) (apitype.SessionInfo, error) {
+	if req.Program == "" {
+		req.Program = ownProgram()
+	}
 	var out apitype.SessionInfo
 	return out, c.do(ctx, "POST", "/v1/sessions", req, &out)
 }
@@ -108,6 +115,9 @@ func (c *Client) Start(ctx context.Context, req apitype.StartRequest) (apitype.S
 // it, or this process ending however it ends, ends the session in the daemon.
 func (c *Client) StartHeld(ctx context.Context, req apitype.StartRequest) (apitype.SessionInfo, io.Closer, error) {
 	req.Hold = true
+	if req.Program == "" {
+		req.Program = ownProgram()
+	}
 	var out apitype.SessionInfo
 	// The request outlives ctx: it is the session's lifetime, not a call's.
 	resp, err := c.send(context.WithoutCancel(ctx), "POST", "/v1/sessions", req)
@@ -281,4 +291,16 @@ func (c *Client) Credentials(ctx context.Context) (apitype.Credentials, error) {
 func (c *Client) ChangeCredentials(ctx context.Context, req apitype.CredentialsRequest) (apitype.CredentialsResponse, error) {
 	var out apitype.CredentialsResponse
 	return out, c.do(ctx, "POST", "/v1/credentials", req, &out)
+}
+
+// ownProgram is this process's executable, resolved, or "" when it cannot be found.
+func ownProgram() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	if r, err := filepath.EvalSymlinks(exe); err == nil {
+		return r
+	}
+	return exe
 }

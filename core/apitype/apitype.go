@@ -176,6 +176,10 @@ type StartRequest struct {
 	Network  string   `json:"network,omitempty"` // default: the settings'
 	Allow    []string `json:"allow,omitempty"`   // sites for this session only
 	Dir      string   `json:"dir,omitempty"`     // the first working folder; default the first writable one
+	// Program is the resolved path of the client's own executable (the CLI, or the MCP
+	// server an agent host starts outside every sandbox): no writable folder may hold it.
+	// The client fills it in; see apiclient.Client.Start.
+	Program string `json:"program,omitempty"`
 	// Agent: a model reads the session's output and answers (an MCP server's session), so
 	// its refusals name no command, file or setting that opens a site.
 	Agent bool `json:"agent,omitempty"`
@@ -334,6 +338,9 @@ type Result struct {
 	Denials []string `json:"denials,omitempty"`
 	// Limits say which limits bound the sandbox, and which do not here and why.
 	Limits []string `json:"limits,omitempty"`
+	// Reach says what the sandbox's network reaches beyond the internet, where that is this
+	// machine's own services (open mode on Linux shares the host's network); "" otherwise.
+	Reach string `json:"reach,omitempty"`
 }
 
 // Blocked is a site the proxy refused while a call ran.

@@ -162,6 +162,9 @@ func (b *Backend) Start(ctx context.Context, r Request) (*session.Session, error
 	if err != nil {
 		return nil, err
 	}
+	if spec.Programs, err = clientPrograms(r.Programs); err != nil {
+		return nil, err
+	}
 	st.own = slices.Clone(spec.SessionHosts)
 	spec.OnRefusal = func(ref proxy.Refusal) { b.refused(st, ref) }
 	s, err := b.m.Start(ctx, spec)

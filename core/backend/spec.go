@@ -42,6 +42,10 @@ type Request struct {
 	// site: only that the agent may ask the person with request_site and a reason. The
 	// person's ways stay on the person's surfaces (cards, the app, the CLI's own lines).
 	Agent bool
+	// Programs are the programs of the client that asks for the session: the one it names
+	// (apitype.StartRequest.Program) and the one the kernel says is at the other end of
+	// its connection, where known. None for a session of this process's own.
+	Programs []string
 }
 
 // Machine is what SpecFor needs to know of this machine.
@@ -135,10 +139,14 @@ func (m Machine) Rule() []string {
 	default:
 		daemon += string(p) + " (sandbox_provider)"
 	}
-	return []string{
+	rule := []string{
 		daemon,
 		"openworker run and openworker mcp: " + native + " unless --provider direct is given",
 	}
+	if reach := session.OpenReach(m.Native, policy.Open); reach != "" {
+		rule = append(rule, reach)
+	}
+	return rule
 }
 
 // SessionHowToAllow says how a person allows a site for the daemon's sessions, where there

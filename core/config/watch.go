@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/openworker/openworker/core/policy"
 )
 
 // Event tells a subscriber what a reload found.
@@ -35,6 +37,10 @@ type Event struct {
 // back the defaults (or an open network): the last good settings stay until the file is
 // valid again. Only when the file is missing at the very start do the defaults apply, as on
 // a machine where the user has not chosen anything yet.
+//
+// A settings file that is a symlink (into a dotfiles folder) is followed: the folder of every
+// link on the way and of the file it leads to is watched too, so an edit where the file
+// really lies is seen, and a link pointed elsewhere moves the watch with it.
 type Watcher struct {
 	path     string
 	goos     string
@@ -52,9 +58,13 @@ type Watcher struct {
 	closed  bool
 	err     error
 
-	// Only the watch loop touches these after start: what the last reload read.
+	// Only the watch loop touches these after start: what the last reload read, the
+	// folders watched (resolved, each to the path it is watched by) and the names in them
+	// whose events concern the file (see follow).
 	lastExists bool
 	lastData   []byte
+	dirs       map[string]string
+	names      map[string]bool
 }
 
 // Watch loads the settings file at path and keeps reloading it as it changes until ctx ends
@@ -88,6 +98,11 @@ func Watch(ctx context.Context, path, goos string, debounce time.Duration) (*Wat
 		done:     make(chan struct{}),
 		subs:     map[int]chan Event{},
 	}
+	resolved, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		resolved = dir
+	}
+	w.dirs = map[string]string{resolved: dir}
 	// Loaded after the watch is in place, so that a save in between is not missed.
 	w.reload(true)
 	go w.loop(ctx)
@@ -164,7 +179,7 @@ func (w *Watcher) loop(ctx context.Context) {
 				return
 			}
 			switch {
-			case ev.Name == w.path:
+			case w.names[ev.Name]:
 				timer.Reset(w.debounce)
 			case ev.Name == dir && ev.Has(fsnotify.Remove|fsnotify.Rename):
 				w.fail(fmt.Errorf("the settings folder %s was removed; the last settings stay in force, and changes are no longer seen until OpenWorker restarts", dir))
@@ -182,8 +197,46 @@ func (w *Watcher) loop(ctx context.Context) {
 	}
 }
 
+// follow watches the folder of every link on the way to the file and of the file it leads
+// to, and stops watching those it no longer goes through; the settings file's own folder is
+// always watched. A folder is watched by one path only: inotify reports a folder watched
+// twice under the first path it was given.
+func (w *Watcher) follow() {
+	main := filepath.Dir(w.path)
+	dirs := map[string]string{}
+	names := map[string]bool{w.path: true}
+	for d, by := range w.dirs {
+		if by == main {
+			dirs[d] = by
+		}
+	}
+	for _, p := range policy.Chain(w.path) {
+		d := filepath.Dir(p)
+		by, ok := dirs[d]
+		if !ok {
+			if by, ok = w.dirs[d]; !ok {
+				if err := w.fsw.Add(d); err != nil {
+					continue // a link to a folder that does not exist: nothing to read there
+				}
+				by = d
+			}
+			dirs[d] = by
+		}
+		names[filepath.Join(by, filepath.Base(p))] = true
+	}
+	for d, by := range w.dirs {
+		if _, ok := dirs[d]; !ok {
+			w.fsw.Remove(by)
+		}
+	}
+	w.dirs, w.names = dirs, names
+}
+
 // reload reads and validates the file and swaps it in if it is good.
 func (w *Watcher) reload(initial bool) {
+	// Where the file leads is watched before it is read, so that an edit in between is
+	// not missed.
+	w.follow()
 	data, err := os.ReadFile(w.path)
 	exists := err == nil
 	if !initial && exists == w.lastExists && bytes.Equal(data, w.lastData) {

@@ -392,7 +392,7 @@ func buildWall(s *wallSetup, conn int) (int, []string, error) {
 
 func networkWord(n policy.Network) string {
 	if n == policy.Open {
-		return "network shared with the host"
+		return "network shared with the host (its loopback and private services are reachable)"
 	}
 	return "net"
 }

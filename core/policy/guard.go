@@ -3,8 +3,10 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -48,14 +50,21 @@ func guards(opts Options) []guarded {
 		add(d, "the folder of OpenWorker's settings file", "a sandboxed command could rewrite the settings (open the network for every later session)")
 	}
 	add(opts.AuditDir, "the folder of OpenWorker's audit trail", "a sandboxed command could read every session's commands or rewrite the record")
-	for _, f := range opts.RunnerFiles {
-		add(f, "OpenWorker's own program", "a sandboxed command could replace the program that runs outside every sandbox")
+	program := func(f, what, why string) {
+		add(f, what, why)
 		g[len(g)-1].writeOnly = true
 		// A Mac app's program lies in its bundle, whose other files it loads.
 		if i := strings.Index(f, ".app/Contents/"); i >= 0 {
 			add(f[:i+len(".app")], "OpenWorker's app", "a sandboxed command could change the app that runs outside every sandbox")
 			g[len(g)-1].writeOnly = true
 		}
+	}
+	for _, f := range opts.RunnerFiles {
+		program(f, "OpenWorker's own program", "a sandboxed command could replace the program that runs outside every sandbox")
+	}
+	for _, f := range opts.Programs {
+		program(f, "the program of the client that asked for this session",
+			"a sandboxed command could replace a program that runs outside every sandbox (an agent host starts an MCP server on every launch)")
 	}
 	return g
 }
@@ -142,6 +151,106 @@ func refuse(kind, name, r, home, goos string, g []guarded, ls []login) error {
 			case Within(l, r):
 				return fmt.Errorf("%s folder %s lies inside ~/%s, which holds logins a sandboxed command would read; %s", kind, name, lf.rel, SharedLoginsHint)
 			}
+		}
+	}
+	return nil
+}
+
+// obeyed is a file under the home folder that the person's own programs run or obey outside
+// the sandbox (git's settings, the shell's startup files, login files), and every path that decides what it
+// is: each link on the way and the place it leads (see Chain). No writable folder may hold
+// any of them: a dotfiles folder shared writable would otherwise let a command rewrite what
+// the person's git or package manager does next, outside the wall.
+//
+// Refusing is chosen over binding the files read-only over their real paths: a bind (or a
+// Seatbelt deny on the path) inside a writable folder still lets a command rename the
+// folder that holds the file and put its own where the link leads; a file that does not
+// exist yet (~/.config/git linked to an empty folder) cannot be bound at all; and the rule
+// is then the same on every OS. Sharing the folder read-only stays possible.
+type obeyed struct {
+	name  string // as a person says it: ~/.gitconfig
+	paths []string
+	why   string
+}
+
+const (
+	gitSettingsWhy = "your git obeys it outside the sandbox, so a command could make it run a program of its own (core.fsmonitor, core.hooksPath) in every repository you open"
+	toolLoginWhy   = "the toolchain obeys it outside the sandbox, so a command could swap the registry or its login your next install uses"
+	shellWhy       = "your shell runs it outside the sandbox, so a command could make every terminal you open run a program of its own"
+)
+
+// shellStartup are the files a login or interactive shell runs, under the home folder: a
+// dotfiles folder holds them as often as git's settings.
+var shellStartup = []string{
+	".profile", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout",
+	".zshenv", ".zprofile", ".zshrc", ".zlogin", ".zlogout", ".config/fish/config.fish",
+}
+
+// homeLogins are the package managers' login files kept directly under the home folder,
+// which they obey as they do a toolchain's (a registry, a script shell, a token).
+var homeLogins = []string{".npmrc", ".yarnrc.yml", ".pypirc", ".netrc", ".git-credentials", ".gem/credentials", ".config/pip/pip.conf", ".pip/pip.conf"}
+
+// obeyedFiles lists the files under home (resolved) that no writable folder may hold: git's
+// settings, the shell's startup files, the package managers' login files in the home folder,
+// and the login files of the toolchains the product knows and of those enabled (toolchains,
+// as Options.Toolchains names them).
+func obeyedFiles(home string, toolchains []string) []obeyed {
+	var out []obeyed
+	for _, list := range []struct {
+		rels []string
+		why  string
+	}{{GitSettings, gitSettingsWhy}, {shellStartup, shellWhy}, {homeLogins, toolLoginWhy}} {
+		for _, rel := range list.rels {
+			out = append(out, obeyed{name: "~/" + rel, paths: Chain(filepath.Join(home, rel)), why: list.why})
+		}
+	}
+	patterns := map[string][]string{}
+	for rel, ps := range toolchainSecrets {
+		patterns[filepath.Join(home, rel)] = ps
+	}
+	for _, t := range toolchains {
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(home, t)
+		}
+		patterns[filepath.Clean(t)] = append(slices.Clone(patterns[filepath.Clean(t)]), anySecrets...)
+	}
+	dirs := slices.Sorted(maps.Keys(patterns))
+	for _, dir := range dirs {
+		if _, err := os.Lstat(dir); err != nil {
+			// Nothing there, not even a link: what would be made there lies in the home
+			// folder, which no session folder may hold.
+			continue
+		}
+		for _, pattern := range patterns[dir] {
+			files := []string{filepath.Join(dir, pattern)}
+			if strings.ContainsAny(pattern, "*?[") {
+				files, _ = filepath.Glob(files[0])
+			}
+			for _, f := range files {
+				name := f
+				if rel, err := filepath.Rel(home, f); err == nil && filepath.IsLocal(rel) {
+					name = "~/" + rel
+				}
+				out = append(out, obeyed{name: name, paths: Chain(f), why: toolLoginWhy})
+			}
+		}
+	}
+	return out
+}
+
+// refuseObeyed says why the resolved writable folder r (named name) may not be shared
+// writable because it holds one of obs, or returns nil.
+func refuseObeyed(name, r string, obs []obeyed) error {
+	for _, o := range obs {
+		for _, p := range o.paths {
+			if !Within(r, p) {
+				continue
+			}
+			held := o.name
+			if end := o.paths[len(o.paths)-1]; len(o.paths) > 1 {
+				held = fmt.Sprintf("%s (which is %s)", o.name, end)
+			}
+			return fmt.Errorf("writable folder %s holds %s: %s; share a folder that does not hold it, or share this one read-only", name, held, o.why)
 		}
 	}
 	return nil

@@ -121,6 +121,10 @@ type Options struct {
 	Settings []string
 	// GitMetadataWritable: see Policy.GitMetadataWritable.
 	GitMetadataWritable bool
+	// Programs are more programs of OpenWorker's that run outside every sandbox (the
+	// client's that asked for the session): guarded against writing as RunnerFiles are,
+	// but not shown inside.
+	Programs []string
 }
 
 // FileID is what a file is on its disk: its device and inode numbers.
@@ -148,6 +152,10 @@ func New(opts Options) (*Policy, error) {
 		goos = hostGOOS
 	}
 	own, ls := guards(opts), logins(home)
+	var obs []obeyed
+	if len(opts.Writable) > 0 {
+		obs = obeyedFiles(home, opts.Toolchains)
+	}
 	var untrusted []string
 	for _, u := range slices.Concat(opts.Untrusted, opts.Writable) {
 		if r, err := Resolve(u); err == nil {
@@ -199,6 +207,11 @@ func New(opts Options) (*Policy, error) {
 		}
 		if err := refuse(kind, shown(dir, dir, r), r, home, goos, own, ls); err != nil {
 			return "", err
+		}
+		if kind == "writable" {
+			if err := refuseObeyed(shown(dir, dir, r), r, obs); err != nil {
+				return "", err
+			}
 		}
 		p.given[filepath.Clean(dir)] = r
 		return r, nil
@@ -365,7 +378,7 @@ func resolveLoose(path string) string {
 	if err != nil {
 		return filepath.Clean(path)
 	}
-	r, err := walk(abs, nil, true)
+	r, err := walk(abs, nil, true, nil)
 	if err != nil {
 		return filepath.Clean(abs)
 	}

@@ -31,12 +31,35 @@ func (e *UnsafeLinkError) Error() string {
 // inside one of the untrusted folders (resolved paths). It is filepath.EvalSymlinks that
 // knows where each link it follows lies.
 func resolveFrom(path string, untrusted []string) (string, error) {
-	return walk(path, untrusted, false)
+	return walk(path, untrusted, false, nil)
+}
+
+// Chain returns every path that decides what path (absolute) leads to: each symlink met on
+// the way, where it lies (its folder resolved), and the place it all leads, resolved as far
+// as it exists. Whoever can replace one of them can make path another file.
+func Chain(path string) []string {
+	var out []string
+	end, err := walk(filepath.Clean(path), nil, true, &out)
+	if err != nil {
+		return append(out, filepath.Clean(path))
+	}
+	return append(out, end)
+}
+
+// LinkFolders returns the folders of Chain(path): the folder each link on the way lies in,
+// and the folder of the place it leads. A settings file that is a link into a dotfiles
+// folder is as much in that folder as in its own.
+func LinkFolders(path string) []string {
+	var out []string
+	for _, p := range Chain(path) {
+		out = append(out, filepath.Dir(p))
+	}
+	return out
 }
 
 // walk is resolveFrom; loose, it stops at the first component that does not exist and
-// appends the rest as it is.
-func walk(path string, untrusted []string, loose bool) (string, error) {
+// appends the rest as it is. met, when not nil, gets each symlink met.
+func walk(path string, untrusted []string, loose bool, met *[]string) (string, error) {
 	if !filepath.IsAbs(path) {
 		return "", fmt.Errorf("%q is not an absolute path", path)
 	}
@@ -69,6 +92,9 @@ func walk(path string, untrusted []string, loose bool) (string, error) {
 		target, err := os.Readlink(next)
 		if err != nil {
 			return "", err
+		}
+		if met != nil {
+			*met = append(*met, next)
 		}
 		for _, u := range untrusted {
 			if Within(u, next) {

@@ -123,13 +123,15 @@ func loopbackOf(a net.Addr) (netip.Addr, bool) {
 }
 
 // decideForward decides a connection to the host's ip at port: the entry must name the
-// address itself, or localhost.
+// address itself, or localhost, which is 127.0.0.1 and ::1 only (as the proxy reads it): the
+// rest of 127.0.0.0/8 (a DNS stub on 127.0.0.53, a second server) is named by its address.
 func (p *Proxy) decideForward(r *rules, ip netip.Addr, port int) hosts.Decision {
 	d := hosts.Decide(r.allow, r.denied, ip.String(), port)
 	if d.Allowed && d.Literal {
 		return d
 	}
-	if l := hosts.Decide(r.allow, r.denied, "localhost", port); l.Allowed && l.Literal {
+	localhost := ip == netip.AddrFrom4([4]byte{127, 0, 0, 1}) || ip == netip.IPv6Loopback()
+	if l := hosts.Decide(r.allow, r.denied, "localhost", port); localhost && l.Allowed && l.Literal {
 		return l
 	}
 	if d.Allowed {

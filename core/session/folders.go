@@ -23,13 +23,15 @@ func (m *Manager) policyOptions(spec Spec) policy.Options {
 	o := policy.Options{
 		Writable: spec.Writable, ReadOnly: spec.ReadOnly, Toolchains: spec.Toolchains, Network: spec.Network,
 		UserHome: m.opts.UserHome, StateDir: m.opts.StateDir, GOOS: m.opts.GOOS,
-		RunnerFiles: []string{m.opts.RunnerPath}, Untrusted: m.untrusted(),
+		RunnerFiles: []string{m.opts.RunnerPath}, Untrusted: m.untrusted(), Programs: spec.Programs,
 	}
+	// A settings file that is a link into a dotfiles folder is guarded there too, link by
+	// link: a command that can write where it leads rewrites the settings.
 	if m.opts.SettingsPath != "" {
-		o.ConfigDirs = append(o.ConfigDirs, filepath.Dir(m.opts.SettingsPath))
+		o.ConfigDirs = append(o.ConfigDirs, policy.LinkFolders(m.opts.SettingsPath)...)
 	}
 	if d, err := config.DefaultDir(m.opts.GOOS, m.opts.UserHome); err == nil {
-		o.ConfigDirs = append(o.ConfigDirs, d)
+		o.ConfigDirs = append(o.ConfigDirs, policy.LinkFolders(filepath.Join(d, config.FileName))...)
 	}
 	if m.opts.Audit != nil {
 		o.AuditDir = filepath.Dir(m.opts.Audit.Path())

@@ -61,6 +61,9 @@ type Spec struct {
 	Logins []credentials.Entry
 	// LoginHosts are the copied logins' hosts, set when they are copied.
 	LoginHosts []hosts.Entry
+	// Programs run outside the sandbox besides the runner's own (the client's that asked
+	// for the session): no writable folder may hold them.
+	Programs []string
 }
 
 // Session is one running session.
@@ -339,6 +342,9 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	}
 	for _, line := range gitIncludeHints(pol) {
 		s.hints.sayOnce(line)
+	}
+	if reach := OpenReach(s.Enforcement, s.Network); reach != "" {
+		s.hints.sayOnce("openworker: " + reach + "\n")
 	}
 	// Both ends close-on-exec from the start (under ForkLock, as macOS has no
 	// SOCK_CLOEXEC): the provider hands the runner its end as fd 3 explicitly, and no

@@ -139,7 +139,8 @@ func (s *Session) receive(ctx context.Context, p *pending) (*Result, error) {
 	interrupted := p.interrupted
 	p.sigMu.Unlock()
 	end := time.Now()
-	out := &Result{Result: res, Tool: req.Tool, Session: s.ID, Enforcement: s.Enforcement, Network: s.Network, ShellStateLost: s.stateLost, Limits: s.limits}
+	out := &Result{Result: res, Tool: req.Tool, Session: s.ID, Enforcement: s.Enforcement, Network: s.Network, ShellStateLost: s.stateLost, Limits: s.limits,
+		Reach: OpenReach(s.Enforcement, s.Network)}
 	if interrupted != 0 {
 		out.Interrupted = signalName(interrupted)
 	}
