@@ -17,6 +17,7 @@ import (
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
 	"github.com/openworker/openworker/core/session"
+	"github.com/openworker/openworker/core/termtext"
 )
 
 // sessionFlags are the folder and network flags shared by run, mcp and session start.
@@ -230,7 +231,7 @@ func cmdRun(args []string) error {
 	reportBlocked(res.Blocked, "allow with --allow HOST:PORT")
 	if res.Interrupted != "" {
 		sig := got.load()
-		fmt.Fprintf(os.Stderr, "openworker: interrupted (%s); the command was stopped\n", res.Interrupted)
+		fmt.Fprintf(os.Stderr, "openworker: interrupted (%s); the command was stopped\n", termtext.Escape(res.Interrupted))
 		return exitError{128 + int(sig)}
 	}
 	if res.Error != "" {
@@ -250,7 +251,7 @@ func reportBlocked(bs []session.Blocked, how string) {
 		if how != "" {
 			hint = " (" + strings.ReplaceAll(how, "HOST:PORT", b.String()) + ")"
 		}
-		fmt.Fprintf(os.Stderr, "openworker: blocked %s — %s%s\n", b, b.Reason, hint)
+		fmt.Fprintf(os.Stderr, "openworker: blocked %s — %s%s\n", termtext.Escape(b.String()), termtext.Escape(b.Reason), termtext.Escape(hint))
 	}
 }
 

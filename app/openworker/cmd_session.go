@@ -17,6 +17,7 @@ import (
 	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/session"
+	"github.com/openworker/openworker/core/termtext"
 )
 
 const sessionUsage = `Usage (a running daemon is needed: openworker serve):
@@ -98,7 +99,7 @@ func sessionStart(c *apiclient.Client, ctx context.Context, args []string) error
 		return err
 	}
 	fmt.Println(info.ID)
-	fmt.Fprintf(os.Stderr, "openworker: session %s started [%s, %s] with %s\n", info.ID, info.Enforcement, info.Network, strings.Join(info.Writable, ", "))
+	fmt.Fprintf(os.Stderr, "openworker: session %s started [%s, %s] with %s\n", termtext.Escape(info.ID), termtext.Escape(info.Enforcement), termtext.Escape(info.Network), termtext.Escape(strings.Join(info.Writable, ", ")))
 	return nil
 }
 
@@ -113,9 +114,9 @@ func sessionLs(c *apiclient.Client, ctx context.Context, args []string) error {
 		return err
 	}
 	for _, s := range ss {
-		fmt.Printf("%s  [%s, %s]  started %s  rw %s", s.ID, s.Enforcement, s.Network, s.Started.Format(time.Kitchen), strings.Join(s.Writable, ","))
+		fmt.Printf("%s  [%s, %s]  started %s  rw %s", termtext.Escape(s.ID), termtext.Escape(s.Enforcement), termtext.Escape(s.Network), s.Started.Format(time.Kitchen), termtext.Escape(strings.Join(s.Writable, ",")))
 		if len(s.ReadOnly) > 0 {
-			fmt.Printf("  ro %s", strings.Join(s.ReadOnly, ","))
+			fmt.Printf("  ro %s", termtext.Escape(strings.Join(s.ReadOnly, ",")))
 		}
 		fmt.Println()
 	}
@@ -296,7 +297,8 @@ func sessionList(c *apiclient.Client, ctx context.Context, args []string) error 
 		if e.Link != "" {
 			name += " -> " + e.Link
 		}
-		fmt.Printf("%s %10d %s\n", e.Mode, e.Size, name)
+		// A name is whatever a command made: shown escaped, one entry a line.
+		fmt.Printf("%s %10d %s\n", termtext.Escape(e.Mode), e.Size, termtext.Escape(name))
 	}
 	return nil
 }
@@ -357,7 +359,7 @@ func notices(res *session.Result, streamed bool) {
 			fmt.Fprintln(os.Stderr, "openworker: the command was stopped (timeout)")
 		}
 		if res.StateRefused != "" {
-			fmt.Fprintln(os.Stderr, "openworker: shell state not taken:", res.StateRefused)
+			fmt.Fprintln(os.Stderr, "openworker: shell state not taken:", termtext.Escape(res.StateRefused))
 		}
 	}
 	how := ""

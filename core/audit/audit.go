@@ -16,7 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
+
+	"github.com/openworker/openworker/core/termtext"
 )
 
 // Event types.
@@ -159,22 +160,22 @@ func Format(e Event) string {
 	var b strings.Builder
 	b.WriteString(e.Time.Local().Format("2006-01-02 15:04:05"))
 	b.WriteString("  ")
-	b.WriteString(Clean(e.Type))
+	b.WriteString(termtext.Escape(e.Type))
 	if e.Session != "" {
-		b.WriteString("  " + Clean(e.Session))
+		b.WriteString("  " + termtext.Escape(e.Session))
 	}
 	if e.Enforcement != "" {
-		b.WriteString("  [" + Clean(e.Enforcement))
+		b.WriteString("  [" + termtext.Escape(e.Enforcement))
 		if e.Network != "" {
-			b.WriteString(", " + Clean(e.Network))
+			b.WriteString(", " + termtext.Escape(e.Network))
 		}
 		b.WriteString("]")
 	}
 	if e.Tool != "" {
-		b.WriteString("  " + Clean(e.Tool))
+		b.WriteString("  " + termtext.Escape(e.Tool))
 	}
 	if e.Summary != "" {
-		b.WriteString(": " + Clean(e.Summary))
+		b.WriteString(": " + termtext.Escape(e.Summary))
 	}
 	if e.ExitCode != nil {
 		b.WriteString("  exit " + strconv.Itoa(*e.ExitCode))
@@ -183,61 +184,18 @@ func Format(e Event) string {
 		b.WriteString("  " + strconv.FormatFloat(e.DurationMS, 'f', 1, 64) + " ms")
 	}
 	if e.Outcome != "" {
-		b.WriteString("  (" + Clean(e.Outcome) + ")")
+		b.WriteString("  (" + termtext.Escape(e.Outcome) + ")")
 	}
 	if len(e.Blocked) > 0 {
-		b.WriteString("  blocked " + Clean(strings.Join(e.Blocked, ", ")))
+		b.WriteString("  blocked " + termtext.Escape(strings.Join(e.Blocked, ", ")))
 	}
 	if len(e.Denials) > 0 {
-		b.WriteString("  denied " + Clean(strings.Join(e.Denials, "; ")))
+		b.WriteString("  denied " + termtext.Escape(strings.Join(e.Denials, "; ")))
 	}
 	if e.Reason != "" {
-		b.WriteString("  — " + Clean(e.Reason))
+		b.WriteString("  — " + termtext.Escape(e.Reason))
 	}
 	return b.String()
-}
-
-// Clean returns s with what a terminal would act on escaped: control characters (C0, DEL,
-// C1, which start escape sequences), bidirectional overrides that reorder what is shown, and
-// invalid UTF-8. Everything else is kept as it is.
-func Clean(s string) string {
-	clean := true
-	for _, r := range s {
-		if unsafeRune(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for i, r := range s {
-		switch {
-		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case unsafeRune(r):
-			if r < 0x100 {
-				fmt.Fprintf(&b, `\x%02x`, r)
-			} else {
-				fmt.Fprintf(&b, `\u%04x`, r)
-			}
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-func unsafeRune(r rune) bool {
-	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError ||
-		(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f
 }
 
 // ShowOptions choose what Show prints.

@@ -20,6 +20,7 @@ import (
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
+	"github.com/openworker/openworker/core/termtext"
 )
 
 // Result is apitype's, the local API's wire type.
@@ -531,12 +532,8 @@ func removeAll(dir string) error {
 	return os.RemoveAll(dir)
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
+// truncate cuts on a character boundary: a summary is shown on cards and in the audit trail.
+func truncate(s string, n int) string { return termtext.Short(s, n) }
 
 // shortReason is the few words a result gives for a refusal; the client got the full line.
 func shortReason(header, line string) string {
