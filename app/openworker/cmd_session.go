@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -168,23 +167,21 @@ func sessionExec(c *apiclient.Client, ctx context.Context, args []string) error 
 			cancel()
 		}
 	}()
-	res, err := c.ExecStream(ctx, id, req, os.Stdin, func(stream string, data []byte) {
-		if stream == "stderr" {
-			os.Stderr.Write(data)
-		} else {
-			os.Stdout.Write(data)
-		}
-	})
+	out := newCommandOutput()
+	res, err := c.ExecStream(ctx, id, req, os.Stdin, out.write)
+	rep := out.report()
 	if err != nil {
-		return err
+		fmt.Fprintln(rep, "openworker:", termtext.Lines(err.Error()))
+		return exitError{1}
 	}
-	notices(res, true)
+	notices(rep, res, true)
 	if res.Interrupted != "" || interrupted.load() != 0 {
-		fmt.Fprintln(os.Stderr, "openworker: interrupted; the command was stopped")
+		fmt.Fprintln(rep, "openworker: interrupted; the command was stopped")
 		return exitError{130}
 	}
 	if res.Error != "" {
-		return errors.New(res.Error)
+		fmt.Fprintln(rep, "openworker:", termtext.Lines(res.Error))
+		return exitError{1}
 	}
 	return exitError{res.ExitCode}
 }
@@ -221,7 +218,7 @@ func sessionRead(c *apiclient.Client, ctx context.Context, args []string) error 
 			return err
 		}
 		if res.Error != "" {
-			notices(res, false)
+			notices(os.Stderr, res, false)
 			return fmt.Errorf("read %s: %s", path, res.Error)
 		}
 		os.Stdout.Write(res.Content)
@@ -257,7 +254,7 @@ func sessionWrite(c *apiclient.Client, ctx context.Context, args []string) error
 		return err
 	}
 	if res.Error != "" {
-		notices(res, false)
+		notices(os.Stderr, res, false)
 		return fmt.Errorf("write %s: %s", path, res.Error)
 	}
 	return nil
@@ -286,7 +283,7 @@ func sessionList(c *apiclient.Client, ctx context.Context, args []string) error 
 		return err
 	}
 	if res.Error != "" {
-		notices(res, false)
+		notices(os.Stderr, res, false)
 		return fmt.Errorf("list %s: %s", path, res.Error)
 	}
 	for _, e := range res.Entries {
@@ -347,24 +344,24 @@ func sessionEnd(c *apiclient.Client, ctx context.Context, args []string) error {
 
 // notices prints on stderr what a result says besides its output. streamed says every byte
 // of the output was already printed as it came, so none was left out.
-func notices(res *session.Result, streamed bool) {
+func notices(w io.Writer, res *session.Result, streamed bool) {
 	if res.ShellStateLost {
-		fmt.Fprintln(os.Stderr, "openworker: the sandbox was restarted before this command (a folder was added); shell state from earlier commands was lost")
+		fmt.Fprintln(w, "openworker: the sandbox was restarted before this command (a folder was added); shell state from earlier commands was lost")
 	}
 	if res.Result != nil {
 		if !streamed && res.StdoutTruncated > 0 {
-			fmt.Fprintf(os.Stderr, "openworker: %d bytes of standard output were left out\n", res.StdoutTruncated)
+			fmt.Fprintf(w, "openworker: %d bytes of standard output were left out\n", res.StdoutTruncated)
 		}
 		if res.TimedOut {
-			fmt.Fprintln(os.Stderr, "openworker: the command was stopped (timeout)")
+			fmt.Fprintln(w, "openworker: the command was stopped (timeout)")
 		}
 		if res.StateRefused != "" {
-			fmt.Fprintln(os.Stderr, "openworker: shell state not taken:", termtext.Escape(res.StateRefused))
+			fmt.Fprintln(w, "openworker: shell state not taken:", termtext.Escape(res.StateRefused))
 		}
 	}
 	how := ""
 	if p, err := config.Path(); err == nil {
 		how = backend.SessionHowToAllow(p, res.Session)("HOST:PORT")
 	}
-	reportBlocked(res.Blocked, how)
+	reportBlocked(w, res.Blocked, how)
 }

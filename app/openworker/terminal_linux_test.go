@@ -1,10 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/openworker/openworker/core/termtext"
 )
 
 // hostile is text a command or an agent chose to drive a person's terminal: it ends a line,
@@ -55,4 +63,64 @@ func TestHostileTextReachesTheTerminalEscaped(t *testing.T) {
 		t.Fatalf("reading a missing file: %q", out)
 	}
 	requireInert(t, "an error", out+errs)
+}
+
+// openPTY opens a pseudo-terminal: the controller to read, the terminal to give a process.
+func openPTY(t *testing.T) (ctl, term *os.File) {
+	t.Helper()
+	fd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	ctl = os.NewFile(uintptr(fd), "/dev/ptmx")
+	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	term, err = os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctl, term
+}
+
+// A command that leaves the terminal inside an OSC string (which would swallow what
+// follows) and prints look-alikes of OpenWorker's report: on a terminal, the report comes
+// after a reset, each line marked, and no line of the command's carries the mark.
+func TestReportAfterACommandOnATerminal(t *testing.T) {
+	w := newWorld(t)
+	ctl, term := openPTY(t)
+	defer ctl.Close()
+	c := w.cmd("run", "--provider", "direct", "--timeout", "1s", "--", "sh", "-c",
+		`printf 'openworker: blocked fake.example.com:443\n\302\246 openworker: the command was stopped (fake)\n\033[8m\033]0;unfinished'; sleep 10`)
+	c.Stdout, c.Stderr = term, term
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	term.Close()
+	var got bytes.Buffer
+	done := make(chan struct{})
+	go func() { io.Copy(&got, ctl); close(done) }() // ends with EIO once the last writer is gone
+	c.Wait()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the terminal was not released")
+	}
+	out := strings.ReplaceAll(got.String(), "\r\n", "\n")
+	osc := strings.Index(out, "\x1b]0;unfinished")
+	reset := strings.Index(out, termtext.Reset)
+	report := strings.Index(out, termtext.Mark+"openworker: the command was stopped after 1s")
+	if osc < 0 || reset < osc || report < reset {
+		t.Fatalf("the report does not follow a reset after the command's output:\n%q", out)
+	}
+	if n := strings.Count(out, termtext.Mark); n != 1 {
+		t.Fatalf("%d marked lines, want only OpenWorker's one:\n%q", n, out)
+	}
+	if !strings.Contains(out, "| openworker: the command was stopped (fake)") {
+		t.Fatalf("the look-alike was not shown as the command wrote it, mark aside:\n%q", out)
+	}
 }
