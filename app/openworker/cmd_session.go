@@ -153,17 +153,18 @@ func sessionExec(c *apiclient.Client, ctx context.Context, args []string) error 
 	} else {
 		req.Argv = words
 	}
-	// Ctrl-C is sent to the command, whose output and status still come; the daemon may be
-	// slow to answer, so a second Ctrl-C is sent too (it kills the command).
+	// Ctrl-C (and a SIGTERM or SIGHUP this process gets) is sent to the command, whose
+	// output and status still come, and the audit trail names it; the daemon may be slow to
+	// answer, so a second signal is sent too (it kills the command).
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	var interrupted atomicSignal
 	go func() {
-		for range sigs {
-			interrupted.store(syscall.SIGINT)
+		for sig := range sigs {
+			interrupted.store(sig.(syscall.Signal))
 			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_ = c.Signal(sctx, id, api.SignalRequest{Signal: "SIGINT"})
+			_ = c.Signal(sctx, id, api.SignalRequest{Signal: sigName(sig.(syscall.Signal))})
 			cancel()
 		}
 	}()
@@ -177,6 +178,9 @@ func sessionExec(c *apiclient.Client, ctx context.Context, args []string) error 
 	notices(rep, res, true)
 	if res.Interrupted != "" || interrupted.load() != 0 {
 		fmt.Fprintln(rep, "openworker: interrupted; the command was stopped")
+		if sig := interrupted.load(); sig != 0 {
+			return exitError{128 + int(sig)}
+		}
 		return exitError{130}
 	}
 	if res.Error != "" {
