@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,6 +49,55 @@ type Event struct {
 	// "timed out", "failed", or "daemon ended" (written at the next start).
 	Outcome string   `json:"outcome,omitempty"`
 	Folders []string `json:"folders,omitempty"`
+	// Cut names the fields that were longer than their bound (MaxField bytes, MaxItems
+	// entries) and were cut to it when the event was written.
+	Cut []string `json:"cut,omitempty"`
+}
+
+// A field a command or an agent chose is kept to a bound, so that no record can rotate the
+// trail away or make the daemon hold megabytes for it.
+const (
+	MaxField = 4096 // bytes of one text field, cut on a character boundary
+	MaxItems = 64   // entries of a list; the rest are counted in one more entry
+	maxItem  = 1024 // bytes of one entry of a list
+)
+
+// bound cuts every field to its bound and notes which were cut.
+func (e *Event) bound() {
+	text := func(name string, s *string, n int) {
+		if c, cut := termtext.Cut(*s, n); cut {
+			*s = c + "…"
+			e.Cut = append(e.Cut, name)
+		}
+	}
+	list := func(name string, l *[]string) {
+		cut := false
+		if len(*l) > MaxItems {
+			*l = append((*l)[:MaxItems:MaxItems], strconv.Itoa(len(*l)-MaxItems)+" more")
+			cut = true
+		}
+		for i := range *l {
+			if c, ok := termtext.Cut((*l)[i], maxItem); ok {
+				(*l)[i] = c + "…"
+				cut = true
+			}
+		}
+		if cut {
+			e.Cut = append(e.Cut, name)
+		}
+	}
+	e.Cut = nil
+	text("type", &e.Type, 64)
+	text("session", &e.Session, 64)
+	text("tool", &e.Tool, 64)
+	text("summary", &e.Summary, MaxField)
+	text("enforcement", &e.Enforcement, 64)
+	text("network", &e.Network, 64)
+	text("reason", &e.Reason, MaxField)
+	text("outcome", &e.Outcome, 256)
+	list("blocked", &e.Blocked)
+	list("denials", &e.Denials)
+	list("folders", &e.Folders)
 }
 
 // Log appends events to a file and rotates it by size.
@@ -58,21 +108,31 @@ type Log struct {
 	size    int64
 	maxSize int64
 	keep    int
+	keepFor time.Duration
 	now     func() time.Time
 }
 
-// DefaultMaxSize is the size at which the file is rotated; Keep old files are kept.
+// The file is rotated at DefaultMaxSize. DefaultKeep rotated files are kept, and more while
+// their newest record is younger than DefaultKeepFor: rotation never deletes a record of
+// the last week, up to MaxFiles files (512 MiB). Past that the oldest file goes whatever its
+// age, and the trail says so in an audit.dropped record.
 const (
 	DefaultMaxSize = 8 << 20
 	DefaultKeep    = 3
+	DefaultKeepFor = 7 * 24 * time.Hour
+	MaxFiles       = 64
 )
+
+// Dropped is the type of the record that says rotation deleted records younger than
+// DefaultKeepFor (the trail had reached MaxFiles files).
+const Dropped = "audit.dropped"
 
 // Open opens (creating, owner-only) the audit file at path.
 func Open(path string) (*Log, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
-	l := &Log{path: path, maxSize: DefaultMaxSize, keep: DefaultKeep, now: time.Now}
+	l := &Log{path: path, maxSize: DefaultMaxSize, keep: DefaultKeep, keepFor: DefaultKeepFor, now: time.Now}
 	if err := l.open(); err != nil {
 		return nil, err
 	}
@@ -107,6 +167,9 @@ func (l *Log) Write(e Event) error {
 	if e.Time.IsZero() {
 		e.Time = l.now()
 	}
+	// The lists are the caller's: cut copies.
+	e.Blocked, e.Denials, e.Folders = slices.Clone(e.Blocked), slices.Clone(e.Denials), slices.Clone(e.Folders)
+	e.bound()
 	b, err := json.Marshal(e)
 	if err != nil {
 		return err
@@ -118,8 +181,15 @@ func (l *Log) Write(e Event) error {
 		return errors.New("audit: log is closed")
 	}
 	if l.size > 0 && l.size+int64(len(b)) > l.maxSize {
-		if err := l.rotate(); err != nil {
+		dropped, err := l.rotate()
+		if err != nil {
 			return err
+		}
+		if !dropped.IsZero() {
+			note, _ := json.Marshal(Event{Time: l.now(), Type: Dropped,
+				Reason: fmt.Sprintf("rotation deleted records up to %s, younger than %s: the trail had reached %d files", dropped.Format(time.RFC3339), l.keepFor, MaxFiles)})
+			n, _ := l.f.Write(append(note, '\n'))
+			l.size += int64(n)
 		}
 	}
 	n, err := l.f.Write(b)
@@ -127,15 +197,48 @@ func (l *Log) Write(e Event) error {
 	return err
 }
 
-func (l *Log) rotate() error {
+// rotated counts the rotated files beside path: path.1 … path.N.
+func rotated(path string) int {
+	n := 0
+	for {
+		if _, err := os.Lstat(path + "." + strconv.Itoa(n+1)); err != nil {
+			return n
+		}
+		n++
+	}
+}
+
+// rotate starts a new file, deleting rotated files beyond keep whose newest record is older
+// than keepFor, and beyond MaxFiles any. It returns the time of the newest record deleted
+// that was younger than keepFor, if one was.
+func (l *Log) rotate() (time.Time, error) {
 	l.f.Close()
-	for i := l.keep - 1; i >= 1; i-- {
+	n := rotated(l.path)
+	for i := n; i >= 1; i-- {
 		_ = os.Rename(l.path+"."+strconv.Itoa(i), l.path+"."+strconv.Itoa(i+1))
 	}
 	if err := os.Rename(l.path, l.path+".1"); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("audit: rotating: %w", err)
+		return time.Time{}, fmt.Errorf("audit: rotating: %w", err)
 	}
-	return l.open()
+	n++
+	var dropped time.Time
+	for ; n > l.keep; n-- {
+		old := l.path + "." + strconv.Itoa(n)
+		fi, err := os.Stat(old)
+		if err != nil {
+			continue
+		}
+		// A file's time is that of its last write, its newest record.
+		young := l.now().Sub(fi.ModTime()) < l.keepFor
+		if young && n <= MaxFiles {
+			break
+		}
+		if young && fi.ModTime().After(dropped) {
+			dropped = fi.ModTime()
+		}
+		os.Remove(old)
+	}
+	return dropped, l.open()
 }
 
 // Close closes the file.
@@ -195,6 +298,9 @@ func Format(e Event) string {
 	if e.Reason != "" {
 		b.WriteString("  — " + termtext.Escape(e.Reason))
 	}
+	if len(e.Cut) > 0 {
+		b.WriteString("  (cut: " + termtext.Escape(strings.Join(e.Cut, ", ")) + ")")
+	}
 	return b.String()
 }
 
@@ -235,7 +341,7 @@ func Show(ctx context.Context, path string, w io.Writer, o ShowOptions) error {
 	}
 	fromStart := !o.Follow || !o.Since.IsZero()
 	if fromStart {
-		for i := DefaultKeep; i >= 1; i-- {
+		for i := rotated(path); i >= 1; i-- {
 			old, err := os.Open(path + "." + strconv.Itoa(i))
 			if err != nil {
 				continue
