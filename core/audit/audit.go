@@ -29,6 +29,8 @@ const (
 	SessionRestart = "session.restarted"
 	ToolStarted    = "tool.started"
 	ToolCall       = "tool.call"
+	// SiteChanged: a person changed a session's sites or the machine's list (By says how).
+	SiteChanged = "site.changed"
 )
 
 // Event is one line of the audit trail.
@@ -38,6 +40,7 @@ type Event struct {
 	Session     string    `json:"session,omitempty"`
 	Tool        string    `json:"tool,omitempty"`
 	Summary     string    `json:"summary,omitempty"`
+	By          string    `json:"by,omitempty"` // who made a person's change: the app, the CLI, a card
 	Enforcement string    `json:"enforcement,omitempty"`
 	Network     string    `json:"network,omitempty"`
 	ExitCode    *int      `json:"exit_code,omitempty"`
@@ -91,6 +94,7 @@ func (e *Event) bound() {
 	text("session", &e.Session, 64)
 	text("tool", &e.Tool, 64)
 	text("summary", &e.Summary, MaxField)
+	text("by", &e.By, 128)
 	text("enforcement", &e.Enforcement, 64)
 	text("network", &e.Network, 64)
 	text("reason", &e.Reason, MaxField)
@@ -279,6 +283,9 @@ func Format(e Event) string {
 	}
 	if e.Summary != "" {
 		b.WriteString(": " + termtext.Escape(e.Summary))
+	}
+	if e.By != "" {
+		b.WriteString("  by " + termtext.Escape(e.By))
 	}
 	if e.ExitCode != nil {
 		b.WriteString("  exit " + strconv.Itoa(*e.ExitCode))
