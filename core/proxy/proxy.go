@@ -38,6 +38,9 @@ const (
 	// MaxHeadBytes bounds a request's head (request line and headers); past it the answer
 	// is 431.
 	MaxHeadBytes = 32 << 10
+	// MaxResponseHeadBytes bounds an origin's response head (status line and headers) to a
+	// forwarded request; past it the client is answered 502 and the proxy reads no more.
+	MaxResponseHeadBytes = 64 << 10
 	// RecordSize is how many refusals are kept; older ones are only counted.
 	RecordSize = 1000
 )
