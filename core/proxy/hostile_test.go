@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openworker/openworker/core/tstest"
 )
 
 // hugeHeadOrigin answers any request with a response head that never ends: one header of up
@@ -95,5 +98,44 @@ func TestForwardsCountAgainstTheSharedCap(t *testing.T) {
 	}
 	if ok != 2 || shared.Open() != 2 {
 		t.Fatalf("%d forwarded connections echoed, %d hold a shared place; want 2 (the shared cap)", ok, shared.Open())
+	}
+}
+
+// A tunnel whose client has gone closes soon after, giving back its places, even when the
+// origin neither sends nor closes: the client's end is passed on as a half-close, and the
+// tunnel lingers only Linger for the other side.
+func TestTunnelClosesWhenItsClientHasGone(t *testing.T) {
+	done := make(chan struct{})
+	silent := tcpServer(t, "tcp4", "127.0.0.1:0", func(c net.Conn) {
+		c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		io.Copy(io.Discard, c) // reads to the client's end, then holds the connection open
+		<-done
+	})
+	t.Cleanup(func() { close(done) }) // before the server's own cleanup waits for it
+	shared := NewConnLimit(10)
+	s := startProxy(t, Options{Shared: shared, Linger: 200 * time.Millisecond}, silent.Addr().String())
+	c, resp := rawConnect(t, "127.0.0.1:"+strconv.Itoa(s.port), silent.Addr().String(), basic(User, s.tok))
+	if resp.StatusCode != 200 {
+		t.Fatal(resp.Status)
+	}
+	if s.p.Active() != 1 || shared.Open() != 1 {
+		t.Fatalf("an open tunnel holds %d/%d places", s.p.Active(), shared.Open())
+	}
+	c.Close()
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		if s.open() != 0 || s.p.Active() != 0 || shared.Open() != 0 {
+			return fmt.Errorf("the tunnel of a client that has gone still holds %d/%d places", s.p.Active(), shared.Open())
+		}
+		return nil
+	})
+}
+
+func TestDefaultIdleTimeoutIsReasonable(t *testing.T) {
+	p, err := New(Options{Token: NewToken()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.opts.IdleTimeout > 15*time.Minute || p.opts.Linger > time.Minute || p.opts.Linger <= 0 {
+		t.Fatalf("idle timeout %v, linger %v", p.opts.IdleTimeout, p.opts.Linger)
 	}
 }
