@@ -314,6 +314,7 @@ func (c *conn) attach(up net.Conn, d hosts.Decision, addr netip.Addr) bool {
 	}
 	c.up, c.target = up, t
 	p.mu.Unlock()
+	sizeConn(c.c, up)
 	return true
 }
 

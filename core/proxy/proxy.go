@@ -116,6 +116,7 @@ type Proxy struct {
 	rules   atomic.Pointer[rules]
 	record  record
 	active  atomic.Int64
+	full    atomic.Int32 // tunnels with a full origin buffer (see MaxFullBuffers)
 	forbid  map[netip.AddrPort]bool
 	dialer  net.Dialer
 	bufs    buffers

@@ -16,6 +16,7 @@ type tunnel struct {
 	last       atomic.Int64  // when bytes last moved either way, in Unix nanoseconds
 	ended      atomic.Int32  // directions that ended with their source's end
 	bufs       *buffers
+	shared     *ConnLimit // the daemon's, when the proxy shares one
 
 	mu      sync.Mutex // orders the idle check with the tunnel's end
 	timer   *time.Timer
@@ -59,7 +60,9 @@ func (t *tunnel) stopIdle() {
 // or neither moves for the idle timeout. A side that finishes half-closes the other, so
 // protocols that end their request with a shutdown keep working.
 func (p *Proxy) pipe(client, up net.Conn) {
-	t := &tunnel{client: client, up: up, idle: p.opts.IdleTimeout, linger: p.opts.Linger, bufs: &p.bufs}
+	sizeConn(client, up)
+	defer p.growOrigin(up)()
+	t := &tunnel{client: client, up: up, idle: p.opts.IdleTimeout, linger: p.opts.Linger, bufs: &p.bufs, shared: p.opts.Shared}
 	t.touch()
 	t.mu.Lock()
 	t.timer = time.AfterFunc(t.idle, t.checkIdle)
