@@ -124,3 +124,22 @@ func TestReportAfterACommandOnATerminal(t *testing.T) {
 		t.Fatalf("the look-alike was not shown as the command wrote it, mark aside:\n%q", out)
 	}
 }
+
+// A writable session folder has no size bound here: the machine's status says so, and why,
+// as it does for the other limits.
+func TestStatusSaysSessionFoldersAreUnbounded(t *testing.T) {
+	w := newWorld(t)
+	out, errs, code := w.run("machine", "sandbox", "status")
+	if code != 0 {
+		t.Fatalf("status: %d %s", code, errs)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "Folders:") {
+			if !strings.Contains(l, "no size bound") || !strings.Contains(out, "project quota") {
+				t.Fatalf("the folders line does not say there is no bound and why:\n%s", out)
+			}
+			return
+		}
+	}
+	t.Fatalf("no line on the session folders' size:\n%s", out)
+}
