@@ -13,9 +13,9 @@ import (
 	"github.com/openworker/openworker/core/api"
 	"github.com/openworker/openworker/core/apiclient"
 	"github.com/openworker/openworker/core/approvals"
-	"github.com/openworker/openworker/core/audit"
 	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/config"
+	"github.com/openworker/openworker/core/termtext"
 )
 
 // client is the local API's client for the daemon of this user.
@@ -94,7 +94,7 @@ func cmdCards(args []string) error {
 		case e.Type == backend.CardPending && e.Card != nil && e.Card.Askers == 1:
 			show(*e.Card)
 		case (e.Type == backend.CardAnswered || e.Type == backend.CardExpired) && e.Card != nil && !*asJSON:
-			fmt.Printf("card %s (%s): %s\n", e.Card.ID, e.Card.Site, e.Outcome)
+			fmt.Printf("card %s (%s): %s\n", termtext.Escape(e.Card.ID), termtext.Escape(e.Card.Site), termtext.Escape(string(e.Outcome)))
 		}
 	})
 	if ctx.Err() != nil {
@@ -110,17 +110,12 @@ func cardLine(c backend.CardInfo) string {
 	if !c.Blocked.IsZero() {
 		blocked = "blocked by the sandbox at " + c.Blocked.Local().Format("15:04:05")
 		if c.BlockedCommand != "" {
-			blocked += " during " + fmt.Sprintf("%q", truncateWords(c.BlockedCommand, 60))
+			blocked += " during \"" + termtext.Show(c.BlockedCommand, 60) + "\""
 		}
 	}
-	return fmt.Sprintf("%s  session %s  %s  (%s; %s)  reason: %s  [answers: %s]", c.ID, c.Session, c.Site, c.Kind, blocked, c.Reason, strings.Join(c.Answers, ", "))
-}
-
-func truncateWords(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
+	// The reason is the agent's and the command the command's: shown escaped, never as
+	// terminal controls or extra lines.
+	return fmt.Sprintf("%s  session %s  %s  (%s; %s)  reason: %s  [answers: %s]", termtext.Escape(c.ID), termtext.Escape(c.Session), termtext.Escape(c.Site), termtext.Escape(c.Kind), blocked, termtext.Escape(c.Reason), termtext.Escape(strings.Join(c.Answers, ", ")))
 }
 
 var answerCommand = command{
@@ -148,9 +143,9 @@ func cmdAnswer(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("card %s: %s\n", res.Card, res.Outcome)
+	fmt.Printf("card %s: %s\n", termtext.Escape(res.Card), termtext.Escape(string(res.Outcome)))
 	if res.Message != "" {
-		fmt.Fprintln(os.Stderr, "openworker:", res.Message)
+		fmt.Fprintln(os.Stderr, "openworker:", termtext.Escape(res.Message))
 	}
 	return nil
 }
@@ -190,9 +185,9 @@ func cmdRequestSite(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Println(ans.Outcome)
+	fmt.Println(termtext.Escape(string(ans.Outcome)))
 	if ans.Message != "" {
-		fmt.Fprintln(os.Stderr, "openworker:", ans.Message)
+		fmt.Fprintln(os.Stderr, "openworker:", termtext.Escape(ans.Message))
 	}
 	switch {
 	case ans.Outcome.Allows():
@@ -238,7 +233,7 @@ func cmdAccess(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("Session %s (network %s)\n", a.Session, a.Network)
+	fmt.Printf("Session %s (network %s)\n", termtext.Escape(a.Session), termtext.Escape(a.Network))
 	if len(a.Sites) == 0 {
 		fmt.Println("  no sites")
 	}
@@ -250,19 +245,19 @@ func cmdAccess(args []string) error {
 		case backend.FromLogin:
 			mark = "  (shared login)"
 		}
-		fmt.Printf("  %s%s\n", s.Site, mark)
+		fmt.Printf("  %s%s\n", termtext.Escape(s.Site), mark)
 	}
 	for _, d := range a.Denied {
-		fmt.Printf("  %s  Denied\n", d)
+		fmt.Printf("  %s  Denied\n", termtext.Escape(d))
 	}
 	for _, p := range a.Pending {
-		fmt.Printf("  pending write to the settings file: %s\n", p)
+		fmt.Printf("  pending write to the settings file: %s\n", termtext.Escape(p))
 	}
 	for _, l := range a.Logins {
-		fmt.Printf("  shared login %s: %d file(s) copied%s\n", l.Key, l.Files, leftOut(l.LeftOut))
+		fmt.Printf("  shared login %s: %d file(s) copied%s\n", termtext.Escape(l.Key), l.Files, termtext.Escape(leftOut(l.LeftOut)))
 	}
 	if a.LoginsNote != "" {
-		fmt.Printf("  %s\n", a.LoginsNote)
+		fmt.Printf("  %s\n", termtext.Escape(a.LoginsNote))
 	}
 	return nil
 }
@@ -315,7 +310,7 @@ func cmdSites(args []string) error {
 			return err
 		}
 		if res.Message != "" {
-			fmt.Fprintln(os.Stderr, "openworker:", res.Message)
+			fmt.Fprintln(os.Stderr, "openworker:", termtext.Escape(res.Message))
 		}
 		sites = res.Sites
 	default:
@@ -340,7 +335,7 @@ func cmdSites(args []string) error {
 		fmt.Println("  none")
 	}
 	for _, s := range sites.Custom {
-		fmt.Printf("  %s\n", s)
+		fmt.Printf("  %s\n", termtext.Escape(s))
 	}
 	return nil
 }
@@ -378,9 +373,9 @@ func cmdFetch(args []string) error {
 		return err
 	}
 	if res.Page == nil {
-		fmt.Println(res.Outcome)
+		fmt.Println(termtext.Escape(string(res.Outcome)))
 		if res.Message != "" {
-			fmt.Fprintln(os.Stderr, "openworker:", res.Message)
+			fmt.Fprintln(os.Stderr, "openworker:", termtext.Escape(res.Message))
 		}
 		if res.Outcome == approvals.NoAnswerYet {
 			return exitError{4}
@@ -388,18 +383,18 @@ func cmdFetch(args []string) error {
 		return exitError{1}
 	}
 	p := res.Page
-	fmt.Fprintf(os.Stderr, "openworker: %s — %d %s, %d bytes", p.URL, p.Status, p.ContentType, p.Size)
+	fmt.Fprintf(os.Stderr, "openworker: %s — %d %s, %d bytes", termtext.Escape(p.URL), p.Status, termtext.Escape(p.ContentType), p.Size)
 	if p.Truncated {
 		fmt.Fprint(os.Stderr, " (cut at the size limit)")
 	}
 	fmt.Fprintln(os.Stderr)
 	if p.Title != "" {
-		fmt.Println(audit.Clean(p.Title))
+		fmt.Println(termtext.Escape(p.Title))
 		fmt.Println()
 	}
 	// The page is the web's: shown as data, never as terminal escapes.
 	for _, line := range strings.Split(p.Text, "\n") {
-		fmt.Println(audit.Clean(line))
+		fmt.Println(termtext.Escape(line))
 	}
 	return nil
 }

@@ -73,6 +73,13 @@ func cmdMachine(args []string) error {
 	} else {
 		fmt.Printf("Sandbox:       none on %s\n", runtime.GOOS)
 	}
+	for i, line := range folderBound() {
+		label := ""
+		if i == 0 {
+			label = "Folders:"
+		}
+		fmt.Printf("%-14s %s\n", label, line)
+	}
 	fmt.Printf("State folder:  %s\n", e.stateDir)
 	c := apiclient.New(api.SocketPath(e.stateDir))
 	if ss, err := c.Sessions(ctx); err == nil {

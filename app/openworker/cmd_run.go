@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
 	"github.com/openworker/openworker/core/session"
+	"github.com/openworker/openworker/core/termtext"
 )
 
 // sessionFlags are the folder and network flags shared by run, mcp and session start.
@@ -215,13 +217,8 @@ func cmdRun(args []string) error {
 			s.Signal(sig.(syscall.Signal))
 		}
 	}()
-	s, wait, err := m.StartExec(ctx, spec, runner.ExecArgs{Argv: argv, Timeout: time.Duration(timeout), MaxOutput: 1}, os.Stdin, func(stream string, data []byte) {
-		if stream == "stderr" {
-			os.Stderr.Write(data)
-		} else {
-			os.Stdout.Write(data)
-		}
-	})
+	out := newCommandOutput()
+	s, wait, err := m.StartExec(ctx, spec, runner.ExecArgs{Argv: argv, Timeout: time.Duration(timeout), MaxOutput: 1}, os.Stdin, out.write)
 	if s == nil {
 		if sig := got.load(); sig != 0 {
 			fmt.Fprintf(os.Stderr, "openworker: interrupted (%s) while the sandbox started; nothing was run\n", sigName(sig))
@@ -236,33 +233,36 @@ func cmdRun(args []string) error {
 	res, err := wait()
 	// The process exits right after: the sandbox need not be waited for if nothing runs in it.
 	defer s.EndBeforeExit()
+	rep := out.report()
 	if err != nil {
-		return err
+		fmt.Fprintln(rep, "openworker:", termtext.Lines(err.Error()))
+		return exitError{1}
 	}
-	reportBlocked(res.Blocked, "allow with --allow HOST:PORT")
+	reportBlocked(rep, res.Blocked, "allow with --allow HOST:PORT")
 	if res.Interrupted != "" {
 		sig := got.load()
-		fmt.Fprintf(os.Stderr, "openworker: interrupted (%s); the command was stopped\n", res.Interrupted)
+		fmt.Fprintf(rep, "openworker: interrupted (%s); the command was stopped\n", termtext.Escape(res.Interrupted))
 		return exitError{128 + int(sig)}
 	}
 	if res.Error != "" {
-		return fmt.Errorf("%s", res.Error)
+		fmt.Fprintln(rep, "openworker:", termtext.Lines(res.Error))
+		return exitError{1}
 	}
 	if res.TimedOut {
-		fmt.Fprintf(os.Stderr, "openworker: the command was stopped after %s (--timeout)\n", time.Duration(timeout).Round(time.Millisecond))
+		fmt.Fprintf(rep, "openworker: the command was stopped after %s (--timeout)\n", time.Duration(timeout).Round(time.Millisecond))
 	}
 	return exitError{res.ExitCode}
 }
 
 // reportBlocked lists the sites the proxy refused during a command, each with how to allow
 // it where the command ran: how, with HOST:PORT standing for the site.
-func reportBlocked(bs []session.Blocked, how string) {
+func reportBlocked(w io.Writer, bs []session.Blocked, how string) {
 	for _, b := range bs {
 		hint := ""
 		if how != "" {
 			hint = " (" + strings.ReplaceAll(how, "HOST:PORT", b.String()) + ")"
 		}
-		fmt.Fprintf(os.Stderr, "openworker: blocked %s — %s%s\n", b, b.Reason, hint)
+		fmt.Fprintf(w, "openworker: blocked %s — %s%s\n", termtext.Escape(b.String()), termtext.Escape(b.Reason), termtext.Escape(hint))
 	}
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/session"
+	"github.com/openworker/openworker/core/termtext"
 )
 
 const sessionUsage = `Usage (a running daemon is needed: openworker serve):
@@ -98,7 +98,7 @@ func sessionStart(c *apiclient.Client, ctx context.Context, args []string) error
 		return err
 	}
 	fmt.Println(info.ID)
-	fmt.Fprintf(os.Stderr, "openworker: session %s started [%s, %s] with %s\n", info.ID, info.Enforcement, info.Network, strings.Join(info.Writable, ", "))
+	fmt.Fprintf(os.Stderr, "openworker: session %s started [%s, %s] with %s\n", termtext.Escape(info.ID), termtext.Escape(info.Enforcement), termtext.Escape(info.Network), termtext.Escape(strings.Join(info.Writable, ", ")))
 	return nil
 }
 
@@ -113,9 +113,9 @@ func sessionLs(c *apiclient.Client, ctx context.Context, args []string) error {
 		return err
 	}
 	for _, s := range ss {
-		fmt.Printf("%s  [%s, %s]  started %s  rw %s", s.ID, s.Enforcement, s.Network, s.Started.Format(time.Kitchen), strings.Join(s.Writable, ","))
+		fmt.Printf("%s  [%s, %s]  started %s  rw %s", termtext.Escape(s.ID), termtext.Escape(s.Enforcement), termtext.Escape(s.Network), s.Started.Format(time.Kitchen), termtext.Escape(strings.Join(s.Writable, ",")))
 		if len(s.ReadOnly) > 0 {
-			fmt.Printf("  ro %s", strings.Join(s.ReadOnly, ","))
+			fmt.Printf("  ro %s", termtext.Escape(strings.Join(s.ReadOnly, ",")))
 		}
 		fmt.Println()
 	}
@@ -153,37 +153,39 @@ func sessionExec(c *apiclient.Client, ctx context.Context, args []string) error 
 	} else {
 		req.Argv = words
 	}
-	// Ctrl-C is sent to the command, whose output and status still come; the daemon may be
-	// slow to answer, so a second Ctrl-C is sent too (it kills the command).
+	// Ctrl-C (and a SIGTERM or SIGHUP this process gets) is sent to the command, whose
+	// output and status still come, and the audit trail names it; the daemon may be slow to
+	// answer, so a second signal is sent too (it kills the command).
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	var interrupted atomicSignal
 	go func() {
-		for range sigs {
-			interrupted.store(syscall.SIGINT)
+		for sig := range sigs {
+			interrupted.store(sig.(syscall.Signal))
 			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_ = c.Signal(sctx, id, api.SignalRequest{Signal: "SIGINT"})
+			_ = c.Signal(sctx, id, api.SignalRequest{Signal: sigName(sig.(syscall.Signal))})
 			cancel()
 		}
 	}()
-	res, err := c.ExecStream(ctx, id, req, os.Stdin, func(stream string, data []byte) {
-		if stream == "stderr" {
-			os.Stderr.Write(data)
-		} else {
-			os.Stdout.Write(data)
-		}
-	})
+	out := newCommandOutput()
+	res, err := c.ExecStream(ctx, id, req, os.Stdin, out.write)
+	rep := out.report()
 	if err != nil {
-		return err
+		fmt.Fprintln(rep, "openworker:", termtext.Lines(err.Error()))
+		return exitError{1}
 	}
-	notices(res, true)
+	notices(rep, res, true)
 	if res.Interrupted != "" || interrupted.load() != 0 {
-		fmt.Fprintln(os.Stderr, "openworker: interrupted; the command was stopped")
+		fmt.Fprintln(rep, "openworker: interrupted; the command was stopped")
+		if sig := interrupted.load(); sig != 0 {
+			return exitError{128 + int(sig)}
+		}
 		return exitError{130}
 	}
 	if res.Error != "" {
-		return errors.New(res.Error)
+		fmt.Fprintln(rep, "openworker:", termtext.Lines(res.Error))
+		return exitError{1}
 	}
 	return exitError{res.ExitCode}
 }
@@ -220,7 +222,7 @@ func sessionRead(c *apiclient.Client, ctx context.Context, args []string) error 
 			return err
 		}
 		if res.Error != "" {
-			notices(res, false)
+			notices(os.Stderr, res, false)
 			return fmt.Errorf("read %s: %s", path, res.Error)
 		}
 		os.Stdout.Write(res.Content)
@@ -256,7 +258,7 @@ func sessionWrite(c *apiclient.Client, ctx context.Context, args []string) error
 		return err
 	}
 	if res.Error != "" {
-		notices(res, false)
+		notices(os.Stderr, res, false)
 		return fmt.Errorf("write %s: %s", path, res.Error)
 	}
 	return nil
@@ -285,7 +287,7 @@ func sessionList(c *apiclient.Client, ctx context.Context, args []string) error 
 		return err
 	}
 	if res.Error != "" {
-		notices(res, false)
+		notices(os.Stderr, res, false)
 		return fmt.Errorf("list %s: %s", path, res.Error)
 	}
 	for _, e := range res.Entries {
@@ -296,7 +298,8 @@ func sessionList(c *apiclient.Client, ctx context.Context, args []string) error 
 		if e.Link != "" {
 			name += " -> " + e.Link
 		}
-		fmt.Printf("%s %10d %s\n", e.Mode, e.Size, name)
+		// A name is whatever a command made: shown escaped, one entry a line.
+		fmt.Printf("%s %10d %s\n", termtext.Escape(e.Mode), e.Size, termtext.Escape(name))
 	}
 	return nil
 }
@@ -345,24 +348,24 @@ func sessionEnd(c *apiclient.Client, ctx context.Context, args []string) error {
 
 // notices prints on stderr what a result says besides its output. streamed says every byte
 // of the output was already printed as it came, so none was left out.
-func notices(res *session.Result, streamed bool) {
+func notices(w io.Writer, res *session.Result, streamed bool) {
 	if res.ShellStateLost {
-		fmt.Fprintln(os.Stderr, "openworker: the sandbox was restarted before this command (a folder was added); shell state from earlier commands was lost")
+		fmt.Fprintln(w, "openworker: the sandbox was restarted before this command (a folder was added); shell state from earlier commands was lost")
 	}
 	if res.Result != nil {
 		if !streamed && res.StdoutTruncated > 0 {
-			fmt.Fprintf(os.Stderr, "openworker: %d bytes of standard output were left out\n", res.StdoutTruncated)
+			fmt.Fprintf(w, "openworker: %d bytes of standard output were left out\n", res.StdoutTruncated)
 		}
 		if res.TimedOut {
-			fmt.Fprintln(os.Stderr, "openworker: the command was stopped (timeout)")
+			fmt.Fprintln(w, "openworker: the command was stopped (timeout)")
 		}
 		if res.StateRefused != "" {
-			fmt.Fprintln(os.Stderr, "openworker: shell state not taken:", res.StateRefused)
+			fmt.Fprintln(w, "openworker: shell state not taken:", termtext.Escape(res.StateRefused))
 		}
 	}
 	how := ""
 	if p, err := config.Path(); err == nil {
 		how = backend.SessionHowToAllow(p, res.Session)("HOST:PORT")
 	}
-	reportBlocked(res.Blocked, how)
+	reportBlocked(w, res.Blocked, how)
 }

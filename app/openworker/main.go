@@ -14,6 +14,7 @@ import (
 	"github.com/openworker/openworker/core/linux"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/session"
+	"github.com/openworker/openworker/core/termtext"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -77,7 +78,8 @@ func run(args []string) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	fmt.Fprintln(os.Stderr, "openworker:", err)
+	// An error may carry what a command or an agent wrote (a path, a reason): shown escaped.
+	fmt.Fprintln(os.Stderr, "openworker:", termtext.Lines(err.Error()))
 	return 1
 }
 

@@ -77,13 +77,13 @@ func (s *Server) changeAccess(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.PathValue("id")
 	for _, site := range req.Allow {
-		if err := s.Backend.AllowForSession(id, site); err != nil {
+		if err := s.Backend.AllowForSessionBy(id, site, backend.ByCLI); err != nil {
 			writeErr(w, http.StatusBadRequest, err)
 			return
 		}
 	}
 	for _, site := range req.Revoke {
-		if err := s.Backend.Revoke(id, site); err != nil {
+		if err := s.Backend.RevokeBy(id, site, backend.ByCLI); err != nil {
 			writeErr(w, http.StatusBadRequest, err)
 			return
 		}
@@ -103,13 +103,13 @@ func (s *Server) changeSites(w http.ResponseWriter, r *http.Request) {
 	var err error
 	switch req.Action {
 	case "tick":
-		err = s.Backend.Tick(req.Value)
+		err = s.Backend.TickBy(req.Value, backend.ByCLI)
 	case "untick":
-		err = s.Backend.Untick(req.Value)
+		err = s.Backend.UntickBy(req.Value, backend.ByCLI)
 	case "add":
-		err = s.Backend.AddSite(req.Value)
+		err = s.Backend.AddSiteBy(req.Value, backend.ByCLI)
 	case "remove":
-		err = s.Backend.RemoveSite(req.Value)
+		err = s.Backend.RemoveSiteBy(req.Value, backend.ByCLI)
 	default:
 		err = fmt.Errorf("action %q is not tick, untick, add or remove", req.Action)
 	}

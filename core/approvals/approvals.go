@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/openworker/openworker/core/termtext"
 )
 
 // Kind says who asks: a command's site (the sandbox's proxy) or a web fetch (the core).
@@ -63,6 +65,13 @@ func ParseAnswer(k Kind, s string) (Answer, error) {
 	}
 	return "", fmt.Errorf("%q is not an answer to a %s card; answer %s", s, k, words)
 }
+
+// A card keeps a bounded part of what an agent and a command wrote: a person reads a reason
+// in a line or two, and an agent must not make the daemon hold megabytes per card.
+const (
+	MaxReason         = 1000 // bytes of an ask's reason
+	MaxBlockedCommand = 200  // bytes of the command that was running when the site was blocked
+)
 
 // Ask is a coworker's request for a site.
 type Ask struct {
@@ -193,6 +202,8 @@ func (w *Wait) Outcome() Outcome {
 // Decide is the answer to an ask that needs no person, or Pending with a Wait on the card
 // for one: a new card, or an identical pending ask's card, which this ask then also waits on.
 func (b *Broker) Decide(r Request) (Outcome, *Wait) {
+	r.Ask.Reason = termtext.Short(r.Ask.Reason, MaxReason)
+	r.BlockedCommand = termtext.Short(r.BlockedCommand, MaxBlockedCommand)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	a := r.Ask

@@ -2,9 +2,11 @@ package approvals
 
 import (
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func ask(session, host string) Request {
@@ -137,5 +139,22 @@ func TestCardsEndWithTheirSession(t *testing.T) {
 	}
 	if len(ended) != 1 || ended[0] != Ended {
 		t.Fatalf("ends told: %v", ended)
+	}
+}
+
+// A reason is an agent's text, kept on a card until a person answers: a card keeps only a
+// bounded part of it, cut on a character boundary, and says it was cut.
+func TestReasonIsBoundedOnTheCard(t *testing.T) {
+	b := NewBroker(nil, nil, nil)
+	r := ask("s1", "example.com")
+	r.Ask.Reason = strings.Repeat("é", 3<<20)
+	r.Blocked, r.BlockedCommand = time.Now(), strings.Repeat("日", 1<<20)
+	_, w := b.Decide(r)
+	c := w.Card
+	if len(c.Ask.Reason) > MaxReason+len("…") || !strings.HasSuffix(c.Ask.Reason, "…") || !utf8.ValidString(c.Ask.Reason) {
+		t.Fatalf("reason kept: %d bytes, ends %q", len(c.Ask.Reason), c.Ask.Reason[len(c.Ask.Reason)-8:])
+	}
+	if len(c.BlockedCommand) > MaxBlockedCommand+len("…") || !utf8.ValidString(c.BlockedCommand) {
+		t.Fatalf("blocked command kept: %d bytes", len(c.BlockedCommand))
 	}
 }

@@ -12,11 +12,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
+
+	"github.com/openworker/openworker/core/termtext"
 )
 
 // Event types.
@@ -27,6 +29,8 @@ const (
 	SessionRestart = "session.restarted"
 	ToolStarted    = "tool.started"
 	ToolCall       = "tool.call"
+	// SiteChanged: a person changed a session's sites or the machine's list (By says how).
+	SiteChanged = "site.changed"
 )
 
 // Event is one line of the audit trail.
@@ -36,6 +40,7 @@ type Event struct {
 	Session     string    `json:"session,omitempty"`
 	Tool        string    `json:"tool,omitempty"`
 	Summary     string    `json:"summary,omitempty"`
+	By          string    `json:"by,omitempty"` // who made a person's change: the app, the CLI, a card
 	Enforcement string    `json:"enforcement,omitempty"`
 	Network     string    `json:"network,omitempty"`
 	ExitCode    *int      `json:"exit_code,omitempty"`
@@ -47,6 +52,56 @@ type Event struct {
 	// "timed out", "failed", or "daemon ended" (written at the next start).
 	Outcome string   `json:"outcome,omitempty"`
 	Folders []string `json:"folders,omitempty"`
+	// Cut names the fields that were longer than their bound (MaxField bytes, MaxItems
+	// entries) and were cut to it when the event was written.
+	Cut []string `json:"cut,omitempty"`
+}
+
+// A field a command or an agent chose is kept to a bound, so that no record can rotate the
+// trail away or make the daemon hold megabytes for it.
+const (
+	MaxField = 4096 // bytes of one text field, cut on a character boundary
+	MaxItems = 64   // entries of a list; the rest are counted in one more entry
+	maxItem  = 1024 // bytes of one entry of a list
+)
+
+// bound cuts every field to its bound and notes which were cut.
+func (e *Event) bound() {
+	text := func(name string, s *string, n int) {
+		if c, cut := termtext.Cut(*s, n); cut {
+			*s = c + "…"
+			e.Cut = append(e.Cut, name)
+		}
+	}
+	list := func(name string, l *[]string) {
+		cut := false
+		if len(*l) > MaxItems {
+			*l = append((*l)[:MaxItems:MaxItems], strconv.Itoa(len(*l)-MaxItems)+" more")
+			cut = true
+		}
+		for i := range *l {
+			if c, ok := termtext.Cut((*l)[i], maxItem); ok {
+				(*l)[i] = c + "…"
+				cut = true
+			}
+		}
+		if cut {
+			e.Cut = append(e.Cut, name)
+		}
+	}
+	e.Cut = nil
+	text("type", &e.Type, 64)
+	text("session", &e.Session, 64)
+	text("tool", &e.Tool, 64)
+	text("summary", &e.Summary, MaxField)
+	text("by", &e.By, 128)
+	text("enforcement", &e.Enforcement, 64)
+	text("network", &e.Network, 64)
+	text("reason", &e.Reason, MaxField)
+	text("outcome", &e.Outcome, 256)
+	list("blocked", &e.Blocked)
+	list("denials", &e.Denials)
+	list("folders", &e.Folders)
 }
 
 // Log appends events to a file and rotates it by size.
@@ -57,21 +112,31 @@ type Log struct {
 	size    int64
 	maxSize int64
 	keep    int
+	keepFor time.Duration
 	now     func() time.Time
 }
 
-// DefaultMaxSize is the size at which the file is rotated; Keep old files are kept.
+// The file is rotated at DefaultMaxSize. DefaultKeep rotated files are kept, and more while
+// their newest record is younger than DefaultKeepFor: rotation never deletes a record of
+// the last week, up to MaxFiles files (512 MiB). Past that the oldest file goes whatever its
+// age, and the trail says so in an audit.dropped record.
 const (
 	DefaultMaxSize = 8 << 20
 	DefaultKeep    = 3
+	DefaultKeepFor = 7 * 24 * time.Hour
+	MaxFiles       = 64
 )
+
+// Dropped is the type of the record that says rotation deleted records younger than
+// DefaultKeepFor (the trail had reached MaxFiles files).
+const Dropped = "audit.dropped"
 
 // Open opens (creating, owner-only) the audit file at path.
 func Open(path string) (*Log, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
-	l := &Log{path: path, maxSize: DefaultMaxSize, keep: DefaultKeep, now: time.Now}
+	l := &Log{path: path, maxSize: DefaultMaxSize, keep: DefaultKeep, keepFor: DefaultKeepFor, now: time.Now}
 	if err := l.open(); err != nil {
 		return nil, err
 	}
@@ -106,6 +171,9 @@ func (l *Log) Write(e Event) error {
 	if e.Time.IsZero() {
 		e.Time = l.now()
 	}
+	// The lists are the caller's: cut copies.
+	e.Blocked, e.Denials, e.Folders = slices.Clone(e.Blocked), slices.Clone(e.Denials), slices.Clone(e.Folders)
+	e.bound()
 	b, err := json.Marshal(e)
 	if err != nil {
 		return err
@@ -117,8 +185,15 @@ func (l *Log) Write(e Event) error {
 		return errors.New("audit: log is closed")
 	}
 	if l.size > 0 && l.size+int64(len(b)) > l.maxSize {
-		if err := l.rotate(); err != nil {
+		dropped, err := l.rotate()
+		if err != nil {
 			return err
+		}
+		if !dropped.IsZero() {
+			note, _ := json.Marshal(Event{Time: l.now(), Type: Dropped,
+				Reason: fmt.Sprintf("rotation deleted records up to %s, younger than %s: the trail had reached %d files", dropped.Format(time.RFC3339), l.keepFor, MaxFiles)})
+			n, _ := l.f.Write(append(note, '\n'))
+			l.size += int64(n)
 		}
 	}
 	n, err := l.f.Write(b)
@@ -126,15 +201,48 @@ func (l *Log) Write(e Event) error {
 	return err
 }
 
-func (l *Log) rotate() error {
+// rotated counts the rotated files beside path: path.1 … path.N.
+func rotated(path string) int {
+	n := 0
+	for {
+		if _, err := os.Lstat(path + "." + strconv.Itoa(n+1)); err != nil {
+			return n
+		}
+		n++
+	}
+}
+
+// rotate starts a new file, deleting rotated files beyond keep whose newest record is older
+// than keepFor, and beyond MaxFiles any. It returns the time of the newest record deleted
+// that was younger than keepFor, if one was.
+func (l *Log) rotate() (time.Time, error) {
 	l.f.Close()
-	for i := l.keep - 1; i >= 1; i-- {
+	n := rotated(l.path)
+	for i := n; i >= 1; i-- {
 		_ = os.Rename(l.path+"."+strconv.Itoa(i), l.path+"."+strconv.Itoa(i+1))
 	}
 	if err := os.Rename(l.path, l.path+".1"); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("audit: rotating: %w", err)
+		return time.Time{}, fmt.Errorf("audit: rotating: %w", err)
 	}
-	return l.open()
+	n++
+	var dropped time.Time
+	for ; n > l.keep; n-- {
+		old := l.path + "." + strconv.Itoa(n)
+		fi, err := os.Stat(old)
+		if err != nil {
+			continue
+		}
+		// A file's time is that of its last write, its newest record.
+		young := l.now().Sub(fi.ModTime()) < l.keepFor
+		if young && n <= MaxFiles {
+			break
+		}
+		if young && fi.ModTime().After(dropped) {
+			dropped = fi.ModTime()
+		}
+		os.Remove(old)
+	}
+	return dropped, l.open()
 }
 
 // Close closes the file.
@@ -159,22 +267,25 @@ func Format(e Event) string {
 	var b strings.Builder
 	b.WriteString(e.Time.Local().Format("2006-01-02 15:04:05"))
 	b.WriteString("  ")
-	b.WriteString(Clean(e.Type))
+	b.WriteString(termtext.Escape(e.Type))
 	if e.Session != "" {
-		b.WriteString("  " + Clean(e.Session))
+		b.WriteString("  " + termtext.Escape(e.Session))
 	}
 	if e.Enforcement != "" {
-		b.WriteString("  [" + Clean(e.Enforcement))
+		b.WriteString("  [" + termtext.Escape(e.Enforcement))
 		if e.Network != "" {
-			b.WriteString(", " + Clean(e.Network))
+			b.WriteString(", " + termtext.Escape(e.Network))
 		}
 		b.WriteString("]")
 	}
 	if e.Tool != "" {
-		b.WriteString("  " + Clean(e.Tool))
+		b.WriteString("  " + termtext.Escape(e.Tool))
 	}
 	if e.Summary != "" {
-		b.WriteString(": " + Clean(e.Summary))
+		b.WriteString(": " + termtext.Escape(e.Summary))
+	}
+	if e.By != "" {
+		b.WriteString("  by " + termtext.Escape(e.By))
 	}
 	if e.ExitCode != nil {
 		b.WriteString("  exit " + strconv.Itoa(*e.ExitCode))
@@ -183,61 +294,21 @@ func Format(e Event) string {
 		b.WriteString("  " + strconv.FormatFloat(e.DurationMS, 'f', 1, 64) + " ms")
 	}
 	if e.Outcome != "" {
-		b.WriteString("  (" + Clean(e.Outcome) + ")")
+		b.WriteString("  (" + termtext.Escape(e.Outcome) + ")")
 	}
 	if len(e.Blocked) > 0 {
-		b.WriteString("  blocked " + Clean(strings.Join(e.Blocked, ", ")))
+		b.WriteString("  blocked " + termtext.Escape(strings.Join(e.Blocked, ", ")))
 	}
 	if len(e.Denials) > 0 {
-		b.WriteString("  denied " + Clean(strings.Join(e.Denials, "; ")))
+		b.WriteString("  denied " + termtext.Escape(strings.Join(e.Denials, "; ")))
 	}
 	if e.Reason != "" {
-		b.WriteString("  — " + Clean(e.Reason))
+		b.WriteString("  — " + termtext.Escape(e.Reason))
+	}
+	if len(e.Cut) > 0 {
+		b.WriteString("  (cut: " + termtext.Escape(strings.Join(e.Cut, ", ")) + ")")
 	}
 	return b.String()
-}
-
-// Clean returns s with what a terminal would act on escaped: control characters (C0, DEL,
-// C1, which start escape sequences), bidirectional overrides that reorder what is shown, and
-// invalid UTF-8. Everything else is kept as it is.
-func Clean(s string) string {
-	clean := true
-	for _, r := range s {
-		if unsafeRune(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for i, r := range s {
-		switch {
-		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case unsafeRune(r):
-			if r < 0x100 {
-				fmt.Fprintf(&b, `\x%02x`, r)
-			} else {
-				fmt.Fprintf(&b, `\u%04x`, r)
-			}
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-func unsafeRune(r rune) bool {
-	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError ||
-		(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f
 }
 
 // ShowOptions choose what Show prints.
@@ -277,7 +348,7 @@ func Show(ctx context.Context, path string, w io.Writer, o ShowOptions) error {
 	}
 	fromStart := !o.Follow || !o.Since.IsZero()
 	if fromStart {
-		for i := DefaultKeep; i >= 1; i-- {
+		for i := rotated(path); i >= 1; i-- {
 			old, err := os.Open(path + "." + strconv.Itoa(i))
 			if err != nil {
 				continue

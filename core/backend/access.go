@@ -3,8 +3,10 @@ package backend
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/openworker/openworker/core/apitype"
+	"github.com/openworker/openworker/core/audit"
 
 	"github.com/openworker/openworker/core/hosts"
 )
@@ -55,8 +57,29 @@ func (b *Backend) Access(id string) (Access, error) {
 	return a, nil
 }
 
-// AllowForSession allows site for the session only, at once, and takes back a denial of it.
-func (b *Backend) AllowForSession(id, site string) error {
+// Who changed a session's sites or the machine's list, as the audit trail names them.
+const (
+	ByApp  = "the app"             // the presenter: the menu-bar app's Access and Choose sites… lists
+	ByCLI  = "the CLI (local API)" // a client of the local API: openworker access, sites
+	ByCard = "a card"              // a person's answer to a site card
+)
+
+// recordSite writes a person's change to the audit trail: what changed, to which site, in
+// which session (none: the machine's list), and by whom.
+func (b *Backend) recordSite(session, change, by string) {
+	e := audit.Event{Time: time.Now(), Type: audit.SiteChanged, Session: session, Summary: change, By: by}
+	if b.opts.Session.Audit != nil {
+		_ = b.opts.Session.Audit.Write(e)
+	}
+	b.bus.publish(Event{Time: e.Time, Type: e.Type, Session: session, Audit: &e})
+}
+
+// AllowForSession is AllowForSessionBy the app.
+func (b *Backend) AllowForSession(id, site string) error { return b.AllowForSessionBy(id, site, ByApp) }
+
+// AllowForSessionBy allows site for the session only, at once, and takes back a denial of
+// it; the audit trail says by whom.
+func (b *Backend) AllowForSessionBy(id, site, by string) error {
 	e, err := hosts.Parse(site)
 	if err != nil {
 		return err
@@ -75,13 +98,17 @@ func (b *Backend) AllowForSession(id, site string) error {
 		b.broker.Forget(id, e.String())
 	}
 	b.swap(st)
+	b.recordSite(id, "allowed for the session: "+e.String(), by)
 	b.publishAccess(id)
 	return nil
 }
 
-// Revoke takes back a session-only site; open tunnels to it close at once. Sites from the
-// settings or a shared login are changed there, not per session.
-func (b *Backend) Revoke(id, site string) error {
+// Revoke is RevokeBy the app.
+func (b *Backend) Revoke(id, site string) error { return b.RevokeBy(id, site, ByApp) }
+
+// RevokeBy takes back a session-only site; open tunnels to it close at once. Sites from the
+// settings or a shared login are changed there, not per session. The audit trail says by whom.
+func (b *Backend) RevokeBy(id, site, by string) error {
 	e, err := hosts.Parse(site)
 	if err != nil {
 		return err
@@ -107,6 +134,7 @@ func (b *Backend) Revoke(id, site string) error {
 	st.own = slices.Delete(st.own, i, i+1)
 	st.mu.Unlock()
 	b.swap(st)
+	b.recordSite(id, "revoked for the session: "+e.String(), by)
 	b.publishAccess(id)
 	return nil
 }

@@ -399,6 +399,13 @@ func (b *Backend) Answer(cardID, word string) (approvals.Effect, error) {
 		}
 		if e.AddToSettings {
 			persist = b.store.Apply(AddHost(entry))
+			b.recordSite(e.Card.Ask.Session, "added to the machine's list: "+entry.String(), ByCard)
+		}
+		switch {
+		case e.OpenForSession && !e.AddToSettings:
+			b.recordSite(e.Card.Ask.Session, "allowed for the session: "+entry.String(), ByCard)
+		case e.RememberDenial:
+			b.recordSite(e.Card.Ask.Session, "denied for the session: "+entry.String(), ByCard)
 		}
 		if st, serr := b.sites(e.Card.Ask.Session); serr == nil {
 			st.mu.Lock()

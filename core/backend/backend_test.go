@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openworker/openworker/core/audit"
 	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/runner"
@@ -42,6 +43,7 @@ type fixture struct {
 	b        *Backend
 	settings string
 	project  string
+	audit    string // the audit trail's file
 }
 
 func newFixture(t testing.TB, settings string) *fixture {
@@ -63,7 +65,13 @@ func newFixture(t testing.TB, settings string) *fixture {
 	}
 	t.Cleanup(func() { store.Close() })
 	exe, _ := os.Executable()
-	f.b, err = New(Options{Settings: store, GOOS: "linux", Session: session.Options{
+	f.audit = filepath.Join(state, "audit.jsonl")
+	log, err := audit.Open(f.audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { log.Close() })
+	f.b, err = New(Options{Settings: store, GOOS: "linux", Session: session.Options{Audit: log,
 		Providers: map[sandbox.Enforcement]sandbox.Provider{sandbox.Direct: sandbox.DirectProvider{}},
 		UserHome:  home, StateDir: state, TmpRoot: tmp, GOOS: "linux", RunnerPath: exe, HostEnv: []string{"PATH=" + os.Getenv("PATH")},
 	}})
@@ -464,5 +472,36 @@ func TestOnceAnsweredLateIsTakenByOneFetch(t *testing.T) {
 	r, err = f.b.Fetch(context.Background(), FetchRequest{Session: s.ID, URL: "http://" + o + "/", Wait: time.Millisecond})
 	if err != nil || r.Page != nil || r.Outcome != "no answer yet" {
 		t.Fatalf("a second fetch used the same Once: %+v %v", r, err)
+	}
+}
+
+// A person's change to a session's sites or to the machine's list is recorded site by site,
+// with who made it: the app (the presenter), the CLI (the local API), or a card.
+func TestSiteChangesAreAudited(t *testing.T) {
+	f := newFixture(t, "")
+	s, _ := f.start(t)
+	if err := f.b.AllowForSessionBy(s.ID, "api.example.com", ByCLI); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.b.Revoke(s.ID, "api.example.com"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.b.TickBy("github", ByCLI); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.b.AddSite("docs.example.org"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(f.audit)
+	trail := string(b)
+	for _, want := range []string{
+		`"session":"` + s.ID + `","summary":"allowed for the session: api.example.com:443","by":"the CLI (local API)"`,
+		`"session":"` + s.ID + `","summary":"revoked for the session: api.example.com:443","by":"the app"`,
+		`"summary":"added to the machine's list: github.com:443 (group github)","by":"the CLI (local API)"`,
+		`"summary":"added to the machine's list: docs.example.org:443","by":"the app"`,
+	} {
+		if !strings.Contains(trail, want) {
+			t.Errorf("the audit trail has no %s\n%s", want, trail)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -60,36 +61,49 @@ func group(id string) (hosts.Group, error) {
 	return hosts.Group{}, fmt.Errorf("no group %q in Choose sites…; the groups are %v", id, ids)
 }
 
-// Tick puts every site of a group on the machine's list.
-func (b *Backend) Tick(id string) error {
+// Tick is TickBy the app.
+func (b *Backend) Tick(id string) error { return b.TickBy(id, ByApp) }
+
+// TickBy puts every site of a group on the machine's list; the audit trail names each, and
+// by whom.
+func (b *Backend) TickBy(id, by string) error {
 	g, err := group(id)
 	if err != nil {
 		return err
 	}
-	return b.applyAll(g.Entries, AddHost)
+	return b.applyAll(g.Entries, AddHost, "added to the machine's list: %s (group "+g.ID+")", by)
 }
 
-// Untick takes every site of a group off the machine's list.
-func (b *Backend) Untick(id string) error {
+// Untick is UntickBy the app.
+func (b *Backend) Untick(id string) error { return b.UntickBy(id, ByApp) }
+
+// UntickBy takes every site of a group off the machine's list.
+func (b *Backend) UntickBy(id, by string) error {
 	g, err := group(id)
 	if err != nil {
 		return err
 	}
-	return b.applyAll(g.Entries, RemoveHost)
+	return b.applyAll(g.Entries, RemoveHost, "removed from the machine's list: %s (group "+g.ID+")", by)
 }
 
-// AddSite puts a site of the person's own on the machine's list, with the settings file's
+// AddSite is AddSiteBy the app.
+func (b *Backend) AddSite(site string) error { return b.AddSiteBy(site, ByApp) }
+
+// AddSiteBy puts a site of the person's own on the machine's list, with the settings file's
 // rules and messages.
-func (b *Backend) AddSite(site string) error {
+func (b *Backend) AddSiteBy(site, by string) error {
 	e, err := hosts.Parse(site)
 	if err != nil {
 		return fmt.Errorf("%s: %w", site, err)
 	}
-	return b.store.Apply(AddHost(e))
+	return b.applyAll([]hosts.Entry{e}, AddHost, "added to the machine's list: %s", by)
 }
 
-// RemoveSite takes a site off the machine's list.
-func (b *Backend) RemoveSite(site string) error {
+// RemoveSite is RemoveSiteBy the app.
+func (b *Backend) RemoveSite(site string) error { return b.RemoveSiteBy(site, ByApp) }
+
+// RemoveSiteBy takes a site off the machine's list.
+func (b *Backend) RemoveSiteBy(site, by string) error {
 	e, err := hosts.Parse(site)
 	if err != nil {
 		return fmt.Errorf("%s: %w", site, err)
@@ -97,13 +111,20 @@ func (b *Backend) RemoveSite(site string) error {
 	if !slices.Contains(b.store.InForce().Settings.NetworkHosts, e) {
 		return fmt.Errorf("%s is not on the machine's list (openworker sites list shows it)", e)
 	}
-	return b.store.Apply(RemoveHost(e))
+	return b.applyAll([]hosts.Entry{e}, RemoveHost, "removed from the machine's list: %s", by)
 }
 
-func (b *Backend) applyAll(es []hosts.Entry, change func(hosts.Entry) Change) error {
+// applyAll makes change for each entry and records each that is in force (written, or
+// pending while the settings file has problems) as what says (%s: the site), by by.
+func (b *Backend) applyAll(es []hosts.Entry, change func(hosts.Entry) Change, what, by string) error {
 	var first error
 	for _, e := range es {
-		if err := b.store.Apply(change(e)); err != nil && first == nil {
+		err := b.store.Apply(change(e))
+		var pending *ErrPending
+		if err == nil || errors.As(err, &pending) {
+			b.recordSite("", fmt.Sprintf(what, e), by)
+		}
+		if err != nil && first == nil {
 			first = err
 		}
 	}

@@ -314,6 +314,7 @@ func (c *conn) attach(up net.Conn, d hosts.Decision, addr netip.Addr) bool {
 	}
 	c.up, c.target = up, t
 	p.mu.Unlock()
+	sizeConn(c.c, up)
 	return true
 }
 
@@ -363,7 +364,7 @@ func (c *conn) forward(r *request) bool {
 		if !c.attach(up, d, addr) {
 			return false
 		}
-		c.upBr = bufio.NewReader(up)
+		c.upBr = bufio.NewReaderSize(up, MaxResponseHeadBytes)
 		c.upKey = key
 	}
 	up := c.up
@@ -388,6 +389,13 @@ func (c *conn) forward(r *request) bool {
 		return false
 	}
 	for {
+		// The head is buffered whole first, within its bound: Go's reader would read any
+		// length of it into memory.
+		if _, err := headLenWithin(c.upBr, MaxResponseHeadBytes); err == errHeadTooLarge {
+			writeError(c.c, http.StatusBadGateway, "", "the response head from "+d.Target()+" is larger than "+
+				strconv.Itoa(MaxResponseHeadBytes>>10)+" KiB, so the proxy does not forward it")
+			return false
+		}
 		resp, err := http.ReadResponse(c.upBr, req)
 		if err != nil {
 			writeError(c.c, http.StatusBadGateway, "", "the proxy got no valid answer from "+d.Target()+" ("+err.Error()+")")

@@ -191,6 +191,13 @@ func (f *Forward) accept(nc net.Conn) {
 			return
 		}
 		defer p.active.Add(-1)
+		// A forwarded connection holds two of the daemon's descriptors, as a tunnel does.
+		if sh := p.opts.Shared; sh != nil {
+			if !sh.take() {
+				return
+			}
+			defer sh.give()
+		}
 		f.relay(c, ip)
 	}()
 }

@@ -83,7 +83,11 @@ func readRequest(br *bufio.Reader) (*request, int, string) {
 // headLen returns the length of the request head at the start of br, blank line included,
 // reading until it is buffered whole. A head of more than MaxHeadBytes is errHeadTooLarge. On
 // other errors it returns how many bytes had arrived.
-func headLen(br *bufio.Reader) (int, error) {
+func headLen(br *bufio.Reader) (int, error) { return headLenWithin(br, MaxHeadBytes) }
+
+// headLenWithin is headLen for a head of at most limit bytes (a response's), which br's
+// buffer must hold.
+func headLenWithin(br *bufio.Reader, limit int) (int, error) {
 	line := 0 // where the line being looked for starts
 	for {
 		buf, _ := br.Peek(br.Buffered())
@@ -100,7 +104,7 @@ func headLen(br *bufio.Reader) (int, error) {
 			}
 			line = end
 		}
-		if len(buf) >= MaxHeadBytes {
+		if len(buf) >= limit {
 			return 0, errHeadTooLarge
 		}
 		if _, err := br.Peek(len(buf) + 1); err != nil && br.Buffered() == len(buf) {

@@ -9,6 +9,9 @@ import "sync/atomic"
 type ConnLimit struct {
 	max  atomic.Int64
 	open atomic.Int64
+	full atomic.Int64 // full origin buffers held (see DaemonFullBuffers)
+	// large buffers tunnels copy through (Linux; see daemonLarge)
+	large atomic.Int64
 }
 
 // NewConnLimit returns a limit of n connections at once (at least 1).
@@ -37,3 +40,25 @@ func (l *ConnLimit) take() bool {
 }
 
 func (l *ConnLimit) give() { l.open.Add(-1) }
+
+// takeFull holds one of the daemon's full origin buffers, or says there is none.
+func (l *ConnLimit) takeFull() bool {
+	if l.full.Add(1) > DaemonFullBuffers {
+		l.full.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (l *ConnLimit) giveFull() { l.full.Add(-1) }
+
+// takeLarge holds one of the daemon's large copy buffers, or says there is none.
+func (l *ConnLimit) takeLarge() bool {
+	if l.large.Add(1) > daemonLarge {
+		l.large.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (l *ConnLimit) giveLarge() { l.large.Add(-1) }

@@ -31,13 +31,22 @@ const (
 	// DefaultMaxConns is a session's cap: more than any package manager or browser-like
 	// client opens at once (they keep to tens), and at two descriptors a tunnel, a
 	// session at its cap holds 512 of the daemon's.
-	DefaultMaxConns    = 256
-	DefaultIdleTimeout = time.Hour
+	DefaultMaxConns = 256
+	// DefaultIdleTimeout: a tunnel or kept-alive connection with nothing moving either way
+	// for this long is closed. Long enough for a slow build step between requests; short
+	// enough that forgotten connections give their places back.
+	DefaultIdleTimeout = 10 * time.Minute
+	// DefaultLinger: once one side of a tunnel has ended, the other has this long with
+	// nothing moving before the tunnel closes.
+	DefaultLinger      = 30 * time.Second
 	DefaultHeadTimeout = 10 * time.Second
 	DefaultDialTimeout = 30 * time.Second
 	// MaxHeadBytes bounds a request's head (request line and headers); past it the answer
 	// is 431.
 	MaxHeadBytes = 32 << 10
+	// MaxResponseHeadBytes bounds an origin's response head (status line and headers) to a
+	// forwarded request; past it the client is answered 502 and the proxy reads no more.
+	MaxResponseHeadBytes = 64 << 10
 	// RecordSize is how many refusals are kept; older ones are only counted.
 	RecordSize = 1000
 )
@@ -77,6 +86,10 @@ type Options struct {
 	// IdleTimeout closes a tunnel or kept-alive connection with no traffic either way for
 	// this long.
 	IdleTimeout time.Duration
+	// Linger is how long a tunnel stays once one side has ended (its end passed on to the
+	// other as a half-close) with nothing moving: a client that has gone gives its places
+	// back then, not after IdleTimeout.
+	Linger time.Duration
 	// HeadTimeout bounds reading a request's head.
 	HeadTimeout time.Duration
 	// DialTimeout bounds resolving and connecting to an origin.
@@ -103,6 +116,7 @@ type Proxy struct {
 	rules   atomic.Pointer[rules]
 	record  record
 	active  atomic.Int64
+	full    atomic.Int32 // tunnels with a full origin buffer (see MaxFullBuffers)
 	forbid  map[netip.AddrPort]bool
 	dialer  net.Dialer
 	bufs    buffers
@@ -146,6 +160,9 @@ func New(opts Options) (*Proxy, error) {
 	}
 	if opts.IdleTimeout <= 0 {
 		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	if opts.Linger <= 0 {
+		opts.Linger = DefaultLinger
 	}
 	if opts.HeadTimeout <= 0 {
 		opts.HeadTimeout = DefaultHeadTimeout

@@ -12,9 +12,11 @@ import (
 type tunnel struct {
 	client, up net.Conn
 	idle       time.Duration
-	last       atomic.Int64 // when bytes last moved either way, in Unix nanoseconds
-	ended      atomic.Int32 // directions that ended with their source's end
+	linger     time.Duration // the idle timeout once one direction has ended
+	last       atomic.Int64  // when bytes last moved either way, in Unix nanoseconds
+	ended      atomic.Int32  // directions that ended with their source's end
 	bufs       *buffers
+	shared     *ConnLimit // the daemon's, when the proxy shares one
 
 	mu      sync.Mutex // orders the idle check with the tunnel's end
 	timer   *time.Timer
@@ -33,7 +35,11 @@ func (t *tunnel) checkIdle() {
 	if t.stopped {
 		return
 	}
-	at := time.Unix(0, t.last.Load()).Add(t.idle)
+	idle := t.idle
+	if t.ended.Load() > 0 {
+		idle = min(idle, t.linger)
+	}
+	at := time.Unix(0, t.last.Load()).Add(idle)
 	if wait := time.Until(at); wait > 0 {
 		t.timer.Reset(wait)
 		return
@@ -54,7 +60,9 @@ func (t *tunnel) stopIdle() {
 // or neither moves for the idle timeout. A side that finishes half-closes the other, so
 // protocols that end their request with a shutdown keep working.
 func (p *Proxy) pipe(client, up net.Conn) {
-	t := &tunnel{client: client, up: up, idle: p.opts.IdleTimeout, bufs: &p.bufs}
+	sizeConn(client, up)
+	defer p.growOrigin(up)()
+	t := &tunnel{client: client, up: up, idle: p.opts.IdleTimeout, linger: p.opts.Linger, bufs: &p.bufs, shared: p.opts.Shared}
 	t.touch()
 	t.mu.Lock()
 	t.timer = time.AfterFunc(t.idle, t.checkIdle)
@@ -87,6 +95,13 @@ func (p *Proxy) pipe(client, up net.Conn) {
 func (t *tunnel) endWrite(dst net.Conn) {
 	if t.ended.Add(1) == 1 {
 		closeWrite(dst)
+		// From now on the other side has only the linger: a client that has gone must not
+		// hold its places until the idle timeout.
+		t.mu.Lock()
+		if !t.stopped {
+			t.timer.Reset(t.linger)
+		}
+		t.mu.Unlock()
 	}
 }
 

@@ -22,9 +22,10 @@ import (
 const (
 	smallBuffer = 64 << 10
 	largeBuffer = 4 << 20
-	// maxLarge is how many large buffers one proxy's tunnels hold at once; other bursts
-	// make do with small ones. More bulk transfers at once than this would not go faster
-	// on a few cores, and each would cost its buffer.
+	// maxLarge is how many large buffers one proxy's tunnels hold at once, and
+	// daemonLarge (buffers.go) all the proxies sharing a ConnLimit; other bursts make do with small
+	// ones. More bulk transfers at once than this would not go faster on a few cores, and
+	// each would cost its buffer (held while the sandbox does not drain it).
 	maxLarge = 4
 )
 
@@ -188,6 +189,10 @@ func (b *burster) growBuffer() {
 		b.t.bufs.large.Add(-1)
 		return
 	}
+	if sh := b.t.shared; sh != nil && !sh.takeLarge() {
+		b.t.bufs.large.Add(-1)
+		return
+	}
 	smallBuffers.Put((*[smallBuffer]byte)(b.buf))
 	b.buf, b.large = largeBuffers.Get().(*[largeBuffer]byte)[:], true
 }
@@ -199,6 +204,9 @@ func (b *burster) dropBuffer() {
 	case b.large:
 		largeBuffers.Put((*[largeBuffer]byte)(b.buf))
 		b.t.bufs.large.Add(-1)
+		if sh := b.t.shared; sh != nil {
+			sh.giveLarge()
+		}
 	default:
 		smallBuffers.Put((*[smallBuffer]byte)(b.buf))
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
+	"github.com/openworker/openworker/core/termtext"
 )
 
 // Result is apitype's, the local API's wire type.
@@ -85,6 +86,7 @@ type pending struct {
 	// Set by Signal while the call runs.
 	sigMu       sync.Mutex
 	interrupted syscall.Signal // the first signal a person sent it; 0: none
+	cause       string         // why, when it was not a person's signal (the caller went away)
 	escalate    *time.Timer
 	step        int
 }
@@ -123,7 +125,7 @@ func (s *Session) receive(ctx context.Context, p *pending) (*Result, error) {
 	s.running.Store(p)
 	defer s.running.Store(nil)
 	if ctx != nil && ctx.Done() != nil {
-		defer context.AfterFunc(ctx, func() { s.Signal(syscall.SIGINT) })()
+		defer context.AfterFunc(ctx, func() { s.interrupt(syscall.SIGINT, goneCause(ctx)) })()
 	}
 	var onAck func(int64)
 	if p.stdin != nil && req.Exec != nil {
@@ -136,7 +138,7 @@ func (s *Session) receive(ctx context.Context, p *pending) (*Result, error) {
 	if p.escalate != nil {
 		p.escalate.Stop()
 	}
-	interrupted := p.interrupted
+	interrupted, cause := p.interrupted, p.cause
 	p.sigMu.Unlock()
 	end := time.Now()
 	out := &Result{Result: res, Tool: req.Tool, Session: s.ID, Enforcement: s.Enforcement, Network: s.Network, ShellStateLost: s.stateLost, Limits: s.limits,
@@ -173,6 +175,9 @@ func (s *Session) receive(ctx context.Context, p *pending) (*Result, error) {
 	case out.Interrupted != "":
 		ev.Outcome = "interrupted"
 		ev.Reason = "by " + out.Interrupted
+		if cause != "" {
+			ev.Reason = cause + "; the command got " + out.Interrupted
+		}
 	case out.Result.TimedOut:
 		ev.Outcome = "timed out"
 	}
@@ -193,7 +198,24 @@ func (s *Session) receive(ctx context.Context, p *pending) (*Result, error) {
 // clean up (a trap, a KeyboardInterrupt handler); after interruptGrace it gets SIGTERM, then
 // SIGKILL, and if the runner has not answered by then everything behind the wall is killed.
 // A second signal skips to SIGKILL. The call's result says it was interrupted.
-func (s *Session) Signal(sig syscall.Signal) {
+func (s *Session) Signal(sig syscall.Signal) { s.interrupt(sig, "") }
+
+// goneCause says why a call's context ended, for the audit trail: the caller that waited for
+// the command went away (its connection closed, the client was killed), or what it said.
+func goneCause(ctx context.Context) string {
+	c := context.Cause(ctx)
+	switch {
+	case errors.Is(c, context.DeadlineExceeded):
+		return "its caller's deadline passed"
+	case c == nil || errors.Is(c, context.Canceled):
+		return "its caller went away (the connection closed or the client was killed)"
+	}
+	return c.Error()
+}
+
+// interrupt is Signal with the reason the audit trail gives when it was not a person's
+// signal; the first interruption's reason is kept.
+func (s *Session) interrupt(sig syscall.Signal, cause string) {
 	p := s.running.Load()
 	if p == nil {
 		return
@@ -201,7 +223,7 @@ func (s *Session) Signal(sig syscall.Signal) {
 	p.sigMu.Lock()
 	defer p.sigMu.Unlock()
 	if p.interrupted == 0 {
-		p.interrupted = sig
+		p.interrupted, p.cause = sig, cause
 	} else {
 		sig, p.step = syscall.SIGKILL, 2
 	}
@@ -535,12 +557,8 @@ func removeAll(dir string) error {
 	return os.RemoveAll(dir)
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
+// truncate cuts on a character boundary: a summary is shown on cards and in the audit trail.
+func truncate(s string, n int) string { return termtext.Short(s, n) }
 
 // shortReason is the few words a result gives for a refusal; the client got the full line.
 func shortReason(header, line string) string {
