@@ -240,6 +240,7 @@ type RunCommandResult struct {
 	TimedOut        bool     `json:"timed_out,omitempty"`
 	Interrupted     string   `json:"interrupted,omitempty"`
 	ShellStateLost  bool     `json:"shell_state_lost,omitempty"`
+	Reach           string   `json:"reach,omitempty"`
 	Notice          string   `json:"notice,omitempty"`
 }
 
@@ -272,7 +273,7 @@ func (s *Server) runCommand(ctx context.Context, req *sdk.CallToolRequest, in Ru
 		ExitCode: res.ExitCode, Stdout: string(res.Stdout), Stderr: string(res.Stderr),
 		StdoutTruncated: res.StdoutTruncated, StderrTruncated: res.StderrTruncated,
 		DurationMS: float64(res.Duration.Microseconds()) / 1000, Enforcement: string(res.Enforcement), Network: string(res.Network),
-		TimedOut: res.TimedOut, Interrupted: res.Interrupted, ShellStateLost: res.ShellStateLost,
+		TimedOut: res.TimedOut, Interrupted: res.Interrupted, ShellStateLost: res.ShellStateLost, Reach: res.Reach,
 	}
 	var notes []string
 	var ask, denied []string
