@@ -126,8 +126,9 @@ var sessionExecCommand = command{
 	name:     "session exec",
 	synopsis: "session exec ID [--timeout D] -- CMD [ARG…]   or   session exec ID [--timeout D] 'SHELL COMMAND'",
 	about: `Runs a command in a session and exits with its status. Arguments after -- are the command
-and its arguments, exactly as given (no shell, so "foo bar" stays one argument); a single
-argument is a shell command, whose cd and export carry over to the session's next commands.
+and its arguments, exactly as given, however many (no shell, so "foo bar" stays one argument
+and -- "./bin dir/my tool" runs that program); a single argument without -- is a shell
+command, whose cd and export carry over to the session's next commands.
 
 Standard input is passed to the command; there is no terminal inside. Ctrl-C is passed to the
 command (SIGINT, then SIGTERM and SIGKILL 2 s apart if it does not end) and exits 130. One
@@ -142,16 +143,22 @@ func sessionExec(c *apiclient.Client, ctx context.Context, args []string) error 
 	fs := newFlags(sessionExecCommand)
 	var timeout seconds
 	fs.Var(&timeout, "timeout", "end the command after this long (30s, 5m, or a number of seconds); 0 means no limit")
-	pos, _, err := parse(fs, sessionExecCommand, args)
+	pos, dashdash, err := parse(fs, sessionExecCommand, args)
 	if err != nil {
 		return err
 	}
 	id, words := pos[0], pos[1:]
 	req := api.ExecRequest{TimeoutMS: time.Duration(timeout).Milliseconds(), Stdin: true}
-	if len(words) == 1 {
-		req.Command = words[0]
-	} else {
+	// After --, the words are a program and its arguments whatever their count, as run takes
+	// them: a single word is a program's name (one with spaces in its path, say), never text
+	// a shell would expand. Only words given without -- are a shell command.
+	switch {
+	case dashdash:
 		req.Argv = words
+	case len(words) == 1:
+		req.Command = words[0]
+	default:
+		return usagef("session exec", "session exec: give a shell command as one argument ('cd src && make') or a program and its arguments after -- (-- grep \"foo bar\" notes.txt), not %d words without --", len(words))
 	}
 	// Ctrl-C is sent to the command, whose output and status still come; the daemon may be
 	// slow to answer, so a second Ctrl-C is sent too (it kills the command).

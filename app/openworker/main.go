@@ -68,6 +68,26 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
+// usageError is a mistake in how a command was called: it is said on one line, with where
+// the command's usage is, and exits 2, as every usage error does.
+type usageError struct {
+	command string // "session exec", or "" for the top level
+	msg     string
+}
+
+func (e usageError) Error() string {
+	help := "openworker --help"
+	if e.command != "" {
+		help = "openworker " + e.command + " --help"
+	}
+	return e.msg + " (see " + help + ")"
+}
+
+// usagef is a usageError of command's.
+func usagef(command, format string, a ...any) error {
+	return usageError{command: command, msg: fmt.Sprintf(format, a...)}
+}
+
 func run(args []string) int {
 	err := dispatch(args)
 	if err == nil {
@@ -78,6 +98,10 @@ func run(args []string) int {
 		return ee.code
 	}
 	fmt.Fprintln(os.Stderr, "openworker:", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
 	return 1
 }
 

@@ -285,6 +285,10 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, fmt.Errorf("bad request body: %w", err))
 		return
 	}
+	if req.Command != "" && len(req.Argv) > 0 {
+		writeErr(w, http.StatusBadRequest, errors.New("give command (a shell command) or argv (a program and its arguments), not both"))
+		return
+	}
 	var stdin io.Reader
 	if req.Stdin {
 		// Read while the answer streams: the input comes as the command runs.

@@ -190,9 +190,15 @@ type SessionInfo struct {
 	Started     time.Time `json:"started"`
 }
 
-// ExecRequest runs a shell command in a session.
+// ExecRequest runs a command in a session: either a program with its arguments (Argv) or a
+// shell command (Command), never both.
 type ExecRequest struct {
-	Command   string   `json:"command"`
+	// Command is a shell command, run as by sh -c; its cd and export carry over to the
+	// session's next commands. Used only when Argv is empty.
+	Command string `json:"command"`
+	// Argv is a program and its arguments, exactly as given and whatever their count: no
+	// shell reads them, so ["./bin dir/my tool"] runs that file and ["$(echo x)"] looks for a
+	// program of that name. A client that took its words after -- sends them here.
 	Argv      []string `json:"argv,omitempty"`
 	Dir       string   `json:"dir,omitempty"`
 	TimeoutMS int64    `json:"timeout_ms,omitempty"`
