@@ -223,7 +223,13 @@ func cmdRun(args []string) error {
 	}
 	res, err := wait()
 	// The process exits right after: the sandbox need not be waited for if nothing runs in it.
-	defer s.EndBeforeExit()
+	defer func() {
+		why := "its command finished (openworker run)"
+		if sig := got.load(); sig != 0 {
+			why = "its command was interrupted (" + sigName(sig) + ", openworker run)"
+		}
+		s.EndBeforeExit(why)
+	}()
 	if err != nil {
 		return err
 	}

@@ -311,9 +311,12 @@ func sessionList(c *apiclient.Client, ctx context.Context, args []string) error 
 var sessionAddFolderCommand = command{
 	name:     "session add-folder",
 	synopsis: "session add-folder ID [--ro] DIR",
-	about:    "Adds a folder to a running session. The sandbox is restarted with it (a wall is fixed when it starts), so shell state (working folder, exported variables) is lost.",
-	example:  "openworker session add-folder 3f9c2a1b7d0e --ro ../data",
-	minArgs:  2, maxArgs: 2,
+	about: `Adds a folder to a running session. The sandbox is restarted with it (a wall is fixed when it
+starts), so shell state (working folder, exported variables) is lost. While a command runs in
+the session it is refused at once, as another exec is; interrupted, it leaves the session
+running.`,
+	example: "openworker session add-folder 3f9c2a1b7d0e --ro ../data",
+	minArgs: 2, maxArgs: 2,
 	needs: "a session ID (openworker session ls lists them) and a folder",
 }
 

@@ -1,10 +1,16 @@
 package main
 
 import (
+	"bufio"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/openworker/openworker/core/tstest"
 )
 
 // What a new user meets after the README's first commands, through the real binary.
@@ -44,5 +50,76 @@ func TestSessionExecOneWordAfterDashDashIsAnArgv(t *testing.T) {
 	// Without --, one word is still a shell command, whose cd carries over.
 	if out, errs, code := w.run("session", "exec", id, "cd 'bin dir' && pwd"); code != 0 || out != filepath.Join(w.project, "bin dir")+"\n" {
 		t.Errorf("exec 'cd ... && pwd': exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
+// add-folder on a busy session is answered at once, as exec is, and a person who gives up
+// on an add-folder does not end the session. Every session.ended record says why.
+func TestSessionAddFolderBusyAndGivenUp(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	id := w.walledSession()
+	extra := filepath.Join(filepath.Dir(w.project), "extra")
+	if err := os.Mkdir(extra, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	long := w.cmd("session", "exec", id, "--", "sh", "-c", "echo started; exec sleep 600")
+	stdout, _ := long.StdoutPipe()
+	if err := long.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer long.Process.Kill()
+	if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "started\n" {
+		t.Fatalf("first line %q", line)
+	}
+	start := time.Now()
+	_, errs, code := w.runWithin(10*time.Second, "", "session", "add-folder", id, extra)
+	if code == 0 || !strings.Contains(errs, "is running another command") || time.Since(start) > 5*time.Second {
+		t.Errorf("add-folder on a busy session: exit %d after %v, stderr %q; want a refusal at once, as exec's", code, time.Since(start), errs)
+	}
+	long.Process.Signal(os.Interrupt)
+	long.Wait()
+	// Given up at any moment of its restart, add-folder leaves a running session.
+	for _, after := range []time.Duration{0, 20 * time.Millisecond, 100 * time.Millisecond, 300 * time.Millisecond} {
+		c := w.cmd("session", "add-folder", id, "--ro", extra)
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(after)
+		c.Process.Signal(os.Interrupt)
+		c.Wait()
+		tstest.WaitFor(t, 20*time.Second, func() error {
+			out, errs, code := w.run("session", "exec", id, "echo alive")
+			if code != 0 || out != "alive\n" {
+				return fmt.Errorf("the session after an add-folder given up after %v: exit %d %q %s", after, code, out, errs)
+			}
+			return nil
+		})
+	}
+	if _, errs, code := w.run("session", "end", id); code != 0 {
+		t.Fatalf("session end: %s", errs)
+	}
+	b, err := os.ReadFile(filepath.Join(w.state, "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var e struct{ Type, Session, Reason string }
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("audit line %q: %v", line, err)
+		}
+		if e.Type != "session.ended" {
+			continue
+		}
+		if e.Reason == "" {
+			t.Errorf("session.ended without its reason: %s", line)
+		}
+		if e.Session == id {
+			ended++
+		}
+	}
+	if ended != 1 {
+		t.Errorf("%d session.ended records for one session end:\n%s", ended, b)
 	}
 }

@@ -31,7 +31,7 @@ func runBattery(ctx context.Context, native sandbox.Provider, asJSON bool) (hold
 		return false, err
 	}
 	defer log.Close()
-	defer m.EndAll()
+	defer m.EndAllBecause("the wall check finished")
 	work, err := os.MkdirTemp("", "openworker-check-")
 	if err != nil {
 		return false, fmt.Errorf("creating a folder for the check: %w", err)
@@ -62,7 +62,7 @@ func runBattery(ctx context.Context, native sandbox.Provider, asJSON bool) (hold
 	if err != nil {
 		return false, fmt.Errorf("starting a session for the check: %w", err)
 	}
-	defer s.End()
+	defer s.EndBecause("the wall check finished")
 	run := func(ctx context.Context, cmd string) (wallcheck.Outcome, error) {
 		res, err := s.Exec(runner.ExecArgs{Command: cmd, Timeout: time.Minute}, nil)
 		if err != nil {

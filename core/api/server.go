@@ -407,7 +407,15 @@ func (s *Server) addFolder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := ss.AddFolder(r.Context(), req.Path, req.Writable); err != nil {
-		writeErr(w, http.StatusBadRequest, err)
+		code := http.StatusBadRequest
+		var be *session.BusyError
+		switch {
+		case errors.Is(err, session.ErrEnded):
+			code = http.StatusGone
+		case errors.As(err, &be):
+			code = http.StatusConflict
+		}
+		writeErr(w, code, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, info(ss))

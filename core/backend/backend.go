@@ -163,13 +163,16 @@ func (b *Backend) Session(id string) (*session.Session, bool) { return b.m.Get(i
 // Sessions lists the running sessions, oldest first.
 func (b *Backend) Sessions() []*session.Session { return b.m.List() }
 
-// End ends a session, its cards and its session-only sites.
-func (b *Backend) End(id string) error {
+// End ends a session, its cards and its session-only sites, on request.
+func (b *Backend) End(id string) error { return b.EndBecause(id, "ended on request") }
+
+// EndBecause is End with the reason the audit trail's session.ended gives.
+func (b *Backend) EndBecause(id, reason string) error {
 	s, ok := b.m.Get(id)
 	if !ok {
 		return fmt.Errorf("no session %q; list them with openworker session ls", id)
 	}
-	s.End()
+	s.EndBecause(reason)
 	b.forget(id)
 	return nil
 }
@@ -181,10 +184,13 @@ func (b *Backend) forget(id string) {
 	b.broker.EndSession(id)
 }
 
-// EndAll ends every session.
-func (b *Backend) EndAll() {
+// EndAll ends every session on request.
+func (b *Backend) EndAll() { b.EndAllBecause("ended on request") }
+
+// EndAllBecause ends every session, for the reason the audit trail's session.ended gives.
+func (b *Backend) EndAllBecause(reason string) {
 	for _, s := range b.m.List() {
-		_ = b.End(s.ID)
+		_ = b.EndBecause(s.ID, reason)
 	}
 }
 

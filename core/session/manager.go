@@ -207,10 +207,13 @@ func (m *Manager) List() []*Session {
 	return out
 }
 
-// EndAll ends every session.
-func (m *Manager) EndAll() {
+// EndAll ends every session on request.
+func (m *Manager) EndAll() { m.EndAllBecause("ended on request") }
+
+// EndAllBecause ends every session, for the reason the audit trail's session.ended gives.
+func (m *Manager) EndAllBecause(reason string) {
 	for _, s := range m.List() {
-		s.End()
+		s.EndBecause(reason)
 	}
 }
 
