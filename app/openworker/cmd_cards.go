@@ -129,7 +129,7 @@ var answerCommand = command{
 	about: `Answers a site card. session opens the site for the session's commands at once, with no
 restart; always does that and adds it to the machine's settings, for every session; deny
 refuses it, and a repeated ask for it in that session is refused without a card; once (web
-fetch cards only) allows that one fetch. Anything else is taken as deny.`,
+fetch cards only) allows that one fetch. Any other word is refused and the card stays up.`,
 	example: "openworker answer c1a2b3c4d5 session",
 	minArgs: 2, maxArgs: 2,
 	needs: "a card ID (openworker cards lists them) and an answer",
@@ -144,7 +144,7 @@ func cmdAnswer(args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := c.Answer(context.Background(), pos[0], api.AnswerRequest{Answer: pos[1]})
+	res, err := c.Answer(context.Background(), pos[0], api.AnswerRequest{Answer: pos[1], Exact: true})
 	if err != nil {
 		return err
 	}

@@ -123,3 +123,27 @@ func TestSessionAddFolderBusyAndGivenUp(t *testing.T) {
 		t.Errorf("%d session.ended records for one session end:\n%s", ended, b)
 	}
 }
+
+// A word that is not one of the card's answers, typed on the command line, is an error that
+// leaves the card waiting: a typo never denies a site.
+func TestAnswerTypoLeavesTheCardPending(t *testing.T) {
+	cw := newCardsWorld(t, "")
+	ask := cw.cmd("request-site", cw.id, cw.origin, "--reason", "fixtures", "--wait", "60s")
+	if err := ask.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { ask.Process.Kill(); ask.Wait() }()
+	card, _ := cw.pendingCard(cw.origin)
+	for _, word := range []string{"sesion", "Session", "once"} {
+		out, errs, code := cw.run("answer", card, word)
+		if code == 0 || !strings.Contains(errs, "session, always, deny") || strings.Contains(out, "denied") {
+			t.Errorf("answer %s on a command card: exit %d, stdout %q, stderr %q; want an error naming the answers", word, code, out, errs)
+		}
+		if cards, _, _ := cw.run("cards"); !strings.Contains(cards, card) {
+			t.Fatalf("after answer %s the card is no longer pending:\n%s", word, cards)
+		}
+	}
+	if out, errs, code := cw.run("answer", card, "deny"); code != 0 || !strings.Contains(out, "denied") {
+		t.Fatalf("answer deny: exit %d %q %s", code, out, errs)
+	}
+}

@@ -23,7 +23,11 @@ func (s *Server) answerCard(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	e, err := s.Backend.Answer(r.PathValue("id"), req.Answer)
+	answer := s.Backend.Answer
+	if req.Exact {
+		answer = s.Backend.AnswerExact
+	}
+	e, err := answer(r.PathValue("id"), req.Answer)
 	var pending *backend.ErrPending
 	switch {
 	case errors.Is(err, approvals.ErrNoCard):

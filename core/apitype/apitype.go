@@ -263,6 +263,10 @@ type Status struct {
 // AnswerRequest answers a card: once (fetch cards), session, always or deny.
 type AnswerRequest struct {
 	Answer string `json:"answer"`
+	// Exact is set by a client where a person typed the answer (the CLI): a word that is not
+	// one of the card's answers is then refused and the card stays up, where otherwise
+	// (the app, a form) it is taken as a deny.
+	Exact bool `json:"exact,omitempty"`
 }
 
 // AnswerResponse is what an answer came to; Message says what else happened (a change to

@@ -342,6 +342,17 @@ func (b *Backend) RequestSite(ctx context.Context, r SiteRequest) (SiteAnswer, e
 	return ans, nil
 }
 
+// AnswerExact is Answer for an answer a person typed: a word that is not one of the card's
+// answers is an error, and the card stays up for a right one.
+func (b *Backend) AnswerExact(cardID, word string) (approvals.Effect, error) {
+	if c, ok := b.broker.Card(cardID); ok {
+		if _, err := approvals.ParseAnswer(c.Ask.Kind, word); err != nil {
+			return approvals.Effect{}, fmt.Errorf("%w; the card is still waiting", err)
+		}
+	}
+	return b.Answer(cardID, word)
+}
+
 // Answer answers a card and carries its effect out: the site opens for the session at once
 // (its proxy's list swapped, while a command runs too), Always writes it to the settings,
 // Deny is remembered for the session. An unknown word is a deny and an error.
