@@ -268,6 +268,8 @@ func sigName(sig syscall.Signal) string {
 		return "SIGTERM"
 	case syscall.SIGHUP:
 		return "SIGHUP"
+	case syscall.SIGPIPE:
+		return "SIGPIPE"
 	}
 	return strings.ToUpper(sig.String())
 }

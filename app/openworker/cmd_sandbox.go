@@ -5,11 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/signal"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/sandbox"
 	"github.com/openworker/openworker/core/seatbelt"
+	"github.com/openworker/openworker/core/session"
 )
 
 const sandboxUsage = `Usage:
@@ -76,7 +81,54 @@ func sandboxCheck(args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	// A signal (Ctrl-C, a service manager's SIGTERM, a closed terminal, a pipe into head that
+	// closed) stops the check, which then removes its folders and mounts as it does at the end.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+	defer signal.Stop(sigs)
+	var got atomicSignal
+	var sessions atomic.Pointer[session.Manager]
+	go func() {
+		for sig := range sigs {
+			got.store(sig.(syscall.Signal))
+			cancel()
+			if m := sessions.Load(); m != nil {
+				m.EndAllBecause("the wall check was interrupted (" + sigName(sig.(syscall.Signal)) + ")")
+			}
+		}
+	}()
+	interrupted := func() error {
+		sig := got.load()
+		if sig != syscall.SIGPIPE {
+			fmt.Fprintf(os.Stderr, "openworker: interrupted (%s); the check was stopped and its folders removed\n", sigName(sig))
+		}
+		return exitError{128 + int(sig)}
+	}
+	e, err := loadEnv()
+	if err != nil {
+		return err
+	}
+	// Its start sweeps what a check or a session killed earlier left behind.
+	m, log, err := e.manager(p)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	defer m.EndAllBecause("the wall check finished")
+	sessions.Store(m)
+	if got.load() != 0 {
+		return interrupted()
+	}
+	folder, err := m.ClaimCheck()
+	if err != nil {
+		return err
+	}
+	defer folder.Release()
+	checkIn(p, folder.Dir)
 	st := prove(ctx, p)
+	if got.load() != 0 {
+		return interrupted()
+	}
 	if !st.OK {
 		if *asJSON {
 			json.NewEncoder(os.Stdout).Encode(map[string]any{"enforcement": p.Name(), "ok": false, "reason": st.Reason})
@@ -90,7 +142,10 @@ func sandboxCheck(args []string) error {
 	}
 	// Programs the wall breaks are reported; only an escape, or a battery that cannot run,
 	// fails the check.
-	holds, err := runBattery(ctx, p, *asJSON)
+	holds, err := runBattery(ctx, e, m, p, filepath.Join(folder.Dir, "work"), *asJSON)
+	if got.load() != 0 {
+		return interrupted()
+	}
 	if err != nil {
 		return err
 	}

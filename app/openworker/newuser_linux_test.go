@@ -2,11 +2,15 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -146,4 +150,130 @@ func TestAnswerTypoLeavesTheCardPending(t *testing.T) {
 	if out, errs, code := cw.run("answer", card, "deny"); code != 0 || !strings.Contains(out, "denied") {
 		t.Fatalf("answer deny: exit %d %q %s", code, out, errs)
 	}
+}
+
+// checkLeftovers are the check folders and the tmpfs mounts on private tmp folders that are
+// there now and were not in before (other tests' and other checks' come and go).
+func checkLeftovers(before map[string]bool) []string {
+	var left []string
+	dirs, _ := filepath.Glob("/tmp/openworker-check-*")
+	for _, d := range dirs {
+		if !before[d] {
+			left = append(left, d)
+		}
+	}
+	for m := range tmpMounts() {
+		if !before["mount "+m] {
+			left = append(left, "mount "+m)
+		}
+	}
+	return left
+}
+
+func checkSnapshot() map[string]bool {
+	before := map[string]bool{}
+	dirs, _ := filepath.Glob("/tmp/openworker-check-*")
+	for _, d := range dirs {
+		before[d] = true
+	}
+	for m := range tmpMounts() {
+		before["mount "+m] = true
+	}
+	return before
+}
+
+// An interrupted sandbox check (Ctrl-C, a pipe into head that closed, a service manager's
+// SIGTERM) leaves no folder and no mount behind; one killed outright has its leftovers
+// swept by the next start.
+func TestSandboxCheckInterruptedLeavesNothing(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	noLeftovers := func(t *testing.T, what string, before map[string]bool) {
+		t.Helper()
+		tstest.WaitFor(t, 15*time.Second, func() error {
+			if left := checkLeftovers(before); len(left) > 0 {
+				return fmt.Errorf("%s left %v behind", what, left)
+			}
+			return nil
+		})
+	}
+	for _, tc := range []struct {
+		name  string
+		sig   syscall.Signal
+		after time.Duration // -1: after the first line
+		code  int
+	}{
+		{"int_at_start", syscall.SIGINT, 30 * time.Millisecond, 130},
+		{"int_while_proving", syscall.SIGINT, 100 * time.Millisecond, 130},
+		{"int_in_the_battery", syscall.SIGINT, -1, 130},
+		{"term_in_the_battery", syscall.SIGTERM, -1, 143},
+		{"hup_while_proving", syscall.SIGHUP, 120 * time.Millisecond, 129},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := checkSnapshot()
+			c := w.cmd("sandbox", "check")
+			stdout, _ := c.StdoutPipe()
+			var errb bytes.Buffer
+			c.Stderr = &errb
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if tc.after < 0 {
+				if line, _ := bufio.NewReader(stdout).ReadString('\n'); !strings.HasPrefix(line, "Sandbox: ") {
+					t.Fatalf("first line %q", line)
+				}
+			} else {
+				time.Sleep(tc.after)
+			}
+			c.Process.Signal(tc.sig)
+			go io.Copy(io.Discard, stdout)
+			err := c.Wait()
+			// A signal before the process has set anything up may end it as the signal does;
+			// from the first line on, it says so and exits as a shell does.
+			ee, ok := err.(*exec.ExitError)
+			early := ok && tc.after >= 0 && ee.ExitCode() == -1 && ee.Sys().(syscall.WaitStatus).Signal() == tc.sig
+			if ok && !early && ee.ExitCode() != tc.code {
+				t.Errorf("exit %d after %v, want %d\n%s", ee.ExitCode(), tc.sig, tc.code, errb.String())
+			}
+			if tc.after < 0 && (!ok || !strings.Contains(errb.String(), "openworker: interrupted ("+sigName(tc.sig)+")")) {
+				t.Errorf("after %v: %v, stderr %q; want a line saying it was interrupted", tc.sig, err, errb.String())
+			}
+			noLeftovers(t, "sandbox check interrupted by "+tc.sig.String(), before)
+		})
+	}
+	t.Run("pipe_into_head", func(t *testing.T) {
+		before := checkSnapshot()
+		c := w.cmd("sandbox", "check")
+		stdout, _ := c.StdoutPipe()
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if line, _ := bufio.NewReader(stdout).ReadString('\n'); !strings.HasPrefix(line, "Sandbox: ") {
+			t.Fatalf("first line %q", line)
+		}
+		stdout.Close() // as head does after its line
+		c.Wait()
+		noLeftovers(t, "sandbox check | head -1", before)
+	})
+	t.Run("killed_then_swept", func(t *testing.T) {
+		before := checkSnapshot()
+		for _, after := range []time.Duration{100 * time.Millisecond, -1} {
+			c := w.cmd("sandbox", "check")
+			stdout, _ := c.StdoutPipe()
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if after < 0 {
+				bufio.NewReader(stdout).ReadString('\n')
+			} else {
+				time.Sleep(after)
+			}
+			c.Process.Kill()
+			c.Wait()
+		}
+		if _, errs, code := w.run("sandbox", "check"); code != 0 {
+			t.Fatalf("the next check: %d %s", code, errs)
+		}
+		noLeftovers(t, "a killed sandbox check, after the next start", before)
+	})
 }

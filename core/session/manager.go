@@ -96,6 +96,8 @@ type record struct {
 	// Call is the tool call in flight, so that one its owner never finished still gets an
 	// end record when the owner died.
 	Call *recordCall `json:"call,omitempty"`
+	// Kind is "check" for a wall check's folder (see ClaimCheck), which is no session.
+	Kind string `json:"kind,omitempty"`
 }
 
 type recordCall struct {
@@ -153,7 +155,9 @@ func (m *Manager) CleanStale() (removed []string) {
 			if os.RemoveAll(r.Tmp) == nil {
 				removed = append(removed, r.Tmp)
 			}
-			m.endDead(r)
+			if r.Kind != kindCheck {
+				m.endDead(r)
+			}
 		}
 		os.Remove(path)
 		f.Close()
