@@ -135,11 +135,16 @@ after the command, with the --allow flag that opens it.
 Standard input is passed to the command; there is no terminal inside (no TTY: a command
 cannot push keystrokes into yours). Ctrl-C (or SIGTERM, SIGHUP) is passed to the command,
 which may clean up; it is killed if it has not ended 2 s later, and openworker exits 130
-(143, 129).`,
+(143, 129).
+
+Flags go before the command: from the command's name on, every word is the command's (as
+after --), so "openworker run ls -la" lists with -la.`,
 	example: "openworker run --ro ../data --allow github.com -- git clone https://github.com/me/repo",
 	minArgs: 1,
 	maxArgs: -1,
 	needs:   "a command after --, e.g. openworker run -- ls",
+	// Everything from the command's name on is the command's: run ls -la, run echo --timeout.
+	commandAfter: true,
 }
 
 func cmdRun(args []string) error {

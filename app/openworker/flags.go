@@ -48,6 +48,9 @@ type command struct {
 	// words what the first minArgs are, for the error when they are missing.
 	minArgs, maxArgs int
 	needs            string
+	// commandAfter says its first positional argument is a command's name: it and everything
+	// after it are the command's, as after "--" (run's CMD ARG…).
+	commandAfter bool
 }
 
 // newFlags returns a flag set for c whose --help prints c's usage on standard output.
@@ -96,9 +99,9 @@ func parse(fs *flag.FlagSet, c command, args []string) (positional []string, das
 		if len(rest) == 0 {
 			break
 		}
-		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+		if consumed := len(args) - len(rest); c.commandAfter || consumed > 0 && args[consumed-1] == "--" {
 			positional = append(positional, rest...)
-			dashdash = true
+			dashdash = consumed > 0 && args[consumed-1] == "--"
 			break
 		}
 		positional = append(positional, rest[0])

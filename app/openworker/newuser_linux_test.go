@@ -277,3 +277,23 @@ func TestSandboxCheckInterruptedLeavesNothing(t *testing.T) {
 		noLeftovers(t, "a killed sandbox check, after the next start", before)
 	})
 }
+
+// Once run has read the command's name, everything after it is the command's, as after --.
+func TestRunCommandWordsAreTheCommands(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	os.WriteFile(filepath.Join(w.project, "f.txt"), nil, 0o644)
+	out, errs, code := w.run("run", "echo", "hi", "--timeout", "1")
+	if code != 0 || out != "hi --timeout 1\n" {
+		t.Errorf("run echo hi --timeout 1: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	out, errs, code = w.run("run", "ls", "-la")
+	if code != 0 || !strings.Contains(out, "f.txt") {
+		t.Errorf("run ls -la: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	// Flags before the name are run's.
+	out, errs, code = w.run("run", "--timeout", "0.3", "sleep", "5")
+	if code == 0 || !strings.Contains(errs, "--timeout") {
+		t.Errorf("run --timeout 0.3 sleep 5: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
