@@ -297,3 +297,55 @@ func TestRunCommandWordsAreTheCommands(t *testing.T) {
 		t.Errorf("run --timeout 0.3 sleep 5: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }
+
+// request-site and fetch say their card's ID while they wait; --wait 0 does not wait; a
+// fetch needs a reason, as request-site does.
+func TestRequestSiteAndFetchSayTheirCard(t *testing.T) {
+	cw := newCardsWorld(t, "")
+	for _, args := range [][]string{{"request-site", "--help"}, {"fetch", "--help"}} {
+		if out, _, code := cw.run(args...); code != 0 || !strings.Contains(out, "default 1m0s") || !strings.Contains(out, "0: do not wait") {
+			t.Errorf("%v: exit %d\n%s; want the default and what 0 means", args, code, out)
+		}
+	}
+	start := time.Now()
+	out, errs, code := cw.runWithin(10*time.Second, "", "request-site", cw.id, cw.origin, "--reason", "fixtures", "--wait", "0")
+	if code != 4 || strings.TrimSpace(out) != "no answer yet" || time.Since(start) > 5*time.Second {
+		t.Errorf("request-site --wait 0: exit %d after %v, stdout %q, stderr %q; want no answer yet at once", code, time.Since(start), out, errs)
+	}
+	card, _ := cw.pendingCard(cw.origin)
+	if !strings.Contains(errs, "card "+card) || strings.Count(errs, "\n") > 2 {
+		t.Errorf("request-site --wait 0 does not name its card %s in a line: %q", card, errs)
+	}
+	cw.run("answer", card, "deny")
+
+	// Waiting, it names the card at once: the person can answer it from that line.
+	site := "127.0.0.1:2"
+	ask := cw.cmd("request-site", cw.id, site, "--reason", "fixtures", "--wait", "30s")
+	stderr, _ := ask.StderrPipe()
+	var askOut bytes.Buffer
+	ask.Stdout = &askOut
+	if err := ask.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer ask.Process.Kill()
+	line, _ := bufio.NewReader(stderr).ReadString('\n')
+	f := strings.Fields(line)
+	if len(f) < 3 || f[1] != "card" {
+		t.Fatalf("request-site's first line while it waits: %q; want one naming the card", line)
+	}
+	if out, errs, code := cw.run("answer", f[2], "session"); code != 0 {
+		t.Fatalf("answer %s from request-site's line: %d %s %s", f[2], code, out, errs)
+	}
+	go io.Copy(io.Discard, stderr)
+	if err := ask.Wait(); err != nil || strings.TrimSpace(askOut.String()) != "session" {
+		t.Fatalf("request-site after the answer: %v %q", err, askOut.String())
+	}
+
+	if _, errs, code := cw.run("fetch", cw.id, "http://"+cw.origin+"/"); code != 2 || !strings.Contains(errs, "--reason") {
+		t.Errorf("fetch without --reason: exit %d, stderr %q; want a usage error asking for it", code, errs)
+	}
+	out, errs, code = cw.runWithin(10*time.Second, "", "fetch", cw.id, "http://127.0.0.1:3/", "--reason", "docs", "--wait", "0")
+	if code != 4 || strings.TrimSpace(out) != "no answer yet" || !strings.Contains(errs, "once|session|always|deny") {
+		t.Errorf("fetch --wait 0: exit %d, stdout %q, stderr %q; want no answer yet naming the fetch card's answers", code, out, errs)
+	}
+}

@@ -278,12 +278,25 @@ type AnswerResponse struct {
 	Message string `json:"message,omitempty"`
 }
 
-// SiteRequest asks for a site for a session, waiting up to WaitMS (default 60 s).
+// SiteRequest asks for a site for a session, waiting up to WaitMS (default 60 s), or not at
+// all with NoWait (the answer is then "no answer yet" with the card, at once).
 type SiteRequest struct {
 	Site   string `json:"site"`
 	Reason string `json:"reason"`
 	Kind   string `json:"kind,omitempty"` // command (default) or fetch
 	WaitMS int64  `json:"wait_ms,omitempty"`
+	NoWait bool   `json:"no_wait,omitempty"`
+}
+
+// CardProgress is one line of the answer to a site request or a fetch made with ?progress=1
+// (newline-delimited JSON): Card as soon as a card is up, so that the asker can say which
+// one the person is to answer; then the last line, with Answer (a site request), Fetch (a
+// fetch) or Error.
+type CardProgress struct {
+	Card   *CardInfo    `json:"card,omitempty"`
+	Answer *SiteAnswer  `json:"answer,omitempty"`
+	Fetch  *FetchResult `json:"fetch,omitempty"`
+	Error  string       `json:"error,omitempty"`
 }
 
 // AccessRequest changes a session's Access list.
@@ -309,6 +322,7 @@ type FetchRequest struct {
 	URL    string `json:"url"`
 	Reason string `json:"reason,omitempty"` // shown on a card if the site must be asked for
 	WaitMS int64  `json:"wait_ms,omitempty"`
+	NoWait bool   `json:"no_wait,omitempty"` // a card is not waited for
 }
 
 // Result is a tool call's outcome as the core reports it: the runner's answer plus what

@@ -6,6 +6,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -265,7 +266,11 @@ type SiteRequest struct {
 	Reason  string
 	Kind    approvals.Kind
 	// Wait bounds how long the ask waits for an answer (default 60 s); the card stays up.
-	Wait time.Duration
+	// NoWait does not wait: a card is made and the answer is NoAnswerYet at once.
+	Wait   time.Duration
+	NoWait bool
+	// OnCard, if set, is told the card as soon as it is up, before the wait.
+	OnCard func(CardInfo)
 }
 
 // SiteAnswer is apitype's, the local API's wire type.
@@ -321,21 +326,26 @@ func (b *Backend) RequestSite(ctx context.Context, r SiteRequest) (SiteAnswer, e
 	}
 	info := cardInfo(w.Card)
 	ans.Card = &info
-	wait := r.Wait
-	if wait <= 0 {
-		wait = 60 * time.Second
+	if r.OnCard != nil {
+		r.OnCard(info)
 	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-w.Done():
-	case <-t.C:
-	case <-ctx.Done():
+	if !r.NoWait {
+		wait := r.Wait
+		if wait <= 0 {
+			wait = 60 * time.Second
+		}
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-w.Done():
+		case <-t.C:
+		case <-ctx.Done():
+		}
 	}
 	ans.Outcome = w.Outcome()
 	switch ans.Outcome {
 	case approvals.NoAnswerYet:
-		ans.Message = "card " + info.ID + " is waiting for an answer (openworker answer " + info.ID + " session|always|deny); a later answer still applies to the session"
+		ans.Message = "card " + info.ID + " is waiting for an answer (openworker answer " + info.ID + " " + strings.Join(info.Answers, "|") + "); a later answer still applies to the session"
 	case approvals.Ended:
 		ans.Message = "the session ended before the card was answered"
 	}
