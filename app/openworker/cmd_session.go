@@ -130,8 +130,9 @@ and its arguments, exactly as given, however many (no shell, so "foo bar" stays 
 and -- "./bin dir/my tool" runs that program); a single argument without -- is a shell
 command, whose cd and export carry over to the session's next commands.
 
-Standard input is passed to the command; there is no terminal inside. Ctrl-C is passed to the
-command (SIGINT, then SIGTERM and SIGKILL 2 s apart if it does not end) and exits 130. One
+Standard input is passed to the command; there is no terminal inside. Ctrl-C (or SIGTERM,
+SIGHUP) is passed to the command (then SIGTERM and SIGKILL 2 s apart if it does not end) and
+exits 130 (143, 129), saying so. One
 command runs at a time in a session: another exec meanwhile is refused with a message.`,
 	example: "openworker session exec 3f9c2a1b7d0e -- grep \"foo bar\" notes.txt\nopenworker session exec 3f9c2a1b7d0e 'cd src && make'",
 	minArgs: 2,
@@ -160,17 +161,18 @@ func sessionExec(c *apiclient.Client, ctx context.Context, args []string) error 
 	default:
 		return usagef("session exec", "session exec: give a shell command as one argument ('cd src && make') or a program and its arguments after -- (-- grep \"foo bar\" notes.txt), not %d words without --", len(words))
 	}
-	// Ctrl-C is sent to the command, whose output and status still come; the daemon may be
-	// slow to answer, so a second Ctrl-C is sent too (it kills the command).
+	// Ctrl-C, SIGTERM and SIGHUP are sent to the command, as run sends them, whose output and
+	// status still come; the daemon may be slow to answer, so a second one is sent too (it
+	// kills the command).
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	var interrupted atomicSignal
 	go func() {
-		for range sigs {
-			interrupted.store(syscall.SIGINT)
+		for sig := range sigs {
+			interrupted.store(sig.(syscall.Signal))
 			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_ = c.Signal(sctx, id, api.SignalRequest{Signal: "SIGINT"})
+			_ = c.Signal(sctx, id, api.SignalRequest{Signal: sigName(sig.(syscall.Signal))})
 			cancel()
 		}
 	}()
@@ -185,9 +187,15 @@ func sessionExec(c *apiclient.Client, ctx context.Context, args []string) error 
 		return err
 	}
 	notices(res, true)
-	if res.Interrupted != "" || interrupted.load() != 0 {
-		fmt.Fprintln(os.Stderr, "openworker: interrupted; the command was stopped")
-		return exitError{130}
+	if sig := interrupted.load(); res.Interrupted != "" || sig != 0 {
+		if sig == 0 { // sent by another client: the result names it
+			sig = map[string]syscall.Signal{"SIGTERM": syscall.SIGTERM, "SIGHUP": syscall.SIGHUP}[res.Interrupted]
+			if sig == 0 {
+				sig = syscall.SIGINT
+			}
+		}
+		fmt.Fprintf(os.Stderr, "openworker: interrupted (%s); the command was stopped\n", sigName(sig))
+		return exitError{128 + int(sig)}
 	}
 	if res.Error != "" {
 		return errors.New(res.Error)

@@ -349,3 +349,44 @@ func TestRequestSiteAndFetchSayTheirCard(t *testing.T) {
 		t.Errorf("fetch --wait 0: exit %d, stdout %q, stderr %q; want no answer yet naming the fetch card's answers", code, out, errs)
 	}
 }
+
+// session exec passes SIGINT, SIGTERM and SIGHUP to its command as run does, and says so in
+// one line naming the signal.
+func TestSessionExecForwardsSignals(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	id := w.walledSession()
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		name string
+		code int
+	}{{syscall.SIGINT, "INT", 130}, {syscall.SIGTERM, "TERM", 143}, {syscall.SIGHUP, "HUP", 129}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cleaned := filepath.Join(w.project, "cleaned-"+tc.name)
+			c := w.cmd("session", "exec", id, "trap 'echo cleaned > "+cleaned+"; exit 7' "+tc.name+"; echo started; while :; do sleep 0.05; done")
+			stdout, _ := c.StdoutPipe()
+			var errb bytes.Buffer
+			c.Stderr = &errb
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "started\n" {
+				c.Process.Kill()
+				c.Wait()
+				t.Fatalf("first line %q", line)
+			}
+			c.Process.Signal(tc.sig)
+			err := c.Wait()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != tc.code {
+				t.Fatalf("after SIG%s: %v, want exit %d\n%s", tc.name, err, tc.code, errb.String())
+			}
+			if b, err := os.ReadFile(cleaned); err != nil || string(b) != "cleaned\n" {
+				t.Fatalf("the command's %s trap did not run: %v", tc.name, err)
+			}
+			// (The command's own shell may say "Terminated" of its sleep.)
+			if n := strings.Count(errb.String(), "openworker: interrupted (SIG"+tc.name+")"); n != 1 || strings.Count(errb.String(), "openworker:") != 1 {
+				t.Fatalf("want one line saying it was interrupted by SIG%s:\n%s", tc.name, errb.String())
+			}
+		})
+	}
+}
