@@ -390,3 +390,56 @@ func TestSessionExecForwardsSignals(t *testing.T) {
 		})
 	}
 }
+
+// A daemon stopped under a running exec says so, and why, on both sides.
+func TestDaemonStoppedUnderAnExec(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	w.settings("sandbox_provider = \"linux\"\n")
+	d := w.daemonWithLog()
+	id, errs, code := w.run("session", "start")
+	if code != 0 {
+		t.Fatalf("session start: %s", errs)
+	}
+	id = strings.TrimSpace(id)
+	c := w.cmd("session", "exec", id, "echo started; exec sleep 600")
+	stdout, _ := c.StdoutPipe()
+	var errb bytes.Buffer
+	c.Stderr = &errb
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Process.Kill()
+	if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "started\n" {
+		t.Fatalf("first line %q", line)
+	}
+	d.stop(t)
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(errb.String(), "the daemon stopped (SIGTERM)") || strings.Contains(errb.String(), "EOF") {
+			t.Errorf("the exec under a stopped daemon: %v, stderr %q; want it to say the daemon stopped, and why", err, errb.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the exec did not end after its daemon stopped")
+	}
+	log := strings.Join(d.log(), "\n")
+	if !strings.Contains(log, "stopping (SIGTERM)") {
+		t.Errorf("the daemon's log does not say it stopped, and why:\n%s", log)
+	}
+}
+
+// A state folder too deep for a Unix socket's path is named as the problem, with the limit
+// and the variable that moves it, by serve and by its clients.
+func TestServeStatePathTooLong(t *testing.T) {
+	w := newWorld(t)
+	deep := filepath.Join(w.home, strings.Repeat("d", 60), strings.Repeat("e", 60))
+	w.env = append(w.env, "XDG_STATE_HOME="+deep)
+	for _, args := range [][]string{{"serve"}, {"session", "ls"}} {
+		_, errs, code := w.runWithin(10*time.Second, "", args...)
+		if code == 0 || !strings.Contains(errs, "too long") || !strings.Contains(errs, "107") || !strings.Contains(errs, "XDG_STATE_HOME") || strings.Contains(errs, "start it with") {
+			t.Errorf("%v with a state folder too deep: exit %d, stderr %q; want the path too long, the limit and the variable", args, code, errs)
+		}
+	}
+}

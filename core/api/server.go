@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/openworker/openworker/core/apitype"
 	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/session"
@@ -35,6 +36,9 @@ type Server struct {
 // Listen creates the socket in stateDir, owner-only. A socket left by a dead daemon is
 // replaced; one a live daemon answers on is not.
 func Listen(stateDir string) (net.Listener, error) {
+	if err := apitype.CheckSocketPath(SocketPath(stateDir)); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return nil, err
 	}

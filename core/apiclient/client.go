@@ -72,9 +72,15 @@ func (c *Client) sendBody(ctx context.Context, method, url string, body io.Reade
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
+		if perr := apitype.CheckSocketPath(c.path); perr != nil {
+			return nil, perr
+		}
 		var op *net.OpError
 		if errors.As(err, &op) && op.Op == "dial" {
 			return nil, fmt.Errorf("the daemon is not running (start it with openworker serve): %w", err)
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, errors.New("the daemon stopped before it answered (its log may say why)")
 		}
 		return nil, fmt.Errorf("the daemon did not answer (its log may say why): %w", err)
 	}
@@ -138,6 +144,9 @@ func (c *Client) ExecStream(ctx context.Context, id string, req apitype.ExecRequ
 	for {
 		var m apitype.StreamMessage
 		if err := dec.Decode(&m); err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return nil, errors.New("the daemon stopped during the command without saying why (killed or crashed; its log may say more)")
+			}
 			return nil, fmt.Errorf("the daemon hung up during the command: %w", err)
 		}
 		switch {

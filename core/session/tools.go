@@ -156,6 +156,11 @@ func (s *Session) receive(ctx context.Context, p *pending) (*Result, error) {
 			ev.Outcome = "interrupted"
 		}
 		s.m.callEnded(s, ev)
+		if why := s.endReason.Load(); why != nil {
+			// The session was ended under the call: that, not the runner's hang-up, is what
+			// happened to it.
+			return nil, fmt.Errorf("session %s ended while this ran: %s", s.ID, *why)
+		}
 		return nil, fmt.Errorf("session %s: %w", s.ID, err)
 	}
 	s.stateLost = false
@@ -479,6 +484,7 @@ func (s *Session) end(beforeExit bool, reason string) {
 	if !s.ending.CompareAndSwap(false, true) {
 		return
 	}
+	s.endReason.Store(&reason)
 	// A call in progress holds the lock until its answer: everything behind the wall is
 	// killed first, so that the answer comes at once, whatever the call was stuck on.
 	if s.busy.Load() != nil {
