@@ -35,7 +35,7 @@ func cmdAudit(args []string) error {
 	if *since != "" {
 		t, err := parseSince(*since, time.Now())
 		if err != nil {
-			return err
+			return usagef("audit", "%v", err)
 		}
 		o.Since = t
 	}

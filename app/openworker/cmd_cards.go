@@ -219,7 +219,7 @@ open tunnels to it close at once.`,
 
 func cmdAccess(args []string) error {
 	fs := newFlags(accessCommand)
-	var allow, revoke multi
+	var allow, revoke siteFlags
 	fs.Var(&allow, "allow", "allow a site for this session only (repeatable)")
 	fs.Var(&revoke, "revoke", "take back a Session only site (repeatable)")
 	pos, _, err := parse(fs, accessCommand, args)

@@ -21,9 +21,23 @@ import (
 
 // sessionFlags are the folder and network flags shared by run, mcp and session start.
 type sessionFlags struct {
-	rw, ro, allow     multi
+	rw, ro            multi
+	allow             siteFlags
 	network, provider string
 	noCwd             bool
+}
+
+// siteFlags is a flag naming a site, HOST[:PORT], that may be given more than once. A value
+// that looks like a flag is one forgotten: "--allow -- curl …" would take "--" for the site.
+type siteFlags []string
+
+func (m *siteFlags) String() string { return strings.Join(*m, ",") }
+func (m *siteFlags) Set(s string) error {
+	if s == "" || strings.HasPrefix(s, "-") {
+		return fmt.Errorf("needs a site after it, HOST[:PORT] (got %q)", s)
+	}
+	*m = append(*m, s)
+	return nil
 }
 
 func (f *sessionFlags) register(fs *flag.FlagSet, defaultProvider string) {

@@ -23,7 +23,13 @@ const sandboxUsage = `Usage:
                                session gets, and say for each whether it worked
   openworker sandbox profile [--rw DIR]… [--ro DIR]… [--network allowlist|open|none] [--proxy-port N]
                                print the Seatbelt profile and parameters a session would get (on any OS)
+
+Example:
+  openworker sandbox check
+  openworker sandbox profile --rw . --ro ../data
 `
+
+var sandboxGroup = group{name: "sandbox", usage: sandboxUsage, subs: "check or profile"}
 
 var sandboxCheckCommand = command{
 	name:     "sandbox check",
@@ -40,9 +46,8 @@ var sandboxProfileCommand = command{
 }
 
 func cmdSandbox(args []string) error {
-	if len(args) == 0 || args[0] == "help" || args[0] == "--help" || args[0] == "-h" {
-		fmt.Print(sandboxUsage)
-		return nil
+	if ok, err := sandboxGroup.help(args); !ok {
+		return err
 	}
 	switch args[0] {
 	case "check":
@@ -50,8 +55,7 @@ func cmdSandbox(args []string) error {
 	case "profile":
 		return sandboxProfile(args[1:])
 	}
-	fmt.Fprint(os.Stderr, sandboxUsage)
-	return fmt.Errorf("unknown sandbox command %q; use check or profile", args[0])
+	return sandboxGroup.unknown(args[0])
 }
 
 // checker is a provider that can prove its wall by running a trivial command behind it.

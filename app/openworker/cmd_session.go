@@ -34,7 +34,14 @@ const sessionUsage = `Usage (a running daemon is needed: openworker serve):
   openworker session ls                the running sessions
 
 Flags may come before or after the session ID. "openworker session COMMAND --help" says more.
+
+Example:
+  id=$(openworker session start --ro ../data)
+  openworker session exec "$id" 'npm test'
+  openworker session end "$id"
 `
+
+var sessionGroup = group{name: "session", usage: sessionUsage, subs: "start, exec, read, write, list, add-folder, end or ls"}
 
 // sessionCommands are the session subcommands, each with its own function.
 var sessionCommands = map[string]struct {
@@ -52,14 +59,12 @@ var sessionCommands = map[string]struct {
 }
 
 func cmdSession(args []string) error {
-	if len(args) == 0 || args[0] == "help" || args[0] == "--help" || args[0] == "-h" {
-		fmt.Print(sessionUsage)
-		return nil
+	if ok, err := sessionGroup.help(args); !ok {
+		return err
 	}
 	sc, ok := sessionCommands[args[0]]
 	if !ok {
-		fmt.Fprint(os.Stderr, sessionUsage)
-		return fmt.Errorf("unknown session command %q", args[0])
+		return sessionGroup.unknown(args[0])
 	}
 	state, err := config.StateDir()
 	if err != nil {

@@ -443,3 +443,60 @@ func TestServeStatePathTooLong(t *testing.T) {
 		}
 	}
 }
+
+// Every command's and every group's --help says what it does with an example, on standard
+// output, exit 0; help COMMAND is COMMAND --help.
+func TestEveryHelpHasAnExample(t *testing.T) {
+	w := newWorld(t)
+	for _, args := range [][]string{
+		{}, {"run"}, {"serve"}, {"mcp"}, {"audit"}, {"version"}, {"cards"}, {"answer"}, {"request-site"}, {"access"}, {"fetch"},
+		{"sandbox"}, {"sandbox", "check"}, {"sandbox", "profile"},
+		{"machine"}, {"machine", "sandbox"}, {"machine", "sandbox", "status"},
+		{"config"}, {"config", "path"}, {"config", "check"}, {"config", "show"},
+		{"session"}, {"session", "start"}, {"session", "exec"}, {"session", "read"}, {"session", "write"}, {"session", "list"},
+		{"session", "add-folder"}, {"session", "end"}, {"session", "ls"},
+		{"sites"}, {"credentials"}, {"credentials", "add-path"},
+	} {
+		out, errs, code := w.runWithin(10*time.Second, "", append(args, "--help")...)
+		if code != 0 || !strings.Contains(out, "Usage") || !strings.Contains(out, "Example") || errs != "" {
+			t.Errorf("openworker %s --help: exit %d\nstdout %s\nstderr %s", strings.Join(args, " "), code, out, errs)
+		}
+	}
+	runHelp, _, _ := w.run("run", "--help")
+	if out, errs, code := w.run("help", "run"); code != 0 || out != runHelp {
+		t.Errorf("openworker help run: exit %d\n%s%s\nwant run --help's:\n%s", code, out, errs, runHelp)
+	}
+}
+
+// A usage error is said first, on one line starting openworker:, with where the usage is,
+// and exits 2, whatever the command.
+func TestUsageErrorsInOneStyle(t *testing.T) {
+	w := newWorld(t)
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"bogus"}, `unknown command "bogus"`},
+		{[]string{"sandbox"}, "sandbox needs a command"},
+		{[]string{"session"}, "session needs a command"},
+		{[]string{"config"}, "config needs a command"},
+		{[]string{"machine"}, "machine needs a command"},
+		{[]string{"sandbox", "nope"}, `unknown sandbox command "nope"`},
+		{[]string{"session", "nope"}, `unknown session command "nope"`},
+		{[]string{"run", "--bogus", "true"}, "--bogus"},
+		{[]string{"run", "--allow", "--", "true"}, "--allow needs a site"},
+		{[]string{"run", "--timeout"}, "--timeout needs a value"},
+		{[]string{"session", "end"}, "needs a session ID"},
+		{[]string{"session", "end", "a", "b"}, `unexpected argument "b"`},
+		{[]string{"answer", "c1"}, "needs a card ID"},
+		{[]string{"request-site", "s", "example.com"}, "--reason"},
+		{[]string{"audit", "--since", "yesterday-ish"}, "--since"},
+		{[]string{"sites"}, "sites needs"},
+		{[]string{"credentials"}, "credentials needs"},
+	} {
+		_, errs, code := w.runWithin(10*time.Second, "", tc.args...)
+		if code != 2 || !strings.HasPrefix(errs, "openworker: ") || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, tc.says) || !strings.Contains(errs, "--help") {
+			t.Errorf("openworker %s: exit %d, stderr %q; want exit 2 and one line saying %q with where the usage is", strings.Join(tc.args, " "), code, errs, tc.says)
+		}
+	}
+}
