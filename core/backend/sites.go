@@ -3,6 +3,7 @@ package backend
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/openworker/openworker/core/apitype"
 
@@ -57,7 +58,7 @@ func group(id string) (hosts.Group, error) {
 	for _, g := range hosts.Catalog() {
 		ids = append(ids, g.ID)
 	}
-	return hosts.Group{}, fmt.Errorf("no group %q in Choose sites…; the groups are %v", id, ids)
+	return hosts.Group{}, fmt.Errorf("no group %q in Choose sites…; the groups are %s", id, strings.Join(ids, ", "))
 }
 
 // Tick puts every site of a group on the machine's list.
@@ -66,7 +67,7 @@ func (b *Backend) Tick(id string) error {
 	if err != nil {
 		return err
 	}
-	return b.applyAll(g.Entries, AddHost)
+	return b.applyAll("tick "+g.Name, g.Entries, AddHost)
 }
 
 // Untick takes every site of a group off the machine's list.
@@ -75,7 +76,7 @@ func (b *Backend) Untick(id string) error {
 	if err != nil {
 		return err
 	}
-	return b.applyAll(g.Entries, RemoveHost)
+	return b.applyAll("untick "+g.Name, g.Entries, RemoveHost)
 }
 
 // AddSite puts a site of the person's own on the machine's list, with the settings file's
@@ -100,14 +101,29 @@ func (b *Backend) RemoveSite(site string) error {
 	return b.store.Apply(RemoveHost(e))
 }
 
-func (b *Backend) applyAll(es []hosts.Entry, change func(hosts.Entry) Change) error {
-	var first error
-	for _, e := range es {
-		if err := b.store.Apply(change(e)); err != nil && first == nil {
-			first = err
-		}
+// applyAll makes change for every entry as one change: in force at once, in one write, so
+// that a running session never sees half of a group and the trail has one line for it.
+func (b *Backend) applyAll(what string, es []hosts.Entry, change func(hosts.Entry) Change) error {
+	cs := make([]Change, len(es))
+	for i, e := range es {
+		cs[i] = change(e)
 	}
-	return first
+	return b.store.Apply(Change{
+		What: what,
+		mem: func(s *config.Settings) {
+			for _, c := range cs {
+				c.mem(s)
+			}
+		},
+		file: func(ed *config.Editor) error {
+			for _, c := range cs {
+				if err := c.file(ed); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	})
 }
 
 // SetProvider, SetNetworkProfile and SetApprovals change the machine's setting at once, then
