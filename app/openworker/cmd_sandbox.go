@@ -165,9 +165,12 @@ func sandboxProfile(args []string) error {
 	fs.Var(&rw, "rw", "a writable folder (repeatable; default: the current folder)")
 	fs.Var(&ro, "ro", "a read-only folder (repeatable)")
 	network := fs.String("network", "allowlist", "allowlist, open or none")
-	port := fs.Int("proxy-port", 0, "the proxy's port to show in the profile (default: a placeholder port, since each session picks its own)")
+	port := fs.Int("proxy-port", 0, "the proxy's port to show in the profile, 1-65535 (default: a placeholder port, since each session picks its own)")
 	if _, _, err := parse(fs, sandboxProfileCommand, args); err != nil {
 		return err
+	}
+	if *port < 0 || *port > 65535 {
+		return usagef("sandbox profile", "--proxy-port %d is not a port; give one from 1 to 65535", *port)
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {

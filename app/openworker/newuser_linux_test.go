@@ -500,3 +500,16 @@ func TestUsageErrorsInOneStyle(t *testing.T) {
 		}
 	}
 }
+
+// Rough edges a newcomer meets: each says what it found.
+func TestRoughEdgesSayWhatTheyFound(t *testing.T) {
+	w := newWorld(t)
+	if _, errs, code := w.run("sandbox", "profile", "--proxy-port", "99999"); code != 2 || !strings.Contains(errs, "--proxy-port") || !strings.Contains(errs, "65535") {
+		t.Errorf("sandbox profile --proxy-port 99999: exit %d, stderr %q; want a usage error naming the range", code, errs)
+	}
+	w.run("run", "--provider", "direct", "--", "true")
+	out, errs, code := w.run("audit", "--session", "nosuch")
+	if code != 0 || out != "" || !strings.Contains(errs, "no events") || !strings.Contains(errs, "nosuch") {
+		t.Errorf("audit --session nosuch: exit %d, stdout %q, stderr %q; want a line saying there are none", code, out, errs)
+	}
+}
