@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -303,14 +304,24 @@ func cmdSites(args []string) error {
 	switch pos[0] {
 	case "list":
 		if len(pos) != 1 {
-			return fmt.Errorf("sites list takes nothing more")
+			return usagef("sites", "sites list takes nothing more")
 		}
-		if sites, err = c.Sites(ctx); err != nil {
+		if sites, err = c.Sites(ctx); errors.Is(err, apiclient.ErrNotRunning) {
+			// The list is the settings file's: without a daemon, it is read from there.
+			e, lerr := loadEnv()
+			if lerr != nil {
+				return lerr
+			}
+			e.warnSettings()
+			fmt.Fprintln(os.Stderr, "openworker: the daemon is not running; this is the settings file's list ("+e.settingsPath+")")
+			sites, err = backend.SitesOf(e.settings.NetworkHosts), nil
+		}
+		if err != nil {
 			return err
 		}
 	case "tick", "untick", "add", "remove":
 		if len(pos) != 2 {
-			return fmt.Errorf("sites %s needs a %s", pos[0], map[bool]string{true: "group (openworker sites list names them)", false: "site, HOST[:PORT]"}[pos[0] == "tick" || pos[0] == "untick"])
+			return usagef("sites", "sites %s needs a %s", pos[0], map[bool]string{true: "group (openworker sites list names them)", false: "site, HOST[:PORT]"}[pos[0] == "tick" || pos[0] == "untick"])
 		}
 		res, err := c.ChangeSites(ctx, api.SitesRequest{Action: pos[0], Value: pos[1]})
 		if err != nil {
@@ -321,7 +332,7 @@ func cmdSites(args []string) error {
 		}
 		sites = res.Sites
 	default:
-		return fmt.Errorf("unknown sites command %q; use list, tick, untick, add or remove", pos[0])
+		return usagef("sites", "unknown sites command %q; use list, tick, untick, add or remove", pos[0])
 	}
 	kind := ""
 	for _, g := range sites.Groups {

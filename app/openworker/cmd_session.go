@@ -226,7 +226,7 @@ func sessionRead(c *apiclient.Client, ctx context.Context, args []string) error 
 		return err
 	}
 	if *off < 0 || *limit < 0 {
-		return fmt.Errorf("--offset and --limit are 0 or more")
+		return usagef("session read", "--offset and --limit are 0 or more")
 	}
 	id, path := pos[0], pos[1]
 	// One call reads at most runner.MaxRead: a larger read is made of several, in order.

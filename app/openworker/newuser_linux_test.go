@@ -513,3 +513,21 @@ func TestRoughEdgesSayWhatTheyFound(t *testing.T) {
 		t.Errorf("audit --session nosuch: exit %d, stdout %q, stderr %q; want a line saying there are none", code, out, errs)
 	}
 }
+
+// sites list and credentials list show what the settings file says without a daemon, and
+// say that is what they show.
+func TestListsWithoutTheDaemon(t *testing.T) {
+	w := newWorld(t)
+	w.settings("sandbox_network_hosts = [\"example.org:443\"]\n")
+	out, errs, code := w.run("sites", "list")
+	if code != 0 || !strings.Contains(out, "example.org:443") || !strings.Contains(errs, "settings file") {
+		t.Errorf("sites list without a daemon: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	out, errs, code = w.run("credentials", "list")
+	if code != 0 || !strings.Contains(out, "Shared with the sandbox") || !strings.Contains(out, "ssh") || !strings.Contains(errs, "settings file") {
+		t.Errorf("credentials list without a daemon: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if _, errs, code := w.run("sites", "tick", "github"); code == 0 || !strings.Contains(errs, "not running") {
+		t.Errorf("sites tick without a daemon: exit %d, stderr %q; want it to say the daemon is not running", code, errs)
+	}
+}

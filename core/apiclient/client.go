@@ -17,6 +17,9 @@ import (
 	"github.com/openworker/openworker/core/apitype"
 )
 
+// ErrNotRunning is the error of a request to a daemon that is not running.
+var ErrNotRunning = errors.New("the daemon is not running (start it with openworker serve)")
+
 // errorBody is every error answer's body.
 type errorBody struct {
 	Error string `json:"error"`
@@ -77,7 +80,7 @@ func (c *Client) sendBody(ctx context.Context, method, url string, body io.Reade
 		}
 		var op *net.OpError
 		if errors.As(err, &op) && op.Op == "dial" {
-			return nil, fmt.Errorf("the daemon is not running (start it with openworker serve): %w", err)
+			return nil, fmt.Errorf("%w: %v", ErrNotRunning, err)
 		}
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			return nil, errors.New("the daemon stopped before it answered (its log may say why)")

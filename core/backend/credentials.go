@@ -28,10 +28,16 @@ const applyNote = "a change applies to sessions started afterwards; a running se
 
 // Credentials lists the shared logins as the settings in force have them.
 func (b *Backend) Credentials() Credentials {
-	home := b.m.UserHome()
-	settings := b.store.InForce().Settings
+	out := CredentialsOf(b.m.UserHome(), b.store.InForce().Settings)
+	out.Pending = b.store.Pending()
+	return out
+}
+
+// CredentialsOf is the credentials list for settings and the home folder home, as the
+// settings file has it (a client without a daemon shows it).
+func CredentialsOf(home string, settings *config.Settings) Credentials {
 	rows := credentials.Rows(home)
-	out := Credentials{Pending: b.store.Pending(), Note: applyNote}
+	out := Credentials{Note: applyNote}
 	status := map[string]credentials.Row{}
 	for _, r := range rows {
 		status[r.Name] = r
