@@ -117,6 +117,9 @@ func sessionLs(c *apiclient.Client, ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if len(ss) == 0 {
+		fmt.Fprintln(os.Stderr, "openworker: no sessions running (openworker session start starts one)")
+	}
 	for _, s := range ss {
 		fmt.Printf("%s  [%s, %s]  started %s  rw %s", s.ID, s.Enforcement, s.Network, s.Started.Format(time.Kitchen), strings.Join(s.Writable, ","))
 		if len(s.ReadOnly) > 0 {

@@ -397,6 +397,9 @@ func TestDaemonStoppedUnderAnExec(t *testing.T) {
 	requireSandbox(t, w)
 	w.settings("sandbox_provider = \"linux\"\n")
 	d := w.daemonWithLog()
+	if out, errs, code := w.run("session", "ls"); code != 0 || out != "" || !strings.Contains(errs, "no sessions") {
+		t.Errorf("session ls with none: exit %d, stdout %q, stderr %q; want a line saying there are none", code, out, errs)
+	}
 	id, errs, code := w.run("session", "start")
 	if code != 0 {
 		t.Fatalf("session start: %s", errs)
