@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/openworker/openworker/core/audit"
+	"github.com/openworker/openworker/core/termtext"
 	"github.com/openworker/openworker/core/config"
 )
 
@@ -35,7 +37,7 @@ func cmdAudit(args []string) error {
 	if *since != "" {
 		t, err := parseSince(*since, time.Now())
 		if err != nil {
-			return err
+			return usagef("audit", "%v", err)
 		}
 		o.Since = t
 	}
@@ -45,7 +47,34 @@ func cmdAudit(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	return audit.Show(ctx, filepath.Join(state, "audit.jsonl"), os.Stdout, o)
+	out := &countingWriter{w: os.Stdout}
+	if err := audit.Show(ctx, filepath.Join(state, "audit.jsonl"), out, o); err != nil {
+		return err
+	}
+	if out.n == 0 && !*follow {
+		// Nothing printed is said, with what was asked, so that a mistyped ID shows.
+		what := "no events"
+		if *sessionID != "" {
+			what += " of session " + termtext.Escape(*sessionID)
+		}
+		if *since != "" {
+			what += " since " + termtext.Escape(*since)
+		}
+		fmt.Fprintf(os.Stderr, "openworker: %s in the audit trail (openworker session ls lists the running sessions)\n", what)
+	}
+	return nil
+}
+
+// countingWriter counts what goes through it.
+type countingWriter struct {
+	w io.Writer
+	n int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += n
+	return n, err
 }
 
 // parseSince reads --since: a duration back from now, or a local date or time.

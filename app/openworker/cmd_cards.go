@@ -124,7 +124,7 @@ var answerCommand = command{
 	about: `Answers a site card. session opens the site for the session's commands at once, with no
 restart; always does that and adds it to the machine's settings, for every session; deny
 refuses it, and a repeated ask for it in that session is refused without a card; once (web
-fetch cards only) allows that one fetch. Anything else is taken as deny.`,
+fetch cards only) allows that one fetch. Any other word is refused and the card stays up.`,
 	example: "openworker answer c1a2b3c4d5 session",
 	minArgs: 2, maxArgs: 2,
 	needs: "a card ID (openworker cards lists them) and an answer",
@@ -139,7 +139,7 @@ func cmdAnswer(args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := c.Answer(context.Background(), pos[0], api.AnswerRequest{Answer: pos[1]})
+	res, err := c.Answer(context.Background(), pos[0], api.AnswerRequest{Answer: pos[1], Exact: true})
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,8 @@ var requestSiteCommand = command{
 the site and the reason, and the answer applies to the running session at once. Prints the
 decision — session, always, once, denied, no answer yet, refused: full access — and exits 0
 when the site is allowed, 1 when denied or refused, 4 when there is no answer yet (the card
-stays up, and a later answer still applies).`,
+stays up, and a later answer still applies). While it waits, a line on standard error names
+the card and how to answer it; --wait 0 names it and returns at once.`,
 	example: "openworker request-site 3f9c2a1b7d0e registry.example.com --reason \"npm install needs the registry\"",
 	minArgs: 2, maxArgs: 2,
 	needs: "a session ID and a site",
@@ -167,13 +168,13 @@ func cmdRequestSite(args []string) error {
 	fs := newFlags(requestSiteCommand)
 	reason := fs.String("reason", "", "why the coworker needs the site, shown on the card (required)")
 	wait := seconds(60 * time.Second)
-	fs.Var(&wait, "wait", "how long to wait for an answer (30s, 5m, or seconds); the card stays up after")
+	fs.Var(&wait, "wait", waitUsage)
 	pos, _, err := parse(fs, requestSiteCommand, args)
 	if err != nil {
 		return err
 	}
 	if strings.TrimSpace(*reason) == "" {
-		return errors.New("request-site needs --reason: the card shows it to the person who answers")
+		return usagef("request-site", "request-site needs --reason: the card shows it to the person who answers")
 	}
 	c, err := client()
 	if err != nil {
@@ -181,12 +182,14 @@ func cmdRequestSite(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	ans, err := c.RequestSite(ctx, pos[0], api.SiteRequest{Site: pos[1], Reason: *reason, WaitMS: time.Duration(wait).Milliseconds()})
+	said := false
+	ans, err := c.RequestSiteProgress(ctx, pos[0], api.SiteRequest{Site: pos[1], Reason: *reason, WaitMS: time.Duration(wait).Milliseconds(), NoWait: wait == 0},
+		func(card backend.CardInfo) { said = true; sayCard(card) })
 	if err != nil {
 		return err
 	}
 	fmt.Println(termtext.Escape(string(ans.Outcome)))
-	if ans.Message != "" {
+	if ans.Message != "" && !(said && ans.Outcome == approvals.NoAnswerYet) {
 		fmt.Fprintln(os.Stderr, "openworker:", termtext.Escape(ans.Message))
 	}
 	switch {
@@ -212,7 +215,7 @@ open tunnels to it close at once.`,
 
 func cmdAccess(args []string) error {
 	fs := newFlags(accessCommand)
-	var allow, revoke multi
+	var allow, revoke siteFlags
 	fs.Var(&allow, "allow", "allow a site for this session only (repeatable)")
 	fs.Var(&revoke, "revoke", "take back a Session only site (repeatable)")
 	pos, _, err := parse(fs, accessCommand, args)
@@ -296,14 +299,24 @@ func cmdSites(args []string) error {
 	switch pos[0] {
 	case "list":
 		if len(pos) != 1 {
-			return fmt.Errorf("sites list takes nothing more")
+			return usagef("sites", "sites list takes nothing more")
 		}
-		if sites, err = c.Sites(ctx); err != nil {
+		if sites, err = c.Sites(ctx); errors.Is(err, apiclient.ErrNotRunning) {
+			// The list is the settings file's: without a daemon, it is read from there.
+			e, lerr := loadEnv()
+			if lerr != nil {
+				return lerr
+			}
+			e.warnSettings()
+			fmt.Fprintln(os.Stderr, "openworker: the daemon is not running; this is the settings file's list ("+e.settingsPath+")")
+			sites, err = backend.SitesOf(e.settings.NetworkHosts), nil
+		}
+		if err != nil {
 			return err
 		}
 	case "tick", "untick", "add", "remove":
 		if len(pos) != 2 {
-			return fmt.Errorf("sites %s needs a %s", pos[0], map[bool]string{true: "group (openworker sites list names them)", false: "site, HOST[:PORT]"}[pos[0] == "tick" || pos[0] == "untick"])
+			return usagef("sites", "sites %s needs a %s", pos[0], map[bool]string{true: "group (openworker sites list names them)", false: "site, HOST[:PORT]"}[pos[0] == "tick" || pos[0] == "untick"])
 		}
 		res, err := c.ChangeSites(ctx, api.SitesRequest{Action: pos[0], Value: pos[1]})
 		if err != nil {
@@ -314,7 +327,7 @@ func cmdSites(args []string) error {
 		}
 		sites = res.Sites
 	default:
-		return fmt.Errorf("unknown sites command %q; use list, tick, untick, add or remove", pos[0])
+		return usagef("sites", "unknown sites command %q; use list, tick, untick, add or remove", pos[0])
 	}
 	kind := ""
 	for _, g := range sites.Groups {
@@ -342,25 +355,38 @@ func cmdSites(args []string) error {
 
 var fetchCommand = command{
 	name:     "fetch",
-	synopsis: "fetch SESSION URL [--reason TEXT] [--wait D]",
+	synopsis: "fetch SESSION URL --reason TEXT [--wait D]",
 	about: `The coworker's web fetch: fetches a URL from OpenWorker itself, outside the sandbox, under
 the session's allow list. A site not on it is asked for on a card (Once, This session, Always
 allow, Deny); with full access it is refused. Loopback, private and link-local addresses are
 refused as the sandbox's proxy refuses them, and every redirect is checked again. Prints the
-page as text (HTML made readable; binary summarised).`,
+page as text (HTML made readable; binary summarised). While a card waits, a line on standard
+error names it and how to answer it; --wait 0 names it and returns at once (exit 4).`,
 	example: "openworker fetch 3f9c2a1b7d0e https://docs.example.com/install --reason \"install steps\"",
 	minArgs: 2, maxArgs: 2,
 	needs: "a session ID and a URL",
 }
 
+// waitUsage is --wait's, for request-site and fetch.
+const waitUsage = "how long to wait for an answer (30s, 5m, or seconds; 0: do not wait, name the card and return); the card stays up after"
+
+// sayCard names, on one line, the card a request waits on and how to answer it.
+func sayCard(card backend.CardInfo) {
+	fmt.Fprintf(os.Stderr, "openworker: card %s for %s is waiting for the person's answer (openworker answer %s %s)\n",
+		card.ID, card.Site, card.ID, strings.Join(card.Answers, "|"))
+}
+
 func cmdFetch(args []string) error {
 	fs := newFlags(fetchCommand)
-	reason := fs.String("reason", "", "why, shown on a card if the site must be asked for")
+	reason := fs.String("reason", "", "why the coworker needs the page, shown on a card if the site must be asked for (required)")
 	wait := seconds(60 * time.Second)
-	fs.Var(&wait, "wait", "how long a card waits for an answer (30s, 5m, or seconds)")
+	fs.Var(&wait, "wait", waitUsage)
 	pos, _, err := parse(fs, fetchCommand, args)
 	if err != nil {
 		return err
+	}
+	if strings.TrimSpace(*reason) == "" {
+		return usagef("fetch", "fetch needs --reason: a card shows it to the person who answers, should the site need one")
 	}
 	c, err := client()
 	if err != nil {
@@ -368,13 +394,15 @@ func cmdFetch(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	res, err := c.Fetch(ctx, pos[0], api.FetchRequest{URL: pos[1], Reason: *reason, WaitMS: time.Duration(wait).Milliseconds()})
+	said := false
+	res, err := c.FetchProgress(ctx, pos[0], api.FetchRequest{URL: pos[1], Reason: *reason, WaitMS: time.Duration(wait).Milliseconds(), NoWait: wait == 0},
+		func(card backend.CardInfo) { said = true; sayCard(card) })
 	if err != nil {
 		return err
 	}
 	if res.Page == nil {
 		fmt.Println(termtext.Escape(string(res.Outcome)))
-		if res.Message != "" {
+		if res.Message != "" && !(said && res.Outcome == approvals.NoAnswerYet) {
 			fmt.Fprintln(os.Stderr, "openworker:", termtext.Escape(res.Message))
 		}
 		if res.Outcome == approvals.NoAnswerYet {

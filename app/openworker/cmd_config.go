@@ -14,7 +14,12 @@ const configUsage = `Usage:
   openworker config path          print where the machine's settings file is
   openworker config check [FILE]  check a settings file (default: the machine's); problems as FILE:LINE:COL: message
   openworker config show          print the settings in force
+
+Example:
+  openworker config check && openworker config show
 `
+
+var configGroup = group{name: "config", usage: configUsage, subs: "path, check or show"}
 
 var (
 	configPathCommand  = command{name: "config path", synopsis: "config path", about: "Prints where the machine's settings file is ($OPENWORKER_CONFIG overrides).", example: "$EDITOR \"$(openworker config path)\""}
@@ -23,9 +28,8 @@ var (
 )
 
 func cmdConfig(args []string) error {
-	if len(args) == 0 || args[0] == "help" || args[0] == "--help" || args[0] == "-h" {
-		fmt.Print(configUsage)
-		return nil
+	if ok, err := configGroup.help(args); !ok {
+		return err
 	}
 	switch args[0] {
 	case "path":
@@ -58,8 +62,7 @@ func cmdConfig(args []string) error {
 		fmt.Printf("\n# state folder: %s\n", e.stateDir)
 		return nil
 	}
-	fmt.Fprint(os.Stderr, configUsage)
-	return fmt.Errorf("unknown config command %q; use path, check or show", args[0])
+	return configGroup.unknown(args[0])
 }
 
 func configCheck(args []string) error {

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/openworker/openworker/core/api"
+	"github.com/openworker/openworker/core/apiclient"
 	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/credentials/connect"
 )
@@ -61,16 +63,16 @@ func cmdCredentials(args []string) error {
 	switch pos[0] {
 	case "list":
 		if len(pos) != 1 {
-			return fmt.Errorf("credentials list takes nothing more")
+			return usagef("credentials", "credentials list takes nothing more")
 		}
 		return credentialsList()
 	case "add", "enable", "disable", "remove":
 		if len(pos) != 2 {
-			return fmt.Errorf("credentials %s needs one NAME: a CLI's login (openworker credentials list shows them) or the ~/path of an entry", pos[0])
+			return usagef("credentials", "credentials %s needs one NAME: a CLI's login (openworker credentials list shows them) or the ~/path of an entry", pos[0])
 		}
 		return credentialsChange(api.CredentialsRequest{Action: pos[0], Name: pos[1], Off: *off})
 	}
-	return fmt.Errorf("unknown credentials command %q; use list, add, add-path, enable, disable or remove", pos[0])
+	return usagef("credentials", "unknown credentials command %q; use list, add, add-path, enable, disable or remove", pos[0])
 }
 
 func cmdCredentialsAddPath(args []string) error {
@@ -85,7 +87,7 @@ func cmdCredentialsAddPath(args []string) error {
 		return err
 	}
 	if *label == "" {
-		return fmt.Errorf("credentials add-path needs --label credential or --label configuration")
+		return usagef("credentials add-path", "credentials add-path needs --label credential or --label configuration")
 	}
 	path := pos[0]
 	if !strings.HasPrefix(path, "~") && !filepath.IsAbs(path) {
@@ -120,6 +122,16 @@ func credentialsList() error {
 		return err
 	}
 	list, err := c.Credentials(context.Background())
+	if errors.Is(err, apiclient.ErrNotRunning) {
+		// The list is the settings file's: without a daemon, it is read from there.
+		e, lerr := loadEnv()
+		if lerr != nil {
+			return lerr
+		}
+		e.warnSettings()
+		fmt.Fprintln(os.Stderr, "openworker: the daemon is not running; this is the settings file's list ("+e.settingsPath+")")
+		list, err = backend.CredentialsOf(e.home, e.settings), nil
+	}
 	if err != nil {
 		return err
 	}

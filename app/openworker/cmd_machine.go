@@ -19,13 +19,26 @@ var machineStatusCommand = command{
 	example:  "openworker machine sandbox status",
 }
 
+var machineGroup = group{name: "machine", subs: "sandbox status", usage: `Usage:
+  openworker machine sandbox status   the machine's provider, whether sessions can run and why not
+
+Example:
+  openworker machine sandbox status
+`}
+
 func cmdMachine(args []string) error {
-	if len(args) < 2 || args[0] != "sandbox" || args[1] != "status" {
-		fmt.Print("Usage:\n  openworker machine sandbox status   the machine's provider, whether sessions can run and why not\n")
-		if len(args) == 0 || args[0] == "help" || args[0] == "--help" || args[0] == "-h" {
-			return nil
-		}
-		return exitError{2}
+	if ok, err := machineGroup.help(args); !ok {
+		return err
+	}
+	if args[0] != "sandbox" {
+		return machineGroup.unknown(args[0])
+	}
+	// machine sandbox is a group of one.
+	if ok, err := machineGroup.help(args[1:]); !ok {
+		return err
+	}
+	if args[1] != "status" {
+		return machineGroup.unknown("sandbox " + args[1])
 	}
 	if _, _, err := parse(newFlags(machineStatusCommand), machineStatusCommand, args[2:]); err != nil {
 		return err

@@ -23,9 +23,23 @@ import (
 
 // sessionFlags are the folder and network flags shared by run, mcp and session start.
 type sessionFlags struct {
-	rw, ro, allow     multi
+	rw, ro            multi
+	allow             siteFlags
 	network, provider string
 	noCwd             bool
+}
+
+// siteFlags is a flag naming a site, HOST[:PORT], that may be given more than once. A value
+// that looks like a flag is one forgotten: "--allow -- curl …" would take "--" for the site.
+type siteFlags []string
+
+func (m *siteFlags) String() string { return strings.Join(*m, ",") }
+func (m *siteFlags) Set(s string) error {
+	if s == "" || strings.HasPrefix(s, "-") {
+		return fmt.Errorf("needs a site after it, HOST[:PORT] (got %q)", s)
+	}
+	*m = append(*m, s)
+	return nil
 }
 
 func (f *sessionFlags) register(fs *flag.FlagSet, defaultProvider string) {
@@ -149,11 +163,16 @@ after the command, with the --allow flag that opens it.
 Standard input is passed to the command; there is no terminal inside (no TTY: a command
 cannot push keystrokes into yours). Ctrl-C (or SIGTERM, SIGHUP) is passed to the command,
 which may clean up; it is killed if it has not ended 2 s later, and openworker exits 130
-(143, 129).`,
+(143, 129).
+
+Flags go before the command: from the command's name on, every word is the command's (as
+after --), so "openworker run ls -la" lists with -la.`,
 	example: "openworker run --ro ../data --allow github.com -- git clone https://github.com/me/repo",
 	minArgs: 1,
 	maxArgs: -1,
 	needs:   "a command after --, e.g. openworker run -- ls",
+	// Everything from the command's name on is the command's: run ls -la, run echo --timeout.
+	commandAfter: true,
 }
 
 func cmdRun(args []string) error {
@@ -232,7 +251,13 @@ func cmdRun(args []string) error {
 	}
 	res, err := wait()
 	// The process exits right after: the sandbox need not be waited for if nothing runs in it.
-	defer s.EndBeforeExit()
+	defer func() {
+		why := "its command finished (openworker run)"
+		if sig := got.load(); sig != 0 {
+			why = "its command was interrupted (" + sigName(sig) + ", openworker run)"
+		}
+		s.EndBeforeExit(why)
+	}()
 	rep := out.report()
 	if err != nil {
 		fmt.Fprintln(rep, "openworker:", termtext.Lines(err.Error()))
@@ -274,6 +299,8 @@ func sigName(sig syscall.Signal) string {
 		return "SIGTERM"
 	case syscall.SIGHUP:
 		return "SIGHUP"
+	case syscall.SIGPIPE:
+		return "SIGPIPE"
 	}
 	return strings.ToUpper(sig.String())
 }

@@ -5,12 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/signal"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
 	"github.com/openworker/openworker/core/seatbelt"
+	"github.com/openworker/openworker/core/session"
 )
 
 const sandboxUsage = `Usage:
@@ -19,7 +24,13 @@ const sandboxUsage = `Usage:
                                session gets, and say for each whether it worked
   openworker sandbox profile [--rw DIR]… [--ro DIR]… [--network allowlist|open|none] [--proxy-port N]
                                print the Seatbelt profile and parameters a session would get (on any OS)
+
+Example:
+  openworker sandbox check
+  openworker sandbox profile --rw . --ro ../data
 `
+
+var sandboxGroup = group{name: "sandbox", usage: sandboxUsage, subs: "check or profile"}
 
 var sandboxCheckCommand = command{
 	name:     "sandbox check",
@@ -36,9 +47,8 @@ var sandboxProfileCommand = command{
 }
 
 func cmdSandbox(args []string) error {
-	if len(args) == 0 || args[0] == "help" || args[0] == "--help" || args[0] == "-h" {
-		fmt.Print(sandboxUsage)
-		return nil
+	if ok, err := sandboxGroup.help(args); !ok {
+		return err
 	}
 	switch args[0] {
 	case "check":
@@ -46,8 +56,7 @@ func cmdSandbox(args []string) error {
 	case "profile":
 		return sandboxProfile(args[1:])
 	}
-	fmt.Fprint(os.Stderr, sandboxUsage)
-	return fmt.Errorf("unknown sandbox command %q; use check or profile", args[0])
+	return sandboxGroup.unknown(args[0])
 }
 
 // checker is a provider that can prove its wall by running a trivial command behind it.
@@ -77,7 +86,54 @@ func sandboxCheck(args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	// A signal (Ctrl-C, a service manager's SIGTERM, a closed terminal, a pipe into head that
+	// closed) stops the check, which then removes its folders and mounts as it does at the end.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+	defer signal.Stop(sigs)
+	var got atomicSignal
+	var sessions atomic.Pointer[session.Manager]
+	go func() {
+		for sig := range sigs {
+			got.store(sig.(syscall.Signal))
+			cancel()
+			if m := sessions.Load(); m != nil {
+				m.EndAllBecause("the wall check was interrupted (" + sigName(sig.(syscall.Signal)) + ")")
+			}
+		}
+	}()
+	interrupted := func() error {
+		sig := got.load()
+		if sig != syscall.SIGPIPE {
+			fmt.Fprintf(os.Stderr, "openworker: interrupted (%s); the check was stopped and its folders removed\n", sigName(sig))
+		}
+		return exitError{128 + int(sig)}
+	}
+	e, err := loadEnv()
+	if err != nil {
+		return err
+	}
+	// Its start sweeps what a check or a session killed earlier left behind.
+	m, log, err := e.manager(p)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	defer m.EndAllBecause("the wall check finished")
+	sessions.Store(m)
+	if got.load() != 0 {
+		return interrupted()
+	}
+	folder, err := m.ClaimCheck()
+	if err != nil {
+		return err
+	}
+	defer folder.Release()
+	checkIn(p, folder.Dir)
 	st := prove(ctx, p)
+	if got.load() != 0 {
+		return interrupted()
+	}
 	if !st.OK {
 		if *asJSON {
 			json.NewEncoder(os.Stdout).Encode(map[string]any{"enforcement": p.Name(), "ok": false, "reason": st.Reason})
@@ -91,7 +147,10 @@ func sandboxCheck(args []string) error {
 	}
 	// Programs the wall breaks are reported; only an escape, or a battery that cannot run,
 	// fails the check.
-	holds, err := runBattery(ctx, p, *asJSON)
+	holds, err := runBattery(ctx, e, m, p, filepath.Join(folder.Dir, "work"), *asJSON)
+	if got.load() != 0 {
+		return interrupted()
+	}
 	if err != nil {
 		return err
 	}
@@ -107,9 +166,12 @@ func sandboxProfile(args []string) error {
 	fs.Var(&rw, "rw", "a writable folder (repeatable; default: the current folder)")
 	fs.Var(&ro, "ro", "a read-only folder (repeatable)")
 	network := fs.String("network", "allowlist", "allowlist, open or none")
-	port := fs.Int("proxy-port", 0, "the proxy's port to show in the profile (default: a placeholder port, since each session picks its own)")
+	port := fs.Int("proxy-port", 0, "the proxy's port to show in the profile, 1-65535 (default: a placeholder port, since each session picks its own)")
 	if _, _, err := parse(fs, sandboxProfileCommand, args); err != nil {
 		return err
+	}
+	if *port < 0 || *port > 65535 {
+		return usagef("sandbox profile", "--proxy-port %d is not a port; give one from 1 to 65535", *port)
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {

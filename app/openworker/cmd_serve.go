@@ -41,7 +41,10 @@ func cmdServe(args []string) error {
 		return err
 	}
 	e.warnSettings()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	h, err := e.hostBackend(ctx)
 	if err != nil {
@@ -58,13 +61,22 @@ func cmdServe(args []string) error {
 		go exitWhenIdle(ctx, stop, func() bool { return len(h.b.Sessions()) == 0 && srv.Held() == 0 })
 	}
 	go func() {
-		<-ctx.Done()
+		sig := (<-sigs).(syscall.Signal)
+		// The sessions end first, each with its reason, so that a call in progress answers
+		// its client that the daemon stopped (and why) before the API closes.
+		n := len(h.b.Sessions())
+		fmt.Fprintf(os.Stderr, "openworker: stopping (%s): ending %d session(s)\n", sigName(sig), n)
+		h.b.EndAllBecause("the daemon stopped (" + sigName(sig) + ")")
 		sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
 		defer c()
 		_ = srv.Shutdown(sctx)
+		stop()
 	}()
 	err = srv.Serve(l)
 	_ = os.Remove(api.SocketPath(e.stateDir))
+	if err == nil {
+		fmt.Fprintln(os.Stderr, "openworker: stopped")
+	}
 	return err
 }
 

@@ -34,7 +34,14 @@ const sessionUsage = `Usage (a running daemon is needed: openworker serve):
   openworker session ls                the running sessions
 
 Flags may come before or after the session ID. "openworker session COMMAND --help" says more.
+
+Example:
+  id=$(openworker session start --ro ../data)
+  openworker session exec "$id" 'npm test'
+  openworker session end "$id"
 `
+
+var sessionGroup = group{name: "session", usage: sessionUsage, subs: "start, exec, read, write, list, add-folder, end or ls"}
 
 // sessionCommands are the session subcommands, each with its own function.
 var sessionCommands = map[string]struct {
@@ -52,14 +59,12 @@ var sessionCommands = map[string]struct {
 }
 
 func cmdSession(args []string) error {
-	if len(args) == 0 || args[0] == "help" || args[0] == "--help" || args[0] == "-h" {
-		fmt.Print(sessionUsage)
-		return nil
+	if ok, err := sessionGroup.help(args); !ok {
+		return err
 	}
 	sc, ok := sessionCommands[args[0]]
 	if !ok {
-		fmt.Fprint(os.Stderr, sessionUsage)
-		return fmt.Errorf("unknown session command %q", args[0])
+		return sessionGroup.unknown(args[0])
 	}
 	state, err := config.StateDir()
 	if err != nil {
@@ -112,6 +117,9 @@ func sessionLs(c *apiclient.Client, ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if len(ss) == 0 {
+		fmt.Fprintln(os.Stderr, "openworker: no sessions running (openworker session start starts one)")
+	}
 	for _, s := range ss {
 		fmt.Printf("%s  [%s, %s]  started %s  rw %s", termtext.Escape(s.ID), termtext.Escape(s.Enforcement), termtext.Escape(s.Network), s.Started.Format(time.Kitchen), termtext.Escape(strings.Join(s.Writable, ",")))
 		if len(s.ReadOnly) > 0 {
@@ -126,11 +134,13 @@ var sessionExecCommand = command{
 	name:     "session exec",
 	synopsis: "session exec ID [--timeout D] -- CMD [ARG…]   or   session exec ID [--timeout D] 'SHELL COMMAND'",
 	about: `Runs a command in a session and exits with its status. Arguments after -- are the command
-and its arguments, exactly as given (no shell, so "foo bar" stays one argument); a single
-argument is a shell command, whose cd and export carry over to the session's next commands.
+and its arguments, exactly as given, however many (no shell, so "foo bar" stays one argument
+and -- "./bin dir/my tool" runs that program); a single argument without -- is a shell
+command, whose cd and export carry over to the session's next commands.
 
-Standard input is passed to the command; there is no terminal inside. Ctrl-C is passed to the
-command (SIGINT, then SIGTERM and SIGKILL 2 s apart if it does not end) and exits 130. One
+Standard input is passed to the command; there is no terminal inside. Ctrl-C (or SIGTERM,
+SIGHUP) is passed to the command (then SIGTERM and SIGKILL 2 s apart if it does not end) and
+exits 130 (143, 129), saying so. One
 command runs at a time in a session: another exec meanwhile is refused with a message.`,
 	example: "openworker session exec 3f9c2a1b7d0e -- grep \"foo bar\" notes.txt\nopenworker session exec 3f9c2a1b7d0e 'cd src && make'",
 	minArgs: 2,
@@ -142,20 +152,26 @@ func sessionExec(c *apiclient.Client, ctx context.Context, args []string) error 
 	fs := newFlags(sessionExecCommand)
 	var timeout seconds
 	fs.Var(&timeout, "timeout", "end the command after this long (30s, 5m, or a number of seconds); 0 means no limit")
-	pos, _, err := parse(fs, sessionExecCommand, args)
+	pos, dashdash, err := parse(fs, sessionExecCommand, args)
 	if err != nil {
 		return err
 	}
 	id, words := pos[0], pos[1:]
 	req := api.ExecRequest{TimeoutMS: time.Duration(timeout).Milliseconds(), Stdin: true}
-	if len(words) == 1 {
-		req.Command = words[0]
-	} else {
+	// After --, the words are a program and its arguments whatever their count, as run takes
+	// them: a single word is a program's name (one with spaces in its path, say), never text
+	// a shell would expand. Only words given without -- are a shell command.
+	switch {
+	case dashdash:
 		req.Argv = words
+	case len(words) == 1:
+		req.Command = words[0]
+	default:
+		return usagef("session exec", "session exec: give a shell command as one argument ('cd src && make') or a program and its arguments after -- (-- grep \"foo bar\" notes.txt), not %d words without --", len(words))
 	}
-	// Ctrl-C (and a SIGTERM or SIGHUP this process gets) is sent to the command, whose
-	// output and status still come, and the audit trail names it; the daemon may be slow to
-	// answer, so a second signal is sent too (it kills the command).
+	// Ctrl-C, SIGTERM and SIGHUP are sent to the command, as run sends them, whose output and
+	// status still come; the daemon may be slow to answer, so a second one is sent too (it
+	// kills the command).
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
@@ -176,12 +192,15 @@ func sessionExec(c *apiclient.Client, ctx context.Context, args []string) error 
 		return exitError{1}
 	}
 	notices(rep, res, true)
-	if res.Interrupted != "" || interrupted.load() != 0 {
-		fmt.Fprintln(rep, "openworker: interrupted; the command was stopped")
-		if sig := interrupted.load(); sig != 0 {
-			return exitError{128 + int(sig)}
+	if sig := interrupted.load(); res.Interrupted != "" || sig != 0 {
+		if sig == 0 { // sent by another client: the result names it
+			sig = map[string]syscall.Signal{"SIGTERM": syscall.SIGTERM, "SIGHUP": syscall.SIGHUP}[res.Interrupted]
+			if sig == 0 {
+				sig = syscall.SIGINT
+			}
 		}
-		return exitError{130}
+		fmt.Fprintf(rep, "openworker: interrupted (%s); the command was stopped\n", sigName(sig))
+		return exitError{128 + int(sig)}
 	}
 	if res.Error != "" {
 		fmt.Fprintln(rep, "openworker:", termtext.Lines(res.Error))
@@ -208,7 +227,7 @@ func sessionRead(c *apiclient.Client, ctx context.Context, args []string) error 
 		return err
 	}
 	if *off < 0 || *limit < 0 {
-		return fmt.Errorf("--offset and --limit are 0 or more")
+		return usagef("session read", "--offset and --limit are 0 or more")
 	}
 	id, path := pos[0], pos[1]
 	// One call reads at most runner.MaxRead: a larger read is made of several, in order.
@@ -307,9 +326,12 @@ func sessionList(c *apiclient.Client, ctx context.Context, args []string) error 
 var sessionAddFolderCommand = command{
 	name:     "session add-folder",
 	synopsis: "session add-folder ID [--ro] DIR",
-	about:    "Adds a folder to a running session. The sandbox is restarted with it (a wall is fixed when it starts), so shell state (working folder, exported variables) is lost.",
-	example:  "openworker session add-folder 3f9c2a1b7d0e --ro ../data",
-	minArgs:  2, maxArgs: 2,
+	about: `Adds a folder to a running session. The sandbox is restarted with it (a wall is fixed when it
+starts), so shell state (working folder, exported variables) is lost. While a command runs in
+the session it is refused at once, as another exec is; interrupted, it leaves the session
+running.`,
+	example: "openworker session add-folder 3f9c2a1b7d0e --ro ../data",
+	minArgs: 2, maxArgs: 2,
 	needs: "a session ID (openworker session ls lists them) and a folder",
 }
 

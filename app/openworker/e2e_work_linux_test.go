@@ -408,7 +408,7 @@ func TestServeForwards(t *testing.T) {
 		t.Helper()
 		var last, said string
 		tstest.WaitFor(t, 20*time.Second, func() error {
-			out, errs, code := w.run("session", "exec", id, "--", curl)
+			out, errs, code := w.run("session", "exec", id, curl)
 			last = fmt.Sprintf("exit %d %q %s", code, out, errs)
 			if ok(code, out, errs) {
 				return nil
@@ -422,7 +422,7 @@ func TestServeForwards(t *testing.T) {
 		})
 		return last
 	}
-	out, errs, code := w.run("session", "exec", id, "--", curl)
+	out, errs, code := w.run("session", "exec", id, curl)
 	if code != 0 || out != "hello from the host" {
 		t.Fatalf("allowed in the settings: exit %d %q %s", code, out, errs)
 	}

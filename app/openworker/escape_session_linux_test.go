@@ -115,11 +115,11 @@ func TestServeSessionFileToolsAndShellState(t *testing.T) {
 	}
 
 	trap := `trap 'rm -f "$__openworker_state"; mkfifo "$__openworker_state"' EXIT`
-	_, errs, code = w.runWithin(30*time.Second, "", "session", "exec", id, "--", trap)
+	_, errs, code = w.runWithin(30*time.Second, "", "session", "exec", id, trap)
 	if code != 0 || !strings.Contains(errs, "shell state not taken") {
 		t.Errorf("a command that leaves a FIFO for the shell state: %d %s", code, errs)
 	}
-	if out, errs, code := w.runWithin(30*time.Second, "", "session", "exec", id, "--", "echo next"); code != 0 || out != "next\n" {
+	if out, errs, code := w.runWithin(30*time.Second, "", "session", "exec", id, "echo next"); code != 0 || out != "next\n" {
 		t.Errorf("the command after it: %d %q %s", code, out, errs)
 	}
 
@@ -142,7 +142,7 @@ func TestServeSessionEndDuringACall(t *testing.T) {
 	if code != 0 || id == "" {
 		t.Fatalf("session start: %d %s", code, errs)
 	}
-	stuck := exec.Command(binary, "session", "exec", id, "--", "touch stuck && exec sleep 600")
+	stuck := exec.Command(binary, "session", "exec", id, "touch stuck && exec sleep 600")
 	stuck.Env, stuck.Dir = w.env, w.project
 	if err := stuck.Start(); err != nil {
 		t.Fatal(err)

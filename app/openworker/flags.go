@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -48,6 +49,9 @@ type command struct {
 	// words what the first minArgs are, for the error when they are missing.
 	minArgs, maxArgs int
 	needs            string
+	// commandAfter says its first positional argument is a command's name: it and everything
+	// after it are the command's, as after "--" (run's CMD ARG…).
+	commandAfter bool
 }
 
 // newFlags returns a flag set for c whose --help prints c's usage on standard output.
@@ -80,8 +84,11 @@ func newFlags(c command) *flag.FlagSet {
 func parse(fs *flag.FlagSet, c command, args []string) (positional []string, dashdash bool, err error) {
 	usage := fs.Usage
 	// The flag package prints the usage on any error; the whole of it is for --help only.
+	// Its own error line is replaced by one in the CLI's style (see usageError).
 	fs.Usage = func() {}
-	defer func() { fs.Usage = usage }()
+	out := fs.Output()
+	fs.SetOutput(io.Discard)
+	defer func() { fs.Usage = usage; fs.SetOutput(out) }()
 	for {
 		if err := fs.Parse(args); err != nil {
 			if err == flag.ErrHelp {
@@ -89,16 +96,15 @@ func parse(fs *flag.FlagSet, c command, args []string) (positional []string, das
 				usage()
 				return nil, false, exitError{0}
 			}
-			fmt.Fprintf(os.Stderr, "(see openworker %s --help)\n", c.name)
-			return nil, false, exitError{2}
+			return nil, false, usagef(c.name, "%s: %s", c.name, flagMessage(err))
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
 			break
 		}
-		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+		if consumed := len(args) - len(rest); c.commandAfter || consumed > 0 && args[consumed-1] == "--" {
 			positional = append(positional, rest...)
-			dashdash = true
+			dashdash = consumed > 0 && args[consumed-1] == "--"
 			break
 		}
 		positional = append(positional, rest[0])
@@ -106,11 +112,36 @@ func parse(fs *flag.FlagSet, c command, args []string) (positional []string, das
 	}
 	switch {
 	case len(positional) < c.minArgs:
-		return nil, false, fmt.Errorf("%s needs %s (see openworker %s --help)", c.name, c.needs, c.name)
+		return nil, false, usagef(c.name, "%s needs %s", c.name, c.needs)
 	case c.maxArgs >= 0 && len(positional) > c.maxArgs:
-		return nil, false, fmt.Errorf("%s: unexpected argument %q (see openworker %s --help)", c.name, positional[c.maxArgs], c.name)
+		return nil, false, usagef(c.name, "%s: unexpected argument %q", c.name, positional[c.maxArgs])
 	}
 	return positional, dashdash, nil
+}
+
+// flagMessage is the flag package's error in the words and the double dashes that the CLI's
+// help uses.
+func flagMessage(err error) string {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return "unknown flag --" + name
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return "--" + name + " needs a value"
+	}
+	// invalid value "V" for flag -NAME: WHY
+	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
+		if i := strings.Index(rest, " for flag -"); i > 0 {
+			value, tail := rest[:i], rest[i+len(" for flag -"):]
+			if name, why, ok := strings.Cut(tail, ": "); ok {
+				if strings.HasPrefix(why, "needs ") {
+					return "--" + name + " " + why
+				}
+				return "--" + name + " " + value + ": " + why
+			}
+		}
+	}
+	return msg
 }
 
 // atomicSignal is the first signal a process got, read from another goroutine.

@@ -49,8 +49,11 @@ func (e *env) hostBackend(ctx context.Context) (*hosted, error) {
 	return &hosted{b: b, store: store, log: log}, nil
 }
 
-func (h *hosted) close() {
-	h.b.EndAll()
+func (h *hosted) close() { h.closeBecause("the process that hosted it stopped") }
+
+// closeBecause is close with the reason the audit trail's session.ended records give.
+func (h *hosted) closeBecause(reason string) {
+	h.b.EndAllBecause(reason)
 	h.log.Close()
 	h.store.Close()
 }

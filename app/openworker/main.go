@@ -55,7 +55,11 @@ Usage:
                                   show the audit trail
   openworker version
 
-Run "openworker COMMAND --help" for a command's flags.
+Run "openworker COMMAND --help" (or "openworker help COMMAND") for a command's flags.
+
+Example:
+  openworker sandbox check
+  openworker run --ro ../data -- make test
 `
 
 func main() {
@@ -69,6 +73,59 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
+// usageError is a mistake in how a command was called: it is said on one line, with where
+// the command's usage is, and exits 2, as every usage error does.
+type usageError struct {
+	command string // "session exec", or "" for the top level
+	msg     string
+}
+
+func (e usageError) Error() string {
+	help := "openworker --help"
+	if e.command != "" {
+		help = "openworker " + e.command + " --help"
+	}
+	return e.msg + " (see " + help + ")"
+}
+
+// usagef is a usageError of command's.
+func usagef(command, format string, a ...any) error {
+	return usageError{command: command, msg: fmt.Sprintf(format, a...)}
+}
+
+// group is a command whose first argument is a subcommand (sandbox, session, config,
+// machine): its usage lists them and ends with an example.
+type group struct {
+	name  string // "sandbox"
+	usage string
+	subs  string // "check or profile", for the errors
+}
+
+// help answers args that name no subcommand: help, --help or -h print the usage (exit 0);
+// nothing at all is a usage error. ok says args[0] is a subcommand to look up.
+func (g group) help(args []string) (ok bool, err error) {
+	if len(args) == 0 {
+		return false, usagef(g.name, "%s needs a command: %s", g.name, g.subs)
+	}
+	switch args[0] {
+	case "help", "--help", "-h":
+		fmt.Print(g.usage)
+		return false, nil
+	}
+	return true, nil
+}
+
+// unknown is the usage error for a subcommand g does not have.
+func (g group) unknown(sub string) error {
+	return usagef(g.name, "unknown %s command %q; use %s", g.name, sub, g.subs)
+}
+
+var versionCommand = command{
+	name: "version", synopsis: "version",
+	about:   "Prints OpenWorker's version, the OS and architecture it was built for, and the Go it was built with.",
+	example: "openworker version",
+}
+
 func run(args []string) int {
 	err := dispatch(args)
 	if err == nil {
@@ -80,6 +137,10 @@ func run(args []string) int {
 	}
 	// An error may carry what a command or an agent wrote (a path, a reason): shown escaped.
 	fmt.Fprintln(os.Stderr, "openworker:", termtext.Lines(err.Error()))
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
 	return 1
 }
 
@@ -128,12 +189,18 @@ func dispatch(args []string) error {
 	case connect.Arg:
 		return cmdConnect(rest)
 	case "version", "--version":
+		if _, _, err := parse(newFlags(versionCommand), versionCommand, rest); err != nil {
+			return err
+		}
 		fmt.Printf("openworker %s (%s/%s, %s)\n", version, runtime.GOOS, runtime.GOARCH, runtime.Version())
 		return nil
 	case "help", "-h", "--help":
+		// help COMMAND is COMMAND --help.
+		if len(rest) > 0 && cmd == "help" && rest[0] != "help" {
+			return dispatch(append(rest, "--help"))
+		}
 		fmt.Print(usage)
 		return nil
 	}
-	fmt.Fprint(os.Stderr, usage)
-	return fmt.Errorf("unknown command %q", cmd)
+	return usagef("", "unknown command %q", cmd)
 }

@@ -94,7 +94,7 @@ func runApp() error {
 	quit := func() {
 		once.Do(func() {
 			// Sessions first (their walls and private files), then the API and the rest.
-			b.EndAll()
+			b.EndAllBecause("the app quit")
 			sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
 			_ = srv.Shutdown(sctx)
 			c()

@@ -6,3 +6,10 @@ import (
 )
 
 func nativeProvider() sandbox.Provider { return &linux.Provider{} }
+
+// checkIn has native's own check use dir, a recorded folder, as its private tmp.
+func checkIn(native sandbox.Provider, dir string) {
+	if p, ok := native.(*linux.Provider); ok {
+		p.CheckTmp = dir
+	}
+}

@@ -18,25 +18,14 @@ import (
 	"github.com/openworker/openworker/core/wallcheck"
 )
 
-// runBattery runs the wall check's battery of real programs in a session behind native's
-// wall, as a session gets it (a fresh writable folder, allowlist network with an empty list),
-// and prints one line per program, or JSON. holds is false when an escape got through.
-func runBattery(ctx context.Context, native sandbox.Provider, asJSON bool) (holds bool, err error) {
-	e, err := loadEnv()
-	if err != nil {
-		return false, err
-	}
-	m, log, err := e.manager(native)
-	if err != nil {
-		return false, err
-	}
-	defer log.Close()
-	defer m.EndAll()
-	work, err := os.MkdirTemp("", "openworker-check-")
-	if err != nil {
+// runBattery runs the wall check's battery of real programs in a session of m behind
+// native's wall, as a session gets it (a fresh writable folder, work, allowlist network with
+// an empty list), and prints one line per program, or JSON. holds is false when an escape
+// got through.
+func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.Provider, work string, asJSON bool) (holds bool, err error) {
+	if err := os.Mkdir(work, 0o700); err != nil {
 		return false, fmt.Errorf("creating a folder for the check: %w", err)
 	}
-	defer os.RemoveAll(work)
 	if work, err = filepath.EvalSymlinks(work); err != nil {
 		return false, err
 	}
@@ -62,8 +51,11 @@ func runBattery(ctx context.Context, native sandbox.Provider, asJSON bool) (hold
 	if err != nil {
 		return false, fmt.Errorf("starting a session for the check: %w", err)
 	}
-	defer s.End()
+	defer s.EndBecause("the wall check finished")
 	run := func(ctx context.Context, cmd string) (wallcheck.Outcome, error) {
+		if err := ctx.Err(); err != nil {
+			return wallcheck.Outcome{}, err
+		}
 		res, err := s.Exec(runner.ExecArgs{Command: cmd, Timeout: time.Minute}, nil)
 		if err != nil {
 			return wallcheck.Outcome{}, err

@@ -75,3 +75,6 @@ type SitesResponse = apitype.SitesResponse
 
 // FetchRequest is apitype's, the local API's wire type.
 type FetchRequest = apitype.FetchRequest
+
+// CardProgress is apitype's, the local API's wire type.
+type CardProgress = apitype.CardProgress

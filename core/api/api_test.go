@@ -74,6 +74,18 @@ func TestLocalAPI(t *testing.T) {
 	if err != nil || res.ExitCode != 4 || res.Enforcement != sandbox.Direct || strings.Join(chunks, "") != "stdout:hi\n" {
 		t.Fatalf("exec: %v %+v %q", err, res, chunks)
 	}
+	// One word in argv is a program's name, not a shell command; both fields at once are refused.
+	os.WriteFile(filepath.Join(project, "pwn"), nil, 0o644)
+	res, err = c.Exec(ctx, info.ID, ExecRequest{Argv: []string{"rm pwn"}})
+	if err != nil || res.ExitCode != 127 {
+		t.Fatalf(`exec argv ["rm pwn"]: %v %+v, want 127 (no program of that name)`, err, res)
+	}
+	if _, err := os.Stat(filepath.Join(project, "pwn")); err != nil {
+		t.Fatalf(`exec argv ["rm pwn"] ran a shell: %v`, err)
+	}
+	if _, err := c.Exec(ctx, info.ID, ExecRequest{Command: "true", Argv: []string{"true"}}); err == nil || !strings.Contains(err.Error(), "not both") {
+		t.Fatalf("exec with both command and argv: %v, want a refusal", err)
+	}
 	if err := c.End(ctx, info.ID); err != nil {
 		t.Fatal(err)
 	}

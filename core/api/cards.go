@@ -1,9 +1,11 @@
 package api
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/openworker/openworker/core/approvals"
@@ -23,7 +25,11 @@ func (s *Server) answerCard(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	e, err := s.Backend.Answer(r.PathValue("id"), req.Answer)
+	answer := s.Backend.Answer
+	if req.Exact {
+		answer = s.Backend.AnswerExact
+	}
+	e, err := answer(r.PathValue("id"), req.Answer)
 	var pending *backend.ErrPending
 	switch {
 	case errors.Is(err, approvals.ErrNoCard):
@@ -52,13 +58,48 @@ func (s *Server) requestSite(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, fmt.Errorf("kind %q is not command or fetch", req.Kind))
 		return
 	}
+	onCard, last := cardProgress(w, r)
 	ans, err := s.Backend.RequestSite(r.Context(), backend.SiteRequest{Session: r.PathValue("id"), Site: req.Site, Reason: req.Reason,
-		Kind: kind, Wait: time.Duration(req.WaitMS) * time.Millisecond})
+		Kind: kind, Wait: time.Duration(req.WaitMS) * time.Millisecond, NoWait: req.NoWait, OnCard: onCard})
+	if last != nil {
+		if err != nil {
+			last(CardProgress{Error: err.Error()})
+		} else {
+			last(CardProgress{Answer: &ans})
+		}
+		return
+	}
 	if err != nil {
 		writeErr(w, http.StatusBadRequest, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, ans)
+}
+
+// cardProgress is, for a request made with ?progress=1, what writes its card as soon as it
+// is up and then its last line; for another, neither (nil, nil). The answer's status is
+// 200 once streaming: an error is its last line.
+func cardProgress(w http.ResponseWriter, r *http.Request) (onCard func(backend.CardInfo), last func(CardProgress)) {
+	if r.URL.Query().Get("progress") == "" {
+		return nil, nil
+	}
+	var mu sync.Mutex
+	enc := json.NewEncoder(w)
+	fl, _ := w.(http.Flusher)
+	started := false
+	write := func(p CardProgress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !started {
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			started = true
+		}
+		_ = enc.Encode(p)
+		if fl != nil {
+			fl.Flush()
+		}
+	}
+	return func(c backend.CardInfo) { write(CardProgress{Card: &c}) }, write
 }
 
 func (s *Server) access(w http.ResponseWriter, r *http.Request) {
@@ -130,8 +171,17 @@ func (s *Server) fetch(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
+	onCard, last := cardProgress(w, r)
 	res, err := s.Backend.Fetch(r.Context(), backend.FetchRequest{Session: r.PathValue("id"), URL: req.URL, Reason: req.Reason,
-		Wait: time.Duration(req.WaitMS) * time.Millisecond})
+		Wait: time.Duration(req.WaitMS) * time.Millisecond, NoWait: req.NoWait, OnCard: onCard})
+	if last != nil {
+		if err != nil {
+			last(CardProgress{Error: err.Error()})
+		} else {
+			last(CardProgress{Fetch: &res})
+		}
+		return
+	}
 	if err != nil {
 		writeErr(w, http.StatusBadGateway, err)
 		return

@@ -22,6 +22,9 @@ func TestCredentialsEndpoints(t *testing.T) {
 	root, _ := filepath.EvalSymlinks(t.TempDir())
 	home, state := filepath.Join(root, "home"), filepath.Join(root, "state")
 	os.MkdirAll(filepath.Join(home, ".ssh"), 0o700)
+	// The paths added below are there: a path that is not is refused.
+	os.MkdirAll(filepath.Join(home, ".config", "tool"), 0o700)
+	os.WriteFile(filepath.Join(home, ".config", "abs"), nil, 0o600)
 	exe, _ := os.Executable()
 	settings := filepath.Join(root, "config.toml")
 	store, err := backend.OpenStore(context.Background(), settings, state, "linux", false)
@@ -100,7 +103,7 @@ func TestCredentialsEndpoints(t *testing.T) {
 	}
 	list, _ = c.Credentials(ctx)
 	if len(list.Entries) != 2 || list.Entries[1].Key != "~/.config/abs" || list.Entries[0].Key != "~/.config/tool" || !list.Entries[0].Enabled || list.Entries[0].Var != "TOOL_CONFIG" ||
-		strings.Join(list.Entries[0].Hosts, ",") != "api.tool.example:443" || list.Entries[0].Status != "not found" {
+		strings.Join(list.Entries[0].Hosts, ",") != "api.tool.example:443" || list.Entries[0].Status != "found" {
 		t.Errorf("entries %+v", list.Entries)
 	}
 	text, _ := os.ReadFile(settings)

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/openworker/openworker/core/apitype"
 	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/session"
@@ -39,6 +40,9 @@ type Server struct {
 // Listen creates the socket in stateDir, owner-only. A socket left by a dead daemon is
 // replaced; one a live daemon answers on is not.
 func Listen(stateDir string) (net.Listener, error) {
+	if err := apitype.CheckSocketPath(SocketPath(stateDir)); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return nil, err
 	}
@@ -344,6 +348,10 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, fmt.Errorf("bad request body: %w", err))
 		return
 	}
+	if req.Command != "" && len(req.Argv) > 0 {
+		writeErr(w, http.StatusBadRequest, errors.New("give command (a shell command) or argv (a program and its arguments), not both"))
+		return
+	}
 	var stdin io.Reader
 	if req.Stdin {
 		// Read while the answer streams: the input comes as the command runs.
@@ -462,7 +470,15 @@ func (s *Server) addFolder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := ss.AddFolder(r.Context(), req.Path, req.Writable); err != nil {
-		writeErr(w, http.StatusBadRequest, err)
+		code := http.StatusBadRequest
+		var be *session.BusyError
+		switch {
+		case errors.Is(err, session.ErrEnded):
+			code = http.StatusGone
+		case errors.As(err, &be):
+			code = http.StatusConflict
+		}
+		writeErr(w, code, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, info(ss))

@@ -19,6 +19,9 @@ import (
 	"github.com/openworker/openworker/core/apitype"
 )
 
+// ErrNotRunning is the error of a request to a daemon that is not running.
+var ErrNotRunning = errors.New("the daemon is not running (start it with openworker serve)")
+
 // errorBody is every error answer's body.
 type errorBody struct {
 	Error string `json:"error"`
@@ -74,9 +77,15 @@ func (c *Client) sendBody(ctx context.Context, method, url string, body io.Reade
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
+		if perr := apitype.CheckSocketPath(c.path); perr != nil {
+			return nil, perr
+		}
 		var op *net.OpError
 		if errors.As(err, &op) && op.Op == "dial" {
-			return nil, fmt.Errorf("the daemon is not running (start it with openworker serve): %w", err)
+			return nil, fmt.Errorf("%w: %v", ErrNotRunning, err)
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, errors.New("the daemon stopped before it answered (its log may say why)")
 		}
 		return nil, fmt.Errorf("the daemon did not answer (its log may say why): %w", err)
 	}
@@ -170,6 +179,9 @@ func (c *Client) ExecStream(ctx context.Context, id string, req apitype.ExecRequ
 	for {
 		var m apitype.StreamMessage
 		if err := dec.Decode(&m); err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return nil, errors.New("the daemon stopped during the command without saying why (killed or crashed; its log may say more)")
+			}
 			return nil, fmt.Errorf("the daemon hung up during the command: %w", err)
 		}
 		switch {
@@ -244,6 +256,58 @@ func (c *Client) Answer(ctx context.Context, card string, req apitype.AnswerRequ
 func (c *Client) RequestSite(ctx context.Context, id string, req apitype.SiteRequest) (apitype.SiteAnswer, error) {
 	var out apitype.SiteAnswer
 	return out, c.do(ctx, "POST", "/v1/sessions/"+id+"/sites", req, &out)
+}
+
+// RequestSiteProgress is RequestSite that tells onCard the card as soon as it is up, while
+// the request waits for its answer.
+func (c *Client) RequestSiteProgress(ctx context.Context, id string, req apitype.SiteRequest, onCard func(apitype.CardInfo)) (apitype.SiteAnswer, error) {
+	last, err := c.cardProgress(ctx, "/v1/sessions/"+id+"/sites?progress=1", req, onCard)
+	if err != nil {
+		return apitype.SiteAnswer{}, err
+	}
+	if last.Answer == nil {
+		return apitype.SiteAnswer{}, errors.New("the daemon's answer ended without a decision")
+	}
+	return *last.Answer, nil
+}
+
+// FetchProgress is Fetch that tells onCard each card the fetch asks, as soon as it is up.
+func (c *Client) FetchProgress(ctx context.Context, id string, req apitype.FetchRequest, onCard func(apitype.CardInfo)) (apitype.FetchResult, error) {
+	last, err := c.cardProgress(ctx, "/v1/sessions/"+id+"/fetch?progress=1", req, onCard)
+	if err != nil {
+		return apitype.FetchResult{}, err
+	}
+	if last.Fetch == nil {
+		return apitype.FetchResult{}, errors.New("the daemon's answer ended without a result")
+	}
+	return *last.Fetch, nil
+}
+
+// cardProgress sends a request made with ?progress=1 and reads its lines: each card goes to
+// onCard, and the last line is returned (its Error as an error).
+func (c *Client) cardProgress(ctx context.Context, url string, req any, onCard func(apitype.CardInfo)) (apitype.CardProgress, error) {
+	resp, err := c.send(ctx, "POST", url, req)
+	if err != nil {
+		return apitype.CardProgress{}, err
+	}
+	defer resp.Body.Close()
+	dec := json.NewDecoder(bufio.NewReader(resp.Body))
+	for {
+		var p apitype.CardProgress
+		if err := dec.Decode(&p); err != nil {
+			return p, fmt.Errorf("the daemon's answer was cut short: %w", err)
+		}
+		switch {
+		case p.Error != "":
+			return p, errors.New(p.Error)
+		case p.Card != nil && p.Answer == nil && p.Fetch == nil:
+			if onCard != nil {
+				onCard(*p.Card)
+			}
+		default:
+			return p, nil
+		}
+	}
 }
 
 // Access returns a session's Access list.

@@ -207,9 +207,15 @@ type SessionInfo struct {
 	Started     time.Time `json:"started"`
 }
 
-// ExecRequest runs a shell command in a session.
+// ExecRequest runs a command in a session: either a program with its arguments (Argv) or a
+// shell command (Command), never both.
 type ExecRequest struct {
-	Command   string   `json:"command"`
+	// Command is a shell command, run as by sh -c; its cd and export carry over to the
+	// session's next commands. Used only when Argv is empty.
+	Command string `json:"command"`
+	// Argv is a program and its arguments, exactly as given and whatever their count: no
+	// shell reads them, so ["./bin dir/my tool"] runs that file and ["$(echo x)"] looks for a
+	// program of that name. A client that took its words after -- sends them here.
 	Argv      []string `json:"argv,omitempty"`
 	Dir       string   `json:"dir,omitempty"`
 	TimeoutMS int64    `json:"timeout_ms,omitempty"`
@@ -274,6 +280,10 @@ type Status struct {
 // AnswerRequest answers a card: once (fetch cards), session, always or deny.
 type AnswerRequest struct {
 	Answer string `json:"answer"`
+	// Exact is set by a client where a person typed the answer (the CLI): a word that is not
+	// one of the card's answers is then refused and the card stays up, where otherwise
+	// (the app, a form) it is taken as a deny.
+	Exact bool `json:"exact,omitempty"`
 }
 
 // AnswerResponse is what an answer came to; Message says what else happened (a change to
@@ -285,12 +295,25 @@ type AnswerResponse struct {
 	Message string `json:"message,omitempty"`
 }
 
-// SiteRequest asks for a site for a session, waiting up to WaitMS (default 60 s).
+// SiteRequest asks for a site for a session, waiting up to WaitMS (default 60 s), or not at
+// all with NoWait (the answer is then "no answer yet" with the card, at once).
 type SiteRequest struct {
 	Site   string `json:"site"`
 	Reason string `json:"reason"`
 	Kind   string `json:"kind,omitempty"` // command (default) or fetch
 	WaitMS int64  `json:"wait_ms,omitempty"`
+	NoWait bool   `json:"no_wait,omitempty"`
+}
+
+// CardProgress is one line of the answer to a site request or a fetch made with ?progress=1
+// (newline-delimited JSON): Card as soon as a card is up, so that the asker can say which
+// one the person is to answer; then the last line, with Answer (a site request), Fetch (a
+// fetch) or Error.
+type CardProgress struct {
+	Card   *CardInfo    `json:"card,omitempty"`
+	Answer *SiteAnswer  `json:"answer,omitempty"`
+	Fetch  *FetchResult `json:"fetch,omitempty"`
+	Error  string       `json:"error,omitempty"`
 }
 
 // AccessRequest changes a session's Access list.
@@ -316,6 +339,7 @@ type FetchRequest struct {
 	URL    string `json:"url"`
 	Reason string `json:"reason,omitempty"` // shown on a card if the site must be asked for
 	WaitMS int64  `json:"wait_ms,omitempty"`
+	NoWait bool   `json:"no_wait,omitempty"` // a card is not waited for
 }
 
 // Result is a tool call's outcome as the core reports it: the runner's answer plus what

@@ -195,10 +195,10 @@ func (b *Backend) Session(id string) (*session.Session, bool) { return b.m.Get(i
 // Sessions lists the running sessions, oldest first.
 func (b *Backend) Sessions() []*session.Session { return b.m.List() }
 
-// End ends a session, its cards and its session-only sites.
-func (b *Backend) End(id string) error { return b.EndBecause(id, "") }
+// End ends a session, its cards and its session-only sites, on request.
+func (b *Backend) End(id string) error { return b.EndBecause(id, "ended on request") }
 
-// EndBecause is End with the reason the audit trail gives for it.
+// EndBecause is End with the reason the audit trail's session.ended gives.
 func (b *Backend) EndBecause(id, reason string) error {
 	s, ok := b.m.Get(id)
 	if !ok {
@@ -223,10 +223,13 @@ func (b *Backend) forget(id string) {
 	b.broker.EndSession(id)
 }
 
-// EndAll ends every session.
-func (b *Backend) EndAll() {
+// EndAll ends every session on request.
+func (b *Backend) EndAll() { b.EndAllBecause("ended on request") }
+
+// EndAllBecause ends every session, for the reason the audit trail's session.ended gives.
+func (b *Backend) EndAllBecause(reason string) {
 	for _, s := range b.m.List() {
-		_ = b.End(s.ID)
+		_ = b.EndBecause(s.ID, reason)
 	}
 }
 
@@ -301,7 +304,11 @@ type SiteRequest struct {
 	Reason  string
 	Kind    approvals.Kind
 	// Wait bounds how long the ask waits for an answer (default 60 s); the card stays up.
-	Wait time.Duration
+	// NoWait does not wait: a card is made and the answer is NoAnswerYet at once.
+	Wait   time.Duration
+	NoWait bool
+	// OnCard, if set, is told the card as soon as it is up, before the wait.
+	OnCard func(CardInfo)
 }
 
 // SiteAnswer is apitype's, the local API's wire type.
@@ -363,16 +370,21 @@ func (b *Backend) RequestSite(ctx context.Context, r SiteRequest) (SiteAnswer, e
 	}
 	info := cardInfo(w.Card)
 	ans.Card = &info
-	wait := r.Wait
-	if wait <= 0 {
-		wait = 60 * time.Second
+	if r.OnCard != nil {
+		r.OnCard(info)
 	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-w.Done():
-	case <-t.C:
-	case <-ctx.Done():
+	if !r.NoWait {
+		wait := r.Wait
+		if wait <= 0 {
+			wait = 60 * time.Second
+		}
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-w.Done():
+		case <-t.C:
+		case <-ctx.Done():
+		}
 	}
 	ans.Outcome = w.Outcome()
 	switch {
@@ -384,6 +396,17 @@ func (b *Backend) RequestSite(ctx context.Context, r SiteRequest) (SiteAnswer, e
 		ans.Message = "the session ended before the card was answered"
 	}
 	return ans, nil
+}
+
+// AnswerExact is Answer for an answer a person typed: a word that is not one of the card's
+// answers is an error, and the card stays up for a right one.
+func (b *Backend) AnswerExact(cardID, word string) (approvals.Effect, error) {
+	if c, ok := b.broker.Card(cardID); ok {
+		if _, err := approvals.ParseAnswer(c.Ask.Kind, word); err != nil {
+			return approvals.Effect{}, fmt.Errorf("%w; the card is still waiting", err)
+		}
+	}
+	return b.Answer(cardID, word)
 }
 
 // Answer answers a card and carries its effect out: the site opens for the session at once

@@ -3,6 +3,7 @@ package backend
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,10 +28,16 @@ const applyNote = "a change applies to sessions started afterwards; a running se
 
 // Credentials lists the shared logins as the settings in force have them.
 func (b *Backend) Credentials() Credentials {
-	home := b.m.UserHome()
-	settings := b.store.InForce().Settings
+	out := CredentialsOf(b.m.UserHome(), b.store.InForce().Settings)
+	out.Pending = b.store.Pending()
+	return out
+}
+
+// CredentialsOf is the credentials list for settings and the home folder home, as the
+// settings file has it (a client without a daemon shows it).
+func CredentialsOf(home string, settings *config.Settings) Credentials {
 	rows := credentials.Rows(home)
-	out := Credentials{Pending: b.store.Pending(), Note: applyNote}
+	out := Credentials{Note: applyNote}
 	status := map[string]credentials.Row{}
 	for _, r := range rows {
 		status[r.Name] = r
@@ -95,8 +102,24 @@ func (b *Backend) AddCredentialPath(path, label string, sites []string, variable
 
 func (b *Backend) addCredential(c config.Credential) (CredentialInfo, error) {
 	c, err := config.CheckCredential(c, b.opts.GOOS)
+	var pe *config.ProblemsError
+	if errors.As(err, &pe) {
+		// The entry is checked as a file's text would be; its problems' positions are in
+		// no file the person has.
+		msgs := make([]string, len(pe.Problems))
+		for i, p := range pe.Problems {
+			msgs[i] = p.Msg
+		}
+		return CredentialInfo{}, errors.New(strings.Join(msgs, "; "))
+	}
 	if err != nil {
 		return CredentialInfo{}, err
+	}
+	if c.Path != "" {
+		// A path that is not there would be switched on and copy nothing, silently.
+		if _, err := os.Lstat(filepath.Join(b.m.UserHome(), strings.TrimPrefix(c.Path, "~/"))); err != nil {
+			return CredentialInfo{}, fmt.Errorf("%s does not exist (%v); add a file or folder that is there", c.Path, errors.Unwrap(err))
+		}
 	}
 	if _, ok := b.credential(c.Key()); ok {
 		return CredentialInfo{}, fmt.Errorf("%s is added already; switch it on or off with openworker credentials enable|disable %s", c.Key(), c.Key())

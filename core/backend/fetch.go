@@ -22,8 +22,11 @@ type FetchRequest struct {
 	Session string
 	URL     string
 	Reason  string // shown on a card if the site is not on the list
-	// Wait bounds how long a card waits for an answer (default 60 s).
-	Wait time.Duration
+	// Wait bounds how long a card waits for an answer (default 60 s); NoWait does not wait.
+	Wait   time.Duration
+	NoWait bool
+	// OnCard, if set, is told each card the fetch asks, as soon as it is up.
+	OnCard func(CardInfo)
 }
 
 // FetchResult is apitype's, the local API's wire type.
@@ -92,7 +95,7 @@ func (b *Backend) Fetch(ctx context.Context, r FetchRequest) (FetchResult, error
 		if takeOnce() {
 			continue
 		}
-		ans, err := b.RequestSite(ctx, SiteRequest{Session: r.Session, Site: site, Reason: r.Reason, Kind: approvals.Fetch, Wait: r.Wait})
+		ans, err := b.RequestSite(ctx, SiteRequest{Session: r.Session, Site: site, Reason: r.Reason, Kind: approvals.Fetch, Wait: r.Wait, NoWait: r.NoWait, OnCard: r.OnCard})
 		if err != nil {
 			return FetchResult{}, err
 		}

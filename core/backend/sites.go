@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/openworker/openworker/core/apitype"
 
@@ -58,7 +59,7 @@ func group(id string) (hosts.Group, error) {
 	for _, g := range hosts.Catalog() {
 		ids = append(ids, g.ID)
 	}
-	return hosts.Group{}, fmt.Errorf("no group %q in Choose sites…; the groups are %v", id, ids)
+	return hosts.Group{}, fmt.Errorf("no group %q in Choose sites…; the groups are %s", id, strings.Join(ids, ", "))
 }
 
 // Tick is TickBy the app.
@@ -71,7 +72,7 @@ func (b *Backend) TickBy(id, by string) error {
 	if err != nil {
 		return err
 	}
-	return b.applyAll(g.Entries, AddHost, "added to the machine's list: %s (group "+g.ID+")", by)
+	return b.applyAll("tick "+g.Name, g.Entries, AddHost, "added to the machine's list: %s (group "+g.ID+")", by)
 }
 
 // Untick is UntickBy the app.
@@ -83,7 +84,7 @@ func (b *Backend) UntickBy(id, by string) error {
 	if err != nil {
 		return err
 	}
-	return b.applyAll(g.Entries, RemoveHost, "removed from the machine's list: %s (group "+g.ID+")", by)
+	return b.applyAll("untick "+g.Name, g.Entries, RemoveHost, "removed from the machine's list: %s (group "+g.ID+")", by)
 }
 
 // AddSite is AddSiteBy the app.
@@ -96,7 +97,7 @@ func (b *Backend) AddSiteBy(site, by string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", site, err)
 	}
-	return b.applyAll([]hosts.Entry{e}, AddHost, "added to the machine's list: %s", by)
+	return b.applyAll("add "+e.String(), []hosts.Entry{e}, AddHost, "added to the machine's list: %s", by)
 }
 
 // RemoveSite is RemoveSiteBy the app.
@@ -111,24 +112,41 @@ func (b *Backend) RemoveSiteBy(site, by string) error {
 	if !slices.Contains(b.store.InForce().Settings.NetworkHosts, e) {
 		return fmt.Errorf("%s is not on the machine's list (openworker sites list shows it)", e)
 	}
-	return b.applyAll([]hosts.Entry{e}, RemoveHost, "removed from the machine's list: %s", by)
+	return b.applyAll("remove "+e.String(), []hosts.Entry{e}, RemoveHost, "removed from the machine's list: %s", by)
 }
 
-// applyAll makes change for each entry and records each that is in force (written, or
-// pending while the settings file has problems) as what says (%s: the site), by by.
-func (b *Backend) applyAll(es []hosts.Entry, change func(hosts.Entry) Change, what, by string) error {
-	var first error
-	for _, e := range es {
-		err := b.store.Apply(change(e))
-		var pending *ErrPending
-		if err == nil || errors.As(err, &pending) {
+// applyAll makes change for every entry as one change named name: in force at once, in one
+// write, so that a running session never sees half of a group. Once it is in force (written,
+// or pending while the settings file has problems), each site is recorded as what says (%s:
+// the site), by by.
+func (b *Backend) applyAll(name string, es []hosts.Entry, change func(hosts.Entry) Change, what, by string) error {
+	cs := make([]Change, len(es))
+	for i, e := range es {
+		cs[i] = change(e)
+	}
+	err := b.store.Apply(Change{
+		What: name,
+		mem: func(s *config.Settings) {
+			for _, c := range cs {
+				c.mem(s)
+			}
+		},
+		file: func(ed *config.Editor) error {
+			for _, c := range cs {
+				if err := c.file(ed); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	})
+	var pending *ErrPending
+	if err == nil || errors.As(err, &pending) {
+		for _, e := range es {
 			b.recordSite("", fmt.Sprintf(what, e), by)
 		}
-		if err != nil && first == nil {
-			first = err
-		}
 	}
-	return first
+	return err
 }
 
 // SetProvider, SetNetworkProfile and SetApprovals change the machine's setting at once, then

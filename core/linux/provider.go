@@ -20,6 +20,11 @@ type Provider struct {
 	cgroups *cgroupHost
 	// tmps are the private tmp folders BoundTmp was asked to bound, by path; under mu.
 	tmps map[string]tmpState
+	// CheckTmp, when set, is the folder Check uses as its private tmp: it is mounted over and
+	// released there, but neither made nor removed, so that a caller who recorded it can
+	// remove it should the process die during the check. Empty: a new folder in the OS's
+	// temporary folder, removed when the check ends.
+	CheckTmp string
 }
 
 // Name is the enforcement word every result produced behind this wall carries.

@@ -869,11 +869,13 @@ func (pr *Provider) CheckWith(ctx context.Context, limits sandbox.Limits) sandbo
 	if err != nil {
 		return fail("no `true` program to test the wall with: " + err.Error())
 	}
-	tmp, err := os.MkdirTemp("", "openworker-check-")
-	if err != nil {
-		return fail("cannot make a private tmp folder for the check: " + err.Error())
+	tmp := pr.CheckTmp
+	if tmp == "" {
+		if tmp, err = os.MkdirTemp("", "openworker-check-"); err != nil {
+			return fail("cannot make a private tmp folder for the check: " + err.Error())
+		}
+		defer os.RemoveAll(tmp)
 	}
-	defer os.RemoveAll(tmp)
 	if tmp, err = policy.Resolve(tmp); err != nil {
 		return fail("cannot resolve the check's tmp folder: " + err.Error())
 	}

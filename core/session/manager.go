@@ -97,6 +97,8 @@ type record struct {
 	// Call is the tool call in flight, so that one its owner never finished still gets an
 	// end record when the owner died.
 	Call *recordCall `json:"call,omitempty"`
+	// Kind is "check" for a wall check's folder (see ClaimCheck), which is no session.
+	Kind string `json:"kind,omitempty"`
 }
 
 type recordCall struct {
@@ -154,7 +156,9 @@ func (m *Manager) CleanStale() (removed []string) {
 			if os.RemoveAll(r.Tmp) == nil {
 				removed = append(removed, r.Tmp)
 			}
-			m.endDead(r)
+			if r.Kind != kindCheck {
+				m.endDead(r)
+			}
 		}
 		os.Remove(path)
 		f.Close()
@@ -208,10 +212,13 @@ func (m *Manager) List() []*Session {
 	return out
 }
 
-// EndAll ends every session.
-func (m *Manager) EndAll() {
+// EndAll ends every session on request.
+func (m *Manager) EndAll() { m.EndAllBecause("ended on request") }
+
+// EndAllBecause ends every session, for the reason the audit trail's session.ended gives.
+func (m *Manager) EndAllBecause(reason string) {
 	for _, s := range m.List() {
-		s.End()
+		s.EndBecause(reason)
 	}
 }
 

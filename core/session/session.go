@@ -96,6 +96,8 @@ type Session struct {
 	busy    atomic.Pointer[pending]
 	running atomic.Pointer[pending]
 	ending  atomic.Bool // End was called
+	// endReason is why End was called, for a call it cut short.
+	endReason atomic.Pointer[string]
 	// sitesMu orders swaps of the proxy's lists; it is never held across a tool call.
 	sitesMu sync.Mutex
 	// liveConn is conn for an end that cannot wait for mu: closing it ends a call that

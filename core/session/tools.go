@@ -159,6 +159,11 @@ func (s *Session) receive(ctx context.Context, p *pending) (*Result, error) {
 			ev.Outcome = "interrupted"
 		}
 		s.m.callEnded(s, ev)
+		if why := s.endReason.Load(); why != nil {
+			// The session was ended under the call: that, not the runner's hang-up, is what
+			// happened to it.
+			return nil, fmt.Errorf("session %s ended while this ran: %s", s.ID, *why)
+		}
 		return nil, fmt.Errorf("session %s: %w", s.ID, err)
 	}
 	s.stateLost = false
@@ -403,12 +408,30 @@ func (s *Session) ProxyPort() int { return s.port }
 // AddFolder adds a folder to a running session. A profile is fixed when a process starts,
 // so the runner is restarted behind a new wall; the next result says shell state was lost.
 // If the new wall cannot be proved, the session ends rather than run open.
+//
+// It is a tool call like the others: while another runs it is refused at once with a
+// BusyError, and a call meanwhile is refused the same way. A caller that has gone away
+// before the restart begins changes nothing; once the old runner is stopped, the restart is
+// carried through whether or not the caller is still there, so that its leaving never ends
+// the session.
 func (s *Session) AddFolder(ctx context.Context, dir string, writable bool) error {
+	p := &pending{summary: "add folder " + dir, start: time.Now()}
+	if !s.busy.CompareAndSwap(nil, p) {
+		if other := s.busy.Load(); other != nil {
+			return &BusyError{Session: s.ID, Summary: other.summary, Since: other.start}
+		}
+		return &BusyError{Session: s.ID}
+	}
+	defer s.busy.Store(nil)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended {
 		return ErrEnded
 	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("adding %s: %w; the session is as it was", dir, err)
+	}
+	ctx = context.WithoutCancel(ctx)
 	spec := s.spec
 	if writable {
 		spec.Writable = append(slices.Clone(spec.Writable), dir)
@@ -426,7 +449,7 @@ func (s *Session) AddFolder(ctx context.Context, dir string, writable bool) erro
 	prov := s.m.opts.Providers[s.Enforcement]
 	if err := s.startRunner(ctx, prov, nil); err != nil {
 		s.mu.Unlock()
-		s.End()
+		s.EndBecause("restarting the sandbox with the added folder " + dir + " failed: " + err.Error())
 		s.mu.Lock()
 		return fmt.Errorf("restarting the sandbox with the new folder: %w; the session has ended", err)
 	}
@@ -466,10 +489,11 @@ func (s *Session) Interrupt() {
 }
 
 // End stops everything and deletes the private tmp folder, and with it every copy made for
-// the session. It is safe to call more than once.
-func (s *Session) End() { s.end(false, "") }
+// the session. It is safe to call more than once. The audit trail's session.ended says it
+// was ended on request; EndBecause says why otherwise.
+func (s *Session) End() { s.end(false, "ended on request") }
 
-// EndBecause is End with the reason the audit trail gives for it.
+// EndBecause is End with the reason the audit trail's session.ended gives.
 func (s *Session) EndBecause(reason string) { s.end(false, reason) }
 
 // EndBeforeExit is End for a process that exits next, as `openworker run` does. When the
@@ -477,12 +501,13 @@ func (s *Session) EndBecause(reason string) { s.end(false, reason) }
 // nothing unasked) is killed and not waited for: nothing of the session runs any more, the
 // kernel finishes taking the sandbox down once this process is gone, and the private tmp,
 // which nothing inside can write now, is removed at once. Otherwise it is End.
-func (s *Session) EndBeforeExit() { s.end(true, "") }
+func (s *Session) EndBeforeExit(reason string) { s.end(true, reason) }
 
 func (s *Session) end(beforeExit bool, reason string) {
 	if !s.ending.CompareAndSwap(false, true) {
 		return
 	}
+	s.endReason.Store(&reason)
 	// A call in progress holds the lock until its answer: everything behind the wall is
 	// killed first, so that the answer comes at once, whatever the call was stuck on.
 	if s.busy.Load() != nil {

@@ -185,7 +185,7 @@ func Previews() []Preview {
 	add(Preview{Name: "allow-another", Title: "Allow another site for a session", State: another})
 
 	broken := previewState("seatbelt", "allowlist", "github")
-	broken.Settings.Problems = &config.ProblemsError{Problems: []config.Problem{{File: previewHome + "/.config/openworker/config.toml", Line: 3, Col: 26, Msg: "sandbox_network_hosts: site \"https://x\": has a scheme; write only the host and port, such as github.com:443"}}}
+	broken.Settings.Problems = &config.ProblemsError{Problems: []config.Problem{{File: previewHome + "/Library/Application Support/OpenWorker/config.toml", Line: 3, Col: 26, Msg: "sandbox_network_hosts: site \"https://x\": has a scheme; write only the host and port, such as github.com:443"}}}
 	broken.Settings.LastGood = true
 	broken.UI.Open = []string{SettingsWindow}
 	add(Preview{Name: "settings-file-problems", Title: "The settings file has problems", State: broken})

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,24 +25,36 @@ import (
 //go:embed style.css
 var style string
 
-func main() {
-	out := flag.String("out", "", "the folder to write the previews to")
-	png := flag.Bool("png", false, "also take screenshots with headless Chromium")
-	flag.Parse()
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("preview", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("out", "", "the folder to write the previews to")
+	png := fs.Bool("png", false, "also take screenshots with headless Chromium")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
 	if *out == "" {
-		fmt.Fprintln(os.Stderr, "usage: go run ./ui/preview -out DIR [-png]")
-		os.Exit(2)
+		fmt.Fprintln(stderr, "usage: go run ./ui/preview -out DIR [-png]")
+		return 2
 	}
 	if err := write(*out); err != nil {
-		fmt.Fprintln(os.Stderr, "preview:", err)
-		os.Exit(1)
+		fmt.Fprintln(stderr, "preview:", err)
+		return 1
 	}
 	if *png {
 		if err := screenshots(*out); err != nil {
-			fmt.Fprintln(os.Stderr, "preview:", err)
-			os.Exit(1)
+			fmt.Fprintln(stderr, "preview:", err)
+			return 1
 		}
 	}
+	index, err := filepath.Abs(filepath.Join(*out, "index.html"))
+	if err != nil {
+		index = filepath.Join(*out, "index.html")
+	}
+	fmt.Fprintf(stdout, "preview: %d pages written; open %s\n", len(presenter.Previews()), index)
+	return 0
 }
 
 // write renders every preview into dir.

@@ -83,3 +83,15 @@ func TestWrite(t *testing.T) {
 		}
 	}
 }
+
+// A run says where the pages are, so that the person knows what to open.
+func TestRunSaysWhereThePagesAre(t *testing.T) {
+	dir := t.TempDir()
+	var out, errs strings.Builder
+	if code := run([]string{"-out", dir}, &out, &errs); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	if !strings.Contains(out.String(), filepath.Join(dir, "index.html")) {
+		t.Fatalf("the run says %q; want where index.html is", out.String())
+	}
+}
