@@ -81,7 +81,7 @@ func mcpHost(ctx context.Context, e *env, req backend.Request) (mcp.Host, func()
 	_, err := c.Status(sctx)
 	cancel()
 	if err == nil {
-		start := api.StartRequest{Provider: req.Provider, Writable: req.Writable, ReadOnly: req.ReadOnly, Dir: req.Dir, Network: req.Network, Allow: req.Allow}
+		start := api.StartRequest{Provider: req.Provider, Writable: req.Writable, ReadOnly: req.ReadOnly, Dir: req.Dir, Network: req.Network, Allow: req.Allow, GitMetadata: req.GitMetadata}
 		info, err := c.Start(ctx, start)
 		if err != nil {
 			return nil, nil, err

@@ -242,7 +242,7 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ss, err := s.Backend.Start(r.Context(), backend.Request{Provider: req.Provider, Writable: req.Writable, ReadOnly: req.ReadOnly,
-		Dir: req.Dir, Network: req.Network, Allow: req.Allow})
+		Dir: req.Dir, Network: req.Network, Allow: req.Allow, GitMetadata: req.GitMetadata})
 	if err != nil {
 		var re *session.RefusedError
 		if errors.As(err, &re) {

@@ -176,6 +176,9 @@ type StartRequest struct {
 	Network  string   `json:"network,omitempty"` // default: the settings'
 	Allow    []string `json:"allow,omitempty"`   // sites for this session only
 	Dir      string   `json:"dir,omitempty"`     // the first working folder; default the first writable one
+	// GitMetadata is "protected" or "writable" (repository hooks and config inside the
+	// writable folders); "" is the machine's sandbox_git_metadata.
+	GitMetadata string `json:"git_metadata,omitempty"`
 }
 
 // SessionInfo describes a running session.

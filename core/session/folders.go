@@ -24,6 +24,7 @@ func (m *Manager) policyOptions(spec Spec) policy.Options {
 		Writable: spec.Writable, ReadOnly: spec.ReadOnly, Toolchains: spec.Toolchains, Network: spec.Network,
 		UserHome: m.opts.UserHome, StateDir: m.opts.StateDir, GOOS: m.opts.GOOS,
 		RunnerFiles: []string{m.opts.RunnerPath}, Untrusted: m.untrusted(),
+		GitMetadataWritable: spec.GitMetadataWritable,
 	}
 	if m.opts.SettingsPath != "" {
 		o.ConfigDirs = append(o.ConfigDirs, filepath.Dir(m.opts.SettingsPath))

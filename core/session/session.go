@@ -61,6 +61,9 @@ type Spec struct {
 	Logins []credentials.Entry
 	// LoginHosts are the copied logins' hosts, set when they are copied.
 	LoginHosts []hosts.Entry
+	// GitMetadataWritable lets commands change repository hooks and config (see
+	// policy.Options.GitMetadataWritable); by default they stay read-only inside.
+	GitMetadataWritable bool
 }
 
 // Session is one running session.
