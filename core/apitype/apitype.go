@@ -324,6 +324,9 @@ type Result struct {
 	Denials []string `json:"denials,omitempty"`
 	// Limits say which limits bound the sandbox, and which do not here and why.
 	Limits []string `json:"limits,omitempty"`
+	// GitMetadataMoved names each repository hook or settings file the call planted, which
+	// the person's git would have run or obeyed outside the sandbox, and where it was moved.
+	GitMetadataMoved []string `json:"git_metadata_moved,omitempty"`
 }
 
 // Blocked is a site the proxy refused while a call ran.

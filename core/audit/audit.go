@@ -27,6 +27,10 @@ const (
 	SessionRestart = "session.restarted"
 	ToolStarted    = "tool.started"
 	ToolCall       = "tool.call"
+	// GitMetadataMoved: repository hooks or settings a command planted were moved aside
+	// outside a tool call (when the wall was made again, or at the session's end); inside
+	// one, the tool.call event names them.
+	GitMetadataMoved = "git_metadata.moved"
 )
 
 // Event is one line of the audit trail.
@@ -47,6 +51,9 @@ type Event struct {
 	// "timed out", "failed", or "daemon ended" (written at the next start).
 	Outcome string   `json:"outcome,omitempty"`
 	Folders []string `json:"folders,omitempty"`
+	// GitMetadataMoved names each repository hook or settings file a command planted and
+	// where it was moved (see sandbox_git_metadata).
+	GitMetadataMoved []string `json:"git_metadata_moved,omitempty"`
 }
 
 // Log appends events to a file and rotates it by size.

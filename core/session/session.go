@@ -25,6 +25,7 @@ import (
 
 	"github.com/openworker/openworker/core/audit"
 	"github.com/openworker/openworker/core/credentials"
+	"github.com/openworker/openworker/core/gitmeta"
 	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/proxy"
@@ -120,6 +121,9 @@ type Session struct {
 	fwdMu        sync.Mutex
 	forwardAddrs []netip.AddrPort
 	lateHints    []string
+	// gitSnap is the repository metadata in the writable folders as last checked (see
+	// gitmeta.go); nil when the session does not check it.
+	gitSnap *gitmeta.Snapshot
 }
 
 // RefusedError is a session the wall check (or the wall's construction) refused.
@@ -306,7 +310,13 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	if err != nil {
 		return err
 	}
+	// What the last wall's commands left is moved aside before the new wall takes the
+	// folders as they are.
+	if moved := s.checkGitMetadata(); len(moved) > 0 {
+		s.gitMetadataMoved(moved, "")
+	}
 	s.hints = hints{}
+	s.scanGitMetadata(pol)
 	if s.proxy != nil && s.Enforcement == sandbox.Linux {
 		// Made again for each wall, from the list in force now.
 		s.fwdMu.Lock()

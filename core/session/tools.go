@@ -98,9 +98,10 @@ func (s *Session) send(p *pending) error {
 			// Once: each command's count then starts where the last one's ended.
 			s.countDirect()
 		}
-		if !s.hints.firstDone && p.onChunk != nil {
+		if (!s.hints.firstDone || s.gitSnap != nil) && p.onChunk != nil {
 			// A streamed command's output is not in its result: the first command's last
-			// error output is kept for the PATH hint.
+			// error output is kept for the PATH hint, and each one's for the hint about
+			// repository metadata.
 			p.onChunk = s.hints.tail(p.onChunk)
 		}
 	}
@@ -164,6 +165,18 @@ func (s *Session) receive(ctx context.Context, p *pending) (*Result, error) {
 	}
 	out.Blocked = s.blockedBetween(start, end)
 	stopDenials(out)
+	if req.Tool == runner.ToolExec || req.Tool == runner.ToolWrite {
+		// Before the result returns: by then nothing the call planted may be left for
+		// the person's git to run.
+		out.GitMetadataMoved = s.checkGitMetadata()
+		ev.GitMetadataMoved = out.GitMetadataMoved
+		if note := gitMetadataNote(out.GitMetadataMoved); note != "" && out.Result != nil && req.Tool == runner.ToolExec {
+			if p.onChunk != nil {
+				p.onChunk("stderr", []byte(note))
+			}
+			out.Stderr = append(out.Stderr, note...)
+		}
+	}
 	if req.Tool == runner.ToolExec && out.Error == "" && out.Result != nil {
 		s.addHints(out, req.Exec, p.onChunk)
 	}
@@ -481,6 +494,13 @@ func (s *Session) end(beforeExit bool) {
 		s.live.Store(nil)
 	}
 	s.teardown()
+	// What a process left running after the last call planted since: it is dead now. When
+	// the last call left nothing running, its check saw everything.
+	if !idle {
+		if moved := s.checkGitMetadata(); len(moved) > 0 {
+			s.gitMetadataMoved(moved, "at the session's end")
+		}
+	}
 	s.m.remove(s.ID)
 	s.m.audit(audit.Event{Type: audit.SessionEnded, Session: s.ID, Enforcement: string(s.Enforcement), Network: string(s.Network)})
 }
