@@ -95,6 +95,17 @@ func TestGitMetadataPlantedIsNeverRunOutside(t *testing.T) {
 			t.Errorf("the result does not name what was moved aside:\n%s", errs)
 		}
 	})
+	t.Run("existing_repository_commondir", func(t *testing.T) {
+		// A commondir file sends git to another folder's settings and hooks, past the binds.
+		_, errs, _ := w.run("run", "--", "sh", "-c", `cd existing/.git && mkdir evil && cp -r objects refs evil/ && echo evil > commondir && cd evil && `+
+			`printf '[core]\n\tfsmonitor = "touch `+marks+`/fsmonitor; false"\n' > config`)
+		if ran := w.afterwards(existing, marks); len(ran) > 0 {
+			t.Fatalf("the person's git ran what the sandbox planted: %v\n%s", ran, errs)
+		}
+		if !strings.Contains(errs, filepath.Join(existing, ".git", "commondir")) {
+			t.Errorf("the result does not name the commondir file:\n%s", errs)
+		}
+	})
 	t.Run("repository_made_inside", func(t *testing.T) {
 		_, errs, _ := w.run("run", "--", "sh", "-c", "git init -q made && cd made && "+plant(marks))
 		made := filepath.Join(w.project, "made")

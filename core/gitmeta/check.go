@@ -55,7 +55,7 @@ func (s *Snapshot) Check(b Bounds, quarantine string) ([]Moved, *Snapshot) {
 			kept = append(kept, e)
 			continue
 		}
-		why := s.danger(e, p)
+		why := s.danger(e, p, next)
 		if why == "" {
 			kept = append(kept, e)
 			continue
@@ -72,7 +72,7 @@ func (s *Snapshot) Check(b Bounds, quarantine string) ([]Moved, *Snapshot) {
 }
 
 // danger says why e, new or changed since p (nil: new), is dangerous, or "".
-func (s *Snapshot) danger(e Entry, p *Entry) string {
+func (s *Snapshot) danger(e Entry, p *Entry, next *Snapshot) string {
 	switch e.Kind {
 	case Hook:
 		if p == nil {
@@ -94,12 +94,18 @@ func (s *Snapshot) danger(e Entry, p *Entry) string {
 		if len(gained) > 0 {
 			return "it sets " + strings.Join(gained, ", ")
 		}
-	case GitFile:
+	case GitFile, CommonDir:
+		// What it names must be a repository folder whose own metadata is checked: one
+		// elsewhere, or a folder that does not look like one, could hold settings git reads
+		// that no walk looks at.
 		if e.bad != "" {
 			return "it " + e.bad
 		}
 		if !slices.ContainsFunc(s.roots, func(r string) bool { return within(r, e.gitdir) }) {
 			return "it names " + e.gitdir + ", outside the session's writable folders"
+		}
+		if !next.gitDirs[e.gitdir] {
+			return "it names " + e.gitdir + ", which is not a repository folder the check reads"
 		}
 	}
 	return ""

@@ -53,6 +53,9 @@ const (
 	Config Kind = "settings file"
 	// GitFile is a .git file, which names the repository's folder elsewhere.
 	GitFile Kind = "git file"
+	// CommonDir is a repository folder's commondir file, which names the folder whose
+	// settings and hooks git uses (a worktree's names the main repository's).
+	CommonDir Kind = "commondir file"
 	// Link is a .git, hooks folder, settings file or hook that is a symlink, or a settings
 	// file that is not a regular file: git follows the one and blocks on the other.
 	Link Kind = "symlink or special file"
@@ -68,7 +71,7 @@ type Entry struct {
 	// keys are a settings file's dangerous keys; bad says it could not be read or parsed.
 	keys []string
 	bad  string
-	// gitdir is what a .git file names, made absolute.
+	// gitdir is what a .git or commondir file names, made absolute.
 	gitdir string
 }
 
@@ -88,14 +91,16 @@ type Snapshot struct {
 	// Truncated says the walk stopped at its bounds.
 	Truncated bool
 	roots     []string
+	// gitDirs are the repository folders the walk looked into.
+	gitDirs map[string]bool
 }
 
 // Protect returns what a provider binds read-only over itself: the hooks folders, settings
-// files and .git files found (symlinks excepted, which a bind cannot name without following).
+// files, .git and commondir files found (symlinks excepted, which a bind cannot name without following).
 func (s *Snapshot) Protect() []Entry {
 	var out []Entry
 	for _, e := range s.Entries {
-		if e.Kind == Hooks || e.Kind == Config || e.Kind == GitFile {
+		if e.Kind == Hooks || e.Kind == Config || e.Kind == GitFile || e.Kind == CommonDir {
 			out = append(out, e)
 		}
 	}
@@ -106,14 +111,21 @@ func (s *Snapshot) Protect() []Entry {
 func Scan(roots []string, b Bounds) *Snapshot { return scan(roots, b, nil) }
 
 func scan(roots []string, b Bounds, prev *Snapshot) *Snapshot {
-	w := &walker{b: b, out: &Snapshot{roots: slices.Clone(roots)}}
+	// A root inside another is walked with it.
+	var top []string
+	for _, r := range roots {
+		if !slices.ContainsFunc(roots, func(o string) bool { return o != r && within(o, r) }) && !slices.Contains(top, r) {
+			top = append(top, r)
+		}
+	}
+	w := &walker{b: b, out: &Snapshot{roots: top, gitDirs: map[string]bool{}}}
 	if prev != nil {
 		w.prev = map[string]*Entry{}
 		for i := range prev.Entries {
 			w.prev[prev.Entries[i].Path] = &prev.Entries[i]
 		}
 	}
-	for _, r := range roots {
+	for _, r := range top {
 		fd, err := openDirNoLinks(r)
 		if err != nil {
 			continue // a folder gone since holds nothing git will read
@@ -247,9 +259,11 @@ func (w *walker) dotGit(parent int, path string, typ uint8, depth int) {
 // gitDir looks at a repository's own folder open as fd (which it does not close): its
 // settings files and hooks, and those of its worktrees and submodules.
 func (w *walker) gitDir(fd int, path string, depth int) {
+	w.out.gitDirs[path] = true
 	for _, name := range []string{"config", "config.worktree"} {
 		w.add(fd, name, filepath.Join(path, name), Config)
 	}
+	w.add(fd, "commondir", filepath.Join(path, "commondir"), CommonDir)
 	w.hooks(fd, path)
 	// worktrees/NAME and modules/NAME[/…]: each a repository folder of its own, whose
 	// settings git reads when the person is in that worktree or submodule.
@@ -328,9 +342,9 @@ func (w *walker) add(parent int, name, path string, kind Kind) (Entry, bool) {
 	case kind == Hook && ft != unix.S_IFREG:
 		// A FIFO or device named like a hook is not run.
 		return Entry{}, false
-	case (kind == Config || kind == GitFile) && ft == unix.S_IFDIR:
+	case (kind == Config || kind == GitFile || kind == CommonDir) && ft == unix.S_IFDIR:
 		return Entry{}, false
-	case (kind == Config || kind == GitFile) && ft != unix.S_IFREG:
+	case (kind == Config || kind == GitFile || kind == CommonDir) && ft != unix.S_IFREG:
 		e.Kind = Link
 	}
 	switch e.Kind {
@@ -345,6 +359,12 @@ func (w *walker) add(parent int, name, path string, kind Kind) (Entry, bool) {
 			e.gitdir, e.bad = p.gitdir, p.bad
 		} else {
 			e.gitdir, e.bad = readGitFile(parent, name, filepath.Dir(path))
+		}
+	case CommonDir:
+		if p := w.prev[path]; p != nil && p.stamp == e.stamp {
+			e.gitdir, e.bad = p.gitdir, p.bad
+		} else {
+			e.gitdir, e.bad = readCommonDir(parent, name, filepath.Dir(path))
 		}
 	}
 	w.out.Entries = append(w.out.Entries, e)
@@ -418,6 +438,23 @@ func readGitFile(parent int, name, dir string) (string, string) {
 	target, ok := strings.CutPrefix(strings.TrimRight(line, "\r"), "gitdir: ")
 	if !ok || target == "" {
 		return "", `does not start with "gitdir: "`
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(dir, target)
+	}
+	return filepath.Clean(target), ""
+}
+
+// readCommonDir returns the folder a commondir file names, made absolute against dir.
+func readCommonDir(parent int, name, dir string) (string, string) {
+	data, err := readFile(parent, name, maxGitFile)
+	if err != nil {
+		return "", "could not be read (" + err.Error() + ")"
+	}
+	target, _, _ := strings.Cut(string(data), "\n")
+	target = strings.TrimRight(target, "\r")
+	if target == "" {
+		return "", "is empty"
 	}
 	if !filepath.IsAbs(target) {
 		target = filepath.Join(dir, target)

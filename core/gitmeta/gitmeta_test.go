@@ -118,6 +118,11 @@ func TestCheckMovesPlantedMetadata(t *testing.T) {
 	// A command's benign work moves nothing.
 	nw := repo(t, filepath.Join(root, "new"))
 	write(t, filepath.Join(nw, "config"), "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = ../x\n")
+	// git worktree add: a .git file naming the worktree's folder, whose commondir names
+	// the repository's.
+	write(t, filepath.Join(root, "wt", ".git"), "gitdir: "+nw+"/worktrees/wt\n")
+	write(t, filepath.Join(nw, "worktrees", "wt", "HEAD"), "ref: refs/heads/wt\n")
+	write(t, filepath.Join(nw, "worktrees", "wt", "commondir"), "../..\n")
 	moved, s := s.Check(DefaultBounds, q)
 	if len(moved) != 0 {
 		t.Fatalf("benign changes moved: %v", moved)
@@ -133,6 +138,9 @@ func TestCheckMovesPlantedMetadata(t *testing.T) {
 		}
 	}
 	write(t, filepath.Join(root, "away", ".git"), "gitdir: /somewhere/else\n")
+	// A commondir in a repository's folder sends git to settings elsewhere.
+	write(t, filepath.Join(old, "commondir"), "evil\n")
+	write(t, filepath.Join(old, "evil", "config"), "[core]\n\tfsmonitor = x\n")
 	moved, s = s.Check(DefaultBounds, q)
 	var got []string
 	for _, m := range moved {
@@ -152,6 +160,7 @@ func TestCheckMovesPlantedMetadata(t *testing.T) {
 		"/linked/.git: a symlink or special file where git reads metadata",
 		"/new/.git/config: it sets core.fsmonitor",
 		"/new/.git/hooks/post-checkout: a new hook",
+		"/old/.git/commondir: it names " + old + "/evil, which is not a repository folder the check reads",
 		"/old/.git/config: it sets diff.x.textconv",
 	}
 	if !slices.Equal(got, want) {
