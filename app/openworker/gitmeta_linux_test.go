@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/openworker/openworker/core/tstest"
 )
 
 // Repository metadata is run and obeyed by the person's own git outside the wall: a hook or a
@@ -173,5 +176,54 @@ echo WORKED`
 	}
 	if log, err := w.git(repo, "log", "--format=%s"); err != nil || !strings.Contains(log, "three") || !strings.Contains(log, "two") {
 		t.Errorf("the commits made inside are not in the repository: %v\n%s", err, log)
+	}
+}
+
+// A folder added to a running session gets the same: its repositories' settings are
+// read-only inside. And what a process left running plants after the last command is moved
+// aside when the session ends; the audit trail names it.
+func TestGitMetadataAddedFolderAndSessionEnd(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	marks := filepath.Join(filepath.Dir(w.home), "marks")
+	if err := os.Mkdir(marks, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.settings("sandbox_provider = \"linux\"\n")
+	_, stop := w.daemon()
+	defer stop()
+	id, errs, code := w.run("session", "start", "--rw", w.project)
+	id = strings.TrimSpace(id)
+	if code != 0 || id == "" {
+		t.Fatalf("session start: %d %s", code, errs)
+	}
+	added := filepath.Join(filepath.Dir(w.home), "added")
+	w.repository(added)
+	if _, errs, code := w.run("session", "add-folder", id, added); code != 0 {
+		t.Fatalf("add-folder: %d %s", code, errs)
+	}
+	out, errs, code := w.run("session", "exec", id, "cd "+added+" && git config core.fsmonitor 'touch "+marks+"/fsmonitor'")
+	if code == 0 || !strings.Contains(errs, "sandbox_git_metadata") {
+		t.Fatalf("git config in the added folder: exit %d\n%s%s", code, out, errs)
+	}
+	// A process that outlives the command plants a hook once the command has returned.
+	made := filepath.Join(w.project, "late")
+	if _, errs, code := w.run("session", "exec", id, "git init -q "+made+" && (sleep 1; cd "+made+" && "+plant(marks)+") >/dev/null 2>&1 &"); code != 0 {
+		t.Fatalf("exec: %d %s", code, errs)
+	}
+	hook := filepath.Join(made, ".git", "hooks", "pre-commit")
+	tstest.WaitFor(t, 10*time.Second, func() error { _, err := os.Stat(hook); return err })
+	if _, errs, code := w.run("session", "end", id); code != 0 {
+		t.Fatalf("session end: %d %s", code, errs)
+	}
+	if ran := w.afterwards(made, marks); len(ran) > 0 {
+		t.Fatalf("the person's git ran what the sandbox planted after its last command: %v", ran)
+	}
+	if ran := w.afterwards(added, marks); len(ran) > 0 {
+		t.Fatalf("the person's git ran what the sandbox planted in the added folder: %v", ran)
+	}
+	trail, err := os.ReadFile(filepath.Join(w.state, "audit.jsonl"))
+	if err != nil || !strings.Contains(string(trail), `"git_metadata.moved"`) || !strings.Contains(string(trail), hook) {
+		t.Errorf("the audit trail does not name the hook moved aside at the end: %v\n%s", err, trail)
 	}
 }
