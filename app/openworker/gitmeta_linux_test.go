@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -205,6 +206,23 @@ func TestGitMetadataAddedFolderAndSessionEnd(t *testing.T) {
 	out, errs, code := w.run("session", "exec", id, "cd "+added+" && git config core.fsmonitor 'touch "+marks+"/fsmonitor'")
 	if code == 0 || !strings.Contains(errs, "sandbox_git_metadata") {
 		t.Fatalf("git config in the added folder: exit %d\n%s%s", code, out, errs)
+	}
+	// A process that outlives its command and plants a hook while no command runs: the
+	// session moves it aside without waiting for the next call.
+	early := filepath.Join(w.project, "early")
+	if _, errs, code := w.run("session", "exec", id, "git init -q "+early+" && (sleep 1; cd "+early+" && "+plant(marks)+"; sleep 5) >/dev/null 2>&1 &"); code != 0 {
+		t.Fatalf("exec: %d %s", code, errs)
+	}
+	earlyHook := filepath.Join(early, ".git", "hooks", "pre-commit")
+	tstest.WaitFor(t, 10*time.Second, func() error { _, err := os.Stat(earlyHook); return err })
+	tstest.WaitFor(t, 10*time.Second, func() error {
+		if _, err := os.Stat(earlyHook); err == nil {
+			return fmt.Errorf("%s is still there", earlyHook)
+		}
+		return nil
+	})
+	if ran := w.afterwards(early, marks); len(ran) > 0 {
+		t.Fatalf("the person's git ran what a leftover process planted: %v", ran)
 	}
 	// A process that outlives the command plants a hook once the command has returned.
 	made := filepath.Join(w.project, "late")

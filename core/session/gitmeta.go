@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/openworker/openworker/core/audit"
 	"github.com/openworker/openworker/core/gitmeta"
@@ -46,6 +47,10 @@ func (s *Session) scanGitMetadata(pol *policy.Policy) {
 			"hooks and settings planted in repositories beyond that are not moved aside\n", gitmeta.DefaultBounds.MaxDepth, gitmeta.DefaultBounds.MaxEntries))
 	}
 	s.gitSnap = snap
+	if s.gitWatch == nil {
+		s.gitWatch = make(chan struct{})
+		go s.watchGitMetadata(s.gitWatch)
+	}
 }
 
 // checkGitMetadata moves aside what the calls since the last check planted, and returns
@@ -80,4 +85,32 @@ func (s *Session) gitMetadataMoved(moved []string, when string) {
 	s.fwdMu.Lock()
 	s.lateHints = append(s.lateHints, gitMetadataNote(moved))
 	s.fwdMu.Unlock()
+}
+
+// gitWatchEvery is how often a session whose last command left processes running checks
+// repository metadata between calls: such a process may plant a hook while the person uses
+// git in the folder. A check costs a walk of the folders (see gitmeta.BenchmarkCheck).
+const gitWatchEvery = 2 * time.Second
+
+// watchGitMetadata checks, until stop is closed, every gitWatchEvery while no call runs and
+// the last one left processes running.
+func (s *Session) watchGitMetadata(stop <-chan struct{}) {
+	t := time.NewTicker(gitWatchEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		if !s.mu.TryLock() {
+			continue // a call runs; it checks when it ends
+		}
+		if !s.ended && s.hints.firstDone && !s.idle {
+			if moved := s.checkGitMetadata(); len(moved) > 0 {
+				s.gitMetadataMoved(moved, "while no command ran")
+			}
+		}
+		s.mu.Unlock()
+	}
 }

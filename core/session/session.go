@@ -124,6 +124,8 @@ type Session struct {
 	// gitSnap is the repository metadata in the writable folders as last checked (see
 	// gitmeta.go); nil when the session does not check it.
 	gitSnap *gitmeta.Snapshot
+	// gitWatch stops watchGitMetadata; nil when it does not run.
+	gitWatch chan struct{}
 }
 
 // RefusedError is a session the wall check (or the wall's construction) refused.

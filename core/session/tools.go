@@ -493,6 +493,9 @@ func (s *Session) end(beforeExit bool) {
 		s.client, s.proc = nil, nil
 		s.live.Store(nil)
 	}
+	if s.gitWatch != nil {
+		close(s.gitWatch)
+	}
 	s.teardown()
 	// What a process left running after the last call planted since: it is dead now. When
 	// the last call left nothing running, its check saw everything.
