@@ -205,3 +205,38 @@ func BenchmarkCheck(b *testing.B) {
 		}
 	}
 }
+
+// Where the quarantine lies on another file system, a copy is kept and the file removed.
+func TestCheckAcrossFileSystems(t *testing.T) {
+	shm, err := os.MkdirTemp("/dev/shm", "gitmeta")
+	if err != nil {
+		t.Skipf("no second file system here: %v", err)
+	}
+	defer os.RemoveAll(shm)
+	root := t.TempDir()
+	s := Scan([]string{root}, DefaultBounds)
+	g := repo(t, filepath.Join(root, "r"))
+	write(t, filepath.Join(g, "hooks", "pre-commit"), "#!/bin/sh\necho planted\n")
+	if err := os.Symlink("/etc/passwd", filepath.Join(g, "config.worktree")); err != nil {
+		t.Fatal(err)
+	}
+	moved, _ := s.Check(DefaultBounds, shm)
+	if len(moved) != 2 {
+		t.Fatalf("moved %v", moved)
+	}
+	for _, m := range moved {
+		if m.Err != nil || m.To == "" {
+			t.Fatalf("%s", m)
+		}
+		if _, err := os.Lstat(m.Path); err == nil {
+			t.Errorf("%s is still there", m.Path)
+		}
+		b, err := os.ReadFile(m.To)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[Kind]string{Hook: "#!/bin/sh\necho planted\n", Link: "a symlink to /etc/passwd\n"}[m.Kind]; string(b) != want {
+			t.Errorf("%s kept as %q, want %q", m.Path, b, want)
+		}
+	}
+}
