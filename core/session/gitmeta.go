@@ -47,10 +47,6 @@ func (s *Session) scanGitMetadata(pol *policy.Policy) {
 			"hooks and settings planted in repositories beyond that are not moved aside\n", gitmeta.DefaultBounds.MaxDepth, gitmeta.DefaultBounds.MaxEntries))
 	}
 	s.gitSnap = snap
-	if s.gitWatch == nil {
-		s.gitWatch = make(chan struct{})
-		go s.watchGitMetadata(s.gitWatch)
-	}
 }
 
 // checkGitMetadata moves aside what the calls since the last check planted, and returns
@@ -91,6 +87,15 @@ func (s *Session) gitMetadataMoved(moved []string, when string) {
 // repository metadata between calls: such a process may plant a hook while the person uses
 // git in the folder. A check costs a walk of the folders (see gitmeta.BenchmarkCheck).
 const gitWatchEvery = 2 * time.Second
+
+// startGitWatch starts watchGitMetadata once a command has left processes running; s.mu is
+// held. teardown stops it.
+func (s *Session) startGitWatch() {
+	if s.gitSnap != nil && !s.idle && s.gitWatch == nil {
+		s.gitWatch = make(chan struct{})
+		go s.watchGitMetadata(s.gitWatch)
+	}
+}
 
 // watchGitMetadata checks, until stop is closed, every gitWatchEvery while no call runs and
 // the last one left processes running.

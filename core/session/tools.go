@@ -162,6 +162,7 @@ func (s *Session) receive(ctx context.Context, p *pending) (*Result, error) {
 	s.stateLost = false
 	if req.Tool == runner.ToolExec {
 		s.idle = out.Result.Idle
+		s.startGitWatch()
 	}
 	out.Blocked = s.blockedBetween(start, end)
 	stopDenials(out)
@@ -493,9 +494,6 @@ func (s *Session) end(beforeExit bool) {
 		s.client, s.proc = nil, nil
 		s.live.Store(nil)
 	}
-	if s.gitWatch != nil {
-		close(s.gitWatch)
-	}
 	s.teardown()
 	// What a process left running after the last call planted since: it is dead now. When
 	// the last call left nothing running, its check saw everything.
@@ -509,6 +507,10 @@ func (s *Session) end(beforeExit bool) {
 }
 
 func (s *Session) teardown() {
+	if s.gitWatch != nil {
+		close(s.gitWatch)
+		s.gitWatch = nil
+	}
 	// The private tmp is removed while the kernel takes the sandbox down. A process still
 	// dying may write there meanwhile; once the sandbox is empty nothing can, and what is
 	// left is removed then.
