@@ -126,6 +126,8 @@ type Session struct {
 	gitSnap *gitmeta.Snapshot
 	// gitWatch stops watchGitMetadata; nil when it does not run.
 	gitWatch chan struct{}
+	// gitChecked: the last call that could write ended and was checked after it.
+	gitChecked bool
 }
 
 // RefusedError is a session the wall check (or the wall's construction) refused.
@@ -315,7 +317,7 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	// What the last wall's commands left is moved aside before the new wall takes the
 	// folders as they are.
 	if moved := s.checkGitMetadata(); len(moved) > 0 {
-		s.gitMetadataMoved(moved, "")
+		s.gitMetadataMoved(moved, "when the wall was made again")
 	}
 	s.hints = hints{}
 	s.scanGitMetadata(pol)

@@ -105,6 +105,9 @@ func (s *Session) send(p *pending) error {
 			p.onChunk = s.hints.tail(p.onChunk)
 		}
 	}
+	if p.req.Tool == runner.ToolExec || p.req.Tool == runner.ToolWrite {
+		s.gitChecked = false // until the check after this call
+	}
 	p.stopDenials = s.startDenials(p.onChunk)
 	if p.stdin != nil && p.req.Exec != nil {
 		p.req.Exec.StdinStream = true
@@ -171,6 +174,7 @@ func (s *Session) receive(ctx context.Context, p *pending) (*Result, error) {
 		// the person's git to run.
 		out.GitMetadataMoved = s.checkGitMetadata()
 		ev.GitMetadataMoved = out.GitMetadataMoved
+		s.gitChecked = true
 		if note := gitMetadataNote(out.GitMetadataMoved); note != "" && out.Result != nil && req.Tool == runner.ToolExec {
 			if p.onChunk != nil {
 				p.onChunk("stderr", []byte(note))
@@ -482,7 +486,7 @@ func (s *Session) end(beforeExit bool) {
 	}
 	s.mu.Lock()
 	s.ended = true
-	idle := s.idle
+	idle, checked := s.idle, s.gitChecked
 	s.mu.Unlock()
 	if beforeExit && idle && s.proc != nil {
 		if a, ok := s.proc.(sandbox.Abandoner); ok {
@@ -496,8 +500,8 @@ func (s *Session) end(beforeExit bool) {
 	}
 	s.teardown()
 	// What a process left running after the last call planted since: it is dead now. When
-	// the last call left nothing running, its check saw everything.
-	if !idle {
+	// the last call ended, was checked, and left nothing running, its check saw everything.
+	if !idle || !checked {
 		if moved := s.checkGitMetadata(); len(moved) > 0 {
 			s.gitMetadataMoved(moved, "at the session's end")
 		}
