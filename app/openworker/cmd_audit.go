@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/openworker/openworker/core/audit"
-	"github.com/openworker/openworker/core/termtext"
 	"github.com/openworker/openworker/core/config"
+	"github.com/openworker/openworker/core/termtext"
 )
 
 var auditCommand = command{

@@ -27,6 +27,7 @@ type sessionFlags struct {
 	allow             siteFlags
 	network, provider string
 	noCwd             bool
+	gitMetadata       string
 }
 
 // siteFlags is a flag naming a site, HOST[:PORT], that may be given more than once. A value
@@ -53,6 +54,8 @@ func (f *sessionFlags) register(fs *flag.FlagSet, defaultProvider string) {
 		about += "; default: the machine's sandbox_provider"
 	}
 	fs.StringVar(&f.provider, "provider", defaultProvider, about)
+	fs.StringVar(&f.gitMetadata, "git-metadata", "", "protected (each repository's .git/hooks and .git/config stay read-only inside) or writable; "+
+		"writable lets commands plant hooks and settings (core.fsmonitor, core.hooksPath, …) that your own git runs outside the sandbox; default: the settings' sandbox_git_metadata")
 }
 
 // folders turns the folder flags into absolute folders and the first working folder. With no
@@ -118,7 +121,7 @@ func (f *sessionFlags) request(home string) (backend.Request, error) {
 	if err != nil {
 		return backend.Request{}, err
 	}
-	return backend.Request{Provider: f.provider, Writable: rw, ReadOnly: ro, Dir: dir, Network: f.network, Allow: f.allow}, nil
+	return backend.Request{Provider: f.provider, Writable: rw, ReadOnly: ro, Dir: dir, Network: f.network, Allow: f.allow, GitMetadata: f.gitMetadata}, nil
 }
 
 // prepare starts the native wall's first process as soon as the flags are known, so that it

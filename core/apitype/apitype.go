@@ -176,6 +176,9 @@ type StartRequest struct {
 	Network  string   `json:"network,omitempty"` // default: the settings'
 	Allow    []string `json:"allow,omitempty"`   // sites for this session only
 	Dir      string   `json:"dir,omitempty"`     // the first working folder; default the first writable one
+	// GitMetadata is "protected" or "writable" (repository hooks and config inside the
+	// writable folders); "" is the machine's sandbox_git_metadata.
+	GitMetadata string `json:"git_metadata,omitempty"`
 	// Program is the resolved path of the client's own executable (the CLI, or the MCP
 	// server an agent host starts outside every sandbox): no writable folder may hold it.
 	// The client fills it in; see apiclient.Client.Start.
@@ -365,6 +368,9 @@ type Result struct {
 	// Reach says what the sandbox's network reaches beyond the internet, where that is this
 	// machine's own services (open mode on Linux shares the host's network); "" otherwise.
 	Reach string `json:"reach,omitempty"`
+	// GitMetadataMoved names each repository hook or settings file the call planted, which
+	// the person's git would have run or obeyed outside the sandbox, and where it was moved.
+	GitMetadataMoved []string `json:"git_metadata_moved,omitempty"`
 }
 
 // Blocked is a site the proxy refused while a call ran.

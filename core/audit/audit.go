@@ -31,6 +31,10 @@ const (
 	ToolCall       = "tool.call"
 	// SiteChanged: a person changed a session's sites or the machine's list (By says how).
 	SiteChanged = "site.changed"
+	// GitMetadataMoved: repository hooks or settings a command planted were moved aside
+	// outside a tool call (when the wall was made again, or at the session's end); inside
+	// one, the tool.call event names them.
+	GitMetadataMoved = "git_metadata.moved"
 )
 
 // Event is one line of the audit trail.
@@ -52,6 +56,9 @@ type Event struct {
 	// "timed out", "failed", or "daemon ended" (written at the next start).
 	Outcome string   `json:"outcome,omitempty"`
 	Folders []string `json:"folders,omitempty"`
+	// GitMetadataMoved names each repository hook or settings file a command planted and
+	// where it was moved (see sandbox_git_metadata).
+	GitMetadataMoved []string `json:"git_metadata_moved,omitempty"`
 	// Cut names the fields that were longer than their bound (MaxField bytes, MaxItems
 	// entries) and were cut to it when the event was written.
 	Cut []string `json:"cut,omitempty"`
@@ -102,6 +109,7 @@ func (e *Event) bound() {
 	list("blocked", &e.Blocked)
 	list("denials", &e.Denials)
 	list("folders", &e.Folders)
+	list("git_metadata_moved", &e.GitMetadataMoved)
 }
 
 // Log appends events to a file and rotates it by size.

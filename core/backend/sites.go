@@ -163,6 +163,11 @@ func (b *Backend) SetApprovals(word string) error {
 	return b.store.ApplyChecked(SetWord(config.KeyApprovals, word))
 }
 
+// SetGitMetadata sets sandbox_git_metadata, for sessions started afterwards.
+func (b *Backend) SetGitMetadata(word string) error {
+	return b.store.ApplyChecked(SetWord(config.KeyGitMetadata, word))
+}
+
 // SetToolchain switches a toolchain on or off for sessions started afterwards.
 func (b *Backend) SetToolchain(path string, on bool) error {
 	return b.store.ApplyChecked(SetToolchain(path, on))

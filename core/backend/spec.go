@@ -34,6 +34,8 @@ type Request struct {
 	Dir      string   // the first working folder; default the first writable folder
 	Network  string   // "" means the settings' sandbox_network_profile
 	Allow    []string // sites for this session only, HOST[:PORT]
+	// GitMetadata is "protected" or "writable"; "" means the settings' sandbox_git_metadata.
+	GitMetadata string
 	// HowToAllow says how a person allows a refused site (host:port) where this session
 	// runs, for the proxy's refusals; nil means the app's words.
 	HowToAllow func(target string) string
@@ -87,12 +89,31 @@ func SpecFor(m Machine, r Request) (session.Spec, error) {
 		}
 		own = append(own, h)
 	}
+	gitWritable, err := gitMetadataWritable(r.GitMetadata, s.GitMetadata)
+	if err != nil {
+		return spec, err
+	}
 	return session.Spec{
-		Provider: prov, Writable: r.Writable, ReadOnly: r.ReadOnly, Dir: r.Dir, Network: network,
+		GitMetadataWritable: gitWritable,
+		Provider:            prov, Writable: r.Writable, ReadOnly: r.ReadOnly, Dir: r.Dir, Network: network,
 		Hosts: s.NetworkHosts, SessionHosts: own, Toolchains: s.Toolchains, HowToAllow: r.HowToAllow,
 		Limits: Limits(s.Limits), ProxyConns: s.Limits.MaxProxyConnections,
 		Logins: credentials.Entries(s.Credentials),
 	}, nil
+}
+
+// gitMetadataWritable resolves a request's --git-metadata word over the settings' one.
+func gitMetadataWritable(word, settings string) (bool, error) {
+	if word == "" {
+		word = settings
+	}
+	switch word {
+	case config.GitMetadataProtected, "":
+		return false, nil
+	case config.GitMetadataWritable:
+		return true, nil
+	}
+	return false, fmt.Errorf("--git-metadata %q is not a choice; use protected (repository hooks and config stay read-only inside) or writable", word)
 }
 
 // provider resolves a request's provider word to the wall it gets.

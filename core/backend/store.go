@@ -298,6 +298,8 @@ func SetWord(key, value string) Change {
 				s.NetworkProfile = value
 			case config.KeyApprovals:
 				s.Approvals = value
+			case config.KeyGitMetadata:
+				s.GitMetadata = value
 			}
 		},
 		file: func(ed *config.Editor) error { return ed.SetString(key, value) },

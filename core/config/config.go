@@ -38,6 +38,12 @@ const (
 	ApprovalsFullAccess = "full-access"
 )
 
+// Repository metadata modes (sandbox_git_metadata).
+const (
+	GitMetadataProtected = "protected"
+	GitMetadataWritable  = "writable"
+)
+
 // Credential labels of a user's own file or folder.
 const (
 	LabelCredential    = "credential"
@@ -66,6 +72,10 @@ type Settings struct {
 	Toolchains []string
 	// Approvals is "ask" (the default) or "full-access" (no cards; asks are refused).
 	Approvals string
+	// GitMetadata is "protected" (the default: each repository's hooks and config, which the
+	// person's own git runs and obeys outside the sandbox, stay read-only inside) or
+	// "writable" (commands may change them, and so run code outside the sandbox).
+	GitMetadata string
 	// Credentials are the shared logins the user added, in file order.
 	Credentials []Credential
 	// Limits bound each sandbox and the proxies' connections.
@@ -106,6 +116,7 @@ func Default() *Settings {
 		Provider:       ProviderDirect,
 		NetworkProfile: NetworkAllowlist,
 		Approvals:      ApprovalsAsk,
+		GitMetadata:    GitMetadataProtected,
 		Limits:         defaultLimits(),
 	}
 }

@@ -22,10 +22,11 @@ const (
 	KeyToolchains     = "sandbox_toolchains"
 	KeyApprovals      = "sandbox_approvals"
 	KeyCredentials    = "sandbox_credentials"
+	KeyGitMetadata    = "sandbox_git_metadata"
 )
 
 const settingsList = "sandbox_provider, sandbox_network_profile, sandbox_network_hosts, " +
-	"sandbox_toolchains, sandbox_approvals, the limits (sandbox_max_processes, sandbox_max_memory, " +
+	"sandbox_toolchains, sandbox_approvals, sandbox_git_metadata, the limits (sandbox_max_processes, sandbox_max_memory, " +
 	"sandbox_cpu_weight, sandbox_max_tmp, sandbox_max_proxy_connections, sandbox_max_proxy_connections_total) " +
 	"and [[sandbox_credentials]]"
 
@@ -354,6 +355,14 @@ func (d *decoder) topKV(v *unstable.Node, vi *valueIndex, key string) {
 				d.problem(vi.value.start, `%s %q is not an approvals mode; use "ask" or "full-access"`, key, p)
 			} else {
 				s.Approvals = p
+			}
+		}
+	case KeyGitMetadata:
+		if p, ok := d.str(v, vi, key, `"protected"`); ok {
+			if p != GitMetadataProtected && p != GitMetadataWritable {
+				d.problem(vi.value.start, `%s %q is not a choice; use "protected" (repository hooks and config stay read-only inside) or "writable"`, key, p)
+			} else {
+				s.GitMetadata = p
 			}
 		}
 	case KeyNetworkHosts:

@@ -29,8 +29,8 @@ func badFiles() []badFile {
 			`testdata/bad/duplicate_key.toml:2:1: not valid TOML: key sandbox_network_profile is already defined`,
 		}},
 		{"unknown_key.toml", "linux", []string{
-			`testdata/bad/unknown_key.toml:2:1: unknown setting "sandbox_network_profle"; the settings are sandbox_provider, sandbox_network_profile, sandbox_network_hosts, sandbox_toolchains, sandbox_approvals, the limits (sandbox_max_processes, sandbox_max_memory, sandbox_cpu_weight, sandbox_max_tmp, sandbox_max_proxy_connections, sandbox_max_proxy_connections_total) and [[sandbox_credentials]]`,
-			`testdata/bad/unknown_key.toml:3:1: unknown setting "sandbox.provider"; the settings are sandbox_provider, sandbox_network_profile, sandbox_network_hosts, sandbox_toolchains, sandbox_approvals, the limits (sandbox_max_processes, sandbox_max_memory, sandbox_cpu_weight, sandbox_max_tmp, sandbox_max_proxy_connections, sandbox_max_proxy_connections_total) and [[sandbox_credentials]]`,
+			`testdata/bad/unknown_key.toml:2:1: unknown setting "sandbox_network_profle"; the settings are sandbox_provider, sandbox_network_profile, sandbox_network_hosts, sandbox_toolchains, sandbox_approvals, sandbox_git_metadata, the limits (sandbox_max_processes, sandbox_max_memory, sandbox_cpu_weight, sandbox_max_tmp, sandbox_max_proxy_connections, sandbox_max_proxy_connections_total) and [[sandbox_credentials]]`,
+			`testdata/bad/unknown_key.toml:3:1: unknown setting "sandbox.provider"; the settings are sandbox_provider, sandbox_network_profile, sandbox_network_hosts, sandbox_toolchains, sandbox_approvals, sandbox_git_metadata, the limits (sandbox_max_processes, sandbox_max_memory, sandbox_cpu_weight, sandbox_max_tmp, sandbox_max_proxy_connections, sandbox_max_proxy_connections_total) and [[sandbox_credentials]]`,
 			`testdata/bad/unknown_key.toml:5:2: unknown table "network"; the only table is [[sandbox_credentials]], and the other settings are top-level keys`,
 		}},
 		{"hosts.toml", "linux", []string{
@@ -64,6 +64,7 @@ func badFiles() []badFile {
 		{"values.toml", "linux", []string{
 			`testdata/bad/values.toml:1:27: sandbox_network_profile "none" is not a network profile; use "allowlist" (only the sites listed) or "open" (any site)`,
 			`testdata/bad/values.toml:2:21: sandbox_approvals "never" is not an approvals mode; use "ask" or "full-access"`,
+			`testdata/bad/values.toml:3:24: sandbox_git_metadata "open" is not a choice; use "protected" (repository hooks and config stay read-only inside) or "writable"`,
 		}},
 		{"toolchains.toml", "linux", []string{
 			`testdata/bad/toolchains.toml:4:3: sandbox_toolchains: "/opt/homebrew" is an absolute path; write it relative to your home folder, such as "~/tools/x"`,
@@ -165,8 +166,8 @@ func TestParseGood(t *testing.T) {
 		}
 		return h
 	}
-	if s.Provider != "linux" || s.NetworkProfile != "allowlist" || s.Approvals != "ask" {
-		t.Errorf("scalars = %q %q %q", s.Provider, s.NetworkProfile, s.Approvals)
+	if s.Provider != "linux" || s.NetworkProfile != "allowlist" || s.Approvals != "ask" || s.GitMetadata != "writable" {
+		t.Errorf("scalars = %q %q %q %q", s.Provider, s.NetworkProfile, s.Approvals, s.GitMetadata)
 	}
 	wantHosts := []hosts.Entry{must("github.com:443"), must("*.githubusercontent.com:443"), must("proxy.golang.org:443")}
 	if !slices.Equal(s.NetworkHosts, wantHosts) {
@@ -224,7 +225,7 @@ func TestParseEmptyIsDefault(t *testing.T) {
 	}
 	d := Default()
 	if s.Provider != d.Provider || s.NetworkProfile != d.NetworkProfile || s.Approvals != d.Approvals ||
-		s.Provider != "direct" || s.NetworkProfile != "allowlist" || s.Approvals != "ask" ||
+		s.Provider != "direct" || s.NetworkProfile != "allowlist" || s.Approvals != "ask" || s.GitMetadata != "protected" ||
 		len(s.NetworkHosts)+len(s.Toolchains)+len(s.Credentials) != 0 {
 		t.Errorf("empty file = %+v, want the defaults", s)
 	}

@@ -25,6 +25,7 @@ func (s *Settings) TOML() []byte {
 	fmt.Fprintf(&b, "%s = %s\n", KeyNetworkHosts, list(hostsText))
 	fmt.Fprintf(&b, "%s = %s\n", KeyToolchains, list(s.Toolchains))
 	fmt.Fprintf(&b, "%s = %s\n", KeyApprovals, tomlString(s.Approvals))
+	fmt.Fprintf(&b, "%s = %s\n", KeyGitMetadata, tomlString(s.GitMetadata))
 	s.Limits.toml(&b)
 	for _, c := range s.Credentials {
 		b.WriteString("\n")

@@ -125,12 +125,12 @@ func (e *Editor) RemoveToolchain(name string) error {
 }
 
 // SetString sets one of the string settings (sandbox_provider, sandbox_network_profile,
-// sandbox_approvals), replacing only its value.
+// sandbox_approvals, sandbox_git_metadata), replacing only its value.
 func (e *Editor) SetString(key, value string) error {
 	switch key {
-	case KeyProvider, KeyNetworkProfile, KeyApprovals:
+	case KeyProvider, KeyNetworkProfile, KeyApprovals, KeyGitMetadata:
 	default:
-		return fmt.Errorf("%s is not a setting with a single word value; use sandbox_provider, sandbox_network_profile or sandbox_approvals", key)
+		return fmt.Errorf("%s is not a setting with a single word value; use sandbox_provider, sandbox_network_profile, sandbox_approvals or sandbox_git_metadata", key)
 	}
 	if vi, ok := e.doc.top[key]; ok {
 		return e.set(replace(e.data, vi.value.start, vi.value.end, tomlString(value)))

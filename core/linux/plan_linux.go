@@ -177,6 +177,17 @@ func planWall(p *policy.Policy, spec sandbox.RunnerSpec) (*wallSetup, error) {
 	for _, d := range p.ReadOnly {
 		steps = append(steps, checked(mountStep{Src: d, Dst: d}))
 	}
+	// Repository metadata found in the writable folders, each bound over itself read-only,
+	// deeper than its folder.
+	for _, pr := range p.Protected {
+		if err := abs("protected", pr.Path); err != nil {
+			return nil, err
+		}
+		if !slices.ContainsFunc(p.Writable, func(w string) bool { return w != pr.Path && policy.Within(w, pr.Path) }) {
+			return nil, fmt.Errorf("linux sandbox: %s is kept read-only but lies in no writable folder", pr.Path)
+		}
+		steps = append(steps, mountStep{Src: pr.Path, Dst: pr.Path, Dev: pr.ID.Dev, Ino: pr.ID.Ino})
+	}
 	// The login files inside toolchains are covered last, being deeper than the folder that
 	// shows them.
 	for _, h := range p.Hidden {

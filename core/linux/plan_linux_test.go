@@ -28,6 +28,10 @@ func TestPlanGolden(t *testing.T) {
 		RunnerFiles: []string{"/opt/openworker/bin/openworker"},
 		Network:     policy.Allowlist,
 		ProxyPort:   41000,
+		Protected: []policy.Protected{
+			{Path: "/home/u/work/.git/hooks", Dir: true}, {Path: "/home/u/work/.git/config"},
+			{Path: "/tmp/shared/wt/.git"},
+		},
 	}
 	conn, err := os.Open(os.DevNull)
 	if err != nil {

@@ -81,6 +81,11 @@ type Policy struct {
 	// obeys outside the wall (.git/hooks, .git/config, a worktree's config). The zero value
 	// keeps it read-only inside every writable folder, as it must be by default.
 	GitMetadataWritable bool
+	// Protected are files and folders inside the writable folders that stay read-only: the
+	// repository metadata found when the wall was made (see GitMetadataWritable), each with
+	// what it was then. The Linux wall binds each over itself; Seatbelt's profile names
+	// repositories by pattern instead, which covers ones made later too.
+	Protected []Protected
 
 	ids   map[string]FileID // see ID
 	given map[string]string // see Folder
@@ -125,6 +130,13 @@ type Options struct {
 	// client's that asked for the session): guarded against writing as RunnerFiles are,
 	// but not shown inside.
 	Programs []string
+}
+
+// Protected is one file or folder kept read-only inside a writable folder.
+type Protected struct {
+	Path string
+	Dir  bool
+	ID   FileID
 }
 
 // FileID is what a file is on its disk: its device and inode numbers.

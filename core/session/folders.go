@@ -24,6 +24,7 @@ func (m *Manager) policyOptions(spec Spec) policy.Options {
 		Writable: spec.Writable, ReadOnly: spec.ReadOnly, Toolchains: spec.Toolchains, Network: spec.Network,
 		UserHome: m.opts.UserHome, StateDir: m.opts.StateDir, GOOS: m.opts.GOOS,
 		RunnerFiles: []string{m.opts.RunnerPath}, Untrusted: m.untrusted(), Programs: spec.Programs,
+		GitMetadataWritable: spec.GitMetadataWritable,
 	}
 	// A settings file that is a link into a dotfiles folder is guarded there too, link by
 	// link: a command that can write where it leads rewrites the settings.

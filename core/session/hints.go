@@ -29,6 +29,7 @@ type hints struct {
 	kept, order []string
 	pathSaid    bool
 	firstDone   bool
+	gitSaid     bool
 	// noRoute is the sandbox's count of direct attempts before the running command.
 	noRoute    uint64
 	noRouteSet bool
@@ -134,6 +135,31 @@ func lookIn(dirs []string, name string) string {
 		}
 	}
 	return ""
+}
+
+// gitMetadataRefused finds git's complaints when it could not write a repository's settings
+// or hooks, which the wall keeps read-only: a settings file is bound over itself, so git's
+// rename of its lock file onto it fails ("Device or resource busy"), and a hooks folder is
+// a read-only mount.
+var gitMetadataRefused = regexp.MustCompile(`could not (?:write|lock|commit) config file \S*\.git\S*|\.git/(?:\S*/)?hooks/\S*: Read-only file system|\.git/(?:\S*/)?(?:config|hooks)\S*: (?:Device or resource busy|Read-only file system)`)
+
+// gitMetadataHint says, once a session, that git failed because repository metadata is
+// read-only inside, and which setting allows it. guarded says the session keeps it so.
+func (h *hints) gitMetadataHint(res *runner.Result, guarded bool) string {
+	if h.gitSaid || !guarded || res == nil || res.ExitCode == 0 {
+		return ""
+	}
+	stderr := res.Stderr
+	if len(h.stderr) > 0 {
+		stderr = h.stderr
+	}
+	if !gitMetadataRefused.Match(stderr) {
+		return ""
+	}
+	h.gitSaid = true
+	return "openworker: each repository's .git/config and .git/hooks are read-only in this sandbox (sandbox_git_metadata = \"protected\"): " +
+		"the person's own git runs and obeys them outside it. A person may allow writing them for one session with --git-metadata writable, " +
+		"or for all with sandbox_git_metadata = \"writable\" in the settings (Settings ▸ Sandbox), which lets a command plant what git runs outside the sandbox\n"
 }
 
 // includePath is a path line of git's include and includeIf paths in a settings file.
@@ -285,6 +311,9 @@ func (s *Session) addHints(r *Result, a *runner.ExecArgs, onChunk func(string, [
 	s.lateHints = nil
 	s.fwdMu.Unlock()
 	if line := s.hints.pathHint(a, r.Result, s.m.opts.UserHome); line != "" {
+		lines = append(lines, line)
+	}
+	if line := s.hints.gitMetadataHint(r.Result, s.gitSnap != nil); line != "" {
 		lines = append(lines, line)
 	}
 	s.hints.firstDone, s.hints.stderr = true, nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/policy"
+	"github.com/openworker/openworker/core/runner"
 )
 
 func TestForwardsOf(t *testing.T) {
@@ -80,5 +81,36 @@ func TestGitIncludeHints(t *testing.T) {
 	}
 	if n := strings.Count(got, "\n"); n != 2 {
 		t.Errorf("%d lines, want 2:\n%s", n, got)
+	}
+}
+
+// git's own words when the wall refuses its settings or hooks bring the hint that names the
+// setting; other failures do not.
+func TestGitMetadataHint(t *testing.T) {
+	for _, tc := range []struct {
+		name, stderr string
+		guarded      bool
+		want         bool
+	}{
+		{"config_busy", "error: could not write config file .git/config: Device or resource busy\n", true, true},
+		{"remote_add", "error: could not write config file /p/.git/config: Device or resource busy\nfatal: could not set 'remote.origin.url' to '/b'\n", true, true},
+		{"lock", "error: could not lock config file .git/config: Read-only file system\n", true, true},
+		{"hook", "sh: 1: cannot create .git/hooks/pre-commit: Read-only file system\n", true, true},
+		{"not_guarded", "error: could not write config file .git/config: Device or resource busy\n", false, false},
+		{"other_failure", "fatal: not a git repository\n", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var h hints
+			got := h.gitMetadataHint(&runner.Result{ExitCode: 1, Stderr: []byte(tc.stderr)}, tc.guarded)
+			if (got != "") != tc.want {
+				t.Fatalf("hint %q, want one: %v", got, tc.want)
+			}
+			if got != "" && (!strings.Contains(got, "--git-metadata writable") || !strings.Contains(got, `sandbox_git_metadata = "writable"`)) {
+				t.Errorf("the hint does not name the setting: %s", got)
+			}
+			if again := h.gitMetadataHint(&runner.Result{ExitCode: 1, Stderr: []byte(tc.stderr)}, tc.guarded); again != "" {
+				t.Errorf("said twice: %s", again)
+			}
+		})
 	}
 }

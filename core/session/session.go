@@ -25,6 +25,7 @@ import (
 
 	"github.com/openworker/openworker/core/audit"
 	"github.com/openworker/openworker/core/credentials"
+	"github.com/openworker/openworker/core/gitmeta"
 	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/proxy"
@@ -64,6 +65,9 @@ type Spec struct {
 	// Programs run outside the sandbox besides the runner's own (the client's that asked
 	// for the session): no writable folder may hold them.
 	Programs []string
+	// GitMetadataWritable lets commands change repository hooks and config (see
+	// policy.Options.GitMetadataWritable); by default they stay read-only inside.
+	GitMetadataWritable bool
 }
 
 // Session is one running session.
@@ -122,6 +126,13 @@ type Session struct {
 	fwdMu        sync.Mutex
 	forwardAddrs []netip.AddrPort
 	lateHints    []string
+	// gitSnap is the repository metadata in the writable folders as last checked (see
+	// gitmeta.go); nil when the session does not check it.
+	gitSnap *gitmeta.Snapshot
+	// gitWatch stops watchGitMetadata; nil when it does not run.
+	gitWatch chan struct{}
+	// gitChecked: the last call that could write ended and was checked after it.
+	gitChecked bool
 }
 
 // RefusedError is a session the wall check (or the wall's construction) refused.
@@ -308,7 +319,13 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	if err != nil {
 		return err
 	}
+	// What the last wall's commands left is moved aside before the new wall takes the
+	// folders as they are.
+	if moved := s.checkGitMetadata(); len(moved) > 0 {
+		s.gitMetadataMoved(moved, "when the wall was made again")
+	}
 	s.hints = hints{}
+	s.scanGitMetadata(pol)
 	if s.proxy != nil && s.Enforcement == sandbox.Linux {
 		// Made again for each wall, from the list in force now.
 		s.fwdMu.Lock()

@@ -100,11 +100,15 @@ func (s *Session) send(p *pending) error {
 			// Once: each command's count then starts where the last one's ended.
 			s.countDirect()
 		}
-		if !s.hints.firstDone && p.onChunk != nil {
+		if (!s.hints.firstDone || s.gitSnap != nil) && p.onChunk != nil {
 			// A streamed command's output is not in its result: the first command's last
-			// error output is kept for the PATH hint.
+			// error output is kept for the PATH hint, and each one's for the hint about
+			// repository metadata.
 			p.onChunk = s.hints.tail(p.onChunk)
 		}
+	}
+	if p.req.Tool == runner.ToolExec || p.req.Tool == runner.ToolWrite {
+		s.gitChecked = false // until the check after this call
 	}
 	p.stopDenials = s.startDenials(p.onChunk)
 	if p.stdin != nil && p.req.Exec != nil {
@@ -169,9 +173,23 @@ func (s *Session) receive(ctx context.Context, p *pending) (*Result, error) {
 	s.stateLost = false
 	if req.Tool == runner.ToolExec {
 		s.idle = out.Result.Idle
+		s.startGitWatch()
 	}
 	out.Blocked = s.blockedBetween(start, end)
 	stopDenials(out)
+	if req.Tool == runner.ToolExec || req.Tool == runner.ToolWrite {
+		// Before the result returns: by then nothing the call planted may be left for
+		// the person's git to run.
+		out.GitMetadataMoved = s.checkGitMetadata()
+		ev.GitMetadataMoved = out.GitMetadataMoved
+		s.gitChecked = true
+		if note := gitMetadataNote(out.GitMetadataMoved); note != "" && out.Result != nil && req.Tool == runner.ToolExec {
+			if p.onChunk != nil {
+				p.onChunk("stderr", []byte(note))
+			}
+			out.Stderr = append(out.Stderr, note...)
+		}
+	}
 	if req.Tool == runner.ToolExec && out.Error == "" && out.Result != nil {
 		s.addHints(out, req.Exec, p.onChunk)
 	}
@@ -519,7 +537,7 @@ func (s *Session) end(beforeExit bool, reason string) {
 	}
 	s.mu.Lock()
 	s.ended = true
-	idle := s.idle
+	idle, checked := s.idle, s.gitChecked
 	s.mu.Unlock()
 	if beforeExit && idle && s.proc != nil {
 		if a, ok := s.proc.(sandbox.Abandoner); ok {
@@ -532,11 +550,22 @@ func (s *Session) end(beforeExit bool, reason string) {
 		s.live.Store(nil)
 	}
 	s.teardown()
+	// What a process left running after the last call planted since: it is dead now. When
+	// the last call ended, was checked, and left nothing running, its check saw everything.
+	if !idle || !checked {
+		if moved := s.checkGitMetadata(); len(moved) > 0 {
+			s.gitMetadataMoved(moved, "at the session's end")
+		}
+	}
 	s.m.remove(s.ID)
 	s.m.audit(audit.Event{Type: audit.SessionEnded, Session: s.ID, Enforcement: string(s.Enforcement), Network: string(s.Network), Reason: reason})
 }
 
 func (s *Session) teardown() {
+	if s.gitWatch != nil {
+		close(s.gitWatch)
+		s.gitWatch = nil
+	}
 	// The private tmp is removed while the kernel takes the sandbox down. A process still
 	// dying may write there meanwhile; once the sandbox is empty nothing can, and what is
 	// left is removed then.

@@ -51,6 +51,8 @@ type (
 	SetProvider  struct{ Provider string }
 	SetNetwork   struct{ Profile string }
 	SetApprovals struct{ Mode string }
+	// SetGitMetadata sets sandbox_git_metadata ("protected" or "writable").
+	SetGitMetadata struct{ Mode string }
 	// SetToolchain switches a home-folder toolchain on or off; AddToolchain adds a folder the
 	// person chose (its path as the open panel gave it).
 	SetToolchain struct {

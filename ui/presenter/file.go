@@ -16,6 +16,9 @@ func (s backendSettings) SetNetworkProfile(word string) error {
 func (s backendSettings) SetApprovals(word string) error {
 	return pendingIsDone(s.b.SetApprovals(word))
 }
+func (s backendSettings) SetGitMetadata(word string) error {
+	return pendingIsDone(s.b.SetGitMetadata(word))
+}
 func (s backendSettings) SetToolchain(path string, on bool) error {
 	return pendingIsDone(s.b.SetToolchain(path, on))
 }

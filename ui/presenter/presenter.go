@@ -52,6 +52,7 @@ type SettingsEditor interface {
 	SetProvider(word string) error
 	SetNetworkProfile(word string) error
 	SetApprovals(word string) error
+	SetGitMetadata(word string) error
 	// SetToolchain switches a toolchain (a path relative to the home folder) on or off.
 	SetToolchain(path string, on bool) error
 }
@@ -374,6 +375,8 @@ func (p *Presenter) dispatch(a view.Action) error {
 		return p.settings().SetNetworkProfile(a.Profile)
 	case SetApprovals:
 		return p.settings().SetApprovals(a.Mode)
+	case SetGitMetadata:
+		return p.settings().SetGitMetadata(a.Mode)
 	case SetToolchain:
 		return p.settings().SetToolchain(a.Path, a.On)
 	case AddToolchain:
@@ -469,6 +472,7 @@ var errNoEditor = errors.New("this build of the app cannot change the settings; 
 func (noEditor) SetProvider(string) error        { return errNoEditor }
 func (noEditor) SetNetworkProfile(string) error  { return errNoEditor }
 func (noEditor) SetApprovals(string) error       { return errNoEditor }
+func (noEditor) SetGitMetadata(string) error     { return errNoEditor }
 func (noEditor) SetToolchain(string, bool) error { return errNoEditor }
 
 // siteMessage is what is wrong with a site as typed: the settings file's rules and words

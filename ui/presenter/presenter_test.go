@@ -848,4 +848,34 @@ type nopEditor struct{}
 func (nopEditor) SetProvider(string) error        { return nil }
 func (nopEditor) SetNetworkProfile(string) error  { return nil }
 func (nopEditor) SetApprovals(string) error       { return nil }
+func (nopEditor) SetGitMetadata(string) error     { return nil }
 func (nopEditor) SetToolchain(string, bool) error { return nil }
+
+// The repositories switch of Settings ▸ Sandbox writes sandbox_git_metadata, and flips back.
+func TestSettingsGitMetadataSwitch(t *testing.T) {
+	f := newFixture(t, "", Options{})
+	f.dispatch(t, ShowWindow{ID: SettingsWindow})
+	sw := func() view.Switch {
+		w, _ := window(f.p.View(), SettingsWindow)
+		var found view.Switch
+		view.Walk(w.Body, func(n view.Node) {
+			if s, ok := n.(view.Switch); ok && strings.Contains(s.Title, "git hooks") {
+				found = s
+			}
+		})
+		return found
+	}
+	for _, want := range []string{"writable", "protected"} {
+		s := sw()
+		if s.On != (want == "protected") || s.Action != (SetGitMetadata{Mode: want}) {
+			t.Fatalf("before %s: %+v", want, s)
+		}
+		f.dispatch(t, s.Action)
+		tstest.WaitFor(t, 5*time.Second, func() error {
+			if got := f.b.Settings().Settings.GitMetadata; got != want {
+				return fmt.Errorf("sandbox_git_metadata in force: %q", got)
+			}
+			return nil
+		})
+	}
+}

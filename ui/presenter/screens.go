@@ -498,6 +498,16 @@ func SettingsSandbox(s State) view.Window {
 		{Title: "Full access", Detail: "No cards: a site that is not allowed is refused, and you add it here yourself.", Selected: set.Approvals == config.ApprovalsFullAccess, Action: SetApprovals{Mode: config.ApprovalsFullAccess}},
 	}}}})
 
+	writable := set.GitMetadata == config.GitMetadataWritable
+	mode := config.GitMetadataWritable
+	if writable {
+		mode = config.GitMetadataProtected
+	}
+	body = append(body, view.Section{Title: "Repositories", Children: []view.Node{
+		view.Switch{Title: "Let commands change git hooks and repository settings", On: writable, Action: SetGitMetadata{Mode: mode}},
+	}, Footer: "Off: each repository's .git/hooks and .git/config stay read-only inside, because your own git runs and obeys them outside the sandbox. " +
+		"On, a command can plant a hook or a setting such as core.fsmonitor that runs the next time you use git there."})
+
 	var tools []view.Node
 	for _, t := range s.Toolchains {
 		tools = append(tools, view.Switch{Title: "~/" + t.Path, On: t.On, Action: SetToolchain{Path: t.Path, On: !t.On}})

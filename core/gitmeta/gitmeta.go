@@ -1,0 +1,483 @@
+// Package gitmeta finds, under a session's writable folders, the repository metadata that
+// the person's own git runs or obeys outside the sandbox — each repository's hooks, its
+// settings files (config, config.worktree), a worktree's or submodule's .git file — and moves
+// aside what a command planted there: a new hook, a settings file that gained a key that runs
+// a program (core.fsmonitor, core.hooksPath, filter.*, …), a .git that is a symlink.
+//
+// It reads what commands wrote, so it reads it as hostile: no symlink is followed, nothing
+// but a regular file is opened for reading, every read and the walk itself are bounded. It
+// decides nothing about whether metadata is protected (the policy says) and binds nothing
+// (a provider does, from the Snapshot's Protect list).
+package gitmeta
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Bounds bound one walk. A walk that reaches them stops there and says so (Truncated):
+// repositories deeper, or past the first MaxEntries folder entries, are not looked at.
+type Bounds struct {
+	// MaxDepth is how many folders below each root the walk goes (a repository's .git
+	// folder counts as one more).
+	MaxDepth int
+	// MaxEntries is how many folder entries the walk reads, all roots together.
+	MaxEntries int
+}
+
+// DefaultBounds: deep enough for a monorepo's nested packages, and at most a few tens of
+// milliseconds of reading on an ordinary disk (see BenchmarkCheck).
+var DefaultBounds = Bounds{MaxDepth: 10, MaxEntries: 50_000}
+
+// maxConfig bounds a settings file that is read; a bigger new one is moved aside unread.
+const maxConfig = 1 << 20
+
+// maxGitFile bounds a .git file that is read ("gitdir: PATH").
+const maxGitFile = 4 << 10
+
+// Kind says what an Entry is.
+type Kind string
+
+const (
+	// Hooks is a repository's hooks folder.
+	Hooks Kind = "hooks folder"
+	// Hook is a file in a hooks folder (not a *.sample, which git never runs).
+	Hook Kind = "hook"
+	// Config is a repository's settings file: config, or config.worktree.
+	Config Kind = "settings file"
+	// GitFile is a .git file, which names the repository's folder elsewhere.
+	GitFile Kind = "git file"
+	// CommonDir is a repository folder's commondir file, which names the folder whose
+	// settings and hooks git uses (a worktree's names the main repository's).
+	CommonDir Kind = "commondir file"
+	// Link is a .git, hooks folder, settings file or hook that is a symlink, or a settings
+	// file that is not a regular file: git follows the one and blocks on the other.
+	Link Kind = "symlink or special file"
+)
+
+// Entry is one piece of metadata found.
+type Entry struct {
+	Path string
+	Kind Kind
+	// Dev and Ino are what the file was when found, for a bind that must be that file.
+	Dev, Ino uint64
+	stamp    stamp
+	// keys are a settings file's dangerous keys; bad says it could not be read or parsed.
+	keys []string
+	bad  string
+	// gitdir is what a .git or commondir file names, made absolute.
+	gitdir string
+}
+
+// IsDir says whether the entry is a folder.
+func (e Entry) IsDir() bool { return e.Kind == Hooks }
+
+// stamp is what says a file has not changed since it was last seen.
+type stamp struct {
+	dev, ino, size uint64
+	mode           uint32
+	mtime, ctime   int64
+}
+
+// Snapshot is what one walk found.
+type Snapshot struct {
+	Entries []Entry
+	// Truncated says the walk stopped at its bounds.
+	Truncated bool
+	roots     []string
+	// gitDirs are the repository folders the walk looked into.
+	gitDirs map[string]bool
+}
+
+// Protect returns what a provider binds read-only over itself: the hooks folders, settings
+// files, .git and commondir files found (symlinks excepted, which a bind cannot name without following).
+func (s *Snapshot) Protect() []Entry {
+	var out []Entry
+	for _, e := range s.Entries {
+		if e.Kind == Hooks || e.Kind == Config || e.Kind == GitFile || e.Kind == CommonDir {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Scan walks roots (absolute, resolved folders) within b.
+func Scan(roots []string, b Bounds) *Snapshot { return scan(roots, b, nil) }
+
+func scan(roots []string, b Bounds, prev *Snapshot) *Snapshot {
+	// A root inside another is walked with it.
+	var top []string
+	for _, r := range roots {
+		if !slices.ContainsFunc(roots, func(o string) bool { return o != r && within(o, r) }) && !slices.Contains(top, r) {
+			top = append(top, r)
+		}
+	}
+	w := &walker{b: b, out: &Snapshot{roots: top, gitDirs: map[string]bool{}}}
+	if prev != nil {
+		w.prev = map[string]*Entry{}
+		for i := range prev.Entries {
+			w.prev[prev.Entries[i].Path] = &prev.Entries[i]
+		}
+	}
+	for _, r := range top {
+		fd, err := openDirNoLinks(r)
+		if err != nil {
+			continue // a folder gone since holds nothing git will read
+		}
+		w.dir(fd, r, 0)
+	}
+	slices.SortFunc(w.out.Entries, func(a, b Entry) int { return strings.Compare(a.Path, b.Path) })
+	w.out.Truncated = w.truncated
+	return w.out
+}
+
+type walker struct {
+	b         Bounds
+	entries   int
+	truncated bool
+	prev      map[string]*Entry
+	out       *Snapshot
+	buf       []byte
+}
+
+// Types of folder entries.
+const (
+	typeOther uint8 = iota
+	typeDir
+	typeLink
+	typeFile
+	typeUnknown
+)
+
+type dent struct {
+	name string
+	typ  uint8
+}
+
+// read lists the folder open as fd, within the bound.
+func (w *walker) read(fd int) []dent {
+	if w.buf == nil {
+		w.buf = make([]byte, 32<<10)
+	}
+	left := w.b.MaxEntries - w.entries
+	if left <= 0 {
+		w.truncated = true
+		return nil
+	}
+	list, more := readDir(fd, left, w.buf)
+	w.entries += len(list)
+	if more {
+		w.truncated = true
+	}
+	for i := range list {
+		if list[i].typ == typeUnknown {
+			// A file system that does not say: asked, without following a link.
+			var st unix.Stat_t
+			list[i].typ = typeOther
+			if unix.Fstatat(fd, list[i].name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+				switch st.Mode & unix.S_IFMT {
+				case unix.S_IFDIR:
+					list[i].typ = typeDir
+				case unix.S_IFLNK:
+					list[i].typ = typeLink
+				case unix.S_IFREG:
+					list[i].typ = typeFile
+				}
+			}
+		}
+	}
+	return list
+}
+
+// openDir opens the folder name in the folder open as parent, following no symlink.
+func openDir(parent int, name string) (int, error) {
+	return unix.Openat(parent, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+}
+
+// dir walks the folder open as fd (which it closes) at path, depth folders below its root.
+func (w *walker) dir(fd int, path string, depth int) {
+	defer unix.Close(fd)
+	list := w.read(fd)
+	var head, objects, commondir bool
+	for _, e := range list {
+		switch e.name {
+		case ".git":
+			w.dotGit(fd, filepath.Join(path, ".git"), e.typ, depth)
+		case "HEAD":
+			head = true
+		case "objects":
+			objects = true
+		case "commondir":
+			commondir = true
+		}
+	}
+	// A folder that holds what git takes for a repository's own folder (a bare repository,
+	// or one a .git file names) is one: git finds it when the person's shell is in it. The
+	// walk goes on below it all the same, so that such a folder hides nothing.
+	if head && (objects || commondir) {
+		w.gitDir(fd, path, depth)
+	}
+	for _, e := range list {
+		if e.typ != typeDir || e.name == ".git" {
+			continue
+		}
+		if depth >= w.b.MaxDepth {
+			w.truncated = true
+			return
+		}
+		sub, err := openDir(fd, e.name)
+		if err != nil {
+			continue
+		}
+		w.dir(sub, filepath.Join(path, e.name), depth+1)
+	}
+}
+
+// dotGit looks at the .git entry of the folder open as parent.
+func (w *walker) dotGit(parent int, path string, typ uint8, depth int) {
+	switch typ {
+	case typeDir:
+		fd, err := openDir(parent, ".git")
+		if err != nil {
+			return
+		}
+		defer unix.Close(fd)
+		w.gitDir(fd, path, depth+1)
+	case typeLink:
+		w.add(parent, ".git", path, Link)
+	default:
+		w.add(parent, ".git", path, GitFile)
+	}
+}
+
+// gitDir looks at a repository's own folder open as fd (which it does not close): its
+// settings files and hooks, and those of its worktrees and submodules.
+func (w *walker) gitDir(fd int, path string, depth int) {
+	w.out.gitDirs[path] = true
+	for _, name := range []string{"config", "config.worktree"} {
+		w.add(fd, name, filepath.Join(path, name), Config)
+	}
+	w.add(fd, "commondir", filepath.Join(path, "commondir"), CommonDir)
+	w.hooks(fd, path)
+	// worktrees/NAME and modules/NAME[/…]: each a repository folder of its own, whose
+	// settings git reads when the person is in that worktree or submodule.
+	for _, group := range []string{"worktrees", "modules"} {
+		g, err := openDir(fd, group)
+		if err != nil {
+			continue
+		}
+		w.nested(g, filepath.Join(path, group), depth+1)
+	}
+}
+
+// nested walks a worktrees or modules folder open as fd (which it closes): every folder in
+// it that holds HEAD is a repository folder; a submodule's name may hold slashes.
+func (w *walker) nested(fd int, path string, depth int) {
+	defer unix.Close(fd)
+	if depth > w.b.MaxDepth {
+		w.truncated = true
+		return
+	}
+	for _, e := range w.read(fd) {
+		if e.typ != typeDir {
+			continue
+		}
+		sub, err := openDir(fd, e.name)
+		if err != nil {
+			continue
+		}
+		p := filepath.Join(path, e.name)
+		var st unix.Stat_t
+		if unix.Fstatat(sub, "HEAD", &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			w.gitDir(sub, p, depth)
+			unix.Close(sub)
+		} else {
+			w.nested(sub, p, depth+1)
+		}
+	}
+}
+
+// hooks looks at the hooks folder of the repository folder open as fd.
+func (w *walker) hooks(fd int, path string) {
+	path = filepath.Join(path, "hooks")
+	e, ok := w.add(fd, "hooks", path, Hooks)
+	if !ok || e.Kind != Hooks {
+		return
+	}
+	h, err := openDir(fd, "hooks")
+	if err != nil {
+		return
+	}
+	defer unix.Close(h)
+	for _, d := range w.read(h) {
+		// Samples are never run; folders are not run either (a hook is executed by path).
+		if strings.HasSuffix(d.name, ".sample") || d.typ == typeDir {
+			continue
+		}
+		w.add(h, d.name, filepath.Join(path, d.name), Hook)
+	}
+}
+
+// add records name in the folder open as parent, if it is there, as kind — or as Link when
+// it is a symlink, or something git would block on where it reads a file.
+func (w *walker) add(parent int, name, path string, kind Kind) (Entry, bool) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return Entry{}, false
+	}
+	e := Entry{Path: path, Kind: kind, Dev: uint64(st.Dev), Ino: uint64(st.Ino), stamp: stampOf(&st)}
+	ft := st.Mode & unix.S_IFMT
+	switch {
+	case ft == unix.S_IFLNK:
+		e.Kind = Link
+	case kind == Hooks && ft != unix.S_IFDIR:
+		// Not a folder: git runs nothing from it.
+		return Entry{}, false
+	case kind == Hook && ft != unix.S_IFREG:
+		// A FIFO or device named like a hook is not run.
+		return Entry{}, false
+	case (kind == Config || kind == GitFile || kind == CommonDir) && ft == unix.S_IFDIR:
+		return Entry{}, false
+	case (kind == Config || kind == GitFile || kind == CommonDir) && ft != unix.S_IFREG:
+		e.Kind = Link
+	}
+	switch e.Kind {
+	case Config:
+		if p := w.prev[path]; p != nil && p.stamp == e.stamp {
+			e.keys, e.bad = p.keys, p.bad
+		} else {
+			e.keys, e.bad = readConfig(parent, name)
+		}
+	case GitFile:
+		if p := w.prev[path]; p != nil && p.stamp == e.stamp {
+			e.gitdir, e.bad = p.gitdir, p.bad
+		} else {
+			e.gitdir, e.bad = readGitFile(parent, name, filepath.Dir(path))
+		}
+	case CommonDir:
+		if p := w.prev[path]; p != nil && p.stamp == e.stamp {
+			e.gitdir, e.bad = p.gitdir, p.bad
+		} else {
+			e.gitdir, e.bad = readCommonDir(parent, name, filepath.Dir(path))
+		}
+	}
+	w.out.Entries = append(w.out.Entries, e)
+	return e, true
+}
+
+// readFile reads a regular file of at most limit bytes without following a symlink or
+// blocking on a FIFO.
+func readFile(parent int, name string, limit int64) ([]byte, error) {
+	fd, err := unix.Openat(parent, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	if fi.Size() > limit {
+		return nil, errors.New("larger than " + sizeWord(limit))
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err == nil && int64(len(data)) > limit {
+		err = errors.New("larger than " + sizeWord(limit))
+	}
+	return data, err
+}
+
+func sizeWord(n int64) string {
+	if n >= 1<<20 {
+		return itoa(n>>20) + " MiB"
+	}
+	return itoa(n>>10) + " KiB"
+}
+
+func itoa(n int64) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}
+
+// readConfig returns a settings file's dangerous keys, or why it could not be read.
+func readConfig(parent int, name string) ([]string, string) {
+	data, err := readFile(parent, name, maxConfig)
+	if err != nil {
+		return nil, "could not be read (" + err.Error() + ")"
+	}
+	keys, err := dangerousKeys(data)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return keys, ""
+}
+
+// readGitFile returns the folder a .git file names, made absolute against dir.
+func readGitFile(parent int, name, dir string) (string, string) {
+	data, err := readFile(parent, name, maxGitFile)
+	if err != nil {
+		return "", "could not be read (" + err.Error() + ")"
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	target, ok := strings.CutPrefix(strings.TrimRight(line, "\r"), "gitdir: ")
+	if !ok || target == "" {
+		return "", `does not start with "gitdir: "`
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(dir, target)
+	}
+	return filepath.Clean(target), ""
+}
+
+// readCommonDir returns the folder a commondir file names, made absolute against dir.
+func readCommonDir(parent int, name, dir string) (string, string) {
+	data, err := readFile(parent, name, maxGitFile)
+	if err != nil {
+		return "", "could not be read (" + err.Error() + ")"
+	}
+	target, _, _ := strings.Cut(string(data), "\n")
+	target = strings.TrimRight(target, "\r")
+	if target == "" {
+		return "", "is empty"
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(dir, target)
+	}
+	return filepath.Clean(target), ""
+}
+
+// openDirNoLinks opens the folder at path (absolute) following no symlink on the way.
+func openDirNoLinks(path string) (int, error) {
+	fd, err := unix.Open("/", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	for _, c := range strings.Split(strings.Trim(filepath.Clean(path), "/"), "/") {
+		if c == "" {
+			continue
+		}
+		next, err := openDir(fd, c)
+		unix.Close(fd)
+		if err != nil {
+			return -1, err
+		}
+		fd = next
+	}
+	return fd, nil
+}

@@ -1,0 +1,242 @@
+package gitmeta
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestDangerousKeys(t *testing.T) {
+	for _, tc := range []struct {
+		name, cfg string
+		want      []string
+		bad       bool
+	}{
+		{"plain", "[core]\n\trepositoryformatversion = 0\n\tbare = false\n[remote \"origin\"]\n\turl = x\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n", nil, false},
+		{"fsmonitor", "[core]\n\tfsmonitor = touch /tmp/x\n", []string{"core.fsmonitor"}, false},
+		{"case", "[CORE]\n\tFsMonitor = x\n", []string{"core.fsmonitor"}, false},
+		{"same_line", "[core] hooksPath = /x", []string{"core.hookspath"}, false},
+		{"subsection", "[diff \"pdf\"]\n\ttextconv = x\n[filter \"lfs\"]\n\tsmudge = y\n", []string{"diff.pdf.textconv", "filter.lfs.smudge"}, false},
+		{"old_subsection", "[diff.pdf]\n\ttextconv = x\n", []string{"diff.pdf.textconv"}, false},
+		{"include", "[include]\n\tpath = ../x\n[includeIf \"gitdir:/\"]\n\tpath = y\n", []string{"include.path", "includeif.gitdir:/.path"}, false},
+		{"bool_key", "[core]\n\tfsmonitor\n", []string{"core.fsmonitor"}, false},
+		{"continuation_hides_nothing", "[core]\n\tbare = x \\\n\tfsmonitor = y\n", nil, false},
+		{"comment", "# [core] fsmonitor = x\n[core] ; fsmonitor = y\n", nil, false},
+		{"credential", "[credential \"https://x\"]\n\thelper = !sh\n", []string{"credential.https://x.helper"}, false},
+		{"remote_uploadpack", "[remote \"o\"]\n\tuploadpack = sh -c x\n", []string{"remote.o.uploadpack"}, false},
+		{"alias", "[alias]\n\tst = !sh\n", []string{"alias.st"}, false},
+		{"bom", "\xef\xbb\xbf[core]\n\tsshCommand = x\n", []string{"core.sshcommand"}, false},
+		{"crlf", "[core]\r\n\tpager = x\r\n", []string{"core.pager"}, false},
+		{"unterminated_quote", "[core]\n\tbare = \"x\n\tfsmonitor = y\n", nil, true},
+		{"garbage", "[core]\n\t=x\n", nil, true},
+		{"key_before_section", "fsmonitor = x\n", nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := dangerousKeys([]byte(tc.cfg))
+			if (err != nil) != tc.bad {
+				t.Fatalf("err = %v, want bad = %v", err, tc.bad)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// repo makes a repository folder as git init leaves it, with a hook sample.
+func repo(t *testing.T, dir string) string {
+	t.Helper()
+	g := filepath.Join(dir, ".git")
+	for _, d := range []string{"hooks", "objects", "refs/heads"} {
+		if err := os.MkdirAll(filepath.Join(g, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, filepath.Join(g, "HEAD"), "ref: refs/heads/main\n")
+	write(t, filepath.Join(g, "config"), "[core]\n\tbare = false\n")
+	write(t, filepath.Join(g, "hooks", "pre-commit.sample"), "#!/bin/sh\n")
+	return g
+}
+
+func write(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestScanFindsMetadata(t *testing.T) {
+	root := t.TempDir()
+	a := repo(t, filepath.Join(root, "a"))
+	b := repo(t, filepath.Join(root, "deep", "er", "b"))
+	write(t, filepath.Join(root, "wt", ".git"), "gitdir: "+a+"/worktrees/wt\n")
+	wt := filepath.Join(a, "worktrees", "wt")
+	write(t, filepath.Join(wt, "HEAD"), "ref: refs/heads/wt\n")
+	write(t, filepath.Join(wt, "config"), "[core]\n")
+	if err := os.MkdirAll(filepath.Join(wt, "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := Scan([]string{root}, DefaultBounds)
+	var got []string
+	for _, e := range s.Protect() {
+		got = append(got, strings.TrimPrefix(e.Path, root)+" "+string(e.Kind))
+	}
+	want := []string{
+		"/a/.git/config settings file", "/a/.git/hooks hooks folder",
+		"/a/.git/worktrees/wt/config settings file", "/a/.git/worktrees/wt/hooks hooks folder",
+		strings.TrimPrefix(b, root) + "/config settings file", strings.TrimPrefix(b, root) + "/hooks hooks folder",
+		"/wt/.git git file",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if s.Truncated {
+		t.Error("a small tree was cut short")
+	}
+	// The bounds are kept, and said.
+	if s := Scan([]string{root}, Bounds{MaxDepth: 1, MaxEntries: 1000}); !s.Truncated || len(s.Protect()) != 3 {
+		t.Errorf("depth 1: truncated %v, %d entries", s.Truncated, len(s.Protect()))
+	}
+	if s := Scan([]string{root}, Bounds{MaxDepth: 10, MaxEntries: 3}); !s.Truncated {
+		t.Error("3 entries: not said to be cut short")
+	}
+}
+
+func TestCheckMovesPlantedMetadata(t *testing.T) {
+	root, q := t.TempDir(), t.TempDir()
+	old := repo(t, filepath.Join(root, "old"))
+	// The person's own hook and setting, there before the session, stay.
+	write(t, filepath.Join(old, "hooks", "pre-push"), "#!/bin/sh\n")
+	write(t, filepath.Join(old, "config"), "[core]\n\teditor = vim\n")
+	s := Scan([]string{root}, DefaultBounds)
+
+	// A command's benign work moves nothing.
+	nw := repo(t, filepath.Join(root, "new"))
+	write(t, filepath.Join(nw, "config"), "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = ../x\n")
+	// git worktree add: a .git file naming the worktree's folder, whose commondir names
+	// the repository's.
+	write(t, filepath.Join(root, "wt", ".git"), "gitdir: "+nw+"/worktrees/wt\n")
+	write(t, filepath.Join(nw, "worktrees", "wt", "HEAD"), "ref: refs/heads/wt\n")
+	write(t, filepath.Join(nw, "worktrees", "wt", "commondir"), "../..\n")
+	moved, s := s.Check(DefaultBounds, q)
+	if len(moved) != 0 {
+		t.Fatalf("benign changes moved: %v", moved)
+	}
+	// What it plants is moved aside, each named.
+	write(t, filepath.Join(nw, "config"), "[core]\n\tbare = false\n\tfsmonitor = touch /tmp/x\n")
+	write(t, filepath.Join(nw, "hooks", "post-checkout"), "#!/bin/sh\n")
+	write(t, filepath.Join(old, "config"), "[core]\n\teditor = vim\n[diff \"x\"]\n\ttextconv = sh\n")
+	if err := os.Symlink("../elsewhere", filepath.Join(root, "linked", ".git")); err != nil {
+		os.MkdirAll(filepath.Join(root, "linked"), 0o755)
+		if err := os.Symlink("../elsewhere", filepath.Join(root, "linked", ".git")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, filepath.Join(root, "away", ".git"), "gitdir: /somewhere/else\n")
+	// A commondir in a repository's folder sends git to settings elsewhere.
+	write(t, filepath.Join(old, "commondir"), "evil\n")
+	write(t, filepath.Join(old, "evil", "config"), "[core]\n\tfsmonitor = x\n")
+	moved, s = s.Check(DefaultBounds, q)
+	var got []string
+	for _, m := range moved {
+		if m.Err != nil || m.To == "" {
+			t.Errorf("%s", m)
+		}
+		if _, err := os.Lstat(m.Path); err == nil {
+			t.Errorf("%s is still there", m.Path)
+		}
+		if _, err := os.Lstat(m.To); err != nil {
+			t.Errorf("%s is not in quarantine: %v", m.Path, err)
+		}
+		got = append(got, strings.TrimPrefix(m.Path, root)+": "+m.Why)
+	}
+	want := []string{
+		"/away/.git: it names /somewhere/else, outside the session's writable folders",
+		"/linked/.git: a symlink or special file where git reads metadata",
+		"/new/.git/config: it sets core.fsmonitor",
+		"/new/.git/hooks/post-checkout: a new hook",
+		"/old/.git/commondir: it names " + old + "/evil, which is not a repository folder the check reads",
+		"/old/.git/config: it sets diff.x.textconv",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("moved\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if _, err := os.Stat(filepath.Join(old, "hooks", "pre-push")); err != nil {
+		t.Errorf("the person's own hook was moved: %v", err)
+	}
+	if moved, _ := s.Check(DefaultBounds, q); len(moved) != 0 {
+		t.Errorf("a second check moved %v", moved)
+	}
+}
+
+// BenchmarkCheck measures the check after each command over a project of 2,000 folders and
+// 20,000 files holding 5 repositories, which is what a command's result waits for.
+func BenchmarkCheck(b *testing.B) {
+	root, q := b.TempDir(), b.TempDir()
+	tb := &testing.T{}
+	for r := 0; r < 5; r++ {
+		repo(tb, filepath.Join(root, "repo"+itoa(int64(r))))
+	}
+	for d := 0; d < 2000; d++ {
+		dir := filepath.Join(root, "repo0", "node_modules", "p"+itoa(int64(d/50)), "d"+itoa(int64(d)))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for f := 0; f < 10; f++ {
+			if err := os.WriteFile(filepath.Join(dir, "f"+itoa(int64(f))), nil, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	s := Scan([]string{root}, DefaultBounds)
+	if s.Truncated {
+		b.Fatal("the tree is over the bounds")
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		moved, _ := s.Check(DefaultBounds, q)
+		if len(moved) != 0 {
+			b.Fatal(moved)
+		}
+	}
+}
+
+// Where the quarantine lies on another file system, a copy is kept and the file removed.
+func TestCheckAcrossFileSystems(t *testing.T) {
+	shm, err := os.MkdirTemp("/dev/shm", "gitmeta")
+	if err != nil {
+		t.Skipf("no second file system here: %v", err)
+	}
+	defer os.RemoveAll(shm)
+	root := t.TempDir()
+	s := Scan([]string{root}, DefaultBounds)
+	g := repo(t, filepath.Join(root, "r"))
+	write(t, filepath.Join(g, "hooks", "pre-commit"), "#!/bin/sh\necho planted\n")
+	if err := os.Symlink("/etc/passwd", filepath.Join(g, "config.worktree")); err != nil {
+		t.Fatal(err)
+	}
+	moved, _ := s.Check(DefaultBounds, shm)
+	if len(moved) != 2 {
+		t.Fatalf("moved %v", moved)
+	}
+	for _, m := range moved {
+		if m.Err != nil || m.To == "" {
+			t.Fatalf("%s", m)
+		}
+		if _, err := os.Lstat(m.Path); err == nil {
+			t.Errorf("%s is still there", m.Path)
+		}
+		b, err := os.ReadFile(m.To)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[Kind]string{Hook: "#!/bin/sh\necho planted\n", Link: "a symlink to /etc/passwd\n"}[m.Kind]; string(b) != want {
+			t.Errorf("%s kept as %q, want %q", m.Path, b, want)
+		}
+	}
+}

@@ -1,0 +1,121 @@
+package session
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/openworker/openworker/core/audit"
+	"github.com/openworker/openworker/core/gitmeta"
+	"github.com/openworker/openworker/core/policy"
+	"github.com/openworker/openworker/core/sandbox"
+)
+
+// Repository metadata (hooks, .git/config) is run and obeyed by the person's own git,
+// outside the wall. Seatbelt's profile keeps it read-only by pattern, in repositories made
+// later too. The Linux wall can only bind what exists when it is made, so there the session
+// binds what it finds at start read-only, and after each call moves aside what a command
+// planted where no bind was (a repository made inside, a .git moved away and made again)
+// before the call's result returns. It is moved, not deleted, into a folder of the state
+// folder per session: outside every sandbox (no session may share the state folder), so
+// nothing inside can put it back, and the person can see what a command tried to plant.
+
+// guardsGitMetadata says whether the session checks repository metadata after each call.
+func (s *Session) guardsGitMetadata(pol *policy.Policy) bool {
+	return s.Enforcement == sandbox.Linux && pol != nil && !pol.GitMetadataWritable
+}
+
+// quarantineDir is where this session's planted metadata is moved.
+func (s *Session) quarantineDir() string {
+	return filepath.Join(s.m.opts.StateDir, "quarantine", s.ID)
+}
+
+// scanGitMetadata finds the metadata in pol's writable folders, to bind read-only and to
+// check later calls against.
+func (s *Session) scanGitMetadata(pol *policy.Policy) {
+	s.gitSnap = nil
+	if !s.guardsGitMetadata(pol) {
+		return
+	}
+	snap := gitmeta.Scan(pol.Writable, gitmeta.DefaultBounds)
+	for _, e := range snap.Protect() {
+		pol.Protected = append(pol.Protected, policy.Protected{Path: e.Path, Dir: e.IsDir(), ID: policy.FileID{Dev: e.Dev, Ino: e.Ino}})
+	}
+	if snap.Truncated {
+		s.hints.sayOnce(fmt.Sprintf("openworker: the writable folders are larger than the repository check reads (%d folders deep, %d entries); "+
+			"hooks and settings planted in repositories beyond that are not moved aside\n", gitmeta.DefaultBounds.MaxDepth, gitmeta.DefaultBounds.MaxEntries))
+	}
+	s.gitSnap = snap
+}
+
+// checkGitMetadata moves aside what the calls since the last check planted, and returns
+// one line for each thing it moved.
+func (s *Session) checkGitMetadata() []string {
+	if s.gitSnap == nil {
+		return nil
+	}
+	moved, next := s.gitSnap.Check(gitmeta.DefaultBounds, s.quarantineDir())
+	s.gitSnap = next
+	var lines []string
+	for _, m := range moved {
+		lines = append(lines, m.String())
+	}
+	return lines
+}
+
+// gitMetadataNote is what a result's error output says of what was moved.
+func gitMetadataNote(moved []string) string {
+	if len(moved) == 0 {
+		return ""
+	}
+	return "openworker: repository metadata that git runs or obeys outside the sandbox was planted, and moved aside " +
+		"(sandbox_git_metadata = \"protected\"):\n  " + strings.Join(moved, "\n  ") + "\n"
+}
+
+// gitMetadataMoved tells of metadata moved aside outside a call (at a restart or the end):
+// in the audit trail, and with the next result.
+func (s *Session) gitMetadataMoved(moved []string, when string) {
+	s.m.audit(audit.Event{Type: audit.GitMetadataMoved, Session: s.ID, Enforcement: string(s.Enforcement), Network: string(s.Network),
+		GitMetadataMoved: moved, Summary: when})
+	s.fwdMu.Lock()
+	s.lateHints = append(s.lateHints, gitMetadataNote(moved))
+	s.fwdMu.Unlock()
+}
+
+// gitWatchEvery is how often a session whose last command left processes running checks
+// repository metadata between calls: such a process may plant a hook while the person uses
+// git in the folder. A check costs a walk of the folders (see gitmeta.BenchmarkCheck).
+const gitWatchEvery = 2 * time.Second
+
+// startGitWatch starts watchGitMetadata once a command has left processes running; s.mu is
+// held. teardown stops it.
+func (s *Session) startGitWatch() {
+	if s.gitSnap != nil && !s.idle && s.gitWatch == nil {
+		s.gitWatch = make(chan struct{})
+		go s.watchGitMetadata(s.gitWatch)
+	}
+}
+
+// watchGitMetadata checks, until stop is closed, every gitWatchEvery while no call runs and
+// the last one left processes running.
+func (s *Session) watchGitMetadata(stop <-chan struct{}) {
+	t := time.NewTicker(gitWatchEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		if !s.mu.TryLock() {
+			continue // a call runs; it checks when it ends
+		}
+		if !s.ended && s.hints.firstDone && !s.idle {
+			if moved := s.checkGitMetadata(); len(moved) > 0 {
+				s.gitMetadataMoved(moved, "while no command ran")
+			}
+		}
+		s.mu.Unlock()
+	}
+}
