@@ -107,13 +107,29 @@ type Summary struct {
 	All []Denial
 }
 
-// Summarize turns a command's denials into its report: each operation and target once, at most
-// MaxReported, leaving out what macOS's own programs try on every run and do without.
-func Summarize(ds []Denial) Summary {
+// Run is what a command's report depends on besides its denials.
+type Run struct {
+	// UserHome is the real home folder, whose stats are folded (see SummarizeRun); empty
+	// lists them one by one.
+	UserHome string
+	// Failed says the command exited non-zero, timed out or did not finish.
+	Failed bool
+}
+
+// Summarize turns a command's denials into its report as for a command that failed, with
+// every denial listed on its own.
+func Summarize(ds []Denial) Summary { return SummarizeRun(ds, Run{Failed: true}) }
+
+// SummarizeRun turns a command's denials into its report: each operation and target once, at
+// most MaxReported, leaving out what macOS's own programs try on every run and do without.
+// Stats of paths in the home folder (Node stats node_modules and package.json in every folder
+// above a project) are what programs look for and do without when the command succeeds: they
+// are reported only when it failed, folded into one line.
+func SummarizeRun(ds []Denial, run Run) Summary {
 	s := Summary{All: ds}
 	seenEgress := map[string]bool{}
 	seen := map[string]bool{}
-	var listed []Denial
+	var listed, homeStats []Denial
 	for _, d := range ds {
 		if e, ok := egress(d); ok {
 			key := e.Host + ":" + strconv.Itoa(e.Port)
@@ -130,13 +146,22 @@ func Summarize(ds []Denial) Summary {
 			continue
 		}
 		seen[key] = true
+		if isHomeStat(d, run.UserHome) {
+			homeStats = append(homeStats, d)
+			continue
+		}
 		listed = append(listed, d)
 	}
-	if len(listed) == 0 {
+	n := len(listed)
+	fold := run.Failed && len(homeStats) > 0
+	if fold {
+		n++
+	}
+	if n == 0 {
 		return s
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "openworker sandbox: Seatbelt denied %d operation(s) of this command:\n", len(listed))
+	fmt.Fprintf(&b, "openworker sandbox: Seatbelt denied %d operation(s) of this command:\n", n)
 	hinted := false
 	for i, d := range listed {
 		if i == MaxReported {
@@ -153,8 +178,20 @@ func Summarize(ds []Denial) Summary {
 			b.WriteString("    (connections go through the egress proxy in HTTPS_PROXY, to the hosts on the allow list)\n")
 		}
 	}
+	if fold {
+		fmt.Fprintf(&b, "  stat of %d path(s) in the home folder, outside the session's folders, such as %s (%s)\n",
+			len(homeStats), homeStats[0].Target, homeStats[0].Process)
+	}
 	s.Text = b.String()
 	return s
+}
+
+// isHomeStat says d is a stat (or an existence check) of a path inside home.
+func isHomeStat(d Denial, home string) bool {
+	if home == "" || home == "/" || d.Operation != "file-read-metadata" && d.Operation != "file-test-existence" {
+		return false
+	}
+	return strings.HasPrefix(d.Target, home+"/")
 }
 
 // egress reads a refused outbound IP connection; a Unix socket (a path) is not one.

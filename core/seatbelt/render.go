@@ -128,6 +128,14 @@ var programStart = []struct{ filter, why string }{
 	{`(subpath "/private/var/select")`, "the /bin/sh shim's choice of shell and the developer folder link (codex, and peers that list it)"},
 	{`(literal "/private/var/db/xcode_select_link")`, "the xcode-select link the /usr/bin developer-tool shims read"},
 	{`(subpath "/private/var/db/dyld")`, "dyld's shared cache on macOS releases that keep it here (codex)"},
+	{`(literal "/private/var/db/os_eligibility/eligibility.plist")`, "the OS's feature-eligibility answers, which libsystem's os_eligibility reads for frameworks as they start (its folder may be stat'ed, below)"},
+}
+
+// startProbes are devices and segments nearly every program touches as it starts, readable
+// and nothing more: refused, each would end every command's report (macOS review A3).
+var startProbes = []struct{ ops, filter, why string }{
+	{"file-read-data file-read-metadata", `(literal "/dev/autofs_nowait")`, "opened by most programs at start so that a path lookup never waits for an automount (codex, agent-safehouse)"},
+	{"ipc-posix-shm-read-data ipc-posix-shm-read-metadata", `(ipc-posix-name "apple.shm.notification_center")`, "libnotify's shared segment, read by tzset and localtime (ls -l, date, git log) to learn that the time zone changed; agent-safehouse"},
 }
 
 // hereDocuments are the files shells write here-documents to. bash 3.2, macOS's /bin/sh,
@@ -326,6 +334,17 @@ func (r *renderer) rule(action, ops string, filters []string) {
 	if action == "deny" {
 		filters = append(slices.Clone(filters), "(with message "+quote(r.p.Marker)+")")
 	}
+	r.rawRule(action, ops, filters)
+}
+
+// quietRule writes a deny the kernel does not log, (with no-report): for what programs try as
+// they start and do without, never for what the wall holds back from a command. It carries
+// no marker, which only finds logged denials, so that it has one modifier, as peers write it.
+func (r *renderer) quietRule(ops string, filters []string) {
+	r.rawRule("deny", ops, append(slices.Clone(filters), "(with no-report)"))
+}
+
+func (r *renderer) rawRule(action, ops string, filters []string) {
 	if len(filters) == 1 && len(filters[0]) < 50 {
 		r.line("(%s %s %s)", action, ops, filters[0])
 		return
@@ -584,6 +603,7 @@ func (r *renderer) render() {
 		meta = append(meta, "(literal "+quote(s)+")")
 	}
 	meta = append(meta, stat...)
+	meta = append(meta, `(literal "/private/var/db/os_eligibility")`)
 	r.rule("allow", "file-read-metadata file-test-existence", meta)
 	r.line("")
 
@@ -601,6 +621,12 @@ func (r *renderer) render() {
 	r.rule("allow", "file-write-data", wdevs)
 	r.rule("allow", "file-ioctl", devs)
 	r.rule("allow", "file-read* file-write-data", standardStreams)
+	r.line("")
+	r.line("; Probed by nearly every program as it starts; read only:")
+	for _, p := range startProbes {
+		r.line("; %s", p.why)
+		r.rule("allow", p.ops, []string{p.filter})
+	}
 	r.line("")
 
 	r.line("; Terminals: no opening and no ioctl, not even on an inherited descriptor, so a command")
@@ -626,8 +652,17 @@ func (r *renderer) render() {
 	for _, s := range leftOutServices {
 		r.line(";   not %s: %s", s.name, s.why)
 	}
-	r.line("; Nor user preferences (user-preference-read), IOKit (iokit-open) or pseudo-terminals")
-	r.line("; (pseudo-tty): no rule allows them.")
+	r.line("; Nor IOKit (iokit-open) or pseudo-terminals (pseudo-tty): no rule allows them.")
+	r.line("; Refused without a report: services Foundation-linked programs look up as they start and")
+	r.line("; do without, user preferences (user-preference-read; CFFIXED_USER_HOME points Foundation")
+	r.line("; at the sandbox home), and V8's write of kern.tcsm_enable (it reads it and goes on).")
+	var quiet []string
+	for _, s := range quietServices {
+		quiet = append(quiet, "(global-name "+quote(s.name)+") ; "+s.why)
+	}
+	r.ruleCommented("deny", "mach-lookup", append(quiet, "(with no-report)"))
+	r.quietRule("user-preference-read", nil)
+	r.quietRule("sysctl-write", []string{`(sysctl-name "kern.tcsm_enable")`})
 	r.line("")
 
 	r.line("; Kernel values runtimes ask about the machine and their own processes.")

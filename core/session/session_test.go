@@ -352,3 +352,32 @@ func TestCleanStaleEndsTheDeadSessionInTheAudit(t *testing.T) {
 		}
 	}
 }
+
+type fakeFollower []seatbelt.Denial
+
+func (f fakeFollower) Stop() []seatbelt.Denial { return f }
+
+// The home folder's stats (Node's module resolution) end a command's output only when it
+// failed, folded into one line.
+func TestHomeStatsReportedOnlyOnFailure(t *testing.T) {
+	ds := fakeFollower{
+		{Process: "node", Operation: "file-read-metadata", Target: "/Users/me/node_modules", Count: 1},
+		{Process: "node", Operation: "file-read-metadata", Target: "/Users/me/package.json", Count: 1},
+	}
+	s := &Session{ID: "s1", Enforcement: sandbox.Seatbelt, pol: &policy.Policy{UserHome: "/Users/me", Marker: "openworker-0123456789"},
+		m: &Manager{opts: Options{StateDir: t.TempDir(), FollowDenials: func(context.Context, string) (DenialFollower, error) { return ds, nil }}}}
+	for _, exit := range []int{0, 1} {
+		r := &Result{Result: &runner.Result{ExitCode: exit}}
+		s.startDenials(nil)(r)
+		got := string(r.Stderr)
+		if exit == 0 && got != "" {
+			t.Errorf("exit 0: error output %q, want none", got)
+		}
+		if exit == 1 && !strings.Contains(got, "stat of 2 path(s) in the home folder") {
+			t.Errorf("exit 1: error output %q, want the folded line", got)
+		}
+		if len(r.Denials) != 2 {
+			t.Errorf("exit %d: denials %v, want both kept", exit, r.Denials)
+		}
+	}
+}

@@ -1,0 +1,107 @@
+package seatbelt
+
+import (
+	"testing"
+
+	"github.com/openworker/openworker/core/seatbelt/internal/sbpl"
+)
+
+// quietly is a query the profile must deny without a report: what programs try at start and
+// do without, which would otherwise end every command's error output.
+func quietly(q sbpl.Query) expect { return expect{q: q, allow: false, quiet: true} }
+
+// checkQuiet evaluates each case as checkAll does, and also whether a denial is reported:
+// every denial but a quiet one must be (no (with no-report) may hide what a command was
+// refused), and a quiet one must not be.
+func checkQuiet(t *testing.T, ev *sbpl.Profile, cases []expect) {
+	t.Helper()
+	checkAll(t, ev, cases)
+	for _, c := range cases {
+		if c.allow {
+			continue
+		}
+		t.Run("report/"+c.q.String(), func(t *testing.T) {
+			d := decide(t, ev, c.q)
+			if d.Quiet != c.quiet {
+				t.Errorf("%s: quiet = %v, want %v (rule %s)", c.q, d.Quiet, c.quiet, ev.Rules[d.Rule].Source)
+			}
+		})
+	}
+}
+
+// TestQuietByDefault: what nearly every program does at start is either allowed (harmless)
+// or denied without a report; its siblings, which reach something, stay denied and reported.
+func TestQuietByDefault(t *testing.T) {
+	cases := []expect{
+		// Every process reads the boot arguments; none may change them.
+		allow(sysctl("kern.bootargs")),
+		deny(sbpl.Query{Op: "sysctl-write", Name: "kern.bootargs"}),
+		// V8 reads whether thread-count protection is on; its write stays refused, quietly.
+		allow(sysctl("kern.tcsm_enable")),
+		quietly(sbpl.Query{Op: "sysctl-write", Name: "kern.tcsm_enable"}),
+		deny(sysctl("kern.procargs2")),
+		// libnotify's shared segment behind tzset/localtime: read only.
+		allow(ipc("ipc-posix-shm-read-data", "apple.shm.notification_center")),
+		allow(ipc("ipc-posix-shm-read-metadata", "apple.shm.notification_center")),
+		deny(ipc("ipc-posix-shm-write-data", "apple.shm.notification_center")),
+		deny(ipc("ipc-posix-shm-write-create", "apple.shm.notification_center")),
+		deny(ipc("ipc-posix-shm-write-unlink", "apple.shm.notification_center")),
+		deny(ipc("ipc-posix-shm-read-data", "apple.cfprefs.501")),
+		// The automounter's no-wait device, probed by most programs at start: read only.
+		allow(file("file-read-data", "/dev/autofs_nowait")),
+		allow(file("file-read-metadata", "/dev/autofs_nowait")),
+		deny(file("file-write-data", "/dev/autofs_nowait")),
+		deny(file("file-ioctl", "/dev/autofs_nowait")),
+		deny(file("file-read-data", "/dev/autofs")),
+		// The OS's eligibility answers, which frameworks read at start.
+		allow(file("file-read-data", "/private/var/db/os_eligibility/eligibility.plist")),
+		allow(file("file-read-metadata", "/private/var/db/os_eligibility/eligibility.plist")),
+		deny(file("file-write-data", "/private/var/db/os_eligibility/eligibility.plist")),
+		deny(file("file-read-data", "/private/var/db/os_eligibility/other.plist")),
+		allow(file("file-read-metadata", "/private/var/db/os_eligibility")),
+		deny(file("file-read-data", "/private/var/db/os_eligibility")),
+		// Foundation's services: looked up, refused, done without; no report.
+		quietly(mach("com.apple.cfprefsd.agent")),
+		quietly(mach("com.apple.cfprefsd.daemon")),
+		quietly(mach("com.apple.diagnosticd")),
+		quietly(mach("com.apple.analyticsd")),
+		quietly(mach("com.apple.TrustEvaluationAgent")),
+		quietly(mach("com.apple.CoreServices.coreservicesd")),
+		quietly(sbpl.Query{Op: "user-preference-read"}),
+		// Their siblings reach the person's apps, clipboard and keychain: reported.
+		deny(mach("com.apple.pasteboard.1")),
+		deny(mach("com.apple.coreservices.launchservicesd")),
+		deny(mach("com.apple.SecurityServer")),
+		deny(mach("com.apple.FSEvents")),
+		deny(sbpl.Query{Op: "iokit-open"}),
+		// The home folder's stats stay denied and reported (the report folds them).
+		deny(file("file-read-metadata", "/Users/me/node_modules")),
+		deny(file("file-read-metadata", "/Users/me/package.json")),
+	}
+	for name, p := range goldenPolicies() {
+		t.Run(name, func(t *testing.T) {
+			_, ev := render(t, p)
+			checkQuiet(t, ev, cases)
+		})
+	}
+}
+
+// quietEscapes are the escapes of the matrix that are refused without a report: services
+// Foundation looks up at start and does without. Every other escape is reported.
+var quietEscapes = map[string]bool{"cfprefsd": true, "cfprefsd_daemon": true, "trust_evaluation_agent": true, "user_preference_read": true}
+
+// TestQuietNeverHidesTheWall: no escape of the matrix is denied without a report.
+func TestQuietNeverHidesTheWall(t *testing.T) {
+	for name, p := range goldenPolicies() {
+		_, ev := render(t, p)
+		for _, a := range escapes {
+			if quietEscapes[a.name] {
+				continue
+			}
+			d := decide(t, ev, a.q)
+			if !d.Allowed && d.Quiet {
+				t.Errorf("%s: %s (%s) is denied without a report by %s", name, a.name, a.q, ev.Rules[d.Rule].Source)
+			}
+		}
+	}
+}
