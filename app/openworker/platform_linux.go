@@ -6,3 +6,6 @@ import (
 )
 
 func nativeProvider() sandbox.Provider { return &linux.Provider{} }
+
+// checkTmpRoot is where `sandbox check` makes its folder: the default temporary folder.
+const checkTmpRoot = ""

@@ -32,7 +32,7 @@ func runBattery(ctx context.Context, native sandbox.Provider, asJSON bool) (hold
 	}
 	defer log.Close()
 	defer m.EndAll()
-	work, err := os.MkdirTemp("", "openworker-check-")
+	work, err := os.MkdirTemp(checkTmpRoot, "openworker-check-")
 	if err != nil {
 		return false, fmt.Errorf("creating a folder for the check: %w", err)
 	}

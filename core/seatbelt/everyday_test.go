@@ -1,6 +1,7 @@
 package seatbelt
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/openworker/openworker/core/seatbelt/internal/sbpl"
@@ -103,5 +104,58 @@ func TestQuietNeverHidesTheWall(t *testing.T) {
 				t.Errorf("%s: %s (%s) is denied without a report by %s", name, a.name, a.q, ev.Rules[d.Rule].Source)
 			}
 		}
+	}
+}
+
+// TestXcrunFallbackCache: the /usr/bin developer shims, refused the person's per-user temp
+// folder, fall back to /tmp/xcrun_db; that file (and its temporary siblings) is all they get.
+func TestXcrunFallbackCache(t *testing.T) {
+	cases := []expect{
+		allow(file("file-write-create", "/private/tmp/xcrun_db")),
+		allow(file("file-write-data", "/private/tmp/xcrun_db")),
+		allow(file("file-read-data", "/private/tmp/xcrun_db")),
+		allow(file("file-read-metadata", "/private/tmp/xcrun_db")),
+		allow(file("file-write-unlink", "/private/tmp/xcrun_db")),
+		allow(file("file-write-create", "/private/tmp/xcrun_db-Ab12Cd")),
+		allow(file("file-write-unlink", "/private/tmp/xcrun_db-Ab12Cd")),
+		// Nothing else in /private/tmp, nothing below the name, no other operation.
+		deny(file("file-write-create", "/private/tmp/xcrun_dbx")),
+		deny(file("file-write-create", "/private/tmp/xcrun_db-x/y")),
+		deny(file("file-write-create", "/private/tmp/xcrun_db/y")),
+		deny(file("file-write-create", "/private/tmp/x-xcrun_db")),
+		deny(file("file-read-data", "/private/tmp")),
+		deny(file("process-exec", "/private/tmp/xcrun_db")),
+		deny(file("file-map-executable", "/private/tmp/xcrun_db")),
+		deny(file("file-write-mode", "/private/tmp/xcrun_db")),
+		deny(file("file-link", "/private/tmp/xcrun_db")),
+		deny(file("file-write-create", "/private/var/tmp/xcrun_db")),
+		// The person's own cache, which their xcrun outside reads, stays out of reach: so do
+		// the per-user folders above it, so that confstr fails and xcrun stays on /tmp, and
+		// the service that would make them.
+		deny(file("file-write-create", "/private/var/folders/xy/abc123/T/xcrun_db")),
+		deny(file("file-write-data", "/private/var/folders/xy/abc123/T/xcrun_db")),
+		deny(file("file-read-data", "/private/var/folders/xy/abc123/T/xcrun_db")),
+		deny(file("file-read-metadata", "/private/var/folders/xy/abc123/T")),
+		deny(file("file-read-metadata", "/private/var/folders/xy/abc123")),
+		deny(file("file-read-metadata", "/private/var/folders")),
+		deny(mach("com.apple.bsd.dirhelper")),
+	}
+	for name, p := range goldenPolicies() {
+		t.Run(name, func(t *testing.T) {
+			_, ev := render(t, p)
+			checkQuiet(t, ev, cases)
+		})
+	}
+}
+
+// TestPrivateTmpNotInVarFolders: a private tmp folder under /private/var/folders would make
+// its per-user folders stat-able, so that xcrun's confstr succeeds and its cache moves into
+// the person's own temp folder. Render refuses it.
+func TestPrivateTmpNotInVarFolders(t *testing.T) {
+	p := macPolicy()
+	p.PrivateTmp = "/private/var/folders/xy/abc123/T/openworker-7f3a91"
+	p.Home = p.PrivateTmp + "/home"
+	if _, err := Render(p); err == nil || !strings.Contains(err.Error(), "/private/var/folders") {
+		t.Errorf("Render err = %v, want a refusal naming /private/var/folders", err)
 	}
 }

@@ -46,7 +46,7 @@ func (pr *Provider) Check(ctx context.Context) sandbox.Status {
 	if err != nil {
 		return failed(fmt.Sprintf("the home folder is not known (%v); set HOME", err))
 	}
-	tmp, err := os.MkdirTemp("", "openworker-check-")
+	tmp, err := os.MkdirTemp(TmpRoot, "openworker-check-")
 	if err != nil {
 		return failed(fmt.Sprintf("creating a private folder for the check: %v", err))
 	}

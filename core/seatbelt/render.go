@@ -144,6 +144,19 @@ var startProbes = []struct{ ops, filter, why string }{
 // the names allow: create, write, read and unlink of bash's own file names, nothing else there.
 const hereDocuments = `(regex #"^/private/var/tmp/sh-thd[^/]*$")`
 
+// xcrunCache is the cache file the /usr/bin developer shims (git, make, cc, clang, python3)
+// fall back to when confstr cannot give them the person's per-user temp folder, and the
+// temporary files it is written through. Inside, confstr fails (no metadata of
+// /private/var/folders, no com.apple.bsd.dirhelper), so xcrun always lands here and never
+// in the person's own cache, which their xcrun outside the wall reads (openai/codex issue
+// 191; opam issue 4958).
+const xcrunCache = `(regex #"^/private/tmp/xcrun_db(-[^/]+)?$")`
+
+// varFolders holds the per-user temporary and cache folders (confstr's
+// _CS_DARWIN_USER_TEMP_DIR): no session folder may lie in it, or the folders above would be
+// stat-able and xcrun would move its cache into the person's own.
+const varFolders = "/private/var/folders"
+
 // terminalFilters are the terminal devices: the controlling terminal, ptys and the console.
 // A command may neither open them nor ioctl them, even through a descriptor it inherited, so it
 // cannot push keystrokes (TIOCSTI) into a person's shell or read what they type.
@@ -248,6 +261,9 @@ func check(p *policy.Policy) error {
 	}
 	if p.PrivateTmp != "" {
 		checkPath("private tmp folder", p.PrivateTmp)
+		if policy.Within(varFolders, p.PrivateTmp) {
+			return fmt.Errorf("seatbelt: the private tmp folder %s lies in %s, whose per-user folders xcrun would then find and write its cache in; make it under /private/tmp", p.PrivateTmp, varFolders)
+		}
 	}
 	for _, d := range p.System {
 		checkPath("system path", d)
@@ -501,6 +517,10 @@ func (r *renderer) render() {
 	r.line("; TMPDIR says. Only those names, and only create, write, read and unlink.")
 	r.rule("allow", "file-read-data file-read-metadata file-write-create file-write-data file-write-unlink", []string{hereDocuments})
 	r.rule("allow", "file-read-metadata file-test-existence", []string{`(literal "/private/var/tmp")`})
+	r.line("; xcrun's cache: the /usr/bin developer shims (git, make, cc, clang, python3) cannot find the")
+	r.line("; person's per-user temp folder here, on purpose, and fall back to /tmp/xcrun_db; only that")
+	r.line("; file and its temporary siblings, and only create, write, read and unlink.")
+	r.rule("allow", "file-read-data file-read-metadata file-write-create file-write-data file-write-unlink", []string{xcrunCache})
 	r.line("")
 	if len(p.ReadOnly) > 0 {
 		r.line("; Read-only folders stay read-only, even inside a writable folder.")

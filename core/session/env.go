@@ -46,6 +46,18 @@ type EnvOptions struct {
 	// Readable, when set, are the paths the sandbox can read (policy.Readable): a PATH
 	// entry that resolves outside them does not exist inside and is left out (InsidePath).
 	Readable []string
+	// DeveloperTools is the Mac's developer folder, found outside (FindDeveloperTools).
+	DeveloperTools DeveloperTools
+}
+
+// DeveloperTools is the Mac's active developer folder (xcode-select -p) and SDK, found
+// outside the sandbox. Inside, the /usr/bin shims (git, make, cc, clang, python3) would ask
+// xcrun for them, and xcrun's cache is out of reach; with DEVELOPER_DIR set and the folder's
+// binaries first on PATH, the real tools run and xcrun has nothing to look up.
+type DeveloperTools struct {
+	Dir       string   // DEVELOPER_DIR; empty when none is installed
+	SDKRoot   string   // SDKROOT; empty when unknown
+	PathFirst []string // Dir/usr/bin, and the default toolchain's usr/bin in Xcode.app
 }
 
 // loopbackNoProxy are the names of the sandbox's own loopback. On Linux the sandbox has a
@@ -96,6 +108,19 @@ func BuildEnv(o EnvOptions) []string {
 	}
 	if vars["PATH"] == "" {
 		vars["PATH"] = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+	}
+	dev := o.DeveloperTools
+	if _, out := InsidePath(dev.Dir, o.Readable); o.Readable != nil && len(out) > 0 {
+		dev = DeveloperTools{} // a developer folder the sandbox cannot read (in the home folder)
+	}
+	if o.GOOS == "darwin" && dev.Dir != "" {
+		vars["DEVELOPER_DIR"] = dev.Dir
+		if dev.SDKRoot != "" {
+			vars["SDKROOT"] = dev.SDKRoot
+		}
+		if len(dev.PathFirst) > 0 {
+			vars["PATH"] = strings.Join(dev.PathFirst, ":") + ":" + vars["PATH"]
+		}
 	}
 	if len(o.PathFirst) > 0 {
 		vars["PATH"] = strings.Join(o.PathFirst, ":") + ":" + vars["PATH"]

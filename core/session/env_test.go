@@ -129,3 +129,43 @@ func TestBuildEnvSharedLogins(t *testing.T) {
 		t.Error("SSH_AUTH_SOCK passed into the sandbox")
 	}
 }
+
+// envMap is BuildEnv's result by name.
+func envMap(env []string) map[string]string {
+	m := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	return m
+}
+
+// On a Mac the developer folder is found outside: its real binaries come first on PATH, so
+// that git, make and clang run without xcrun's shim (and its cache) in between.
+func TestBuildEnvDeveloperTools(t *testing.T) {
+	dev := DeveloperTools{Dir: "/Applications/Xcode.app/Contents/Developer", SDKRoot: "/Applications/Xcode.app/Contents/Developer/Platforms/MacOSX.platform/Developer/SDKs/MacOSX.sdk",
+		PathFirst: []string{"/Applications/Xcode.app/Contents/Developer/usr/bin", "/Applications/Xcode.app/Contents/Developer/Toolchains/XcodeDefault.xctoolchain/usr/bin"}}
+	host := []string{"PATH=/opt/homebrew/bin:/usr/bin:/bin"}
+	v := envMap(BuildEnv(EnvOptions{Host: host, Home: "/private/tmp/ow/home", Tmp: "/private/tmp/ow", GOOS: "darwin", DeveloperTools: dev}))
+	if v["DEVELOPER_DIR"] != dev.Dir || v["SDKROOT"] != dev.SDKRoot {
+		t.Errorf("DEVELOPER_DIR = %q, SDKROOT = %q", v["DEVELOPER_DIR"], v["SDKROOT"])
+	}
+	if want := strings.Join(dev.PathFirst, ":") + ":/opt/homebrew/bin:/usr/bin:/bin"; v["PATH"] != want {
+		t.Errorf("PATH = %q, want %q", v["PATH"], want)
+	}
+	// The person's shared logins' wrapper stays first of all.
+	v = envMap(BuildEnv(EnvOptions{Host: host, Home: "/h", Tmp: "/t", GOOS: "darwin", DeveloperTools: dev, PathFirst: []string{"/t/home/.openworker/bin"}}))
+	if !strings.HasPrefix(v["PATH"], "/t/home/.openworker/bin:"+dev.PathFirst[0]+":") {
+		t.Errorf("PATH = %q", v["PATH"])
+	}
+	// Nothing found: nothing set.
+	v = envMap(BuildEnv(EnvOptions{Host: host, Home: "/h", Tmp: "/t", GOOS: "darwin"}))
+	if _, ok := v["DEVELOPER_DIR"]; ok || v["PATH"] != "/opt/homebrew/bin:/usr/bin:/bin" {
+		t.Errorf("without developer tools: DEVELOPER_DIR set or PATH %q", v["PATH"])
+	}
+	// Not on Linux.
+	v = envMap(BuildEnv(EnvOptions{Host: host, Home: "/h", Tmp: "/t", GOOS: "linux", DeveloperTools: dev}))
+	if _, ok := v["DEVELOPER_DIR"]; ok || strings.Contains(v["PATH"], "Xcode") {
+		t.Errorf("on Linux: %v", v)
+	}
+}

@@ -332,7 +332,11 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	if s.Enforcement != sandbox.Direct {
 		readable = pol.Readable()
 	}
-	env := BuildEnv(EnvOptions{Host: m.opts.HostEnv, Home: s.home, Tmp: s.tmp, ProxyURL: s.proxyURL, GOOS: m.opts.GOOS, Readable: readable, ExtraVars: s.loginVars(), PathFirst: s.loginPath()})
+	var dev DeveloperTools
+	if m.opts.GOOS == "darwin" {
+		dev = m.opts.DeveloperTools()
+	}
+	env := BuildEnv(EnvOptions{Host: m.opts.HostEnv, Home: s.home, Tmp: s.tmp, ProxyURL: s.proxyURL, GOOS: m.opts.GOOS, Readable: readable, ExtraVars: s.loginVars(), PathFirst: s.loginPath(), DeveloperTools: dev})
 	if readable != nil {
 		s.hints.order = filepath.SplitList(hostVar(m.opts.HostEnv, "PATH"))
 		s.hints.kept, s.hints.dropped = InsidePath(hostVar(m.opts.HostEnv, "PATH"), readable)
