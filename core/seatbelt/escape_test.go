@@ -58,7 +58,7 @@ var escapes = []attempt{
 	{"ssh_agent_socket", unix("/private/tmp/com.apple.launchd.AbCdEf/Listeners")},
 	{"mdns_socket", unix("/private/var/run/mDNSResponder")},
 	{"socket_in_writable", unix("/Users/me/src/app/.sock")},
-	{"bind_socket_in_tmp", sbpl.Query{Op: "network-bind", Path: "/private/tmp/openworker-7f3a91/s"}},
+	{"bind_socket_in_writable", sbpl.Query{Op: "network-bind", Path: "/Users/me/src/app/s"}},
 	{"bind_loopback_port", sbpl.Query{Op: "network-bind", Addr: "127.0.0.1:8080"}},
 	{"launchservices", mach("com.apple.coreservices.launchservicesd")},
 	{"launchservices_mapdb", mach("com.apple.lsd.mapdb")},
@@ -212,10 +212,11 @@ var uses = []attempt{
 	{"git_read_config", file("file-read-data", "/Users/me/src/app/.git/config")},
 	{"homebrew_ca_bundle", file("file-read-data", "/opt/homebrew/etc/ca-certificates/cert.pem")},
 	{"homebrew_git", file("process-exec", "/opt/homebrew/bin/git")},
-	{"xcode_licence", file("file-read-data", "/Library/Preferences/com.apple.dt.Xcode.plist")}, // tuist PR 7631
-	{"loky_semaphore", ipc("ipc-posix-sem", "/loky-4242-k3j_9x2a")},                            // joblib
-	{"boot_arguments", sysctl("kern.bootargs")},                                                // every process at start (codex PR 11277)
-	{"shm_notifyd", ipc("ipc-posix-shm-read-data", "apple.shm.notification_center")},           // tzset, localtime
+	{"xcode_licence", file("file-read-data", "/Library/Preferences/com.apple.dt.Xcode.plist")},       // tuist PR 7631
+	{"loky_semaphore", ipc("ipc-posix-sem", "/loky-4242-k3j_9x2a")},                                  // joblib
+	{"bind_socket_in_tmp", sbpl.Query{Op: "network-bind", Path: "/private/tmp/openworker-7f3a91/s"}}, // tsx, vite, jest workers (fence, codex)
+	{"boot_arguments", sysctl("kern.bootargs")},                                                      // every process at start (codex PR 11277)
+	{"shm_notifyd", ipc("ipc-posix-shm-read-data", "apple.shm.notification_center")},                 // tzset, localtime
 }
 
 // decide answers q as Seatbelt would, and fails the test when the plain last-match reading

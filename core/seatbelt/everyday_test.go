@@ -159,3 +159,39 @@ func TestPrivateTmpNotInVarFolders(t *testing.T) {
 		t.Errorf("Render err = %v, want a refusal naming /private/var/folders", err)
 	}
 }
+
+func bindUnix(path string) sbpl.Query   { return sbpl.Query{Op: "network-bind", Path: path} }
+func acceptUnix(path string) sbpl.Query { return sbpl.Query{Op: "network-inbound", Path: path} }
+
+// TestUnixSocketsInPrivateTmp: tsx, vite, esbuild, jest workers, dotnet build, Nx, turbo and
+// Python's multiprocessing.Manager listen on sockets in TMPDIR. Only there: a writable
+// folder can hold a host daemon's socket.
+func TestUnixSocketsInPrivateTmp(t *testing.T) {
+	cases := []expect{
+		allow(sbpl.Query{Op: "system-socket", Name: "AF_UNIX"}),
+		allow(bindUnix("/private/tmp/openworker-7f3a91/tsx-501/1234.pipe")),
+		allow(acceptUnix("/private/tmp/openworker-7f3a91/tsx-501/1234.pipe")),
+		allow(unix("/private/tmp/openworker-7f3a91/tsx-501/1234.pipe")),
+		allow(bindUnix("/private/tmp/openworker-7f3a91/home/.nx/d.sock")),
+		// Everywhere else, writable folders too.
+		deny(bindUnix("/Users/me/src/app/.sock")),
+		deny(unix("/Users/me/src/app/.sock")),
+		deny(acceptUnix("/Users/me/src/app/.sock")),
+		deny(bindUnix("/private/tmp/openworker-7f3a91x/s")), // a sibling with the same prefix
+		deny(unix("/private/tmp/openworker-7f3a91x/s")),
+		deny(bindUnix("/private/tmp/s")),
+		deny(unix("/private/tmp/com.apple.launchd.AbCdEf/Listeners")),
+		deny(unix("/private/var/run/docker.sock")),
+		deny(unix("/Users/me/.docker/run/docker.sock")),
+		deny(bindUnix("/Users/me/.ssh/agent.sock")),
+		deny(sbpl.Query{Op: "system-socket", Name: "AF_SYSTEM"}),
+		// The folder's files stay what they were: a socket path is no door to exec or link.
+		deny(file("file-link", "/private/tmp/openworker-7f3a91/tsx-501/1234.pipe")),
+	}
+	for name, p := range goldenPolicies() {
+		t.Run(name, func(t *testing.T) {
+			_, ev := render(t, p)
+			checkQuiet(t, ev, cases)
+		})
+	}
+}

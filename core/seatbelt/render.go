@@ -709,8 +709,17 @@ func (r *renderer) render() {
 	r.line("")
 
 	r.line("; Unix sockets: none (not Docker's, not ssh-agent's, not OpenWorker's, not one in a")
-	r.line("; session folder). The runner talks over an inherited socket pair, which needs no rule.")
+	r.line("; writable folder, where a host daemon's socket can lie) but those in the private tmp")
+	r.line("; folder, where tsx, vite, esbuild, jest workers, dotnet build, Nx, turbo and Python's")
+	r.line("; multiprocessing listen and connect. The runner talks over an inherited socket pair,")
+	r.line("; which needs no rule.")
 	r.rule("deny", socketOps, []string{`(subpath "/")`})
+	if p.PrivateTmp != "" {
+		tmp := r.param("PRIVATE_TMP", p.PrivateTmp)
+		r.line("(allow system-socket (socket-domain AF_UNIX))")
+		r.rule("allow", "network-bind network-inbound", []string{"(local unix-socket (subpath " + tmp + "))"})
+		r.rule("allow", "network-outbound", []string{"(remote unix-socket (subpath " + tmp + "))"})
+	}
 	r.line("")
 	switch p.Network {
 	case policy.Allowlist:
