@@ -24,6 +24,7 @@ type sessionFlags struct {
 	rw, ro, allow     multi
 	network, provider string
 	noCwd             bool
+	localServers      bool
 }
 
 func (f *sessionFlags) register(fs *flag.FlagSet, defaultProvider string) {
@@ -37,7 +38,15 @@ func (f *sessionFlags) register(fs *flag.FlagSet, defaultProvider string) {
 		about += "; default: the machine's sandbox_provider"
 	}
 	fs.StringVar(&f.provider, "provider", defaultProvider, about)
+	fs.BoolVar(&f.localServers, "local-servers", false, localServersAbout)
 }
+
+// localServersAbout is --local-servers' help, for the commands that start sessions and for
+// sandbox profile.
+const localServersAbout = "on a Mac, let commands run servers on loopback (go test with httptest, dev servers; bind 127.0.0.1, not 0.0.0.0) " +
+	"and connect to any loopback port: Seatbelt cannot tell the session's ports from this Mac's other programs', so those " +
+	"(databases, Ollama, Jupyter, a browser's debugging port) become reachable too. Off by default. On Linux the sandbox " +
+	"has a loopback of its own where servers always work, and this changes nothing"
 
 // folders turns the folder flags into absolute folders and the first working folder. With no
 // --rw, the current folder is writable and the working folder (--ro adds read-only folders
@@ -102,7 +111,7 @@ func (f *sessionFlags) request(home string) (backend.Request, error) {
 	if err != nil {
 		return backend.Request{}, err
 	}
-	return backend.Request{Provider: f.provider, Writable: rw, ReadOnly: ro, Dir: dir, Network: f.network, Allow: f.allow}, nil
+	return backend.Request{Provider: f.provider, Writable: rw, ReadOnly: ro, Dir: dir, Network: f.network, Allow: f.allow, LocalServers: f.localServers}, nil
 }
 
 // prepare starts the native wall's first process as soon as the flags are known, so that it

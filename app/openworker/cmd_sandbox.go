@@ -7,9 +7,11 @@ import (
 	"os"
 	"time"
 
+	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/sandbox"
 	"github.com/openworker/openworker/core/seatbelt"
+	"github.com/openworker/openworker/core/session"
 )
 
 const sandboxUsage = `Usage:
@@ -29,7 +31,7 @@ var sandboxCheckCommand = command{
 
 var sandboxProfileCommand = command{
 	name:     "sandbox profile",
-	synopsis: "sandbox profile [--rw DIR]… [--ro DIR]… [--network allowlist|open|none] [--proxy-port N]",
+	synopsis: "sandbox profile [--rw DIR]… [--ro DIR]… [--network allowlist|open|none] [--proxy-port N] [--allow HOST[:PORT]]… [--local-servers]",
 	about:    "Prints the Seatbelt profile and its parameters that a session with these folders would get on a Mac. It works on any OS, for review.",
 	example:  "openworker sandbox profile --rw . --ro ../data",
 }
@@ -107,6 +109,9 @@ func sandboxProfile(args []string) error {
 	fs.Var(&ro, "ro", "a read-only folder (repeatable)")
 	network := fs.String("network", "allowlist", "allowlist, open or none")
 	port := fs.Int("proxy-port", 0, "the proxy's port to show in the profile (default: a placeholder port, since each session picks its own)")
+	var allow multi
+	fs.Var(&allow, "allow", "a site allowed for the session, HOST[:PORT] (repeatable): a loopback one (127.0.0.1:5432) is reachable directly on a Mac")
+	localServers := fs.Bool("local-servers", false, localServersAbout)
 	if _, _, err := parse(fs, sandboxProfileCommand, args); err != nil {
 		return err
 	}
@@ -147,6 +152,16 @@ func sandboxProfile(args []string) error {
 	}
 	// The private tmp does not exist until a session starts; show where it would be.
 	pol.PrivateTmp, pol.Home = tmp, tmp+"/home"
+	pol.LocalServers = *localServers
+	var entries []hosts.Entry
+	for _, a := range allow {
+		e, err := hosts.Parse(a)
+		if err != nil {
+			return fmt.Errorf("--allow %s: %w", a, err)
+		}
+		entries = append(entries, e)
+	}
+	pol.Forwards = session.LoopbackEntries(entries)
 	prof, err := seatbelt.Render(pol)
 	if err != nil {
 		return err

@@ -42,6 +42,8 @@ type Request struct {
 	// site: only that the agent may ask the person with request_site and a reason. The
 	// person's ways stay on the person's surfaces (cards, the app, the CLI's own lines).
 	Agent bool
+	// LocalServers: see policy.Policy.LocalServers.
+	LocalServers bool
 }
 
 // Machine is what SpecFor needs to know of this machine.
@@ -84,7 +86,8 @@ func SpecFor(m Machine, r Request) (session.Spec, error) {
 		own = append(own, h)
 	}
 	return session.Spec{
-		Provider: prov, Writable: r.Writable, ReadOnly: r.ReadOnly, Dir: r.Dir, Network: network,
+		LocalServers: r.LocalServers,
+		Provider:     prov, Writable: r.Writable, ReadOnly: r.ReadOnly, Dir: r.Dir, Network: network,
 		Hosts: s.NetworkHosts, SessionHosts: own, Toolchains: s.Toolchains, HowToAllow: r.HowToAllow,
 		Limits: Limits(s.Limits), ProxyConns: s.Limits.MaxProxyConnections,
 		Logins: credentials.Entries(s.Credentials),

@@ -81,6 +81,10 @@ type Policy struct {
 	// obeys outside the wall (.git/hooks, .git/config, a worktree's config). The zero value
 	// keeps it read-only inside every writable folder, as it must be by default.
 	GitMetadataWritable bool
+	// LocalServers lets commands bind and accept on loopback and connect to any loopback
+	// port, where the sandbox shares the host's loopback (macOS): there, the session's own
+	// servers and the host's other programs' ports cannot be told apart. Off by default.
+	LocalServers bool
 
 	ids   map[string]FileID // see ID
 	given map[string]string // see Folder
@@ -121,6 +125,8 @@ type Options struct {
 	Settings []string
 	// GitMetadataWritable: see Policy.GitMetadataWritable.
 	GitMetadataWritable bool
+	// LocalServers: see Policy.LocalServers.
+	LocalServers bool
 }
 
 // FileID is what a file is on its disk: its device and inode numbers.
@@ -155,6 +161,7 @@ func New(opts Options) (*Policy, error) {
 		}
 	}
 	p := &Policy{UserHome: home, Network: opts.Network, ProxyPort: opts.ProxyPort, GitMetadataWritable: opts.GitMetadataWritable, ids: map[string]FileID{}, given: map[string]string{}}
+	p.LocalServers = opts.LocalServers
 	if p.Network == "" {
 		p.Network = Allowlist
 	}

@@ -1,8 +1,12 @@
 package seatbelt
 
 import (
+	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/openworker/openworker/core/policy"
 
 	"github.com/openworker/openworker/core/seatbelt/internal/sbpl"
 )
@@ -193,5 +197,75 @@ func TestUnixSocketsInPrivateTmp(t *testing.T) {
 			_, ev := render(t, p)
 			checkQuiet(t, ev, cases)
 		})
+	}
+}
+
+func bindIP(addr string) sbpl.Query   { return sbpl.Query{Op: "network-bind", Addr: addr} }
+func acceptIP(addr string) sbpl.Query { return sbpl.Query{Op: "network-inbound", Addr: addr} }
+
+// TestLocalServers: the person's switch lets a session's servers bind and be reached on this
+// Mac's loopback, and its clients reach any loopback port (Seatbelt cannot tell the
+// session's own from the host's). Off, none of it.
+func TestLocalServers(t *testing.T) {
+	loopback := []sbpl.Query{
+		bindIP("127.0.0.1:8080"), bindIP("[::1]:3000"), bindIP("127.0.0.1:0"),
+		acceptIP("127.0.0.1:8080"), acceptIP("[::1]:3000"),
+		dial("127.0.0.1:8080"), dial("[::1]:5432"),
+	}
+	// Never, switch or not: binding where others on the network reach it, and host sockets;
+	// in allowlist and none modes, the internet and the rest of 127/8 (open mode cannot
+	// name it, as its profile says).
+	never := []expect{
+		deny(bindIP("0.0.0.0:8080")),
+		deny(bindIP("[::]:8080")),
+		deny(bindIP("192.168.1.20:8080")),
+		deny(acceptIP("192.168.1.20:8080")),
+		deny(unix("/private/var/run/docker.sock")),
+	}
+	for _, mode := range []policy.Network{policy.Allowlist, policy.Open, policy.None} {
+		for _, on := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/%v", mode, on), func(t *testing.T) {
+				p := macPolicy()
+				p.Network, p.LocalServers = mode, on
+				if mode != policy.Allowlist {
+					p.ProxyPort = 0
+				}
+				_, ev := render(t, p)
+				var cases []expect
+				for _, q := range loopback {
+					cases = append(cases, expect{q: q, allow: on})
+				}
+				cases = append(cases, never...)
+				if mode != policy.Open {
+					cases = append(cases, deny(dial("93.184.216.34:443")), deny(dial("127.0.0.2:8080")), deny(dial("[::ffff:127.0.0.1]:8080")))
+				}
+				checkQuiet(t, ev, cases)
+			})
+		}
+	}
+}
+
+// TestForwardsReachLoopback: an allowed host loopback entry is reached directly, at its port
+// only, by clients that never use a proxy (psql, redis-cli, Go's HTTP client).
+func TestForwardsReachLoopback(t *testing.T) {
+	p := macPolicy()
+	p.Forwards = []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:5432"), netip.MustParseAddrPort("[::1]:6379")}
+	_, ev := render(t, p)
+	checkQuiet(t, ev, []expect{
+		allow(dial("127.0.0.1:5432")), allow(dial("[::1]:5432")), allow(dial("127.0.0.1:6379")),
+		deny(dial("127.0.0.1:5433")), deny(dial("127.0.0.1:22")),
+		deny(bindIP("127.0.0.1:5432")),
+	})
+}
+
+// TestEverydaySwitchesKeepGitMetadata: the switches of this file open nothing of the
+// repositories' metadata.
+func TestEverydaySwitchesKeepGitMetadata(t *testing.T) {
+	for _, mode := range []policy.Network{policy.Allowlist, policy.Open} {
+		p := gitPolicy()
+		p.LocalServers, p.Network = true, mode
+		p.Forwards = []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:5432")}
+		_, ev := render(t, p)
+		t.Run(string(mode), func(t *testing.T) { checkAll(t, ev, gitMetadataCases()) })
 	}
 }

@@ -118,6 +118,12 @@ var gitWorkPaths = []string{
 
 func TestGitMetadataReadOnly(t *testing.T) {
 	_, ev := render(t, gitPolicy())
+	checkAll(t, ev, gitMetadataCases())
+}
+
+// gitMetadataCases are what TestGitMetadataReadOnly asks of gitPolicy's profile, and of
+// every variant of it a session can get.
+func gitMetadataCases() []expect {
 	var cases []expect
 	for _, p := range gitMetadataPaths {
 		for _, op := range writes {
@@ -143,7 +149,7 @@ func TestGitMetadataReadOnly(t *testing.T) {
 			cases = append(cases, allow(file(op, p)))
 		}
 	}
-	checkAll(t, ev, cases)
+	return cases
 }
 
 func TestGitMetadataWritableWhenAsked(t *testing.T) {

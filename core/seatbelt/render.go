@@ -746,6 +746,14 @@ func (r *renderer) render() {
 	case policy.None:
 		r.line("; Network: none, not even the egress proxy.")
 	}
+	if p.LocalServers {
+		r.line("; Local servers, which the person switched on for this session: a command's servers bind")
+		r.line("; and accept on loopback (127.0.0.1 and ::1, never an address the network reaches), and")
+		r.line("; its clients connect to any loopback port. Seatbelt cannot tell the session's own ports")
+		r.line("; from those of this Mac's other programs, so those are reachable too.")
+		r.line(`(allow network-bind network-inbound (local ip "localhost:*"))`)
+		r.line(`(allow network-outbound (remote ip "localhost:*"))`)
+	}
 	r.line("")
 
 	r.line("; Hard links and clones: Seatbelt checks them as operations of their own, which no read")

@@ -57,8 +57,13 @@ func goldenPolicies() map[string]*policy.Policy {
 	hostile.Writable = []string{`/Users/me/a") (allow default) ("`, "/Users/me/line\nbreak"}
 	hostile.ReadOnly = []string{`/Users/me/back\slash "quoted"`}
 
+	servers := macPolicy()
+	servers.LocalServers = true
+	servers.Forwards = []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:5432")}
+
 	return map[string]*policy.Policy{
 		"allowlist_rw_ro": macPolicy(),
+		"local_servers":   servers,
 		"open_network":    open,
 		"no_network":      none,
 		"home_toolchains": tools,

@@ -25,6 +25,7 @@ func (m *Manager) policyOptions(spec Spec) policy.Options {
 		UserHome: m.opts.UserHome, StateDir: m.opts.StateDir, GOOS: m.opts.GOOS,
 		RunnerFiles: []string{m.opts.RunnerPath}, Untrusted: m.untrusted(),
 	}
+	o.LocalServers = spec.LocalServers
 	if m.opts.SettingsPath != "" {
 		o.ConfigDirs = append(o.ConfigDirs, filepath.Dir(m.opts.SettingsPath))
 	}

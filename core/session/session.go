@@ -61,6 +61,8 @@ type Spec struct {
 	Logins []credentials.Entry
 	// LoginHosts are the copied logins' hosts, set when they are copied.
 	LoginHosts []hosts.Entry
+	// LocalServers: see policy.Policy.LocalServers.
+	LocalServers bool
 }
 
 // Session is one running session.
@@ -246,6 +248,10 @@ func forwardsOf(list []hosts.Entry) []netip.AddrPort {
 	return out
 }
 
+// LoopbackEntries are the host loopback addresses list names literally, as a session's wall
+// gets them: `openworker sandbox profile --allow` shows them.
+func LoopbackEntries(list []hosts.Entry) []netip.AddrPort { return forwardsOf(list) }
+
 func randUint16() uint16 {
 	var b [2]byte
 	_, _ = rand.Read(b[:])
@@ -318,6 +324,11 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 		}
 		pol.Forwards = slices.Clone(s.forwardAddrs)
 		s.fwdMu.Unlock()
+	}
+	if s.proxy != nil && s.Enforcement == sandbox.Seatbelt {
+		// The sandbox shares the host's loopback: the profile lets programs that never use a
+		// proxy for loopback (psql, redis-cli, Go's HTTP client) reach an allowed entry there.
+		pol.Forwards = forwardsOf(s.proxy.AllowList())
 	}
 	if s.Enforcement != sandbox.Linux {
 		// The Linux wall binds the settings files in place; elsewhere the sandbox home

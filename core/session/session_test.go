@@ -3,8 +3,10 @@ package session
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/openworker/openworker/core/audit"
+	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
@@ -379,5 +382,42 @@ func TestHomeStatsReportedOnlyOnFailure(t *testing.T) {
 		if len(r.Denials) != 2 {
 			t.Errorf("exit %d: denials %v, want both kept", exit, r.Denials)
 		}
+	}
+}
+
+// recorder is a provider that keeps the policy it was asked to wall, then fails: enough to
+// see what a session asks of its wall.
+type recorder struct {
+	name sandbox.Enforcement
+	got  *policy.Policy
+}
+
+func (r *recorder) Name() sandbox.Enforcement             { return r.name }
+func (r *recorder) Status(context.Context) sandbox.Status { return sandbox.Status{OK: true} }
+func (r *recorder) Start(_ context.Context, p *policy.Policy, _ sandbox.RunnerSpec) (sandbox.Process, error) {
+	r.got = p
+	return nil, errors.New("recorded")
+}
+
+// On a Mac the sandbox shares the host's loopback: an allowed loopback entry reaches the
+// profile (Forwards), and so does the person's local-servers switch.
+func TestSeatbeltGetsLoopbackEntriesAndLocalServers(t *testing.T) {
+	rec := &recorder{name: sandbox.Seatbelt}
+	f := newFixture(t, map[sandbox.Enforcement]sandbox.Provider{sandbox.Seatbelt: rec})
+	pg, err := hosts.Parse("127.0.0.1:5432")
+	if err != nil {
+		t.Fatal(err)
+	}
+	web, _ := hosts.Parse("example.com")
+	_, err = f.m.Start(context.Background(), Spec{Provider: sandbox.Seatbelt, Writable: []string{f.project}, Network: policy.Allowlist,
+		SessionHosts: []hosts.Entry{pg, web}, LocalServers: true})
+	if rec.got == nil {
+		t.Fatalf("the provider was not asked to start (%v)", err)
+	}
+	if want := []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:5432")}; !slices.Equal(rec.got.Forwards, want) {
+		t.Errorf("Forwards = %v, want %v", rec.got.Forwards, want)
+	}
+	if !rec.got.LocalServers {
+		t.Error("the local-servers switch did not reach the policy")
 	}
 }

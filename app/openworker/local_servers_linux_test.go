@@ -1,0 +1,35 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// sandbox profile shows what --local-servers and a loopback --allow open on a Mac.
+func TestSandboxProfileLocalServersAndLoopbackAllow(t *testing.T) {
+	w := newWorld(t)
+	bind := `(allow network-bind network-inbound (local ip "localhost:*"))`
+	pg := `(remote ip "localhost:5432")`
+	out, errs, code := w.run("sandbox", "profile", "--rw", w.project)
+	if code != 0 || strings.Contains(out, bind) || strings.Contains(out, pg) {
+		t.Fatalf("default profile (exit %d, %s): local servers or a loopback port open:\n%s", code, errs, out)
+	}
+	out, errs, code = w.run("sandbox", "profile", "--rw", w.project, "--local-servers", "--allow", "127.0.0.1:5432", "--allow", "example.com")
+	if code != 0 || !strings.Contains(out, bind) || !strings.Contains(out, `(allow network-outbound (remote ip "localhost:*"))`) || !strings.Contains(out, pg) {
+		t.Fatalf("exit %d, %s: the profile lacks the local servers' rules or the allowed loopback port:\n%s", code, errs, out)
+	}
+	if _, errs, code = w.run("sandbox", "profile", "--allow", "not a host"); code == 0 {
+		t.Fatalf("a bad --allow was accepted: %s", errs)
+	}
+}
+
+// On Linux the sandbox's own loopback already serves: --local-servers is accepted and a
+// server inside works as without it.
+func TestLocalServersAcceptedOnLinux(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	out, errs, code := w.run("run", "--local-servers", "--network", "none", "--", "sh", "-c", "echo served")
+	if code != 0 || !strings.Contains(out, "served") {
+		t.Fatalf("run --local-servers: exit %d, out %q, err %q", code, out, errs)
+	}
+}
