@@ -269,3 +269,29 @@ func TestEverydaySwitchesKeepGitMetadata(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) { checkAll(t, ev, gitMetadataCases()) })
 	}
 }
+
+// TestOpenModeResolvConf: in open mode, tools that read the resolver's file (dig, Go built
+// with netgo, c-ares in Node and curl) resolve names themselves; the rest of the folder stays
+// out, and in the other modes the proxy resolves names and the file stays out.
+func TestOpenModeResolvConf(t *testing.T) {
+	for _, mode := range []policy.Network{policy.Open, policy.Allowlist, policy.None} {
+		t.Run(string(mode), func(t *testing.T) {
+			p := macPolicy()
+			p.Network = mode
+			if mode != policy.Allowlist {
+				p.ProxyPort = 0
+			}
+			_, ev := render(t, p)
+			open := mode == policy.Open
+			checkQuiet(t, ev, []expect{
+				{q: file("file-read-data", "/private/var/run/resolv.conf"), allow: open},
+				{q: file("file-read-metadata", "/private/var/run/resolv.conf"), allow: open},
+				{q: file("file-read-metadata", "/private/var/run"), allow: open},
+				deny(file("file-write-data", "/private/var/run/resolv.conf")),
+				deny(file("file-read-data", "/private/var/run")),
+				deny(file("file-read-data", "/private/var/run/utmpx")),
+				deny(file("file-read-data", "/private/var/run/resolv.conf.bak")),
+			})
+		})
+	}
+}

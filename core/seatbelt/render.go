@@ -743,6 +743,10 @@ func (r *renderer) render() {
 		r.line("; Names are resolved by mDNSResponder, through its socket: the one Unix socket open")
 		r.line("; mode allows.")
 		r.line("(allow network-outbound (literal %s))", quote(mdnsResponder))
+		r.line("; Tools that resolve names themselves (dig, Go built with netgo, c-ares in Node and curl)")
+		r.line("; read the resolver's file; its folder may be stat'ed on the way, not listed.")
+		r.rule("allow", "file-read*", []string{`(literal "/private/var/run/resolv.conf")`})
+		r.rule("allow", "file-read-metadata", []string{`(literal "/private/var/run")`})
 	case policy.None:
 		r.line("; Network: none, not even the egress proxy.")
 	}
