@@ -295,3 +295,15 @@ func TestOpenModeResolvConf(t *testing.T) {
 		})
 	}
 }
+
+// TestJavaCPUGrade: the JVM writes kern.grade_cputype at start (codex allows it); no other
+// kernel value may be written.
+func TestJavaCPUGrade(t *testing.T) {
+	_, ev := render(t, macPolicy())
+	checkQuiet(t, ev, []expect{
+		allow(sbpl.Query{Op: "sysctl-write", Name: "kern.grade_cputype"}),
+		deny(sbpl.Query{Op: "sysctl-write", Name: "kern.hostname"}),
+		deny(sbpl.Query{Op: "sysctl-write", Name: "kern.maxfiles"}),
+		deny(sbpl.Query{Op: "sysctl-write", Name: "kern.grade_cputype2"}),
+	})
+}

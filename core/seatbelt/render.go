@@ -694,6 +694,9 @@ func (r *renderer) render() {
 		sysctls = append(sysctls, "(sysctl-name-prefix "+quote(n.prefix)+") ; "+n.why)
 	}
 	r.ruleCommented("allow", "sysctl-read", sysctls)
+	r.line("; The one kernel value a command may write: the JVM sets its process's CPU grade as it")
+	r.line("; starts (codex).")
+	r.line(`(allow sysctl-write (sysctl-name "kern.grade_cputype"))`)
 	r.line("; Host processor information, which Node's os.cpus() (and so npm, yarn and node-gyp) reads")
 	r.line("; through host_processor_info (codex).")
 	r.line("(allow mach-host*)")

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +14,9 @@ import (
 var passedVars = []string{
 	"PATH", "LANG", "LANGUAGE", "TERM", "COLORTERM", "USER", "LOGNAME", "SHELL", "TZ",
 	"EDITOR", "VISUAL", "PAGER", "LESS", "NO_COLOR", "FORCE_COLOR", "CLICOLOR",
+	// The account's text encoding, which Foundation would otherwise read from
+	// ~/.CFUserTextEncoding, out of reach in the home folder.
+	"__CF_USER_TEXT_ENCODING",
 }
 
 // secretWords mark a variable as holding a secret. Such a variable is never passed, whatever
@@ -67,6 +71,28 @@ type DeveloperTools struct {
 // open to it, so an allowed host port is reached through the proxy, and NO_PROXY stays
 // without them.
 var loopbackNoProxy = []string{"localhost", "127.0.0.1", "::1"}
+
+// javaOptions are the JVM's options on a Mac, where Java reads neither HOME nor the proxy
+// variables. Seatbelt matches 127.0.0.1 and ::1 but not ::ffff:127.0.0.1, so a dual-stack JVM
+// cannot reach the proxy until it uses IPv4; user.home comes from NSHomeDirectory (Gradle's,
+// Maven's and sbt's caches live under it); the proxy wants its login, which Java sends on a
+// CONNECT only when Basic is not disabled for tunnels. No host bypasses the proxy but those
+// the session names, as for NO_PROXY on a Mac.
+func javaOptions(o EnvOptions) []string {
+	opts := []string{"-Djava.net.preferIPv4Stack=true", "-Duser.home=" + o.Home}
+	u, err := url.Parse(o.ProxyURL)
+	if o.ProxyURL == "" || err != nil || u.Hostname() == "" || u.Port() == "" {
+		return opts
+	}
+	for _, scheme := range []string{"http", "https"} {
+		opts = append(opts, "-D"+scheme+".proxyHost="+u.Hostname(), "-D"+scheme+".proxyPort="+u.Port())
+		if u.User != nil {
+			pw, _ := u.User.Password()
+			opts = append(opts, "-D"+scheme+".proxyUser="+u.User.Username(), "-D"+scheme+".proxyPassword="+pw)
+		}
+	}
+	return append(opts, "-Djdk.http.auth.tunneling.disabledSchemes=", "-Dhttp.nonProxyHosts="+strings.Join(o.NoProxyFor, "|"))
+}
 
 // InsidePath splits a PATH into the entries that exist inside a sandbox that can read
 // readable (resolved paths) and those that do not: entries that are missing on the host or
@@ -127,6 +153,9 @@ func BuildEnv(o EnvOptions) []string {
 	}
 	vars["HOME"] = o.Home
 	vars["TMPDIR"] = o.Tmp
+	// zsh writes here-documents, here-strings and =(...) under TMPPREFIX, /tmp/zsh by
+	// default, whatever TMPDIR says; the shared /tmp is not writable inside.
+	vars["TMPPREFIX"] = filepath.Join(o.Tmp, "zsh")
 	// A command has no terminal to answer on (the wall denies opening one): git must fail
 	// at once instead of waiting for a password prompt.
 	vars["GIT_TERMINAL_PROMPT"] = "0"
@@ -162,9 +191,10 @@ func BuildEnv(o EnvOptions) []string {
 	// older Nodes ignore it, and their fetch reaches nothing (the session says so).
 	vars["NODE_USE_ENV_PROXY"] = "1"
 	if o.GOOS == "darwin" {
-		// Seatbelt matches 127.0.0.1 and ::1 but not ::ffff:127.0.0.1; a dual-stack JVM
-		// cannot reach the proxy until it uses IPv4.
-		vars["JAVA_TOOL_OPTIONS"] = "-Djava.net.preferIPv4Stack=true"
+		// Foundation's NSHomeDirectory (and so its preferences, and Java's user.home) takes
+		// the account's home folder, not HOME, unless this says otherwise.
+		vars["CFFIXED_USER_HOME"] = o.Home
+		vars["JAVA_TOOL_OPTIONS"] = strings.Join(javaOptions(o), " ")
 	}
 	for k, v := range o.ExtraVars {
 		vars[k] = v

@@ -47,7 +47,7 @@ func TestBuildEnvDropsSecrets(t *testing.T) {
 		t.Error("environment not sorted")
 	}
 	mac := BuildEnv(EnvOptions{Home: "/h", Tmp: "/t", GOOS: "darwin"})
-	if !slices.Contains(mac, "JAVA_TOOL_OPTIONS=-Djava.net.preferIPv4Stack=true") {
+	if !slices.ContainsFunc(mac, func(s string) bool { return strings.HasPrefix(s, "JAVA_TOOL_OPTIONS=-Djava.net.preferIPv4Stack=true ") }) {
 		t.Error("JAVA_TOOL_OPTIONS missing on macOS")
 	}
 	if slices.ContainsFunc(mac, func(s string) bool { return strings.HasPrefix(s, "HTTPS_PROXY=") }) {
@@ -167,5 +167,49 @@ func TestBuildEnvDeveloperTools(t *testing.T) {
 	v = envMap(BuildEnv(EnvOptions{Host: host, Home: "/h", Tmp: "/t", GOOS: "linux", DeveloperTools: dev}))
 	if _, ok := v["DEVELOPER_DIR"]; ok || strings.Contains(v["PATH"], "Xcode") {
 		t.Errorf("on Linux: %v", v)
+	}
+}
+
+// On a Mac: zsh's here-documents go to TMPDIR (its default, /tmp/zsh, is not writable);
+// Foundation keeps its text encoding and takes the sandbox home for its own; Java takes the
+// sandbox home and the proxy, which it reads from no variable.
+func TestBuildEnvMacShellsFoundationJava(t *testing.T) {
+	host := []string{"PATH=/usr/bin:/bin", "__CF_USER_TEXT_ENCODING=0x1F5:0x0:0x0"}
+	v := envMap(BuildEnv(EnvOptions{Host: host, Home: "/private/tmp/ow/home", Tmp: "/private/tmp/ow", GOOS: "darwin",
+		ProxyURL: "http://openworker:tok3n@127.0.0.1:53127", NoProxyFor: []string{"internal.example"}}))
+	for k, want := range map[string]string{
+		"TMPPREFIX":               "/private/tmp/ow/zsh",
+		"__CF_USER_TEXT_ENCODING": "0x1F5:0x0:0x0",
+		"CFFIXED_USER_HOME":       "/private/tmp/ow/home",
+	} {
+		if v[k] != want {
+			t.Errorf("%s = %q, want %q", k, v[k], want)
+		}
+	}
+	java := strings.Fields(v["JAVA_TOOL_OPTIONS"])
+	for _, want := range []string{
+		"-Djava.net.preferIPv4Stack=true", "-Duser.home=/private/tmp/ow/home",
+		"-Dhttp.proxyHost=127.0.0.1", "-Dhttp.proxyPort=53127", "-Dhttps.proxyHost=127.0.0.1", "-Dhttps.proxyPort=53127",
+		"-Dhttp.proxyUser=openworker", "-Dhttp.proxyPassword=tok3n", "-Dhttps.proxyUser=openworker", "-Dhttps.proxyPassword=tok3n",
+		"-Djdk.http.auth.tunneling.disabledSchemes=", "-Dhttp.nonProxyHosts=internal.example",
+	} {
+		if !slices.Contains(java, want) {
+			t.Errorf("JAVA_TOOL_OPTIONS %q lacks %s", v["JAVA_TOOL_OPTIONS"], want)
+		}
+	}
+	// With no proxy (open or none), Java gets the home and no proxy.
+	v = envMap(BuildEnv(EnvOptions{Host: host, Home: "/h", Tmp: "/t", GOOS: "darwin"}))
+	if j := v["JAVA_TOOL_OPTIONS"]; !strings.Contains(j, "-Duser.home=/h") || strings.Contains(j, "proxy") {
+		t.Errorf("JAVA_TOOL_OPTIONS without a proxy = %q", j)
+	}
+	// Off macOS: zsh's here-documents still go to TMPDIR; the Mac's variables are absent.
+	v = envMap(BuildEnv(EnvOptions{Host: host, Home: "/h", Tmp: "/t", GOOS: "linux"}))
+	if v["TMPPREFIX"] != "/t/zsh" {
+		t.Errorf("TMPPREFIX on Linux = %q", v["TMPPREFIX"])
+	}
+	for _, k := range []string{"CFFIXED_USER_HOME", "JAVA_TOOL_OPTIONS"} {
+		if _, ok := v[k]; ok {
+			t.Errorf("%s set on Linux", k)
+		}
 	}
 }
