@@ -52,6 +52,42 @@ type EnvOptions struct {
 	Readable []string
 	// DeveloperTools is the Mac's developer folder, found outside (FindDeveloperTools).
 	DeveloperTools DeveloperTools
+	// ToolchainHomes are the home variables of the toolchains switched on (ToolchainHomes).
+	ToolchainHomes map[string]string
+}
+
+// toolchainHomes are the home-folder toolchains whose programs find their data through a
+// variable, each with the variable its own documentation names. Inside, HOME is the sandbox
+// home, so without it a shim (~/.cargo/bin/cargo, pyenv's, volta's) looks there and finds
+// nothing. cargo is not here: it writes its registry and checkouts under CARGO_HOME, which
+// stays in the private tmp folder; its binaries are found on PATH.
+var toolchainHomes = []struct{ dir, name string }{
+	{".rustup", "RUSTUP_HOME"},
+	{".pyenv", "PYENV_ROOT"},
+	{".volta", "VOLTA_HOME"},
+	{".asdf", "ASDF_DATA_DIR"},
+	{".nvm", "NVM_DIR"},
+	{".sdkman", "SDKMAN_DIR"},
+	{".bun", "BUN_INSTALL"},
+	{".rbenv", "RBENV_ROOT"},
+	{".local/share/mise", "MISE_DATA_DIR"},
+}
+
+// ToolchainHomes returns the home variables of the toolchains in enabled (as the settings
+// name them, relative to userHome) that the sandbox can read, each at its real, resolved path:
+// read only, as the wall shows it.
+func ToolchainHomes(userHome string, enabled, readable []string) map[string]string {
+	out := map[string]string{}
+	for _, tc := range toolchainHomes {
+		if !slices.Contains(enabled, tc.dir) {
+			continue
+		}
+		r, err := policy.Resolve(filepath.Join(userHome, tc.dir))
+		if err == nil && slices.ContainsFunc(readable, func(d string) bool { return policy.Within(d, r) }) {
+			out[tc.name] = r
+		}
+	}
+	return out
 }
 
 // DeveloperTools is the Mac's active developer folder (xcode-select -p) and SDK, found
@@ -172,6 +208,9 @@ func BuildEnv(o EnvOptions) []string {
 	vars["YARN_CACHE_FOLDER"] = filepath.Join(cache, "yarn")
 	vars["PNPM_HOME"] = filepath.Join(o.Tmp, "pnpm")
 	vars["CARGO_HOME"] = filepath.Join(o.Tmp, "cargo")
+	for k, v := range o.ToolchainHomes {
+		vars[k] = v
+	}
 	if o.ProxyURL != "" {
 		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
 			vars[k] = o.ProxyURL

@@ -213,3 +213,57 @@ func TestBuildEnvMacShellsFoundationJava(t *testing.T) {
 		}
 	}
 }
+
+// A toolchain switched on is found at its real, read-only path: its shims (~/.cargo/bin's
+// rustup proxies, pyenv's, volta's, asdf's) look for it through its home variable, which
+// would otherwise name a folder in the sandbox home.
+func TestToolchainHomes(t *testing.T) {
+	root, _ := filepath.EvalSymlinks(t.TempDir())
+	home := filepath.Join(root, "home")
+	for _, d := range []string{".rustup", ".pyenv", ".volta", ".asdf", ".nvm", ".sdkman", ".bun", ".rbenv", ".local/share/mise", ".cargo"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// .nvm is a link to where the person keeps it.
+	elsewhere := filepath.Join(root, "disk", "nvm")
+	os.MkdirAll(elsewhere, 0o755)
+	os.RemoveAll(filepath.Join(home, ".nvm"))
+	if err := os.Symlink(elsewhere, filepath.Join(home, ".nvm")); err != nil {
+		t.Fatal(err)
+	}
+	enabled := []string{".rustup", ".pyenv", ".volta", ".asdf", ".nvm", ".sdkman", ".bun", ".rbenv", ".local/share/mise", ".cargo", ".deno"}
+	readable := []string{filepath.Join(home, ".rustup"), filepath.Join(home, ".pyenv"), filepath.Join(home, ".volta"), filepath.Join(home, ".asdf"),
+		elsewhere, filepath.Join(home, ".sdkman"), filepath.Join(home, ".bun"), filepath.Join(home, ".rbenv"), filepath.Join(home, ".local/share/mise"), filepath.Join(home, ".cargo")}
+	got := ToolchainHomes(home, enabled, readable)
+	want := map[string]string{
+		"RUSTUP_HOME": filepath.Join(home, ".rustup"), "PYENV_ROOT": filepath.Join(home, ".pyenv"),
+		"VOLTA_HOME": filepath.Join(home, ".volta"), "ASDF_DATA_DIR": filepath.Join(home, ".asdf"),
+		"NVM_DIR": elsewhere, "SDKMAN_DIR": filepath.Join(home, ".sdkman"), "BUN_INSTALL": filepath.Join(home, ".bun"),
+		"RBENV_ROOT": filepath.Join(home, ".rbenv"), "MISE_DATA_DIR": filepath.Join(home, ".local/share/mise"),
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+	// cargo writes its registry and git checkouts under CARGO_HOME: it stays in the private
+	// tmp folder, where BuildEnv puts it.
+	if _, ok := got["CARGO_HOME"]; ok {
+		t.Error("CARGO_HOME points at the read-only toolchain")
+	}
+	// Switched off, or not readable inside: nothing.
+	if got := ToolchainHomes(home, []string{".pyenv"}, readable); len(got) != 1 || got["PYENV_ROOT"] == "" {
+		t.Errorf("only .pyenv on: %v", got)
+	}
+	if got := ToolchainHomes(home, enabled, nil); len(got) != 0 {
+		t.Errorf("nothing readable: %v", got)
+	}
+	// BuildEnv exports them, on every OS.
+	for _, goos := range []string{"linux", "darwin"} {
+		v := envMap(BuildEnv(EnvOptions{Home: "/h", Tmp: "/t", GOOS: goos, ToolchainHomes: map[string]string{"RUSTUP_HOME": "/x/.rustup"}}))
+		if v["RUSTUP_HOME"] != "/x/.rustup" || v["CARGO_HOME"] != "/t/cargo" {
+			t.Errorf("%s: RUSTUP_HOME %q, CARGO_HOME %q", goos, v["RUSTUP_HOME"], v["CARGO_HOME"])
+		}
+	}
+}

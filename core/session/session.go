@@ -347,7 +347,8 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	if m.opts.GOOS == "darwin" {
 		dev = m.opts.DeveloperTools()
 	}
-	env := BuildEnv(EnvOptions{Host: m.opts.HostEnv, Home: s.home, Tmp: s.tmp, ProxyURL: s.proxyURL, GOOS: m.opts.GOOS, Readable: readable, ExtraVars: s.loginVars(), PathFirst: s.loginPath(), DeveloperTools: dev})
+	env := BuildEnv(EnvOptions{Host: m.opts.HostEnv, Home: s.home, Tmp: s.tmp, ProxyURL: s.proxyURL, GOOS: m.opts.GOOS, Readable: readable, ExtraVars: s.loginVars(), PathFirst: s.loginPath(), DeveloperTools: dev,
+		ToolchainHomes: ToolchainHomes(m.opts.UserHome, s.spec.Toolchains, readable)})
 	if readable != nil {
 		s.hints.order = filepath.SplitList(hostVar(m.opts.HostEnv, "PATH"))
 		s.hints.kept, s.hints.dropped = InsidePath(hostVar(m.opts.HostEnv, "PATH"), readable)
