@@ -31,7 +31,7 @@ var sandboxCheckCommand = command{
 
 var sandboxProfileCommand = command{
 	name:     "sandbox profile",
-	synopsis: "sandbox profile [--rw DIR]… [--ro DIR]… [--network allowlist|open|none] [--proxy-port N] [--allow HOST[:PORT]]… [--local-servers]",
+	synopsis: "sandbox profile [--rw DIR]… [--ro DIR]… [--network allowlist|open|none] [--proxy-port N] [--allow HOST[:PORT]]… [--local-servers] [--link-checks unknown|both]",
 	about:    "Prints the Seatbelt profile and its parameters that a session with these folders would get on a Mac. It works on any OS, for review.",
 	example:  "openworker sandbox profile --rw . --ro ../data",
 }
@@ -112,6 +112,7 @@ func sandboxProfile(args []string) error {
 	var allow multi
 	fs.Var(&allow, "allow", "a site allowed for the session, HOST[:PORT] (repeatable): a loopback one (127.0.0.1:5432) is reachable directly on a Mac")
 	localServers := fs.Bool("local-servers", false, localServersAbout)
+	linkChecks := fs.String("link-checks", "unknown", "what this Mac's Seatbelt is known to check of hard links and clones: unknown (every one denied) or both (both ends checked, as the link probe proves: those within the writable folders and the private tmp allowed)")
 	if _, _, err := parse(fs, sandboxProfileCommand, args); err != nil {
 		return err
 	}
@@ -162,7 +163,11 @@ func sandboxProfile(args []string) error {
 		entries = append(entries, e)
 	}
 	pol.Forwards = session.LoopbackEntries(entries)
-	prof, err := seatbelt.Render(pol)
+	lc, err := seatbelt.ParseLinkChecks(*linkChecks)
+	if err != nil {
+		return fmt.Errorf("--link-checks: %w", err)
+	}
+	prof, err := seatbelt.RenderWith(pol, seatbelt.Options{LinkChecks: lc})
 	if err != nil {
 		return err
 	}

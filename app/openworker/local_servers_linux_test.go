@@ -23,6 +23,21 @@ func TestSandboxProfileLocalServersAndLoopbackAllow(t *testing.T) {
 	}
 }
 
+// sandbox profile --link-checks both shows the links and clones a proved Mac allows.
+func TestSandboxProfileLinkChecks(t *testing.T) {
+	w := newWorld(t)
+	allow := "(allow file-link file-clone"
+	if out, errs, code := w.run("sandbox", "profile", "--rw", w.project); code != 0 || strings.Contains(out, allow) {
+		t.Fatalf("default (exit %d, %s) allows links:\n%s", code, errs, out)
+	}
+	if out, errs, code := w.run("sandbox", "profile", "--rw", w.project, "--link-checks", "both"); code != 0 || !strings.Contains(out, allow) {
+		t.Fatalf("--link-checks both (exit %d, %s) allows no link:\n%s", code, errs, out)
+	}
+	if _, _, code := w.run("sandbox", "profile", "--link-checks", "source"); code == 0 {
+		t.Fatal("--link-checks source was accepted")
+	}
+}
+
 // On Linux the sandbox's own loopback already serves: --local-servers is accepted and a
 // server inside works as without it.
 func TestLocalServersAcceptedOnLinux(t *testing.T) {

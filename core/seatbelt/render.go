@@ -225,17 +225,34 @@ var narrowed = []struct {
 	{folder: "/usr/local/var", why: "the same on Intel Macs"},
 }
 
-// Render renders p as a Seatbelt profile. It fails, rather than render a looser profile, when
-// p is incomplete or inconsistent: no marker, a relative or uncleaned path, a session folder
-// that is or contains the home folder, an allowlist without a proxy port.
-func Render(p *policy.Policy) (*Profile, error) {
+// Options are what a profile depends on besides the session's policy: what is known of the
+// Mac it runs on.
+type Options struct {
+	// LinkChecks is what the link probe proved; the zero value is LinkChecksUnknown.
+	LinkChecks LinkChecks
+}
+
+// Render renders p as a Seatbelt profile for a Mac nothing more is known of. It fails, rather
+// than render a looser profile, when p is incomplete or inconsistent: no marker, a relative or
+// uncleaned path, a session folder that is or contains the home folder, an allowlist without
+// a proxy port.
+func Render(p *policy.Policy) (*Profile, error) { return RenderWith(p, Options{}) }
+
+// RenderWith is Render on a Mac of which o is known.
+func RenderWith(p *policy.Policy, o Options) (*Profile, error) {
+	if o.LinkChecks == "" {
+		o.LinkChecks = LinkChecksUnknown
+	}
+	if _, err := ParseLinkChecks(string(o.LinkChecks)); err != nil {
+		return nil, fmt.Errorf("seatbelt: %w", err)
+	}
 	if p == nil {
 		return nil, errors.New("seatbelt: no policy to render")
 	}
 	if err := check(p); err != nil {
 		return nil, err
 	}
-	r := &renderer{p: p, names: map[string]string{}}
+	r := &renderer{p: p, o: o, names: map[string]string{}}
 	r.render()
 	return &Profile{Text: r.b.String(), Params: r.params}, nil
 }
@@ -307,6 +324,7 @@ func check(p *policy.Policy) error {
 
 type renderer struct {
 	p      *policy.Policy
+	o      Options
 	b      strings.Builder
 	params []Param
 	names  map[string]string // "ROLE\x00value" → parameter name, so a path gets one name per role
@@ -765,8 +783,54 @@ func (r *renderer) render() {
 
 	r.line("; Hard links and clones: Seatbelt checks them as operations of their own, which no read")
 	r.line("; or write rule covers; denied by name, so a file the command may not read cannot get a")
-	r.line("; second name or a copy in a folder it may. Tools copy instead.")
+	r.line("; second name or a copy in a folder it may.")
+	if r.o.LinkChecks != LinkChecksBoth {
+		r.line("; Tools copy instead. (Whether Seatbelt checks both ends of one is not proved on this Mac.)")
+		r.rule("deny", "file-link file-clone", nil)
+		return
+	}
+	r.links()
+}
+
+// links writes the rules of a Mac proved to check both ends of a link or clone: allowed when
+// both lie in the writable folders or the private tmp (npm's cache moves entries with link,
+// cargo and Rust's fs::copy clone), never onto or from repository metadata, read-only or
+// hidden files.
+func (r *renderer) links() {
+	p := r.p
+	r.line("; This Mac checks both ends of each (proved by the link probe), so links and clones whose")
+	r.line("; both ends lie in the writable folders or the private tmp are allowed (npm's cache, cargo,")
+	r.line("; Rust's fs::copy); none onto or from repository metadata, read-only or hidden files.")
 	r.rule("deny", "file-link file-clone", nil)
+	var in []string
+	for _, w := range p.Writable {
+		in = append(in, "(subpath "+r.param("WRITABLE", w)+")")
+	}
+	if p.PrivateTmp != "" {
+		in = append(in, "(subpath "+r.param("PRIVATE_TMP", p.PrivateTmp)+")")
+	}
+	if len(in) == 0 {
+		return
+	}
+	r.rule("allow", "file-link file-clone", in)
+	var out []string
+	for _, d := range p.ReadOnly {
+		out = append(out, "(subpath "+r.param("READ_ONLY", d)+")")
+	}
+	for _, d := range p.Hidden {
+		out = append(out, "(subpath "+r.param("HIDDEN", d)+")")
+	}
+	if !p.GitMetadataWritable {
+		for _, w := range p.Writable {
+			out = append(out, "(literal "+r.param("WRITABLE", w)+")")
+			for _, g := range gitMetadata {
+				out = append(out, "(regex "+quote("^"+regexQuote(w)+g.suffix)+")")
+			}
+		}
+	}
+	if len(out) > 0 {
+		r.rule("deny", "file-link file-clone", out)
+	}
 }
 
 // forwards writes the loopback entries the person allowed: reachable directly, by programs
