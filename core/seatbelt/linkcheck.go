@@ -1,7 +1,10 @@
 package seatbelt
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -106,4 +109,47 @@ func DecideLinkChecks(results []LinkResult) (LinkChecks, string) {
 		}
 	}
 	return LinkChecksBoth, "Seatbelt refused every link and clone with an end outside the allowed folder and made those within it"
+}
+
+// linkChecksFile is the probe's answer in the state folder, outside every wall.
+const linkChecksFile = "link-checks.json"
+
+type linkChecksRecord struct {
+	Answer    LinkChecks `json:"answer"`
+	Why       string     `json:"why,omitempty"`
+	OSVersion string     `json:"os_version"`
+}
+
+// SaveLinkChecks records the probe's answer on this macOS version in the state folder.
+func SaveLinkChecks(stateDir, osVersion string, c LinkChecks, why string) error {
+	b, err := json.Marshal(linkChecksRecord{Answer: c, Why: why, OSVersion: osVersion})
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(stateDir, linkChecksFile+".tmp")
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("seatbelt: recording the link probe's answer: %w", err)
+	}
+	return os.Rename(tmp, filepath.Join(stateDir, linkChecksFile))
+}
+
+// LoadLinkChecks is the answer recorded on this macOS version, or LinkChecksUnknown: no
+// record, one of another version (an update may change what Seatbelt checks), or one that
+// cannot be read.
+func LoadLinkChecks(stateDir, osVersion string) LinkChecks {
+	if stateDir == "" || osVersion == "" {
+		return LinkChecksUnknown
+	}
+	b, err := os.ReadFile(filepath.Join(stateDir, linkChecksFile))
+	if err != nil {
+		return LinkChecksUnknown
+	}
+	var rec linkChecksRecord
+	if json.Unmarshal(b, &rec) != nil || rec.OSVersion != osVersion {
+		return LinkChecksUnknown
+	}
+	if c, err := ParseLinkChecks(string(rec.Answer)); err == nil {
+		return c
+	}
+	return LinkChecksUnknown
 }

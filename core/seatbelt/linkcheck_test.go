@@ -152,3 +152,28 @@ func TestGoldenLinksBoth(t *testing.T) {
 		t.Error("an unknown link-checks answer was rendered")
 	}
 }
+
+// The probe's answer is kept in the state folder for this macOS version only: an update may
+// change what Seatbelt checks.
+func TestLinkChecksRecord(t *testing.T) {
+	dir := t.TempDir()
+	if got := LoadLinkChecks(dir, "15.1"); got != LinkChecksUnknown {
+		t.Errorf("no record: %s", got)
+	}
+	if err := SaveLinkChecks(dir, "15.1", LinkChecksBoth, "proved"); err != nil {
+		t.Fatal(err)
+	}
+	if got := LoadLinkChecks(dir, "15.1"); got != LinkChecksBoth {
+		t.Errorf("saved both, loaded %s", got)
+	}
+	if got := LoadLinkChecks(dir, "15.2"); got != LinkChecksUnknown {
+		t.Errorf("another macOS version: %s", got)
+	}
+	if got := LoadLinkChecks("", "15.1"); got != LinkChecksUnknown {
+		t.Errorf("no state folder: %s", got)
+	}
+	os.WriteFile(filepath.Join(dir, linkChecksFile), []byte(`{"answer":"source","os_version":"15.1"}`), 0o600)
+	if got := LoadLinkChecks(dir, "15.1"); got != LinkChecksUnknown {
+		t.Errorf("a record with an unknown answer: %s", got)
+	}
+}

@@ -20,7 +20,14 @@ const TmpRoot = "/private/tmp"
 type Provider struct {
 	// SandboxExec is the sandbox-exec binary; empty means DefaultSandboxExec.
 	SandboxExec string
+	// StateDir is the state folder, where the link probe's answer is kept (LoadLinkChecks);
+	// empty renders every profile with links and clones denied.
+	StateDir string
 }
+
+// UseStateDir tells the provider the state folder; a session manager calls it once, before
+// any session starts.
+func (pr *Provider) UseStateDir(dir string) { pr.StateDir = dir }
 
 var _ sandbox.Provider = (*Provider)(nil)
 

@@ -101,7 +101,7 @@ func (pr *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	prof, err := Render(p)
+	prof, err := RenderWith(p, Options{LinkChecks: LoadLinkChecks(pr.StateDir, osVersion())})
 	if err != nil {
 		return nil, err
 	}

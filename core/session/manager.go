@@ -66,6 +66,13 @@ func NewManager(opts Options) (*Manager, error) {
 	if opts.TmpRoot == "" {
 		opts.TmpRoot = "/tmp"
 	}
+	for _, p := range opts.Providers {
+		// A provider that keeps what it learned of this machine (the Seatbelt link probe's
+		// answer) keeps it in the state folder.
+		if u, ok := p.(interface{ UseStateDir(string) }); ok {
+			u.UseStateDir(opts.StateDir)
+		}
+	}
 	if opts.DeveloperTools == nil {
 		opts.DeveloperTools = sync.OnceValue(FindDeveloperTools)
 	}

@@ -421,3 +421,19 @@ func TestSeatbeltGetsLoopbackEntriesAndLocalServers(t *testing.T) {
 		t.Error("the local-servers switch did not reach the policy")
 	}
 }
+
+type stateful struct {
+	recorder
+	dir string
+}
+
+func (s *stateful) UseStateDir(dir string) { s.dir = dir }
+
+// A provider that keeps what it learned of the machine is told the state folder.
+func TestProviderToldTheStateFolder(t *testing.T) {
+	p := &stateful{recorder: recorder{name: sandbox.Seatbelt}}
+	f := newFixture(t, map[sandbox.Enforcement]sandbox.Provider{sandbox.Seatbelt: p})
+	if want := filepath.Join(f.home, "state"); p.dir != want {
+		t.Errorf("state folder %q, want %q", p.dir, want)
+	}
+}
