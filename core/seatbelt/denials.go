@@ -114,6 +114,8 @@ type Run struct {
 	UserHome string
 	// Failed says the command exited non-zero, timed out or did not finish.
 	Failed bool
+	// LocalServers says the session's local-servers switch is on (policy.Policy.LocalServers).
+	LocalServers bool
 }
 
 // Summarize turns a command's denials into its report as for a command that failed, with
@@ -162,7 +164,7 @@ func SummarizeRun(ds []Denial, run Run) Summary {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "openworker sandbox: Seatbelt denied %d operation(s) of this command:\n", n)
-	hinted := false
+	hinted, bindHinted := false, false
 	for i, d := range listed {
 		if i == MaxReported {
 			fmt.Fprintf(&b, "  ... %d more operation(s) are not reported here; the run's violations file has every denial\n", len(listed)-MaxReported)
@@ -177,6 +179,10 @@ func SummarizeRun(ds []Denial, run Run) Summary {
 			hinted = true
 			b.WriteString("    (connections go through the egress proxy in HTTPS_PROXY, to the hosts on the allow list)\n")
 		}
+		if isIPBind(d) && !run.LocalServers && !bindHinted {
+			bindHinted = true
+			b.WriteString("    (servers on loopback need the session's local-servers switch, which the person turns on for a session)\n")
+		}
 	}
 	if fold {
 		fmt.Fprintf(&b, "  stat of %d path(s) in the home folder, outside the session's folders, such as %s (%s)\n",
@@ -184,6 +190,11 @@ func SummarizeRun(ds []Denial, run Run) Summary {
 	}
 	s.Text = b.String()
 	return s
+}
+
+// isIPBind says d is a refused bind or accept on an IP address (not a Unix socket's path).
+func isIPBind(d Denial) bool {
+	return (d.Operation == "network-bind" || d.Operation == "network-inbound") && d.Target != "" && !strings.HasPrefix(d.Target, "/")
 }
 
 // isHomeStat says d is a stat (or an existence check) of a path inside home.

@@ -278,3 +278,20 @@ func TestParseNoTarget(t *testing.T) {
 		t.Errorf("report:\n%s", s.Text)
 	}
 }
+
+// A server refused its port says what would let it bind; with the switch on, or for a Unix
+// socket, nothing is added.
+func TestBindRefusedNamesLocalServers(t *testing.T) {
+	bind := []Denial{{Process: "python3", Operation: "network-bind", Target: "127.0.0.1:8000", Count: 1}}
+	hint := "servers on loopback need the session's local-servers switch"
+	if s := SummarizeRun(bind, Run{Failed: true}); !strings.Contains(s.Text, hint) || strings.Count(s.Text, hint) != 1 {
+		t.Errorf("report:\n%s", s.Text)
+	}
+	if s := SummarizeRun(bind, Run{Failed: true, LocalServers: true}); strings.Contains(s.Text, hint) {
+		t.Errorf("with the switch on:\n%s", s.Text)
+	}
+	sock := []Denial{{Process: "node", Operation: "network-bind", Target: "/Users/me/src/app/x.sock", Count: 1}}
+	if s := SummarizeRun(sock, Run{Failed: true}); strings.Contains(s.Text, hint) {
+		t.Errorf("a Unix socket:\n%s", s.Text)
+	}
+}
