@@ -164,7 +164,7 @@ func SummarizeRun(ds []Denial, run Run) Summary {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "openworker sandbox: Seatbelt denied %d operation(s) of this command:\n", n)
-	hinted, bindHinted := false, false
+	hinted, bindHinted, linkHinted := false, false, false
 	for i, d := range listed {
 		if i == MaxReported {
 			fmt.Fprintf(&b, "  ... %d more operation(s) are not reported here; the run's violations file has every denial\n", len(listed)-MaxReported)
@@ -178,6 +178,10 @@ func SummarizeRun(ds []Denial, run Run) Summary {
 		if _, ok := egress(d); ok && !hinted {
 			hinted = true
 			b.WriteString("    (connections go through the egress proxy in HTTPS_PROXY, to the hosts on the allow list)\n")
+		}
+		if (d.Operation == "file-link" || d.Operation == "file-clone") && !linkHinted {
+			linkHinted = true
+			b.WriteString("    (hard links and clones are refused until `openworker sandbox check` proves on this Mac that Seatbelt checks both ends of each; npm install and cargo build need them)\n")
 		}
 		if isIPBind(d) && !run.LocalServers && !bindHinted {
 			bindHinted = true

@@ -295,3 +295,12 @@ func TestBindRefusedNamesLocalServers(t *testing.T) {
 		t.Errorf("a Unix socket:\n%s", s.Text)
 	}
 }
+
+// A refused link or clone (npm's cache, cargo's copies) says why and what proves it safe.
+func TestLinkRefusedSaysWhy(t *testing.T) {
+	ds := []Denial{{Process: "node", Operation: "file-link", Target: "/private/tmp/openworker-1/cache/npm/_cacache/content-v2/x", Count: 1}}
+	s := SummarizeRun(ds, Run{Failed: true})
+	if !strings.Contains(s.Text, "hard links and clones are refused until `openworker sandbox check` proves") || strings.Count(s.Text, "hard links and clones") != 1 {
+		t.Errorf("report:\n%s", s.Text)
+	}
+}
