@@ -300,7 +300,7 @@ func TestBindRefusedNamesLocalServers(t *testing.T) {
 func TestLinkRefusedSaysWhy(t *testing.T) {
 	ds := []Denial{{Process: "node", Operation: "file-link", Target: "/private/tmp/openworker-1/cache/npm/_cacache/content-v2/x", Count: 1}}
 	s := SummarizeRun(ds, Run{Failed: true})
-	if !strings.Contains(s.Text, "hard links and clones are refused until `openworker sandbox check` proves") || strings.Count(s.Text, "hard links and clones") != 1 {
+	if !strings.Contains(s.Text, "hard links and clones are allowed only within the session's folders, and only once `openworker sandbox check` has proved") || strings.Count(s.Text, "hard links and clones") != 1 {
 		t.Errorf("report:\n%s", s.Text)
 	}
 }
