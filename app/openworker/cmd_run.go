@@ -28,6 +28,7 @@ type sessionFlags struct {
 	network, provider string
 	noCwd             bool
 	gitMetadata       string
+	localServers      bool
 }
 
 // siteFlags is a flag naming a site, HOST[:PORT], that may be given more than once. A value
@@ -56,7 +57,15 @@ func (f *sessionFlags) register(fs *flag.FlagSet, defaultProvider string) {
 	fs.StringVar(&f.provider, "provider", defaultProvider, about)
 	fs.StringVar(&f.gitMetadata, "git-metadata", "", "protected (each repository's .git/hooks and .git/config stay read-only inside) or writable; "+
 		"writable lets commands plant hooks and settings (core.fsmonitor, core.hooksPath, …) that your own git runs outside the sandbox; default: the settings' sandbox_git_metadata")
+	fs.BoolVar(&f.localServers, "local-servers", false, localServersAbout)
 }
+
+// localServersAbout is --local-servers' help, for the commands that start sessions and for
+// sandbox profile.
+const localServersAbout = "on a Mac, let commands run servers on loopback (go test with httptest, dev servers; bind 127.0.0.1, not 0.0.0.0) " +
+	"and connect to any loopback port: Seatbelt cannot tell the session's ports from this Mac's other programs', so those " +
+	"(databases, Ollama, Jupyter, a browser's debugging port) become reachable too. Off by default. On Linux the sandbox " +
+	"has a loopback of its own where servers always work, and this changes nothing"
 
 // folders turns the folder flags into absolute folders and the first working folder. With no
 // --rw, the current folder is writable and the working folder (--ro adds read-only folders
@@ -121,7 +130,7 @@ func (f *sessionFlags) request(home string) (backend.Request, error) {
 	if err != nil {
 		return backend.Request{}, err
 	}
-	return backend.Request{Provider: f.provider, Writable: rw, ReadOnly: ro, Dir: dir, Network: f.network, Allow: f.allow, GitMetadata: f.gitMetadata}, nil
+	return backend.Request{Provider: f.provider, Writable: rw, ReadOnly: ro, Dir: dir, Network: f.network, Allow: f.allow, GitMetadata: f.gitMetadata, LocalServers: f.localServers}, nil
 }
 
 // prepare starts the native wall's first process as soon as the flags are known, so that it

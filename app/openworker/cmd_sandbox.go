@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
@@ -41,7 +42,7 @@ var sandboxCheckCommand = command{
 
 var sandboxProfileCommand = command{
 	name:     "sandbox profile",
-	synopsis: "sandbox profile [--rw DIR]… [--ro DIR]… [--network allowlist|open|none] [--proxy-port N]",
+	synopsis: "sandbox profile [--rw DIR]… [--ro DIR]… [--network allowlist|open|none] [--proxy-port N] [--allow HOST[:PORT]]… [--local-servers] [--link-checks unknown|both]",
 	about:    "Prints the Seatbelt profile and its parameters that a session with these folders would get on a Mac. It works on any OS, for review.",
 	example:  "openworker sandbox profile --rw . --ro ../data",
 }
@@ -167,6 +168,10 @@ func sandboxProfile(args []string) error {
 	fs.Var(&ro, "ro", "a read-only folder (repeatable)")
 	network := fs.String("network", "allowlist", "allowlist, open or none")
 	port := fs.Int("proxy-port", 0, "the proxy's port to show in the profile, 1-65535 (default: a placeholder port, since each session picks its own)")
+	var allow multi
+	fs.Var(&allow, "allow", "a site allowed for the session, HOST[:PORT] (repeatable): a loopback one (127.0.0.1:5432) is reachable directly on a Mac")
+	localServers := fs.Bool("local-servers", false, localServersAbout)
+	linkChecks := fs.String("link-checks", "unknown", "what this Mac's Seatbelt is known to check of hard links and clones: unknown (every one denied) or both (both ends checked, as the link probe proves: those within the writable folders and the private tmp allowed)")
 	if _, _, err := parse(fs, sandboxProfileCommand, args); err != nil {
 		return err
 	}
@@ -211,7 +216,21 @@ func sandboxProfile(args []string) error {
 	}
 	// The private tmp does not exist until a session starts; show where it would be.
 	pol.PrivateTmp, pol.Home = tmp, tmp+"/home"
-	prof, err := seatbelt.Render(pol)
+	pol.LocalServers = *localServers
+	var entries []hosts.Entry
+	for _, a := range allow {
+		e, err := hosts.Parse(a)
+		if err != nil {
+			return fmt.Errorf("--allow %s: %w", a, err)
+		}
+		entries = append(entries, e)
+	}
+	pol.Forwards = session.LoopbackEntries(entries)
+	lc, err := seatbelt.ParseLinkChecks(*linkChecks)
+	if err != nil {
+		return fmt.Errorf("--link-checks: %w", err)
+	}
+	prof, err := seatbelt.RenderWith(pol, seatbelt.Options{LinkChecks: lc})
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
+	"github.com/openworker/openworker/core/seatbelt"
 	"github.com/openworker/openworker/core/session"
 	"github.com/openworker/openworker/core/wallcheck"
 )
@@ -47,6 +48,14 @@ func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.
 			c.Close()
 		}
 	}()
+	// On a Mac, prove which ends of a link and a clone Seatbelt checks before the session
+	// starts, so that its profile (and every later session's) follows the answer.
+	var links []wallcheck.Result
+	if lp, ok := native.(interface {
+		ProbeLinks(context.Context) (seatbelt.LinkChecks, string, error)
+	}); ok {
+		links = append(links, linkProbeResult(lp.ProbeLinks(ctx)))
+	}
 	s, err := m.Start(ctx, session.Spec{Provider: native.Name(), Writable: []string{work}, Network: policy.Allowlist})
 	if err != nil {
 		return false, fmt.Errorf("starting a session for the check: %w", err)
@@ -74,7 +83,7 @@ func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.
 		// This very process: its command line must not be readable from inside.
 		OutsidePID: os.Getpid(), OutsideArg: "sandbox check",
 	})
-	rs := wallcheck.Run(ctx, run, probes, exec.LookPath)
+	rs := append(wallcheck.Run(ctx, run, probes, exec.LookPath), links...)
 	if asJSON {
 		return wallcheck.Holds(rs), wallcheck.PrintJSON(os.Stdout, string(native.Name()), rs)
 	}
@@ -86,4 +95,19 @@ func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.
 		fmt.Println("Sessions run, but the programs marked broken fail behind the wall; report this output with `openworker sandbox profile`.")
 	}
 	return wallcheck.Holds(rs), nil
+}
+
+// linkProbeResult is the battery's line for the link probe: proved lets sessions link and
+// clone within their folders (npm install, cargo build); not proved keeps both denied.
+func linkProbeResult(answer seatbelt.LinkChecks, why string, err error) wallcheck.Result {
+	r := wallcheck.Result{Name: "links and clones: which ends Seatbelt checks", Command: "ln and cp -c under a test profile", OK: true}
+	switch {
+	case err != nil:
+		r.Status = "not proved: " + err.Error()
+	case answer == seatbelt.LinkChecksBoth:
+		r.Status = "both ends: links and clones within the session's folders are allowed"
+	default:
+		r.Status = "not proved (" + why + "): links and clones stay denied, so npm install and cargo build fail"
+	}
+	return r
 }

@@ -190,6 +190,9 @@ type StartRequest struct {
 	// session's info as one JSON line, and the connection stays open; when it closes (the
 	// client ended, crashed or was killed) the daemon ends the session.
 	Hold bool `json:"hold,omitempty"`
+	// LocalServers: the session's commands may serve and connect on this Mac's loopback,
+	// other programs' ports included (policy.Policy.LocalServers). No change on Linux.
+	LocalServers bool `json:"local_servers,omitempty"`
 }
 
 // FormRefusal reports a form answer an agent's client sent for a question its server never

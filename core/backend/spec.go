@@ -48,6 +48,8 @@ type Request struct {
 	// (apitype.StartRequest.Program) and the one the kernel says is at the other end of
 	// its connection, where known. None for a session of this process's own.
 	Programs []string
+	// LocalServers: see policy.Policy.LocalServers.
+	LocalServers bool
 }
 
 // Machine is what SpecFor needs to know of this machine.
@@ -94,6 +96,7 @@ func SpecFor(m Machine, r Request) (session.Spec, error) {
 		return spec, err
 	}
 	return session.Spec{
+		LocalServers:        r.LocalServers,
 		GitMetadataWritable: gitWritable,
 		Provider:            prov, Writable: r.Writable, ReadOnly: r.ReadOnly, Dir: r.Dir, Network: network,
 		Hosts: s.NetworkHosts, SessionHosts: own, Toolchains: s.Toolchains, HowToAllow: r.HowToAllow,

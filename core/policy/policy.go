@@ -86,6 +86,10 @@ type Policy struct {
 	// what it was then. The Linux wall binds each over itself; Seatbelt's profile names
 	// repositories by pattern instead, which covers ones made later too.
 	Protected []Protected
+	// LocalServers lets commands bind and accept on loopback and connect to any loopback
+	// port, where the sandbox shares the host's loopback (macOS): there, the session's own
+	// servers and the host's other programs' ports cannot be told apart. Off by default.
+	LocalServers bool
 
 	ids   map[string]FileID // see ID
 	given map[string]string // see Folder
@@ -126,6 +130,8 @@ type Options struct {
 	Settings []string
 	// GitMetadataWritable: see Policy.GitMetadataWritable.
 	GitMetadataWritable bool
+	// LocalServers: see Policy.LocalServers.
+	LocalServers bool
 	// Programs are more programs of OpenWorker's that run outside every sandbox (the
 	// client's that asked for the session): guarded against writing as RunnerFiles are,
 	// but not shown inside.
@@ -175,6 +181,7 @@ func New(opts Options) (*Policy, error) {
 		}
 	}
 	p := &Policy{UserHome: home, Network: opts.Network, ProxyPort: opts.ProxyPort, GitMetadataWritable: opts.GitMetadataWritable, ids: map[string]FileID{}, given: map[string]string{}}
+	p.LocalServers = opts.LocalServers
 	if p.Network == "" {
 		p.Network = Allowlist
 	}

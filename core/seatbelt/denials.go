@@ -107,13 +107,31 @@ type Summary struct {
 	All []Denial
 }
 
-// Summarize turns a command's denials into its report: each operation and target once, at most
-// MaxReported, leaving out what macOS's own programs try on every run and do without.
-func Summarize(ds []Denial) Summary {
+// Run is what a command's report depends on besides its denials.
+type Run struct {
+	// UserHome is the real home folder, whose stats are folded (see SummarizeRun); empty
+	// lists them one by one.
+	UserHome string
+	// Failed says the command exited non-zero, timed out or did not finish.
+	Failed bool
+	// LocalServers says the session's local-servers switch is on (policy.Policy.LocalServers).
+	LocalServers bool
+}
+
+// Summarize turns a command's denials into its report as for a command that failed, with
+// every denial listed on its own.
+func Summarize(ds []Denial) Summary { return SummarizeRun(ds, Run{Failed: true}) }
+
+// SummarizeRun turns a command's denials into its report: each operation and target once, at
+// most MaxReported, leaving out what macOS's own programs try on every run and do without.
+// Stats of paths in the home folder (Node stats node_modules and package.json in every folder
+// above a project) are what programs look for and do without when the command succeeds: they
+// are reported only when it failed, folded into one line.
+func SummarizeRun(ds []Denial, run Run) Summary {
 	s := Summary{All: ds}
 	seenEgress := map[string]bool{}
 	seen := map[string]bool{}
-	var listed []Denial
+	var listed, homeStats []Denial
 	for _, d := range ds {
 		if e, ok := egress(d); ok {
 			key := e.Host + ":" + strconv.Itoa(e.Port)
@@ -130,14 +148,23 @@ func Summarize(ds []Denial) Summary {
 			continue
 		}
 		seen[key] = true
+		if isHomeStat(d, run.UserHome) {
+			homeStats = append(homeStats, d)
+			continue
+		}
 		listed = append(listed, d)
 	}
-	if len(listed) == 0 {
+	n := len(listed)
+	fold := run.Failed && len(homeStats) > 0
+	if fold {
+		n++
+	}
+	if n == 0 {
 		return s
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "openworker sandbox: Seatbelt denied %d operation(s) of this command:\n", len(listed))
-	hinted := false
+	fmt.Fprintf(&b, "openworker sandbox: Seatbelt denied %d operation(s) of this command:\n", n)
+	hinted, bindHinted, linkHinted := false, false, false
 	for i, d := range listed {
 		if i == MaxReported {
 			fmt.Fprintf(&b, "  ... %d more operation(s) are not reported here; the run's violations file has every denial\n", len(listed)-MaxReported)
@@ -152,9 +179,34 @@ func Summarize(ds []Denial) Summary {
 			hinted = true
 			b.WriteString("    (connections go through the egress proxy in HTTPS_PROXY, to the hosts on the allow list)\n")
 		}
+		if (d.Operation == "file-link" || d.Operation == "file-clone") && !linkHinted {
+			linkHinted = true
+			b.WriteString("    (hard links and clones are allowed only within the session's folders, and only once `openworker sandbox check` has proved on this Mac that Seatbelt checks both ends of each; npm install and cargo build need them)\n")
+		}
+		if isIPBind(d) && !run.LocalServers && !bindHinted {
+			bindHinted = true
+			b.WriteString("    (servers on loopback need the session's local-servers switch, which the person turns on for a session)\n")
+		}
+	}
+	if fold {
+		fmt.Fprintf(&b, "  stat of %d path(s) in the home folder, outside the session's folders, such as %s (%s)\n",
+			len(homeStats), homeStats[0].Target, homeStats[0].Process)
 	}
 	s.Text = b.String()
 	return s
+}
+
+// isIPBind says d is a refused bind or accept on an IP address (not a Unix socket's path).
+func isIPBind(d Denial) bool {
+	return (d.Operation == "network-bind" || d.Operation == "network-inbound") && d.Target != "" && !strings.HasPrefix(d.Target, "/")
+}
+
+// isHomeStat says d is a stat (or an existence check) of a path inside home.
+func isHomeStat(d Denial, home string) bool {
+	if home == "" || home == "/" || d.Operation != "file-read-metadata" && d.Operation != "file-test-existence" {
+		return false
+	}
+	return strings.HasPrefix(d.Target, home+"/")
 }
 
 // egress reads a refused outbound IP connection; a Unix socket (a path) is not one.

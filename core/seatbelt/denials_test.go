@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -224,5 +225,82 @@ func TestWriteViolations(t *testing.T) {
 	}
 	if !reflect.DeepEqual(back, ds) {
 		t.Errorf("violations file lost denials: %d of %d", len(back), len(ds))
+	}
+}
+
+// nodeStartDenials are what `node -e 1` is refused in a session whose folder is in the home
+// folder: module resolution stats node_modules and package.json in every folder above it.
+var nodeStartDenials = []Denial{
+	{Process: "node", PID: 7, Operation: "file-read-metadata", Target: "/Users/me/src/node_modules", Count: 1},
+	{Process: "node", PID: 7, Operation: "file-read-metadata", Target: "/Users/me/node_modules", Count: 1},
+	{Process: "node", PID: 7, Operation: "file-read-metadata", Target: "/Users/me/package.json", Count: 1},
+	{Process: "node", PID: 7, Operation: "file-test-existence", Target: "/Users/me/src/package.json", Count: 1},
+}
+
+func TestHomeStatsOnlyWhenTheCommandFailed(t *testing.T) {
+	ok := SummarizeRun(nodeStartDenials, Run{UserHome: "/Users/me"})
+	if ok.Text != "" {
+		t.Errorf("a command that succeeded has a report for the home folder's stats:\n%s", ok.Text)
+	}
+	if len(ok.All) != len(nodeStartDenials) {
+		t.Errorf("the violations file lost denials: %d of %d", len(ok.All), len(nodeStartDenials))
+	}
+	failed := SummarizeRun(nodeStartDenials, Run{UserHome: "/Users/me", Failed: true})
+	want := "openworker sandbox: Seatbelt denied 1 operation(s) of this command:\n" +
+		"  stat of 4 path(s) in the home folder, outside the session's folders, such as /Users/me/src/node_modules (node)\n"
+	if failed.Text != want {
+		t.Errorf("report of a failed command:\n%s\nwant:\n%s", failed.Text, want)
+	}
+	// A read of a file's contents in the home folder is never folded or left out.
+	read := append(slices.Clone(nodeStartDenials), Denial{Process: "cat", Operation: "file-read-data", Target: "/Users/me/.ssh/id_ed25519"})
+	if s := SummarizeRun(read, Run{UserHome: "/Users/me"}); !strings.Contains(s.Text, "  file-read-data /Users/me/.ssh/id_ed25519 (cat)\n") || strings.Contains(s.Text, "node_modules") {
+		t.Errorf("report:\n%s", s.Text)
+	}
+	// A stat outside the home folder is listed as ever.
+	other := []Denial{{Process: "ls", Operation: "file-read-metadata", Target: "/private/var/folders/xy"}}
+	if s := SummarizeRun(other, Run{UserHome: "/Users/me"}); !strings.Contains(s.Text, "file-read-metadata /private/var/folders/xy (ls)") {
+		t.Errorf("report:\n%s", s.Text)
+	}
+	// "/Users/meow" is not in "/Users/me".
+	if s := SummarizeRun([]Denial{{Process: "ls", Operation: "file-read-metadata", Target: "/Users/meow/x"}}, Run{UserHome: "/Users/me"}); !strings.Contains(s.Text, "/Users/meow/x") {
+		t.Errorf("report:\n%s", s.Text)
+	}
+}
+
+func TestParseNoTarget(t *testing.T) {
+	line, _ := json.Marshal(map[string]any{"eventMessage": "Sandbox: bash(80139) deny(1) forbidden-exec-sugid\n" + testMarker, "processImagePath": "/kernel", "processID": 0})
+	d, ok := ParseLogLine(line, testMarker)
+	if !ok || d.Operation != "forbidden-exec-sugid" || d.Target != "" || d.Process != "bash" || d.PID != 80139 {
+		t.Fatalf("ParseLogLine = %+v, %v", d, ok)
+	}
+	s := Summarize([]Denial{d})
+	if !strings.Contains(s.Text, "  forbidden-exec-sugid (bash)\n") {
+		t.Errorf("report:\n%s", s.Text)
+	}
+}
+
+// A server refused its port says what would let it bind; with the switch on, or for a Unix
+// socket, nothing is added.
+func TestBindRefusedNamesLocalServers(t *testing.T) {
+	bind := []Denial{{Process: "python3", Operation: "network-bind", Target: "127.0.0.1:8000", Count: 1}}
+	hint := "servers on loopback need the session's local-servers switch"
+	if s := SummarizeRun(bind, Run{Failed: true}); !strings.Contains(s.Text, hint) || strings.Count(s.Text, hint) != 1 {
+		t.Errorf("report:\n%s", s.Text)
+	}
+	if s := SummarizeRun(bind, Run{Failed: true, LocalServers: true}); strings.Contains(s.Text, hint) {
+		t.Errorf("with the switch on:\n%s", s.Text)
+	}
+	sock := []Denial{{Process: "node", Operation: "network-bind", Target: "/Users/me/src/app/x.sock", Count: 1}}
+	if s := SummarizeRun(sock, Run{Failed: true}); strings.Contains(s.Text, hint) {
+		t.Errorf("a Unix socket:\n%s", s.Text)
+	}
+}
+
+// A refused link or clone (npm's cache, cargo's copies) says why and what proves it safe.
+func TestLinkRefusedSaysWhy(t *testing.T) {
+	ds := []Denial{{Process: "node", Operation: "file-link", Target: "/private/tmp/openworker-1/cache/npm/_cacache/content-v2/x", Count: 1}}
+	s := SummarizeRun(ds, Run{Failed: true})
+	if !strings.Contains(s.Text, "hard links and clones are allowed only within the session's folders, and only once `openworker sandbox check` has proved") || strings.Count(s.Text, "hard links and clones") != 1 {
+		t.Errorf("report:\n%s", s.Text)
 	}
 }

@@ -27,6 +27,19 @@ func FuzzFolderNameInjection(f *testing.F) {
 	}
 	_, plain := render(f, namedPolicy("plain"))
 	shape := plain.Shape()
+	linksOf := func(tb testing.TB, p *policy.Policy) *sbpl.Profile {
+		tb.Helper()
+		pr, err := RenderWith(p, Options{LinkChecks: LinkChecksBoth})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		ev, err := sbpl.Parse(pr.Text, pr.ParamMap())
+		if err != nil {
+			tb.Fatalf("the profile with links allowed does not parse: %v", err)
+		}
+		return ev
+	}
+	linksShape := linksOf(f, namedPolicy("plain")).Shape()
 	f.Fuzz(func(t *testing.T, name string) {
 		if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
 			t.Skip("not one path component")
@@ -70,6 +83,26 @@ func FuzzFolderNameInjection(f *testing.F) {
 		must(file("file-read-data", "/Library/Tools/"+name+"/lib.dylib"), true)
 		must(dial("127.0.0.1:53127"), true)
 		must(file("file-read-data", "/Library/Tools/other/lib.dylib"), false)
+		// A Mac proved to check both ends of a link: within the folder, yes; onto its
+		// repository metadata or from a read-only folder, no.
+		links := linksOf(t, p)
+		if got := links.Shape(); got != linksShape {
+			t.Fatalf("folder name %q changed the rules of the profile with links allowed", name)
+		}
+		for _, c := range []struct {
+			from, to string
+			want     bool
+		}{
+			{"/Users/me/w/" + name + "/a", "/Users/me/w/" + name + "/b", true},
+			{"/Users/me/w/" + name + "/a", "/Users/me/w/" + name + "/.git/hooks/pre-commit", false},
+			{"/Users/me/w/" + name + "/.git/config", "/Users/me/w/" + name + "/c", false},
+			{"/Users/me/r/" + name + "/doc", "/Users/me/w/" + name + "/doc", false},
+			{"/Users/me/.ssh/id_ed25519", "/Users/me/w/" + name + "/k", false},
+		} {
+			if got, err := links.EvalLink("file-link", c.from, c.to, sbpl.BothEnds); err != nil || got != c.want {
+				t.Fatalf("folder name %q: link of %s to %s allowed = %v (%v), want %v", name, c.from, c.to, got, err, c.want)
+			}
+		}
 	})
 }
 

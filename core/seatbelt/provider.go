@@ -10,12 +10,24 @@ const Tier = "tier 1 (seatbelt)"
 // DefaultSandboxExec is macOS's tool that applies a profile and then runs a command.
 const DefaultSandboxExec = "/usr/bin/sandbox-exec"
 
+// TmpRoot is where a Mac's private folders for sessions and checks go: /private/tmp, never
+// the per-user folder under /private/var/folders that TMPDIR names, whose folders xcrun would
+// then find inside and write its cache in (see xcrunCache).
+const TmpRoot = "/private/tmp"
+
 // Provider starts the tool runner under a Seatbelt profile rendered from the session's policy.
 // The zero value is ready to use.
 type Provider struct {
 	// SandboxExec is the sandbox-exec binary; empty means DefaultSandboxExec.
 	SandboxExec string
+	// StateDir is the state folder, where the link probe's answer is kept (LoadLinkChecks);
+	// empty renders every profile with links and clones denied.
+	StateDir string
 }
+
+// UseStateDir tells the provider the state folder; a session manager calls it once, before
+// any session starts.
+func (pr *Provider) UseStateDir(dir string) { pr.StateDir = dir }
 
 var _ sandbox.Provider = (*Provider)(nil)
 

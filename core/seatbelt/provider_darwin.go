@@ -51,7 +51,7 @@ func (pr *Provider) Check(ctx context.Context) sandbox.Status {
 	if err != nil {
 		return failed(fmt.Sprintf("the home folder is not known (%v); set HOME", err))
 	}
-	tmp, err := os.MkdirTemp("", "openworker-check-")
+	tmp, err := os.MkdirTemp(TmpRoot, "openworker-check-")
 	if err != nil {
 		return failed(fmt.Sprintf("creating a private folder for the check: %v", err))
 	}
@@ -106,7 +106,7 @@ func (pr *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	prof, err := Render(p)
+	prof, err := RenderWith(p, Options{LinkChecks: LoadLinkChecks(pr.StateDir, osVersion())})
 	if err != nil {
 		return nil, err
 	}

@@ -34,3 +34,8 @@ func (pr *Provider) CheckPolicy(context.Context, *policy.Policy) sandbox.Status 
 func (pr *Provider) Start(context.Context, *policy.Policy, sandbox.RunnerSpec) (sandbox.Process, error) {
 	return nil, fmt.Errorf("seatbelt: %s", pr.unavailable().Reason)
 }
+
+// ProbeLinks says that Seatbelt exists only on macOS.
+func (pr *Provider) ProbeLinks(context.Context) (LinkChecks, string, error) {
+	return LinkChecksUnknown, "", fmt.Errorf("seatbelt: %s", pr.unavailable().Reason)
+}

@@ -128,6 +128,14 @@ var programStart = []struct{ filter, why string }{
 	{`(subpath "/private/var/select")`, "the /bin/sh shim's choice of shell and the developer folder link (codex, and peers that list it)"},
 	{`(literal "/private/var/db/xcode_select_link")`, "the xcode-select link the /usr/bin developer-tool shims read"},
 	{`(subpath "/private/var/db/dyld")`, "dyld's shared cache on macOS releases that keep it here (codex)"},
+	{`(literal "/private/var/db/os_eligibility/eligibility.plist")`, "the OS's feature-eligibility answers, which libsystem's os_eligibility reads for frameworks as they start (its folder may be stat'ed, below)"},
+}
+
+// startProbes are devices and segments nearly every program touches as it starts, readable
+// and nothing more: refused, each would end every command's report (macOS review A3).
+var startProbes = []struct{ ops, filter, why string }{
+	{"file-read-data file-read-metadata", `(literal "/dev/autofs_nowait")`, "opened by most programs at start so that a path lookup never waits for an automount (codex, agent-safehouse)"},
+	{"ipc-posix-shm-read-data ipc-posix-shm-read-metadata", `(ipc-posix-name "apple.shm.notification_center")`, "libnotify's shared segment, read by tzset and localtime (ls -l, date, git log) to learn that the time zone changed; agent-safehouse"},
 }
 
 // hereDocuments are the files shells write here-documents to. bash 3.2, macOS's /bin/sh,
@@ -135,6 +143,19 @@ var programStart = []struct{ filter, why string }{
 // unlinks them. The folder is shared with the person's own shells, so this is as narrow as
 // the names allow: create, write, read and unlink of bash's own file names, nothing else there.
 const hereDocuments = `(regex #"^/private/var/tmp/sh-thd[^/]*$")`
+
+// xcrunCache is the cache file the /usr/bin developer shims (git, make, cc, clang, python3)
+// fall back to when confstr cannot give them the person's per-user temp folder, and the
+// temporary files it is written through. Inside, confstr fails (no metadata of
+// /private/var/folders, no com.apple.bsd.dirhelper), so xcrun always lands here and never
+// in the person's own cache, which their xcrun outside the wall reads (openai/codex issue
+// 191; opam issue 4958).
+const xcrunCache = `(regex #"^/private/tmp/xcrun_db(-[^/]+)?$")`
+
+// varFolders holds the per-user temporary and cache folders (confstr's
+// _CS_DARWIN_USER_TEMP_DIR): no session folder may lie in it, or the folders above would be
+// stat-able and xcrun would move its cache into the person's own.
+const varFolders = "/private/var/folders"
 
 // terminalFilters are the terminal devices: the controlling terminal, ptys and the console.
 // A command may neither open them nor ioctl them, even through a descriptor it inherited, so it
@@ -204,17 +225,34 @@ var narrowed = []struct {
 	{folder: "/usr/local/var", why: "the same on Intel Macs"},
 }
 
-// Render renders p as a Seatbelt profile. It fails, rather than render a looser profile, when
-// p is incomplete or inconsistent: no marker, a relative or uncleaned path, a session folder
-// that is or contains the home folder, an allowlist without a proxy port.
-func Render(p *policy.Policy) (*Profile, error) {
+// Options are what a profile depends on besides the session's policy: what is known of the
+// Mac it runs on.
+type Options struct {
+	// LinkChecks is what the link probe proved; the zero value is LinkChecksUnknown.
+	LinkChecks LinkChecks
+}
+
+// Render renders p as a Seatbelt profile for a Mac nothing more is known of. It fails, rather
+// than render a looser profile, when p is incomplete or inconsistent: no marker, a relative or
+// uncleaned path, a session folder that is or contains the home folder, an allowlist without
+// a proxy port.
+func Render(p *policy.Policy) (*Profile, error) { return RenderWith(p, Options{}) }
+
+// RenderWith is Render on a Mac of which o is known.
+func RenderWith(p *policy.Policy, o Options) (*Profile, error) {
+	if o.LinkChecks == "" {
+		o.LinkChecks = LinkChecksUnknown
+	}
+	if _, err := ParseLinkChecks(string(o.LinkChecks)); err != nil {
+		return nil, fmt.Errorf("seatbelt: %w", err)
+	}
 	if p == nil {
 		return nil, errors.New("seatbelt: no policy to render")
 	}
 	if err := check(p); err != nil {
 		return nil, err
 	}
-	r := &renderer{p: p, names: map[string]string{}}
+	r := &renderer{p: p, o: o, names: map[string]string{}}
 	r.render()
 	return &Profile{Text: r.b.String(), Params: r.params}, nil
 }
@@ -240,6 +278,9 @@ func check(p *policy.Policy) error {
 	}
 	if p.PrivateTmp != "" {
 		checkPath("private tmp folder", p.PrivateTmp)
+		if policy.Within(varFolders, p.PrivateTmp) {
+			return fmt.Errorf("seatbelt: the private tmp folder %s lies in %s, whose per-user folders xcrun would then find and write its cache in; make it under /private/tmp", p.PrivateTmp, varFolders)
+		}
 	}
 	for _, d := range p.System {
 		checkPath("system path", d)
@@ -283,6 +324,7 @@ func check(p *policy.Policy) error {
 
 type renderer struct {
 	p      *policy.Policy
+	o      Options
 	b      strings.Builder
 	params []Param
 	names  map[string]string // "ROLE\x00value" → parameter name, so a path gets one name per role
@@ -326,6 +368,17 @@ func (r *renderer) rule(action, ops string, filters []string) {
 	if action == "deny" {
 		filters = append(slices.Clone(filters), "(with message "+quote(r.p.Marker)+")")
 	}
+	r.rawRule(action, ops, filters)
+}
+
+// quietRule writes a deny the kernel does not log, (with no-report): for what programs try as
+// they start and do without, never for what the wall holds back from a command. It carries
+// no marker, which only finds logged denials, so that it has one modifier, as peers write it.
+func (r *renderer) quietRule(ops string, filters []string) {
+	r.rawRule("deny", ops, append(slices.Clone(filters), "(with no-report)"))
+}
+
+func (r *renderer) rawRule(action, ops string, filters []string) {
 	if len(filters) == 1 && len(filters[0]) < 50 {
 		r.line("(%s %s %s)", action, ops, filters[0])
 		return
@@ -482,6 +535,10 @@ func (r *renderer) render() {
 	r.line("; TMPDIR says. Only those names, and only create, write, read and unlink.")
 	r.rule("allow", "file-read-data file-read-metadata file-write-create file-write-data file-write-unlink", []string{hereDocuments})
 	r.rule("allow", "file-read-metadata file-test-existence", []string{`(literal "/private/var/tmp")`})
+	r.line("; xcrun's cache: the /usr/bin developer shims (git, make, cc, clang, python3) cannot find the")
+	r.line("; person's per-user temp folder here, on purpose, and fall back to /tmp/xcrun_db; only that")
+	r.line("; file and its temporary siblings, and only create, write, read and unlink.")
+	r.rule("allow", "file-read-data file-read-metadata file-write-create file-write-data file-write-unlink", []string{xcrunCache})
 	r.line("")
 	if len(p.ReadOnly) > 0 {
 		r.line("; Read-only folders stay read-only, even inside a writable folder.")
@@ -584,6 +641,7 @@ func (r *renderer) render() {
 		meta = append(meta, "(literal "+quote(s)+")")
 	}
 	meta = append(meta, stat...)
+	meta = append(meta, `(literal "/private/var/db/os_eligibility")`)
 	r.rule("allow", "file-read-metadata file-test-existence", meta)
 	r.line("")
 
@@ -601,6 +659,12 @@ func (r *renderer) render() {
 	r.rule("allow", "file-write-data", wdevs)
 	r.rule("allow", "file-ioctl", devs)
 	r.rule("allow", "file-read* file-write-data", standardStreams)
+	r.line("")
+	r.line("; Probed by nearly every program as it starts; read only:")
+	for _, p := range startProbes {
+		r.line("; %s", p.why)
+		r.rule("allow", p.ops, []string{p.filter})
+	}
 	r.line("")
 
 	r.line("; Terminals: no opening and no ioctl, not even on an inherited descriptor, so a command")
@@ -626,8 +690,17 @@ func (r *renderer) render() {
 	for _, s := range leftOutServices {
 		r.line(";   not %s: %s", s.name, s.why)
 	}
-	r.line("; Nor user preferences (user-preference-read), IOKit (iokit-open) or pseudo-terminals")
-	r.line("; (pseudo-tty): no rule allows them.")
+	r.line("; Nor IOKit (iokit-open) or pseudo-terminals (pseudo-tty): no rule allows them.")
+	r.line("; Refused without a report: services Foundation-linked programs look up as they start and")
+	r.line("; do without, user preferences (user-preference-read; CFFIXED_USER_HOME points Foundation")
+	r.line("; at the sandbox home), and V8's write of kern.tcsm_enable (it reads it and goes on).")
+	var quiet []string
+	for _, s := range quietServices {
+		quiet = append(quiet, "(global-name "+quote(s.name)+") ; "+s.why)
+	}
+	r.ruleCommented("deny", "mach-lookup", append(quiet, "(with no-report)"))
+	r.quietRule("user-preference-read", nil)
+	r.quietRule("sysctl-write", []string{`(sysctl-name "kern.tcsm_enable")`})
 	r.line("")
 
 	r.line("; Kernel values runtimes ask about the machine and their own processes.")
@@ -639,6 +712,9 @@ func (r *renderer) render() {
 		sysctls = append(sysctls, "(sysctl-name-prefix "+quote(n.prefix)+") ; "+n.why)
 	}
 	r.ruleCommented("allow", "sysctl-read", sysctls)
+	r.line("; The one kernel value a command may write: the JVM sets its process's CPU grade as it")
+	r.line("; starts (codex).")
+	r.line(`(allow sysctl-write (sysctl-name "kern.grade_cputype"))`)
 	r.line("; Host processor information, which Node's os.cpus() (and so npm, yarn and node-gyp) reads")
 	r.line("; through host_processor_info (codex).")
 	r.line("(allow mach-host*)")
@@ -654,8 +730,17 @@ func (r *renderer) render() {
 	r.line("")
 
 	r.line("; Unix sockets: none (not Docker's, not ssh-agent's, not OpenWorker's, not one in a")
-	r.line("; session folder). The runner talks over an inherited socket pair, which needs no rule.")
+	r.line("; writable folder, where a host daemon's socket can lie) but those in the private tmp")
+	r.line("; folder, where tsx, vite, esbuild, jest workers, dotnet build, Nx, turbo and Python's")
+	r.line("; multiprocessing listen and connect. The runner talks over an inherited socket pair,")
+	r.line("; which needs no rule.")
 	r.rule("deny", socketOps, []string{`(subpath "/")`})
+	if p.PrivateTmp != "" {
+		tmp := r.param("PRIVATE_TMP", p.PrivateTmp)
+		r.line("(allow system-socket (socket-domain AF_UNIX))")
+		r.rule("allow", "network-bind network-inbound", []string{"(local unix-socket (subpath " + tmp + "))"})
+		r.rule("allow", "network-outbound", []string{"(remote unix-socket (subpath " + tmp + "))"})
+	}
 	r.line("")
 	switch p.Network {
 	case policy.Allowlist:
@@ -679,15 +764,73 @@ func (r *renderer) render() {
 		r.line("; Names are resolved by mDNSResponder, through its socket: the one Unix socket open")
 		r.line("; mode allows.")
 		r.line("(allow network-outbound (literal %s))", quote(mdnsResponder))
+		r.line("; Tools that resolve names themselves (dig, Go built with netgo, c-ares in Node and curl)")
+		r.line("; read the resolver's file; its folder may be stat'ed on the way, not listed.")
+		r.rule("allow", "file-read*", []string{`(literal "/private/var/run/resolv.conf")`})
+		r.rule("allow", "file-read-metadata", []string{`(literal "/private/var/run")`})
 	case policy.None:
 		r.line("; Network: none, not even the egress proxy.")
+	}
+	if p.LocalServers {
+		r.line("; Local servers, which the person switched on for this session: a command's servers bind")
+		r.line("; and accept on loopback (127.0.0.1 and ::1, never an address the network reaches), and")
+		r.line("; its clients connect to any loopback port. Seatbelt cannot tell the session's own ports")
+		r.line("; from those of this Mac's other programs, so those are reachable too.")
+		r.line(`(allow network-bind network-inbound (local ip "localhost:*"))`)
+		r.line(`(allow network-outbound (remote ip "localhost:*"))`)
 	}
 	r.line("")
 
 	r.line("; Hard links and clones: Seatbelt checks them as operations of their own, which no read")
 	r.line("; or write rule covers; denied by name, so a file the command may not read cannot get a")
-	r.line("; second name or a copy in a folder it may. Tools copy instead.")
+	r.line("; second name or a copy in a folder it may.")
+	if r.o.LinkChecks != LinkChecksBoth {
+		r.line("; Tools copy instead. (Whether Seatbelt checks both ends of one is not proved on this Mac.)")
+		r.rule("deny", "file-link file-clone", nil)
+		return
+	}
+	r.links()
+}
+
+// links writes the rules of a Mac proved to check both ends of a link or clone: allowed when
+// both lie in the writable folders or the private tmp (npm's cache moves entries with link,
+// cargo and Rust's fs::copy clone), never onto or from repository metadata, read-only or
+// hidden files.
+func (r *renderer) links() {
+	p := r.p
+	r.line("; This Mac checks both ends of each (proved by the link probe), so links and clones whose")
+	r.line("; both ends lie in the writable folders or the private tmp are allowed (npm's cache, cargo,")
+	r.line("; Rust's fs::copy); none onto or from repository metadata, read-only or hidden files.")
 	r.rule("deny", "file-link file-clone", nil)
+	var in []string
+	for _, w := range p.Writable {
+		in = append(in, "(subpath "+r.param("WRITABLE", w)+")")
+	}
+	if p.PrivateTmp != "" {
+		in = append(in, "(subpath "+r.param("PRIVATE_TMP", p.PrivateTmp)+")")
+	}
+	if len(in) == 0 {
+		return
+	}
+	r.rule("allow", "file-link file-clone", in)
+	var out []string
+	for _, d := range p.ReadOnly {
+		out = append(out, "(subpath "+r.param("READ_ONLY", d)+")")
+	}
+	for _, d := range p.Hidden {
+		out = append(out, "(subpath "+r.param("HIDDEN", d)+")")
+	}
+	if !p.GitMetadataWritable {
+		for _, w := range p.Writable {
+			out = append(out, "(literal "+r.param("WRITABLE", w)+")")
+			for _, g := range gitMetadata {
+				out = append(out, "(regex "+quote("^"+regexQuote(w)+g.suffix)+")")
+			}
+		}
+	}
+	if len(out) > 0 {
+		r.rule("deny", "file-link file-clone", out)
+	}
 }
 
 // forwards writes the loopback entries the person allowed: reachable directly, by programs

@@ -30,9 +30,6 @@ var leftOutServices = []machService{
 	{name: "com.apple.pasteboard.1", why: "the person's clipboard"},
 	{name: "com.apple.SecurityServer", why: "the keychain"},
 	{name: "com.apple.securityd.xpc", why: "the keychain's newer interface"},
-	{name: "com.apple.cfprefsd.agent", why: "preferences: cfprefsd reads the account's own preference files for the caller"},
-	{name: "com.apple.cfprefsd.daemon", why: "preferences, the system side"},
-	{name: "com.apple.TrustEvaluationAgent", why: "an older trust agent curl asks for; certificate checks work through trustd"},
 	{name: "com.apple.distributed_notifications@Uv3", why: "posts notifications to the person's running apps"},
 	{name: "com.apple.FSEvents", why: "file events name changed paths anywhere on the disk, the home folder too"},
 	{name: "com.apple.PowerManagement.control", why: "power assertions: a command has no need to keep the Mac awake"},
@@ -44,8 +41,10 @@ var leftOutServices = []machService{
 
 // sysctlNames are the kernel values a sandboxed command may read: what runtimes ask about the
 // machine (CPU count and features, page size, OS version) and about their own processes. The
-// names are those codex's, sandbox-runtime's and fence's profiles allow, less kern.bootargs
-// (the machine's boot configuration, which no build needs).
+// names are those codex's, sandbox-runtime's and fence's profiles allow. kern.bootargs, the
+// machine's boot arguments, is read by every process as it starts (codex PR 11277's log);
+// sandbox-runtime, fence and greywall allow it, and refused it ends every command's report.
+// kern.tcsm_enable is what V8 reads before sizing its threads (sandbox-runtime, fence).
 //
 // Other processes' command lines: kern.procargs2 (and kern.procargs) is not here, nor
 // kern.proc.all. Whether the kernel checks a read of kern.procargs2 by number against these
@@ -63,12 +62,24 @@ var sysctlNames = []string{
 	"hw.model", "hw.ncpu", "hw.nperflevels", "hw.packages", "hw.pagesize", "hw.pagesize_compat",
 	"hw.physicalcpu", "hw.physicalcpu_max", "hw.tbfrequency", "hw.tbfrequency_compat",
 	"hw.vectorunit",
-	"kern.argmax", "kern.boottime", "kern.hostname", "kern.maxfiles", "kern.maxfilesperproc",
+	"kern.argmax", "kern.bootargs", "kern.boottime", "kern.hostname", "kern.maxfiles", "kern.maxfilesperproc",
 	"kern.maxproc", "kern.ngroups", "kern.osproductversion", "kern.osrelease", "kern.ostype",
-	"kern.osvariant_status", "kern.osversion", "kern.secure_kernel", "kern.tcsm_available",
+	"kern.osvariant_status", "kern.osversion", "kern.secure_kernel", "kern.tcsm_available", "kern.tcsm_enable",
 	"kern.usrstack64", "kern.version", "kern.willshutdown",
 	"machdep.cpu.brand_string", "machdep.ptrauth_enabled", "security.mac.lockdown_mode_state",
 	"vm.loadavg", "vm.pagesize",
+}
+
+// quietServices are services Foundation-linked programs look up as they start and do without
+// when refused. They stay denied, without a report: each would otherwise end the error output
+// of nearly every command (macOS review A3).
+var quietServices = []machService{
+	{name: "com.apple.cfprefsd.agent", why: "preferences: cfprefsd reads the account's own preference files for the caller"},
+	{name: "com.apple.cfprefsd.daemon", why: "preferences, the system side"},
+	{name: "com.apple.diagnosticd", why: "diagnostic logging's live stream; os_log still reaches logd"},
+	{name: "com.apple.analyticsd", why: "usage analytics"},
+	{name: "com.apple.TrustEvaluationAgent", why: "an older trust agent curl asks for; certificate checks work through trustd"},
+	{name: "com.apple.CoreServices.coreservicesd", why: "CoreServices' file-type and app database; LaunchServices stays out too"},
 }
 
 // sysctlPrefixes are families of kernel values a sandboxed command may read, each with why.

@@ -48,7 +48,8 @@ func (s *Session) startDenials(onChunk func(string, []byte)) (stop func(*Result)
 		}
 	}
 	return func(r *Result) {
-		sum := seatbelt.Summarize(f.Stop())
+		failed := r.Result == nil || r.ExitCode != 0 || r.TimedOut
+		sum := seatbelt.SummarizeRun(f.Stop(), seatbelt.Run{UserHome: s.pol.UserHome, Failed: failed, LocalServers: s.pol.LocalServers})
 		applyDenials(r, sum, onChunk)
 		s.keepViolations(sum.All)
 	}

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +14,9 @@ import (
 var passedVars = []string{
 	"PATH", "LANG", "LANGUAGE", "TERM", "COLORTERM", "USER", "LOGNAME", "SHELL", "TZ",
 	"EDITOR", "VISUAL", "PAGER", "LESS", "NO_COLOR", "FORCE_COLOR", "CLICOLOR",
+	// The account's text encoding, which Foundation would otherwise read from
+	// ~/.CFUserTextEncoding, out of reach in the home folder.
+	"__CF_USER_TEXT_ENCODING",
 }
 
 // secretWords mark a variable as holding a secret. Such a variable is never passed, whatever
@@ -46,6 +50,54 @@ type EnvOptions struct {
 	// Readable, when set, are the paths the sandbox can read (policy.Readable): a PATH
 	// entry that resolves outside them does not exist inside and is left out (InsidePath).
 	Readable []string
+	// DeveloperTools is the Mac's developer folder, found outside (FindDeveloperTools).
+	DeveloperTools DeveloperTools
+	// ToolchainHomes are the home variables of the toolchains switched on (ToolchainHomes).
+	ToolchainHomes map[string]string
+}
+
+// toolchainHomes are the home-folder toolchains whose programs find their data through a
+// variable, each with the variable its own documentation names. Inside, HOME is the sandbox
+// home, so without it a shim (~/.cargo/bin/cargo, pyenv's, volta's) looks there and finds
+// nothing. cargo is not here: it writes its registry and checkouts under CARGO_HOME, which
+// stays in the private tmp folder; its binaries are found on PATH.
+var toolchainHomes = []struct{ dir, name string }{
+	{".rustup", "RUSTUP_HOME"},
+	{".pyenv", "PYENV_ROOT"},
+	{".volta", "VOLTA_HOME"},
+	{".asdf", "ASDF_DATA_DIR"},
+	{".nvm", "NVM_DIR"},
+	{".sdkman", "SDKMAN_DIR"},
+	{".bun", "BUN_INSTALL"},
+	{".rbenv", "RBENV_ROOT"},
+	{".local/share/mise", "MISE_DATA_DIR"},
+}
+
+// ToolchainHomes returns the home variables of the toolchains in enabled (as the settings
+// name them, relative to userHome) that the sandbox can read, each at its real, resolved path:
+// read only, as the wall shows it.
+func ToolchainHomes(userHome string, enabled, readable []string) map[string]string {
+	out := map[string]string{}
+	for _, tc := range toolchainHomes {
+		if !slices.Contains(enabled, tc.dir) {
+			continue
+		}
+		r, err := policy.Resolve(filepath.Join(userHome, tc.dir))
+		if err == nil && slices.ContainsFunc(readable, func(d string) bool { return policy.Within(d, r) }) {
+			out[tc.name] = r
+		}
+	}
+	return out
+}
+
+// DeveloperTools is the Mac's active developer folder (xcode-select -p) and SDK, found
+// outside the sandbox. Inside, the /usr/bin shims (git, make, cc, clang, python3) would ask
+// xcrun for them, and xcrun's cache is out of reach; with DEVELOPER_DIR set and the folder's
+// binaries first on PATH, the real tools run and xcrun has nothing to look up.
+type DeveloperTools struct {
+	Dir       string   // DEVELOPER_DIR; empty when none is installed
+	SDKRoot   string   // SDKROOT; empty when unknown
+	PathFirst []string // Dir/usr/bin, and the default toolchain's usr/bin in Xcode.app
 }
 
 // loopbackNoProxy are the names of the sandbox's own loopback. On Linux the sandbox has a
@@ -55,6 +107,28 @@ type EnvOptions struct {
 // open to it, so an allowed host port is reached through the proxy, and NO_PROXY stays
 // without them.
 var loopbackNoProxy = []string{"localhost", "127.0.0.1", "::1"}
+
+// javaOptions are the JVM's options on a Mac, where Java reads neither HOME nor the proxy
+// variables. Seatbelt matches 127.0.0.1 and ::1 but not ::ffff:127.0.0.1, so a dual-stack JVM
+// cannot reach the proxy until it uses IPv4; user.home comes from NSHomeDirectory (Gradle's,
+// Maven's and sbt's caches live under it); the proxy wants its login, which Java sends on a
+// CONNECT only when Basic is not disabled for tunnels. No host bypasses the proxy but those
+// the session names, as for NO_PROXY on a Mac.
+func javaOptions(o EnvOptions) []string {
+	opts := []string{"-Djava.net.preferIPv4Stack=true", "-Duser.home=" + o.Home}
+	u, err := url.Parse(o.ProxyURL)
+	if o.ProxyURL == "" || err != nil || u.Hostname() == "" || u.Port() == "" {
+		return opts
+	}
+	for _, scheme := range []string{"http", "https"} {
+		opts = append(opts, "-D"+scheme+".proxyHost="+u.Hostname(), "-D"+scheme+".proxyPort="+u.Port())
+		if u.User != nil {
+			pw, _ := u.User.Password()
+			opts = append(opts, "-D"+scheme+".proxyUser="+u.User.Username(), "-D"+scheme+".proxyPassword="+pw)
+		}
+	}
+	return append(opts, "-Djdk.http.auth.tunneling.disabledSchemes=", "-Dhttp.nonProxyHosts="+strings.Join(o.NoProxyFor, "|"))
+}
 
 // InsidePath splits a PATH into the entries that exist inside a sandbox that can read
 // readable (resolved paths) and those that do not: entries that are missing on the host or
@@ -97,11 +171,27 @@ func BuildEnv(o EnvOptions) []string {
 	if vars["PATH"] == "" {
 		vars["PATH"] = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 	}
+	dev := o.DeveloperTools
+	if _, out := InsidePath(dev.Dir, o.Readable); o.Readable != nil && len(out) > 0 {
+		dev = DeveloperTools{} // a developer folder the sandbox cannot read (in the home folder)
+	}
+	if o.GOOS == "darwin" && dev.Dir != "" {
+		vars["DEVELOPER_DIR"] = dev.Dir
+		if dev.SDKRoot != "" {
+			vars["SDKROOT"] = dev.SDKRoot
+		}
+		if len(dev.PathFirst) > 0 {
+			vars["PATH"] = strings.Join(dev.PathFirst, ":") + ":" + vars["PATH"]
+		}
+	}
 	if len(o.PathFirst) > 0 {
 		vars["PATH"] = strings.Join(o.PathFirst, ":") + ":" + vars["PATH"]
 	}
 	vars["HOME"] = o.Home
 	vars["TMPDIR"] = o.Tmp
+	// zsh writes here-documents, here-strings and =(...) under TMPPREFIX, /tmp/zsh by
+	// default, whatever TMPDIR says; the shared /tmp is not writable inside.
+	vars["TMPPREFIX"] = filepath.Join(o.Tmp, "zsh")
 	// A command has no terminal to answer on (the wall denies opening one): git must fail
 	// at once instead of waiting for a password prompt.
 	vars["GIT_TERMINAL_PROMPT"] = "0"
@@ -118,6 +208,9 @@ func BuildEnv(o EnvOptions) []string {
 	vars["YARN_CACHE_FOLDER"] = filepath.Join(cache, "yarn")
 	vars["PNPM_HOME"] = filepath.Join(o.Tmp, "pnpm")
 	vars["CARGO_HOME"] = filepath.Join(o.Tmp, "cargo")
+	for k, v := range o.ToolchainHomes {
+		vars[k] = v
+	}
 	if o.ProxyURL != "" {
 		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
 			vars[k] = o.ProxyURL
@@ -137,9 +230,10 @@ func BuildEnv(o EnvOptions) []string {
 	// older Nodes ignore it, and their fetch reaches nothing (the session says so).
 	vars["NODE_USE_ENV_PROXY"] = "1"
 	if o.GOOS == "darwin" {
-		// Seatbelt matches 127.0.0.1 and ::1 but not ::ffff:127.0.0.1; a dual-stack JVM
-		// cannot reach the proxy until it uses IPv4.
-		vars["JAVA_TOOL_OPTIONS"] = "-Djava.net.preferIPv4Stack=true"
+		// Foundation's NSHomeDirectory (and so its preferences, and Java's user.home) takes
+		// the account's home folder, not HOME, unless this says otherwise.
+		vars["CFFIXED_USER_HOME"] = o.Home
+		vars["JAVA_TOOL_OPTIONS"] = strings.Join(javaOptions(o), " ")
 	}
 	for k, v := range o.ExtraVars {
 		vars[k] = v

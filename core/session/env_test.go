@@ -47,7 +47,7 @@ func TestBuildEnvDropsSecrets(t *testing.T) {
 		t.Error("environment not sorted")
 	}
 	mac := BuildEnv(EnvOptions{Home: "/h", Tmp: "/t", GOOS: "darwin"})
-	if !slices.Contains(mac, "JAVA_TOOL_OPTIONS=-Djava.net.preferIPv4Stack=true") {
+	if !slices.ContainsFunc(mac, func(s string) bool { return strings.HasPrefix(s, "JAVA_TOOL_OPTIONS=-Djava.net.preferIPv4Stack=true ") }) {
 		t.Error("JAVA_TOOL_OPTIONS missing on macOS")
 	}
 	if slices.ContainsFunc(mac, func(s string) bool { return strings.HasPrefix(s, "HTTPS_PROXY=") }) {
@@ -127,5 +127,143 @@ func TestBuildEnvSharedLogins(t *testing.T) {
 	}
 	if slices.ContainsFunc(env, func(s string) bool { return strings.HasPrefix(s, "SSH_AUTH_SOCK=") }) {
 		t.Error("SSH_AUTH_SOCK passed into the sandbox")
+	}
+}
+
+// envMap is BuildEnv's result by name.
+func envMap(env []string) map[string]string {
+	m := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	return m
+}
+
+// On a Mac the developer folder is found outside: its real binaries come first on PATH, so
+// that git, make and clang run without xcrun's shim (and its cache) in between.
+func TestBuildEnvDeveloperTools(t *testing.T) {
+	dev := DeveloperTools{Dir: "/Applications/Xcode.app/Contents/Developer", SDKRoot: "/Applications/Xcode.app/Contents/Developer/Platforms/MacOSX.platform/Developer/SDKs/MacOSX.sdk",
+		PathFirst: []string{"/Applications/Xcode.app/Contents/Developer/usr/bin", "/Applications/Xcode.app/Contents/Developer/Toolchains/XcodeDefault.xctoolchain/usr/bin"}}
+	host := []string{"PATH=/opt/homebrew/bin:/usr/bin:/bin"}
+	v := envMap(BuildEnv(EnvOptions{Host: host, Home: "/private/tmp/ow/home", Tmp: "/private/tmp/ow", GOOS: "darwin", DeveloperTools: dev}))
+	if v["DEVELOPER_DIR"] != dev.Dir || v["SDKROOT"] != dev.SDKRoot {
+		t.Errorf("DEVELOPER_DIR = %q, SDKROOT = %q", v["DEVELOPER_DIR"], v["SDKROOT"])
+	}
+	if want := strings.Join(dev.PathFirst, ":") + ":/opt/homebrew/bin:/usr/bin:/bin"; v["PATH"] != want {
+		t.Errorf("PATH = %q, want %q", v["PATH"], want)
+	}
+	// The person's shared logins' wrapper stays first of all.
+	v = envMap(BuildEnv(EnvOptions{Host: host, Home: "/h", Tmp: "/t", GOOS: "darwin", DeveloperTools: dev, PathFirst: []string{"/t/home/.openworker/bin"}}))
+	if !strings.HasPrefix(v["PATH"], "/t/home/.openworker/bin:"+dev.PathFirst[0]+":") {
+		t.Errorf("PATH = %q", v["PATH"])
+	}
+	// Nothing found: nothing set.
+	v = envMap(BuildEnv(EnvOptions{Host: host, Home: "/h", Tmp: "/t", GOOS: "darwin"}))
+	if _, ok := v["DEVELOPER_DIR"]; ok || v["PATH"] != "/opt/homebrew/bin:/usr/bin:/bin" {
+		t.Errorf("without developer tools: DEVELOPER_DIR set or PATH %q", v["PATH"])
+	}
+	// Not on Linux.
+	v = envMap(BuildEnv(EnvOptions{Host: host, Home: "/h", Tmp: "/t", GOOS: "linux", DeveloperTools: dev}))
+	if _, ok := v["DEVELOPER_DIR"]; ok || strings.Contains(v["PATH"], "Xcode") {
+		t.Errorf("on Linux: %v", v)
+	}
+}
+
+// On a Mac: zsh's here-documents go to TMPDIR (its default, /tmp/zsh, is not writable);
+// Foundation keeps its text encoding and takes the sandbox home for its own; Java takes the
+// sandbox home and the proxy, which it reads from no variable.
+func TestBuildEnvMacShellsFoundationJava(t *testing.T) {
+	host := []string{"PATH=/usr/bin:/bin", "__CF_USER_TEXT_ENCODING=0x1F5:0x0:0x0"}
+	v := envMap(BuildEnv(EnvOptions{Host: host, Home: "/private/tmp/ow/home", Tmp: "/private/tmp/ow", GOOS: "darwin",
+		ProxyURL: "http://openworker:tok3n@127.0.0.1:53127", NoProxyFor: []string{"internal.example"}}))
+	for k, want := range map[string]string{
+		"TMPPREFIX":               "/private/tmp/ow/zsh",
+		"__CF_USER_TEXT_ENCODING": "0x1F5:0x0:0x0",
+		"CFFIXED_USER_HOME":       "/private/tmp/ow/home",
+	} {
+		if v[k] != want {
+			t.Errorf("%s = %q, want %q", k, v[k], want)
+		}
+	}
+	java := strings.Fields(v["JAVA_TOOL_OPTIONS"])
+	for _, want := range []string{
+		"-Djava.net.preferIPv4Stack=true", "-Duser.home=/private/tmp/ow/home",
+		"-Dhttp.proxyHost=127.0.0.1", "-Dhttp.proxyPort=53127", "-Dhttps.proxyHost=127.0.0.1", "-Dhttps.proxyPort=53127",
+		"-Dhttp.proxyUser=openworker", "-Dhttp.proxyPassword=tok3n", "-Dhttps.proxyUser=openworker", "-Dhttps.proxyPassword=tok3n",
+		"-Djdk.http.auth.tunneling.disabledSchemes=", "-Dhttp.nonProxyHosts=internal.example",
+	} {
+		if !slices.Contains(java, want) {
+			t.Errorf("JAVA_TOOL_OPTIONS %q lacks %s", v["JAVA_TOOL_OPTIONS"], want)
+		}
+	}
+	// With no proxy (open or none), Java gets the home and no proxy.
+	v = envMap(BuildEnv(EnvOptions{Host: host, Home: "/h", Tmp: "/t", GOOS: "darwin"}))
+	if j := v["JAVA_TOOL_OPTIONS"]; !strings.Contains(j, "-Duser.home=/h") || strings.Contains(j, "proxy") {
+		t.Errorf("JAVA_TOOL_OPTIONS without a proxy = %q", j)
+	}
+	// Off macOS: zsh's here-documents still go to TMPDIR; the Mac's variables are absent.
+	v = envMap(BuildEnv(EnvOptions{Host: host, Home: "/h", Tmp: "/t", GOOS: "linux"}))
+	if v["TMPPREFIX"] != "/t/zsh" {
+		t.Errorf("TMPPREFIX on Linux = %q", v["TMPPREFIX"])
+	}
+	for _, k := range []string{"CFFIXED_USER_HOME", "JAVA_TOOL_OPTIONS"} {
+		if _, ok := v[k]; ok {
+			t.Errorf("%s set on Linux", k)
+		}
+	}
+}
+
+// A toolchain switched on is found at its real, read-only path: its shims (~/.cargo/bin's
+// rustup proxies, pyenv's, volta's, asdf's) look for it through its home variable, which
+// would otherwise name a folder in the sandbox home.
+func TestToolchainHomes(t *testing.T) {
+	root, _ := filepath.EvalSymlinks(t.TempDir())
+	home := filepath.Join(root, "home")
+	for _, d := range []string{".rustup", ".pyenv", ".volta", ".asdf", ".nvm", ".sdkman", ".bun", ".rbenv", ".local/share/mise", ".cargo"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// .nvm is a link to where the person keeps it.
+	elsewhere := filepath.Join(root, "disk", "nvm")
+	os.MkdirAll(elsewhere, 0o755)
+	os.RemoveAll(filepath.Join(home, ".nvm"))
+	if err := os.Symlink(elsewhere, filepath.Join(home, ".nvm")); err != nil {
+		t.Fatal(err)
+	}
+	enabled := []string{".rustup", ".pyenv", ".volta", ".asdf", ".nvm", ".sdkman", ".bun", ".rbenv", ".local/share/mise", ".cargo", ".deno"}
+	readable := []string{filepath.Join(home, ".rustup"), filepath.Join(home, ".pyenv"), filepath.Join(home, ".volta"), filepath.Join(home, ".asdf"),
+		elsewhere, filepath.Join(home, ".sdkman"), filepath.Join(home, ".bun"), filepath.Join(home, ".rbenv"), filepath.Join(home, ".local/share/mise"), filepath.Join(home, ".cargo")}
+	got := ToolchainHomes(home, enabled, readable)
+	want := map[string]string{
+		"RUSTUP_HOME": filepath.Join(home, ".rustup"), "PYENV_ROOT": filepath.Join(home, ".pyenv"),
+		"VOLTA_HOME": filepath.Join(home, ".volta"), "ASDF_DATA_DIR": filepath.Join(home, ".asdf"),
+		"NVM_DIR": elsewhere, "SDKMAN_DIR": filepath.Join(home, ".sdkman"), "BUN_INSTALL": filepath.Join(home, ".bun"),
+		"RBENV_ROOT": filepath.Join(home, ".rbenv"), "MISE_DATA_DIR": filepath.Join(home, ".local/share/mise"),
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+	// cargo writes its registry and git checkouts under CARGO_HOME: it stays in the private
+	// tmp folder, where BuildEnv puts it.
+	if _, ok := got["CARGO_HOME"]; ok {
+		t.Error("CARGO_HOME points at the read-only toolchain")
+	}
+	// Switched off, or not readable inside: nothing.
+	if got := ToolchainHomes(home, []string{".pyenv"}, readable); len(got) != 1 || got["PYENV_ROOT"] == "" {
+		t.Errorf("only .pyenv on: %v", got)
+	}
+	if got := ToolchainHomes(home, enabled, nil); len(got) != 0 {
+		t.Errorf("nothing readable: %v", got)
+	}
+	// BuildEnv exports them, on every OS.
+	for _, goos := range []string{"linux", "darwin"} {
+		v := envMap(BuildEnv(EnvOptions{Home: "/h", Tmp: "/t", GOOS: goos, ToolchainHomes: map[string]string{"RUSTUP_HOME": "/x/.rustup"}}))
+		if v["RUSTUP_HOME"] != "/x/.rustup" || v["CARGO_HOME"] != "/t/cargo" {
+			t.Errorf("%s: RUSTUP_HOME %q, CARGO_HOME %q", goos, v["RUSTUP_HOME"], v["CARGO_HOME"])
+		}
 	}
 }

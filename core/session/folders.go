@@ -26,6 +26,7 @@ func (m *Manager) policyOptions(spec Spec) policy.Options {
 		RunnerFiles: []string{m.opts.RunnerPath}, Untrusted: m.untrusted(), Programs: spec.Programs,
 		GitMetadataWritable: spec.GitMetadataWritable,
 	}
+	o.LocalServers = spec.LocalServers
 	// A settings file that is a link into a dotfiles folder is guarded there too, link by
 	// link: a command that can write where it leads rewrites the settings.
 	if m.opts.SettingsPath != "" {

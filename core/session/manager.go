@@ -45,6 +45,9 @@ type Options struct {
 	GhToken func(host string) (string, error)
 	// FollowDenials follows a Seatbelt run's denials; nil means the unified log.
 	FollowDenials func(ctx context.Context, marker string) (DenialFollower, error)
+	// DeveloperTools finds the Mac's developer folder, outside every sandbox; nil runs
+	// xcode-select once, at the first session on a Mac.
+	DeveloperTools func() DeveloperTools
 	// ProxyConnsTotal caps the connections open through all the sessions' proxies
 	// together; 0 means 1024.
 	ProxyConnsTotal int
@@ -63,6 +66,16 @@ type Manager struct {
 func NewManager(opts Options) (*Manager, error) {
 	if opts.TmpRoot == "" {
 		opts.TmpRoot = "/tmp"
+	}
+	for _, p := range opts.Providers {
+		// A provider that keeps what it learned of this machine (the Seatbelt link probe's
+		// answer) keeps it in the state folder.
+		if u, ok := p.(interface{ UseStateDir(string) }); ok {
+			u.UseStateDir(opts.StateDir)
+		}
+	}
+	if opts.DeveloperTools == nil {
+		opts.DeveloperTools = sync.OnceValue(FindDeveloperTools)
 	}
 	if opts.RunnerPath == "" {
 		exe, err := runner.Binary()

@@ -68,6 +68,8 @@ type Spec struct {
 	// GitMetadataWritable lets commands change repository hooks and config (see
 	// policy.Options.GitMetadataWritable); by default they stay read-only inside.
 	GitMetadataWritable bool
+	// LocalServers: see policy.Policy.LocalServers.
+	LocalServers bool
 }
 
 // Session is one running session.
@@ -262,6 +264,10 @@ func forwardsOf(list []hosts.Entry) []netip.AddrPort {
 	return out
 }
 
+// LoopbackEntries are the host loopback addresses list names literally, as a session's wall
+// gets them: `openworker sandbox profile --allow` shows them.
+func LoopbackEntries(list []hosts.Entry) []netip.AddrPort { return forwardsOf(list) }
+
 func randUint16() uint16 {
 	var b [2]byte
 	_, _ = rand.Read(b[:])
@@ -341,6 +347,11 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 		pol.Forwards = slices.Clone(s.forwardAddrs)
 		s.fwdMu.Unlock()
 	}
+	if s.proxy != nil && s.Enforcement == sandbox.Seatbelt {
+		// The sandbox shares the host's loopback: the profile lets programs that never use a
+		// proxy for loopback (psql, redis-cli, Go's HTTP client) reach an allowed entry there.
+		pol.Forwards = forwardsOf(s.proxy.AllowList())
+	}
 	if s.Enforcement != sandbox.Linux {
 		// The Linux wall binds the settings files in place; elsewhere the sandbox home
 		// links to them, and the profile lets them be read where they are.
@@ -354,7 +365,12 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	if s.Enforcement != sandbox.Direct {
 		readable = pol.Readable()
 	}
-	env := BuildEnv(EnvOptions{Host: m.opts.HostEnv, Home: s.home, Tmp: s.tmp, ProxyURL: s.proxyURL, GOOS: m.opts.GOOS, Readable: readable, ExtraVars: s.loginVars(), PathFirst: s.loginPath()})
+	var dev DeveloperTools
+	if m.opts.GOOS == "darwin" {
+		dev = m.opts.DeveloperTools()
+	}
+	env := BuildEnv(EnvOptions{Host: m.opts.HostEnv, Home: s.home, Tmp: s.tmp, ProxyURL: s.proxyURL, GOOS: m.opts.GOOS, Readable: readable, ExtraVars: s.loginVars(), PathFirst: s.loginPath(), DeveloperTools: dev,
+		ToolchainHomes: ToolchainHomes(m.opts.UserHome, s.spec.Toolchains, readable)})
 	if readable != nil {
 		s.hints.order = filepath.SplitList(hostVar(m.opts.HostEnv, "PATH"))
 		s.hints.kept, s.hints.dropped = InsidePath(hostVar(m.opts.HostEnv, "PATH"), readable)

@@ -3,8 +3,10 @@ package session
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/openworker/openworker/core/audit"
+	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
@@ -350,5 +353,87 @@ func TestCleanStaleEndsTheDeadSessionInTheAudit(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("audit trail lacks %s:\n%s", want, b)
 		}
+	}
+}
+
+type fakeFollower []seatbelt.Denial
+
+func (f fakeFollower) Stop() []seatbelt.Denial { return f }
+
+// The home folder's stats (Node's module resolution) end a command's output only when it
+// failed, folded into one line.
+func TestHomeStatsReportedOnlyOnFailure(t *testing.T) {
+	ds := fakeFollower{
+		{Process: "node", Operation: "file-read-metadata", Target: "/Users/me/node_modules", Count: 1},
+		{Process: "node", Operation: "file-read-metadata", Target: "/Users/me/package.json", Count: 1},
+	}
+	s := &Session{ID: "s1", Enforcement: sandbox.Seatbelt, pol: &policy.Policy{UserHome: "/Users/me", Marker: "openworker-0123456789"},
+		m: &Manager{opts: Options{StateDir: t.TempDir(), FollowDenials: func(context.Context, string) (DenialFollower, error) { return ds, nil }}}}
+	for _, exit := range []int{0, 1} {
+		r := &Result{Result: &runner.Result{ExitCode: exit}}
+		s.startDenials(nil)(r)
+		got := string(r.Stderr)
+		if exit == 0 && got != "" {
+			t.Errorf("exit 0: error output %q, want none", got)
+		}
+		if exit == 1 && !strings.Contains(got, "stat of 2 path(s) in the home folder") {
+			t.Errorf("exit 1: error output %q, want the folded line", got)
+		}
+		if len(r.Denials) != 2 {
+			t.Errorf("exit %d: denials %v, want both kept", exit, r.Denials)
+		}
+	}
+}
+
+// recorder is a provider that keeps the policy it was asked to wall, then fails: enough to
+// see what a session asks of its wall.
+type recorder struct {
+	name sandbox.Enforcement
+	got  *policy.Policy
+}
+
+func (r *recorder) Name() sandbox.Enforcement             { return r.name }
+func (r *recorder) Status(context.Context) sandbox.Status { return sandbox.Status{OK: true} }
+func (r *recorder) Start(_ context.Context, p *policy.Policy, _ sandbox.RunnerSpec) (sandbox.Process, error) {
+	r.got = p
+	return nil, errors.New("recorded")
+}
+
+// On a Mac the sandbox shares the host's loopback: an allowed loopback entry reaches the
+// profile (Forwards), and so does the person's local-servers switch.
+func TestSeatbeltGetsLoopbackEntriesAndLocalServers(t *testing.T) {
+	rec := &recorder{name: sandbox.Seatbelt}
+	f := newFixture(t, map[sandbox.Enforcement]sandbox.Provider{sandbox.Seatbelt: rec})
+	pg, err := hosts.Parse("127.0.0.1:5432")
+	if err != nil {
+		t.Fatal(err)
+	}
+	web, _ := hosts.Parse("example.com")
+	_, err = f.m.Start(context.Background(), Spec{Provider: sandbox.Seatbelt, Writable: []string{f.project}, Network: policy.Allowlist,
+		SessionHosts: []hosts.Entry{pg, web}, LocalServers: true})
+	if rec.got == nil {
+		t.Fatalf("the provider was not asked to start (%v)", err)
+	}
+	if want := []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:5432")}; !slices.Equal(rec.got.Forwards, want) {
+		t.Errorf("Forwards = %v, want %v", rec.got.Forwards, want)
+	}
+	if !rec.got.LocalServers {
+		t.Error("the local-servers switch did not reach the policy")
+	}
+}
+
+type stateful struct {
+	recorder
+	dir string
+}
+
+func (s *stateful) UseStateDir(dir string) { s.dir = dir }
+
+// A provider that keeps what it learned of the machine is told the state folder.
+func TestProviderToldTheStateFolder(t *testing.T) {
+	p := &stateful{recorder: recorder{name: sandbox.Seatbelt}}
+	f := newFixture(t, map[sandbox.Enforcement]sandbox.Provider{sandbox.Seatbelt: p})
+	if want := filepath.Join(f.home, "state"); p.dir != want {
+		t.Errorf("state folder %q, want %q", p.dir, want)
 	}
 }

@@ -1,7 +1,10 @@
 // Package wallcheck is the battery of real programs `openworker sandbox check` runs behind the
 // very wall a session gets: a shell with a here-document and a command substitution, ls of the
 // root, env, git, Python's multiprocessing and Node's os.cpus() where they are installed, a
-// write and a read in the session folder, and what must be refused: a read of a login file, a
+// write and a read in the session folder, a zsh here-document, a Unix socket in TMPDIR and a
+// server on loopback (on a Mac: cc through the developer shims, git and cc with nothing on
+// their error output, ls -l and date with no report of denials, and a loopback server refused
+// without --local-servers), and what must be refused: a read of a login file, a
 // direct connection, the command line of a process outside the wall, and on Linux a host
 // kernel setting opened for writing, a set-user-ID file and an AF_VSOCK socket. Each program
 // gets one line: it works (or is refused, as it must be), or what went wrong and the denials
@@ -108,8 +111,12 @@ type Options struct {
 // Battery returns the probes for a machine.
 func Battery(o Options) []Probe {
 	git := "git"
+	gitJudge := wantOutput("git version")
 	if o.GOOS == "darwin" {
 		git = "/usr/bin/git" // the xcode-select shim, which is what breaks first on a Mac
+		// xcrun's cache errors go to the error output and the command still works: it
+		// must stay empty.
+		gitJudge = quietly(gitJudge)
 	}
 	ps := []Probe{
 		{
@@ -119,7 +126,7 @@ func Battery(o Options) []Probe {
 		},
 		{Name: "ls /", Command: "ls /", Judge: wantSomeOutput},
 		{Name: "env", Command: "env", Judge: wantOutput("HOME=")},
-		{Name: "git --version", Command: git + " --version", Needs: git, Judge: wantOutput("git version")},
+		{Name: "git --version", Command: git + " --version", Needs: git, Judge: gitJudge},
 		{
 			Name:    "python3 multiprocessing",
 			Command: `python3 -c 'import multiprocessing,os; multiprocessing.Lock(); print(os.cpu_count())'`,
@@ -138,6 +145,7 @@ func Battery(o Options) []Probe {
 			Judge:   wantOutput("written"),
 		},
 	}
+	ps = append(ps, everydayProbes(o.GOOS)...)
 	if o.GOOS == "linux" {
 		ps = append(ps, linuxKernelProbes()...)
 	}
@@ -205,6 +213,57 @@ func Battery(o Options) []Probe {
 		})
 	}
 	return ps
+}
+
+// everydayProbes are what an agent runs all day: a compiler through the developer shims, zsh's
+// here-documents, a listing and the date with no report of denials after them, a Unix socket
+// in TMPDIR, and a server on loopback, which on a Mac needs the session's --local-servers.
+func everydayProbes(goos string) []Probe {
+	ps := []Probe{
+		{
+			Name:    "zsh here-document",
+			Command: "zsh -c 'cat <<EOF\nzsh here\nEOF'",
+			Needs:   "zsh",
+			Judge:   wantOutput("zsh here"),
+		},
+		{
+			Name: "Unix socket in $TMPDIR",
+			Command: `python3 -c 'import os,socket; p=os.path.join(os.environ["TMPDIR"], "openworker-check.sock")
+s=socket.socket(socket.AF_UNIX); s.bind(p); s.listen(1)
+c=socket.socket(socket.AF_UNIX); c.connect(p); print("connected"); os.unlink(p)'`,
+			Needs: "python3",
+			Judge: wantOutput("connected"),
+		},
+	}
+	server := `python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1); print("listening")'`
+	if goos == "darwin" {
+		ps = append(ps,
+			Probe{Name: "cc --version", Command: "cc --version", Needs: "cc", Judge: quietly(wantOutput("version"))},
+			// What every program does as it starts (the boot arguments, the time zone's
+			// shared segment, the automounter's device) ends no command with a report.
+			Probe{Name: "ls -l /; date, with no report of denials", Command: "ls -l / && date", Judge: quietly(wantSomeOutput)},
+			// The check's session has no --local-servers: Seatbelt cannot tell a port the
+			// session opened from this Mac's other programs', so binding is the person's call.
+			Probe{Name: "server on loopback without --local-servers", Command: server, Needs: "python3", Refused: true},
+		)
+	} else {
+		ps = append(ps, Probe{Name: "server on loopback", Command: server, Needs: "python3", Judge: wantOutput("listening")})
+	}
+	return ps
+}
+
+// quietly is judge, and also that the command printed nothing to its error output: no
+// tool's complaint, no report of denials.
+func quietly(judge func(Outcome) string) func(Outcome) string {
+	return func(o Outcome) string {
+		if why := judge(o); why != "" {
+			return why
+		}
+		if s := strings.TrimSpace(o.Stderr); s != "" {
+			return "its error output is not empty: " + clip(s)
+		}
+		return ""
+	}
 }
 
 // linuxKernelProbes are what the Linux wall must refuse past files and network: a host-wide

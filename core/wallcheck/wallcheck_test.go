@@ -37,10 +37,10 @@ func TestJudging(t *testing.T) {
 		reached bool
 		want    string
 	}{
-		{"shell_works", "here-document", Outcome{Stdout: "here substituted\n"}, false, Works},
-		{"shell_broken", "here-document", Outcome{ExitCode: 1, Stderr: "sh: cannot create temp file for here-document: Operation not permitted",
+		{"shell_works", "$(...)", Outcome{Stdout: "here substituted\n"}, false, Works},
+		{"shell_broken", "$(...)", Outcome{ExitCode: 1, Stderr: "sh: cannot create temp file for here-document: Operation not permitted",
 			Denials: []string{"file-write-create /private/var/tmp/sh-thd.1 (sh)"}}, false, Broken},
-		{"shell_wrong_output", "here-document", Outcome{Stdout: "here \n"}, false, Broken},
+		{"shell_wrong_output", "$(...)", Outcome{Stdout: "here \n"}, false, Broken},
 		{"python_count", "python3", Outcome{Stdout: "8\n"}, false, Works},
 		{"python_no_count", "python3", Outcome{Stdout: "None\n"}, false, Broken},
 		{"secret_refused", "known_hosts", Outcome{ExitCode: 1, Stderr: "head: Operation not permitted"}, false, Refused},
@@ -165,12 +165,12 @@ func TestRefusalMustBeReported(t *testing.T) {
 	probes := Battery(Options{GOOS: "darwin", UserHome: home, ReportsDenials: true})
 	var p []Probe
 	for _, pr := range probes {
-		if pr.Refused {
+		if pr.Refused && pr.Reported != "" {
 			p = append(p, pr)
 		}
 	}
 	if len(p) != 1 {
-		t.Fatalf("%d refusal probes", len(p))
+		t.Fatalf("%d refusal probes whose denial must be reported", len(p))
 	}
 	refused := Outcome{ExitCode: 1, Stderr: "ls: Operation not permitted"}
 	rs := Run(context.Background(), func(context.Context, string) (Outcome, error) { return refused, nil }, p, found)
@@ -186,5 +186,46 @@ func TestRefusalMustBeReported(t *testing.T) {
 	rs = Run(context.Background(), func(context.Context, string) (Outcome, error) { return refused, nil }, p, found)
 	if rs[0].Unreported {
 		t.Errorf("a reported refusal counted as unreported: %+v", rs[0])
+	}
+}
+
+// The everyday lines: each judged as it must be on a Mac and on Linux.
+func TestEverydayProbes(t *testing.T) {
+	tests := []struct {
+		goos, probe string
+		out         Outcome
+		want        string
+	}{
+		{"darwin", "git --version", Outcome{Stdout: "git version 2.39.5 (Apple Git-154)\n"}, Works},
+		{"darwin", "git --version", Outcome{Stdout: "git version 2.39.5\n", Stderr: "xcrun: error: couldn't create cache file '/tmp/xcrun_db-x' (errno=Operation not permitted)\n"}, Broken},
+		{"darwin", "cc --version", Outcome{Stdout: "Apple clang version 16.0.0\n"}, Works},
+		{"darwin", "cc --version", Outcome{Stdout: "Apple clang version 16.0.0\n", Stderr: "xcrun: error: confstr() failed\n"}, Broken},
+		{"darwin", "zsh here-document", Outcome{Stdout: "zsh here\n"}, Works},
+		{"darwin", "zsh here-document", Outcome{ExitCode: 1, Stderr: "zsh:1: can't create temp file for here document: operation not permitted\n"}, Broken},
+		{"darwin", "ls -l /; date", Outcome{Stdout: "total 10\nTue Dec 1\n"}, Works},
+		{"darwin", "ls -l /; date", Outcome{Stdout: "total 10\n", Stderr: "openworker sandbox: Seatbelt denied 1 operation(s) of this command:\n  sysctl-read kern.bootargs (ls)\n"}, Broken},
+		{"darwin", "Unix socket in $TMPDIR", Outcome{Stdout: "connected\n"}, Works},
+		{"darwin", "Unix socket in $TMPDIR", Outcome{ExitCode: 1, Stderr: "PermissionError: [Errno 1] Operation not permitted\n"}, Broken},
+		{"darwin", "server on loopback", Outcome{ExitCode: 1, Stderr: "PermissionError: [Errno 1] Operation not permitted\n"}, Refused},
+		{"darwin", "server on loopback", Outcome{Stdout: "listening\n"}, NotRefused},
+		{"linux", "server on loopback", Outcome{Stdout: "listening\n"}, Works},
+		{"linux", "server on loopback", Outcome{ExitCode: 1}, Broken},
+	}
+	for _, tt := range tests {
+		t.Run(tt.goos+"/"+tt.probe+"/"+tt.want, func(t *testing.T) {
+			var p []Probe
+			for _, pr := range Battery(Options{GOOS: tt.goos}) {
+				if strings.HasPrefix(pr.Name, tt.probe) {
+					p = append(p, pr)
+				}
+			}
+			if len(p) != 1 {
+				t.Fatalf("%d probes named %q", len(p), tt.probe)
+			}
+			rs := Run(context.Background(), func(context.Context, string) (Outcome, error) { return tt.out, nil }, p, found)
+			if rs[0].Status != tt.want {
+				t.Errorf("status %q (%s), want %q", rs[0].Status, rs[0].Detail, tt.want)
+			}
+		})
 	}
 }

@@ -18,8 +18,8 @@ var standIns = map[string]string{
 	"go": `out=""; prev=""; for a in "$@"; do [ "$prev" = "-o" ] && out="$a"; prev="$a"; done
 echo "go $* CGO_ENABLED=$CGO_ENABLED GOARCH=$GOARCH MACOSX_DEPLOYMENT_TARGET=$MACOSX_DEPLOYMENT_TARGET CGO_CFLAGS=$CGO_CFLAGS CGO_LDFLAGS=$CGO_LDFLAGS" >>"$LOG"
 [ -n "$out" ] && echo "binary $GOARCH cgo=$CGO_ENABLED" >"$out"`,
-	"lipo": `echo "lipo $*" >>"$LOG"; out=""; prev=""; for a in "$@"; do [ "$prev" = "-output" ] && out="$a"; prev="$a"; done; echo universal >"$out"`,
-	"vtool": `echo "vtool $*" >>"$LOG"; printf 'Load command 10\n      cmd LC_BUILD_VERSION\n  cmdsize 32\n platform MACOS\n    minos %s\n      sdk 15.0\n' "${MINOS:-12.0}"`,
+	"lipo":     `echo "lipo $*" >>"$LOG"; out=""; prev=""; for a in "$@"; do [ "$prev" = "-output" ] && out="$a"; prev="$a"; done; echo universal >"$out"`,
+	"vtool":    `echo "vtool $*" >>"$LOG"; printf 'Load command 10\n      cmd LC_BUILD_VERSION\n  cmdsize 32\n platform MACOS\n    minos %s\n      sdk 15.0\n' "${MINOS:-12.0}"`,
 	"plutil":   `exit 0`,
 	"codesign": `echo "codesign $*" >>"$LOG"`,
 	"ditto":    `echo "ditto $*" >>"$LOG"; for last; do :; done; echo zip >"$last"`,

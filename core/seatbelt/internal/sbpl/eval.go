@@ -27,8 +27,9 @@ type Query struct {
 	// Addr is "host:port" (IPv6 as "[::1]:port") of an IP connection (network-outbound, the
 	// remote address) or of a bind (network-bind, the local address).
 	Addr string
-	// Name is the service of mach-lookup, the sysctl of sysctl-read, or the name of a POSIX
-	// semaphore or shared-memory object (ipc-posix-*).
+	// Name is the service of mach-lookup, the sysctl of sysctl-read or sysctl-write, the name
+	// of a POSIX semaphore or shared-memory object (ipc-posix-*), or the address family of
+	// system-socket (AF_UNIX).
 	Name string
 	// SameSandbox says whether the target process of signal or process-info* runs under the
 	// same sandbox.
@@ -56,6 +57,9 @@ type Decision struct {
 	Rule int
 	// Message is the rule's `(with message ...)`, empty when it has none.
 	Message string
+	// Quiet says the deciding rule is a deny `(with no-report)`: the kernel refuses without
+	// logging, so the refusal never reaches a command's report.
+	Quiet bool
 }
 
 // Rule is one `(allow ...)` or `(deny ...)` of a profile.
@@ -64,6 +68,7 @@ type Rule struct {
 	Ops     []string
 	filters []filter // any one matching makes the rule match; none means always
 	Message string
+	Quiet   bool   // (with no-report)
 	Source  string // the rule as parsed, params bound
 }
 
@@ -221,7 +226,7 @@ func (p *Profile) EvalAs(q Query, prec Precedence) (Decision, error) {
 		return Decision{}, fmt.Errorf("sbpl: no rule decides %s", q)
 	}
 	r := p.Rules[best]
-	return Decision{Allowed: r.Action == Allow, Rule: best, Message: r.Message}, nil
+	return Decision{Allowed: r.Action == Allow, Rule: best, Message: r.Message, Quiet: r.Action == Deny && r.Quiet}, nil
 }
 
 // Shape is the profile's structure with every string value left out: the actions, operations,
@@ -236,6 +241,9 @@ func (p *Profile) Shape() string {
 		}
 		if r.Message != "" {
 			b.WriteString(" (with message)")
+		}
+		if r.Quiet {
+			b.WriteString(" (with no-report)")
 		}
 		b.WriteString(")\n")
 	}
@@ -282,13 +290,14 @@ func (c *compiler) rule(n node) (Rule, error) {
 	var bound []string
 	for _, a := range args {
 		if a.kind == kindList && len(a.list) > 0 && a.list[0].kind == kindSymbol && a.list[0].text == "with" {
-			msg, err := c.modifier(a)
+			msg, quiet, err := c.modifier(a)
 			if err != nil {
 				return Rule{}, err
 			}
 			if msg != "" {
 				r.Message = msg
 			}
+			r.Quiet = r.Quiet || quiet
 			bound = append(bound, a.String())
 			continue
 		}
@@ -307,25 +316,26 @@ func (c *compiler) rule(n node) (Rule, error) {
 	return r, nil
 }
 
-// modifier reads `(with message "...")`, `(with report)` or `(with no-log)`.
-func (c *compiler) modifier(n node) (string, error) {
+// modifier reads `(with message "...")`, `(with report)`, `(with no-log)` or
+// `(with no-report)`; quiet says the last, which keeps a deny out of the log.
+func (c *compiler) modifier(n node) (msg string, quiet bool, err error) {
 	if len(n.list) >= 2 && n.list[1].kind == kindSymbol {
 		switch n.list[1].text {
 		case "message":
 			if len(n.list) == 3 {
 				s, err := c.str(n.list[2])
-				return s, err
+				return s, false, err
 			}
 		case "no-sandbox":
 			// process-exec (with no-sandbox) starts a program outside every sandbox.
-			return "", fmt.Errorf("sbpl: %s runs a program outside the sandbox; a profile of OpenWorker's never uses it", n)
+			return "", false, fmt.Errorf("sbpl: %s runs a program outside the sandbox; a profile of OpenWorker's never uses it", n)
 		case "report", "no-log", "no-report":
 			if len(n.list) == 2 {
-				return "", nil
+				return "", n.list[1].text == "no-report", nil
 			}
 		}
 	}
-	return "", fmt.Errorf("sbpl: unknown modifier %s", n)
+	return "", false, fmt.Errorf("sbpl: unknown modifier %s", n)
 }
 
 // str returns a string argument: a literal, or a bound `(param "NAME")`.
@@ -422,6 +432,11 @@ func (c *compiler) filter(n node) (filter, error) {
 			return nil, err
 		}
 		return nameFilter{kind: name, value: v}, nil
+	case "socket-domain":
+		if len(args) != 1 || args[0].kind != kindSymbol || !strings.HasPrefix(args[0].text, "AF_") {
+			return nil, fmt.Errorf("%s: (socket-domain AF_NAME) takes one address family", n)
+		}
+		return domainFilter{domain: args[0].text}, nil
 	case "target":
 		if len(args) != 1 || args[0].kind != kindSymbol || args[0].text != "same-sandbox" {
 			return nil, fmt.Errorf("%s: only (target same-sandbox) is supported", n)
@@ -459,15 +474,28 @@ func (c *compiler) socketFilter(side string, args []node) (filter, error) {
 		}
 		return ipFilter{side: side, kind: kind, host: host, port: port}, nil
 	case "unix-socket":
+		// (path-literal P) as codex writes a socket's own path; (literal P) and (subpath P) as
+		// codex, fence and agent-safehouse write a socket's file or the folder it lies in.
 		a := args[1]
-		if a.kind != kindList || len(a.list) != 2 || a.list[0].kind != kindSymbol || a.list[0].text != "path-literal" {
-			return nil, fmt.Errorf("(%s unix-socket ...) takes (path-literal \"/path\")", side)
+		if a.kind != kindList || len(a.list) != 2 || a.list[0].kind != kindSymbol {
+			return nil, fmt.Errorf("(%s unix-socket ...) takes (path-literal \"/path\"), (literal ...) or (subpath ...)", side)
+		}
+		kind := a.list[0].text
+		switch kind {
+		case "path-literal", "literal":
+			kind = "literal"
+		case "subpath":
+		default:
+			return nil, fmt.Errorf("(%s unix-socket (%s ...)) is not supported", side, kind)
 		}
 		v, err := c.str(a.list[1])
 		if err != nil {
 			return nil, err
 		}
-		return pathFilter{kind: "literal", value: v}, nil
+		if !strings.HasPrefix(v, "/") {
+			return nil, fmt.Errorf("(%s unix-socket (%s %q)): a socket's path is absolute", side, kind, v)
+		}
+		return unixFilter{side: side, path: pathFilter{kind: kind, value: v}}, nil
 	}
 	return nil, fmt.Errorf("(%s %s ...) is not supported", side, args[0].text)
 }
@@ -561,6 +589,37 @@ func (n not) shape() string  { return "(require-not " + n.f.shape() + ")" }
 func (n not) match(q Query) (bool, error) {
 	ok, err := n.f.match(q)
 	return !ok, err
+}
+
+// unixFilter is (local unix-socket ...) or (remote unix-socket ...): the socket file a
+// bind or inbound connection is on (local) or an outbound connection goes to (remote).
+type unixFilter struct {
+	side string
+	path pathFilter
+}
+
+func (f unixFilter) String() string {
+	return fmt.Sprintf("(%s unix-socket %s)", f.side, f.path)
+}
+func (f unixFilter) shape() string { return "(" + f.side + " unix-socket " + f.path.shape() + ")" }
+
+func (f unixFilter) match(q Query) (bool, error) {
+	switch {
+	case f.side == "local" && (q.Op == "network-bind" || q.Op == "network-inbound"),
+		f.side == "remote" && q.Op == "network-outbound":
+		return f.path.match(q)
+	}
+	return false, nil
+}
+
+// domainFilter is (socket-domain AF_NAME) of system-socket: the address family of a socket
+// being created, given as the query's Name.
+type domainFilter struct{ domain string }
+
+func (f domainFilter) String() string { return "(socket-domain " + f.domain + ")" }
+func (f domainFilter) shape() string  { return "(socket-domain)" }
+func (f domainFilter) match(q Query) (bool, error) {
+	return q.Op == "system-socket" && q.Name == f.domain, nil
 }
 
 type ipFilter struct{ side, kind, host, port string }

@@ -69,6 +69,16 @@ func TestFilters(t *testing.T) {
 		{"unix_path_filter", `(allow network-outbound (literal "/private/var/run/syslog"))`, Query{Op: "network-outbound", Path: "/private/var/run/syslog"}, true},
 		{"unix_path_not_ip", `(allow network-outbound (subpath "/"))`, Query{Op: "network-outbound", Addr: "93.184.216.34:443"}, false},
 		{"unix_socket_path_literal", `(allow network-outbound (remote unix-socket (path-literal "/tmp/s")))`, Query{Op: "network-outbound", Path: "/tmp/s"}, true},
+		{"unix_socket_subpath_bind", `(allow network-bind (local unix-socket (subpath "/tmp/a")))`, Query{Op: "network-bind", Path: "/tmp/a/s"}, true},
+		{"unix_socket_subpath_bind_outside", `(allow network-bind (local unix-socket (subpath "/tmp/a")))`, Query{Op: "network-bind", Path: "/tmp/ab/s"}, false},
+		{"unix_socket_local_not_outbound", `(allow network-outbound (local unix-socket (subpath "/tmp/a")))`, Query{Op: "network-outbound", Path: "/tmp/a/s"}, false},
+		{"unix_socket_remote_not_bind", `(allow network-bind (remote unix-socket (subpath "/tmp/a")))`, Query{Op: "network-bind", Path: "/tmp/a/s"}, false},
+		{"unix_socket_remote_outbound", `(allow network-outbound (remote unix-socket (subpath "/tmp/a")))`, Query{Op: "network-outbound", Path: "/tmp/a/s"}, true},
+		{"unix_socket_not_ip", `(allow network-bind (local unix-socket (subpath "/")))`, Query{Op: "network-bind", Addr: "127.0.0.1:80"}, false},
+		{"socket_domain", `(allow system-socket (socket-domain AF_UNIX))`, Query{Op: "system-socket", Name: "AF_UNIX"}, true},
+		{"socket_domain_other", `(allow system-socket (socket-domain AF_UNIX))`, Query{Op: "system-socket", Name: "AF_INET"}, false},
+		{"sysctl_write_name", `(allow sysctl-write (sysctl-name "kern.grade_cputype"))`, Query{Op: "sysctl-write", Name: "kern.grade_cputype"}, true},
+		{"sysctl_read_not_write", `(allow sysctl-read (sysctl-name "kern.grade_cputype"))`, Query{Op: "sysctl-write", Name: "kern.grade_cputype"}, false},
 		{"global_name", `(allow mach-lookup (global-name "com.apple.logd"))`, Query{Op: "mach-lookup", Name: "com.apple.logd"}, true},
 		{"global_name_miss", `(allow mach-lookup (global-name "com.apple.logd"))`, Query{Op: "mach-lookup", Name: "com.apple.logd2"}, false},
 		{"target_same", `(allow signal (target same-sandbox))`, Query{Op: "signal", SameSandbox: true}, true},
@@ -323,5 +333,28 @@ func TestShape(t *testing.T) {
 	}
 	if a.Shape() == c.Shape() {
 		t.Error("an added rule kept the shape")
+	}
+}
+
+func TestNoReport(t *testing.T) {
+	p := mustParse(t, `(version 1)
+(deny default (with message "m"))
+(deny mach-lookup (global-name "com.apple.cfprefsd.agent") (with message "m") (with no-report))
+(allow mach-lookup (global-name "com.apple.logd") (with no-report))`, nil)
+	for _, tt := range []struct {
+		name         string
+		allow, quiet bool
+	}{
+		{"com.apple.cfprefsd.agent", false, true},
+		{"com.apple.FSEvents", false, false},
+		{"com.apple.logd", true, false}, // an allow is never a quiet denial
+	} {
+		d, err := p.Eval(Query{Op: "mach-lookup", Name: tt.name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Allowed != tt.allow || d.Quiet != tt.quiet || !d.Allowed && d.Message != "m" {
+			t.Errorf("%s: %+v, want allowed %v quiet %v with the message", tt.name, d, tt.allow, tt.quiet)
+		}
 	}
 }
