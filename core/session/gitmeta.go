@@ -22,8 +22,12 @@ import (
 // nothing inside can put it back, and the person can see what a command tried to plant.
 
 // guardsGitMetadata says whether the session checks repository metadata after each call.
+// Seatbelt's sessions are checked too: its rules see each path a call names, but a rename
+// is checked on the folder moved, not on what it holds, so a repository moved through the
+// private tmp, changed there and moved back would bring a planted hook or setting past
+// them; the check after the call catches what arrives that way.
 func (s *Session) guardsGitMetadata(pol *policy.Policy) bool {
-	return s.Enforcement == sandbox.Linux && pol != nil && !pol.GitMetadataWritable
+	return (s.Enforcement == sandbox.Linux || s.Enforcement == sandbox.Seatbelt) && pol != nil && !pol.GitMetadataWritable
 }
 
 // quarantineDir is where this session's planted metadata is moved.
