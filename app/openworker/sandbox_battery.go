@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
@@ -56,7 +57,8 @@ func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.
 	}); ok {
 		links = append(links, linkProbeResult(lp.ProbeLinks(ctx)))
 	}
-	s, err := m.Start(ctx, session.Spec{Provider: native.Name(), Writable: []string{work}, Network: policy.Allowlist})
+	s, err := m.Start(ctx, session.Spec{Provider: native.Name(), Writable: []string{work}, Network: policy.Allowlist,
+		GitMetadataWritable: e.settings.GitMetadata == config.GitMetadataWritable})
 	if err != nil {
 		return false, fmt.Errorf("starting a session for the check: %w", err)
 	}
@@ -82,6 +84,8 @@ func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.
 		ReportsDenials: native.Name() == sandbox.Seatbelt,
 		// This very process: its command line must not be readable from inside.
 		OutsidePID: os.Getpid(), OutsideArg: "sandbox check",
+		// The check's session keeps repository metadata as the machine's sessions do.
+		GitMetadataProtected: e.settings.GitMetadata != config.GitMetadataWritable,
 	})
 	rs := append(wallcheck.Run(ctx, run, probes, exec.LookPath), links...)
 	if asJSON {
