@@ -57,16 +57,25 @@ func cmdServe(args []string) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "openworker: serving the local API on %s\n", api.SocketPath(e.stateDir))
+	// why says why the daemon stops: a signal, or (with --exit-when-idle) no session.
+	why := make(chan string, 1)
 	if *idleExit {
-		go exitWhenIdle(ctx, stop, func() bool { return len(h.b.Sessions()) == 0 && srv.Held() == 0 })
+		go exitWhenIdle(ctx, why, func() bool { return len(h.b.Sessions()) == 0 && srv.Held() == 0 })
 	}
 	go func() {
-		sig := (<-sigs).(syscall.Signal)
+		select {
+		case sig := <-sigs:
+			why <- sigName(sig.(syscall.Signal))
+		case <-ctx.Done():
+		}
+	}()
+	go func() {
+		reason := <-why
 		// The sessions end first, each with its reason, so that a call in progress answers
 		// its client that the daemon stopped (and why) before the API closes.
 		n := len(h.b.Sessions())
-		fmt.Fprintf(os.Stderr, "openworker: stopping (%s): ending %d session(s)\n", sigName(sig), n)
-		h.b.EndAllBecause("the daemon stopped (" + sigName(sig) + ")")
+		fmt.Fprintf(os.Stderr, "openworker: stopping (%s): ending %d session(s)\n", reason, n)
+		h.b.EndAllBecause("the daemon stopped (" + reason + ")")
 		sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
 		defer c()
 		_ = srv.Shutdown(sctx)
@@ -80,8 +89,9 @@ func cmdServe(args []string) error {
 	return err
 }
 
-// exitWhenIdle calls stop once idle has said true for idleLinger without a break.
-func exitWhenIdle(ctx context.Context, stop func(), idle func() bool) {
+// exitWhenIdle says why the daemon stops on why once idle has said true for idleLinger
+// without a break.
+func exitWhenIdle(ctx context.Context, why chan<- string, idle func() bool) {
 	t := time.NewTicker(idleLinger / 10)
 	defer t.Stop()
 	since := time.Now()
@@ -93,8 +103,10 @@ func exitWhenIdle(ctx context.Context, stop func(), idle func() bool) {
 			if !idle() {
 				since = now
 			} else if now.Sub(since) >= idleLinger {
-				fmt.Fprintf(os.Stderr, "openworker: no session for %s; the daemon ends\n", idleLinger)
-				stop()
+				select {
+				case why <- "no session for " + idleLinger.String():
+				default: // a signal came first
+				}
 				return
 			}
 		}

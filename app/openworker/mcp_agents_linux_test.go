@@ -244,8 +244,7 @@ func TestMCPTwoAgentsNeverShareALifetime(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("session start with only agents' servers running: %s", errs)
 	}
-	first.cs.Close()
-	first.cmd.Wait()
+	first.cs.Close() // waits for the server to exit
 	if _, text := second.call("run_command", map[string]any{"command": "echo still here"}); !strings.Contains(text, "still here") {
 		t.Fatalf("the second agent after the first left: %s", text)
 	}
@@ -253,7 +252,6 @@ func TestMCPTwoAgentsNeverShareALifetime(t *testing.T) {
 		t.Fatalf("the CLI session after the first agent left: %s %s", out, errs)
 	}
 	second.cs.Close()
-	second.cmd.Wait()
 	if out, errs, code := w.run("session", "exec", id, "--", "echo", "alone"); code != 0 || !strings.Contains(out, "alone") {
 		t.Fatalf("the CLI session after both agents left: %s %s", out, errs)
 	}
@@ -293,7 +291,7 @@ func TestMCPKilledServerEndsItsSession(t *testing.T) {
 	if err := m.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	m.cmd.Wait()
+	m.cs.Close() // the client's transport reaps the killed server
 	tstest.WaitFor(t, 15*time.Second, func() error {
 		if out, _, _ := w.run("session", "ls"); strings.Contains(out, info.Session) {
 			return fmt.Errorf("the killed server's session runs on: %s", out)
