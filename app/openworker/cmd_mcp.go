@@ -196,7 +196,7 @@ func waitAnswer(ctx context.Context, c *apiclient.Client, d time.Duration) bool 
 
 // mcpInProcess hosts the session's backend in this process, serving no local API.
 func mcpInProcess(ctx context.Context, e *env, req backend.Request) (mcp.Host, func(), error) {
-	h, err := e.hostBackend(ctx)
+	h, err := e.hostBackend(ctx, false)
 	if err != nil {
 		return nil, nil, err
 	}

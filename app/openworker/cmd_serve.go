@@ -46,7 +46,9 @@ func cmdServe(args []string) error {
 	defer signal.Stop(sigs)
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	h, err := e.hostBackend(ctx)
+	// A daemon started for agents serves clients that send their own PATH: it need not
+	// wait for a login shell.
+	h, err := e.hostBackend(ctx, !*idleExit)
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,11 @@ type hosted struct {
 // hostBackend opens the settings store (following the file until ctx ends), the audit trail
 // and the backend over this OS's providers. The backend's events that are not a session's
 // go to the audit trail too. close ends every session, then the rest.
-func (e *env) hostBackend(ctx context.Context) (*hosted, error) {
+//
+// login says the backend's sessions get the person's login PATH and language where their
+// client sends none (the app, and a daemon a person starts, whose own environment may be
+// launchd's or systemd's minimal one); see session.LoginEnv.
+func (e *env) hostBackend(ctx context.Context, login bool) (*hosted, error) {
 	store, err := backend.OpenStore(ctx, e.settingsPath, e.stateDir, runtime.GOOS, true)
 	if err != nil {
 		return nil, err
@@ -33,11 +37,15 @@ func (e *env) hostBackend(ctx context.Context) (*hosted, error) {
 		store.Close()
 		return nil, err
 	}
+	hostEnv := os.Environ()
+	if login {
+		hostEnv = session.LoginEnv(ctx, hostEnv, runtime.GOOS)
+	}
 	b, err := backend.New(backend.Options{
 		Settings: store, Native: e.machine().Native, GOOS: runtime.GOOS,
 		Session: session.Options{
 			Providers: providers(nativeProvider()), UserHome: e.home, StateDir: e.stateDir, SettingsPath: e.settingsPath, GOOS: runtime.GOOS,
-			HostEnv: os.Environ(), Audit: log, RunnerStderr: os.Stderr,
+			HostEnv: hostEnv, Audit: log, RunnerStderr: os.Stderr,
 		},
 	})
 	if err != nil {

@@ -61,7 +61,7 @@ func runApp() error {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	native := nativeProvider()
-	h, err := e.hostBackend(ctx)
+	h, err := e.hostBackend(ctx, true)
 	if err != nil {
 		return err
 	}

@@ -116,6 +116,9 @@ func (c *Client) Start(ctx context.Context, req apitype.StartRequest) (apitype.S
 	if req.Program == "" {
 		req.Program = ownProgram()
 	}
+	if req.Env == nil {
+		req.Env = ownEnv()
+	}
 	var out apitype.SessionInfo
 	return out, c.do(ctx, "POST", "/v1/sessions", req, &out)
 }
@@ -126,6 +129,9 @@ func (c *Client) StartHeld(ctx context.Context, req apitype.StartRequest) (apity
 	req.Hold = true
 	if req.Program == "" {
 		req.Program = ownProgram()
+	}
+	if req.Env == nil {
+		req.Env = ownEnv()
 	}
 	var out apitype.SessionInfo
 	// The request outlives ctx: it is the session's lifetime, not a call's.
@@ -367,4 +373,15 @@ func ownProgram() string {
 		return r
 	}
 	return exe
+}
+
+// ownEnv is this process's PATH and language, for a session's start.
+func ownEnv() map[string]string {
+	out := map[string]string{}
+	for _, k := range []string{"PATH", "LANG", "LC_ALL", "LC_CTYPE"} {
+		if v := os.Getenv(k); v != "" {
+			out[k] = v
+		}
+	}
+	return out
 }

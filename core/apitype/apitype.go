@@ -190,6 +190,10 @@ type StartRequest struct {
 	// session's info as one JSON line, and the connection stays open; when it closes (the
 	// client ended, crashed or was killed) the daemon ends the session.
 	Hold bool `json:"hold,omitempty"`
+	// Env is the client's PATH and language (PATH, LANG, LC_ALL, LC_CTYPE; nothing else is
+	// taken), which win over the daemon's own for this session: a daemon started by launchd
+	// or systemd, or the app opened from Finder, has a minimal PATH. apiclient fills it in.
+	Env map[string]string `json:"env,omitempty"`
 	// LocalServers: the session's commands may serve and connect on this Mac's loopback,
 	// other programs' ports included (policy.Policy.LocalServers). No change on Linux.
 	LocalServers bool `json:"local_servers,omitempty"`

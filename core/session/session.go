@@ -70,6 +70,9 @@ type Spec struct {
 	GitMetadataWritable bool
 	// LocalServers: see policy.Policy.LocalServers.
 	LocalServers bool
+	// ClientEnv are the ClientVars of the client that asked for the session (its PATH and
+	// language), which win over the daemon's own.
+	ClientEnv map[string]string
 }
 
 // Session is one running session.
@@ -369,11 +372,12 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	if m.opts.GOOS == "darwin" {
 		dev = m.opts.DeveloperTools()
 	}
-	env := BuildEnv(EnvOptions{Host: m.opts.HostEnv, Home: s.home, Tmp: s.tmp, ProxyURL: s.proxyURL, GOOS: m.opts.GOOS, Readable: readable, ExtraVars: s.loginVars(), PathFirst: s.loginPath(), DeveloperTools: dev,
+	host := WithVars(m.opts.HostEnv, s.spec.ClientEnv)
+	env := BuildEnv(EnvOptions{Host: host, Home: s.home, Tmp: s.tmp, ProxyURL: s.proxyURL, GOOS: m.opts.GOOS, Readable: readable, ExtraVars: s.loginVars(), PathFirst: s.loginPath(), DeveloperTools: dev,
 		ToolchainHomes: ToolchainHomes(m.opts.UserHome, s.spec.Toolchains, readable)})
 	if readable != nil {
-		s.hints.order = filepath.SplitList(hostVar(m.opts.HostEnv, "PATH"))
-		s.hints.kept, s.hints.dropped = InsidePath(hostVar(m.opts.HostEnv, "PATH"), readable)
+		s.hints.order = filepath.SplitList(hostVar(host, "PATH"))
+		s.hints.kept, s.hints.dropped = InsidePath(hostVar(host, "PATH"), readable)
 	}
 	for _, line := range gitIncludeHints(pol) {
 		s.hints.sayOnce(line)

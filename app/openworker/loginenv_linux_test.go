@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/openworker/openworker/core/api"
+	"github.com/openworker/openworker/core/apiclient"
+	"github.com/openworker/openworker/core/apitype"
+)
+
+// A daemon started by systemd or launchd has a minimal PATH: its sessions still find the
+// tools on the person's login PATH, and a client's own PATH wins over it.
+func TestDaemonSessionsGetTheLoginPath(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	root := filepath.Dir(w.project)
+	tools, other := filepath.Join(root, "tools"), filepath.Join(root, "other-tools")
+	for dir, says := range map[string]string{tools: "from the login PATH", other: "from the client PATH"} {
+		os.MkdirAll(dir, 0o755)
+		if err := os.WriteFile(filepath.Join(dir, "mytool"), []byte("#!/bin/sh\necho "+says+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The person's login shell puts the tools on PATH.
+	if err := os.WriteFile(filepath.Join(w.home, ".profile"), []byte(`export PATH="`+tools+`:$PATH"`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The daemon as systemd starts it: a bare environment.
+	d := w.cmd("serve")
+	d.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + w.home, "SHELL=/bin/sh",
+		"XDG_CONFIG_HOME=" + filepath.Join(w.home, ".config"), "XDG_STATE_HOME=" + filepath.Join(w.home, ".local", "state")}
+	stderr, _ := d.StderrPipe()
+	if err := d.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { d.Process.Signal(syscall.SIGTERM); d.Wait() }()
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "serving the local API") {
+				close(ready)
+			}
+		}
+	}()
+	select {
+	case <-ready:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the daemon did not start")
+	}
+	c := apiclient.New(api.SocketPath(w.state))
+	ctx := context.Background()
+	exec := func(env map[string]string) string {
+		t.Helper()
+		info, err := c.Start(ctx, apitype.StartRequest{Provider: "linux", Writable: []string{w.project}, ReadOnly: []string{tools, other}, Env: env})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.End(ctx, info.ID)
+		res, err := c.Exec(ctx, info.ID, apitype.ExecRequest{Command: "mytool"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(res.Stdout) + string(res.Stderr)
+	}
+	// A client that sends no PATH (env set, but empty) gets the login one.
+	if out := exec(map[string]string{}); !strings.Contains(out, "from the login PATH") {
+		t.Fatalf("a session of a daemon with a bare PATH did not find the login PATH's tool: %q", out)
+	}
+	if out := exec(map[string]string{"PATH": other + ":/usr/bin:/bin"}); !strings.Contains(out, "from the client PATH") {
+		t.Fatalf("the client's PATH did not win: %q", out)
+	}
+}
