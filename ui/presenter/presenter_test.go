@@ -849,3 +849,20 @@ func (nopEditor) SetProvider(string) error        { return nil }
 func (nopEditor) SetNetworkProfile(string) error  { return nil }
 func (nopEditor) SetApprovals(string) error       { return nil }
 func (nopEditor) SetToolchain(string, bool) error { return nil }
+
+// The app is the proxy and API of every running session: while one runs it must not nap,
+// and with none it may.
+func TestBusyWhileSessionsRun(t *testing.T) {
+	s := previewState("seatbelt", "allowlist")
+	if got := Build(s).Busy; got != "" {
+		t.Errorf("no session, Busy = %q, want empty so the app may nap", got)
+	}
+	s.Sessions = []Session{{ID: "a", Writable: []string{"/home/p/one"}}}
+	if got := Build(s).Busy; !strings.Contains(got, "a running session") {
+		t.Errorf("one session, Busy = %q", got)
+	}
+	s.Sessions = append(s.Sessions, Session{ID: "b", Writable: []string{"/home/p/two"}})
+	if got := Build(s).Busy; !strings.Contains(got, "2 running sessions") {
+		t.Errorf("two sessions, Busy = %q", got)
+	}
+}

@@ -29,7 +29,20 @@ const BundledIcon = "StatusIconTemplate"
 
 // Build is what the app shows in state s.
 func Build(s State) view.App {
-	return view.App{Icon: Icon(s), Menu: Menu(s), Windows: Windows(s)}
+	return view.App{Icon: Icon(s), Menu: Menu(s), Windows: Windows(s), Busy: busy(s)}
+}
+
+// busy is why the app must keep working at full speed in the background: a running session's
+// commands go through its proxy and its agent waits on its API. An idle app may nap.
+func busy(s State) string {
+	switch n := len(s.Sessions); n {
+	case 0:
+		return ""
+	case 1:
+		return "OpenWorker is the proxy and API of a running session"
+	default:
+		return fmt.Sprintf("OpenWorker is the proxy and API of %d running sessions", n)
+	}
 }
 
 // machine says how the machine's sessions are walled in: one of the icon states but
