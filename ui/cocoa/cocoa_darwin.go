@@ -49,6 +49,10 @@ type shell struct {
 	// activity keeps the app from napping while it is at work (view.App.Busy): it is the
 	// proxy and the API of the running sessions, and App Nap would throttle its timers and I/O.
 	activity objc.Object
+	// last is the state last drawn, and redrawPending whether a redraw of it waits for the
+	// mouse button to come up.
+	last          view.App
+	redrawPending bool
 }
 
 // Run shows the status item and runs the Cocoa event loop. It must be called from the main
@@ -130,6 +134,7 @@ func (s *shell) follow(changes <-chan struct{}) {
 
 // apply draws one state of the app: the icon and the windows. The menu is drawn when it opens.
 func (s *shell) apply(app view.App) {
+	s.last = app
 	s.setIcon(app.Icon)
 	s.syncWindows(app.Windows)
 	s.keepAwake(app.Busy)
