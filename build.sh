@@ -12,9 +12,9 @@ readonly helper_name="openworker-runner"
 
 # darwinkit v0.5.0's libffi bridge keeps a pointer into a slice that Go 1.25
 # and later allocate on the stack; the app then aborts at its first Cocoa
-# delegate callback. This turns that stack allocation off for darwinkit only.
-# "qn" is "n" (never stack-allocate) without a log line for every site.
-readonly darwinkit_gcflags='github.com/progrium/darwinkit/...=-d=variablemakehash=qn'
+# delegate callback. darwinkit's packages are compiled without optimisation,
+# the setting its users report working (progrium/darwinkit#286); Run checks it.
+readonly darwinkit_gcflags='github.com/progrium/darwinkit/...=-N -l'
 
 usage() {
 	cat <<'USAGE'

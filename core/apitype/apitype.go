@@ -15,6 +15,7 @@ import (
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
+	"github.com/openworker/openworker/core/tcc"
 	"github.com/openworker/openworker/core/webfetch"
 )
 
@@ -38,6 +39,9 @@ type Access struct {
 	// says that switching one applies to sessions started afterwards.
 	Logins     []credentials.Copied `json:"logins,omitempty"`
 	LoginsNote string               `json:"logins_note,omitempty"`
+	// FoldersRefused are this session's folders that macOS does not let OpenWorker use
+	// (checked when the session started), with where to allow them.
+	FoldersRefused []tcc.Refusal `json:"folders_refused,omitempty"`
 }
 
 // AccessSite is one site of a session's list.

@@ -39,6 +39,7 @@ func (b *Backend) Access(id string) (Access, error) {
 		a.Logins = st.s.Logins()
 	}
 	a.LoginsNote = loginsNote(settings, a.Logins)
+	a.FoldersRefused = slices.Clone(st.folders)
 	seen := map[hosts.Entry]bool{}
 	add := func(es []hosts.Entry, source string) {
 		for _, e := range es {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/openworker/openworker/core/proxy"
 	"github.com/openworker/openworker/core/sandbox"
 	"github.com/openworker/openworker/core/session"
+	"github.com/openworker/openworker/core/tcc"
 )
 
 // Options configure a Backend.
@@ -34,6 +36,11 @@ type Options struct {
 	// HowToAllow says how a person allows a site where the backend's sessions run (the app,
 	// or the settings file for the daemon); nil: SessionHowToAllow of the settings file.
 	HowToAllow func(target string) string
+	// ProbeFolder opens a session folder that the OS guards with a permission of its own, as
+	// the app, when the session starts (tcc.OpenForListing; nil: on macOS that, elsewhere no
+	// probe). Home is the person's home folder ("": the user's).
+	ProbeFolder func(path string) error
+	Home        string
 }
 
 // Backend owns the daemon's (or the app's) state: the sessions with their allow lists in
@@ -62,6 +69,8 @@ type sessionSites struct {
 	logins  []hosts.Entry // the shared logins' hosts
 	denied  []hosts.Entry // denied by the person; they win
 	blocked map[string]Refusal
+	// folders are the session's folders macOS refused the app.
+	folders []tcc.Refusal
 	// agent: a model reads this session's answers (see Request.Agent); hint says how a
 	// refused site is opened, in words for whoever reads the session's refusals.
 	agent bool
@@ -186,7 +195,49 @@ func (b *Backend) Start(ctx context.Context, r Request) (*session.Session, error
 	if logins := s.Logins(); len(logins) > 0 {
 		b.bus.publish(Event{Type: LoginsCopied, Session: s.ID, Logins: logins, Message: copiedMessage(logins)})
 	}
+	b.probeFolders(st, s)
 	return s, nil
+}
+
+// folderProbeWait is how long Start waits for the folder probe: macOS may be asking the
+// person, and the session is not held up for the answer; a refusal found later still shows.
+const folderProbeWait = 2 * time.Second
+
+// probeFolders opens the session's folders that macOS guards, as the app: a folder the
+// person has not allowed OpenWorker fails every command there with EPERM and no report of
+// the wall's, so the session's Access list and a notice say so, with where to allow it.
+// The first probe is also what makes macOS ask the person, up front.
+func (b *Backend) probeFolders(st *sessionSites, s *session.Session) {
+	probe := b.opts.ProbeFolder
+	if probe == nil && b.opts.GOOS == "darwin" {
+		probe = tcc.OpenForListing
+	}
+	if probe == nil {
+		return
+	}
+	home := b.opts.Home
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	w, r := s.Folders()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		refused := tcc.Probe(home, append(slices.Clone(w), r...), probe)
+		if len(refused) == 0 {
+			return
+		}
+		st.mu.Lock()
+		st.folders = refused
+		st.mu.Unlock()
+		for _, f := range refused {
+			b.bus.publish(Event{Type: FolderRefused, Session: s.ID, Message: f.Message})
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(folderProbeWait):
+	}
 }
 
 // Session returns a running session.

@@ -27,6 +27,8 @@ const (
 	CredentialRemoved  = "credential.removed"
 	// LoginsCopied: a session started with copies of the shared logins (and what was left out).
 	LoginsCopied = "credential.copied"
+	// FolderRefused: macOS does not let OpenWorker use one of a session's folders.
+	FolderRefused = "folder.refused"
 )
 
 // Event is apitype's, the local API's wire type.

@@ -48,7 +48,10 @@ type Info struct {
 	Sites       []backend.AccessSite `json:"sites"`
 	Denied      []string             `json:"denied,omitempty"`
 	Active      []string             `json:"wall,omitempty"`
-	Attached    string               `json:"attached"` // "in-process" or the daemon's socket
+	// FoldersRefused say which of the session's folders macOS does not let OpenWorker use,
+	// so that commands there fail with "Operation not permitted", and where to allow them.
+	FoldersRefused []string `json:"folders_refused,omitempty"`
+	Attached       string   `json:"attached"` // "in-process" or the daemon's socket
 }
 
 // Folder is a session folder as given and as the wall holds it.
@@ -100,7 +103,7 @@ func (h *LocalHost) Info(context.Context) (Info, error) {
 	return Info{
 		Session: h.S.ID, Enforcement: string(h.S.Enforcement), Network: string(h.S.Network),
 		Approvals: h.B.Settings().Settings.Approvals, Writable: pair(h.Given.Writable, rw), ReadOnly: pair(h.Given.ReadOnly, ro),
-		Sites: a.Sites, Denied: a.Denied, Active: h.S.Active(), Attached: "in-process",
+		Sites: a.Sites, Denied: a.Denied, Active: h.S.Active(), Attached: "in-process", FoldersRefused: refusedFolders(a),
 	}, nil
 }
 func (h *LocalHost) Fetch(ctx context.Context, url, reason string, wait time.Duration) (backend.FetchResult, error) {
@@ -173,7 +176,7 @@ func (h *RemoteHost) Info(ctx context.Context) (Info, error) {
 		if s.ID == h.ID {
 			return Info{Session: s.ID, Enforcement: s.Enforcement, Network: s.Network, Approvals: st.Approvals,
 				Writable: pair(h.Given.Writable, s.Writable), ReadOnly: pair(h.Given.ReadOnly, s.ReadOnly),
-				Sites: a.Sites, Denied: a.Denied, Active: s.Active, Attached: h.Socket}, nil
+				Sites: a.Sites, Denied: a.Denied, Active: s.Active, Attached: h.Socket, FoldersRefused: refusedFolders(a)}, nil
 		}
 	}
 	return Info{}, errors.New("the session has ended")
@@ -185,6 +188,15 @@ func (h *RemoteHost) End() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_ = h.C.End(ctx, h.ID)
+}
+
+// refusedFolders are the messages of the session's folders macOS refused OpenWorker.
+func refusedFolders(a backend.Access) []string {
+	var out []string
+	for _, f := range a.FoldersRefused {
+		out = append(out, f.Message)
+	}
+	return out
 }
 
 // pair gives each folder as given with where the wall holds it: its resolved path, among

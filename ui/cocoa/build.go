@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"go/version"
 	"runtime/debug"
+	"slices"
 	"strings"
 )
 
@@ -13,11 +14,12 @@ import (
 const darwinkitPackage = "github.com/progrium/darwinkit/objc"
 
 // CheckBuild refuses a menu-bar app built in a way that crashes at its first Cocoa callback:
-// Go 1.25 or later without darwinkit's compiler setting. darwinkit v0.5.0's libffi bridge
-// keeps a pointer into a slice that Go 1.25 allocates on the stack; -d=variablemakehash=n
-// (qn: the same, quietly) turns that allocation off, and -N turns all optimisation off. Either
-// must apply to darwinkit's packages: a bare -gcflags=... applies only to the main package.
-// bi and ok are what runtime/debug.ReadBuildInfo returned.
+// Go 1.25 or later without darwinkit's packages compiled with -N (no optimisation).
+// darwinkit v0.5.0's libffi bridge keeps a pointer into a slice that Go 1.25 allocates on
+// the stack. Its users report -N as working (progrium/darwinkit#286); -d=variablemakehash=n
+// turns off just that allocation, but nobody has reported running with it, so it is not
+// accepted alone. -N must apply to darwinkit's packages: a bare -gcflags=... applies only to
+// the main package. bi and ok are what runtime/debug.ReadBuildInfo returned.
 func CheckBuild(bi *debug.BuildInfo, ok bool) error {
 	if !ok || bi == nil {
 		return errors.New("this openworker cannot read its own build information, so it cannot tell whether it was built to run the menu-bar app safely; build the app with ./build.sh app")
@@ -31,12 +33,11 @@ func CheckBuild(bi *debug.BuildInfo, ok bool) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("this openworker was built with %s without -gcflags='github.com/progrium/darwinkit/...=-d=variablemakehash=qn', and darwinkit v0.5.0 then crashes the menu-bar app at its first Cocoa callback; build the app with ./build.sh app", bi.GoVersion)
+	return fmt.Errorf("this openworker was built with %s without -gcflags='github.com/progrium/darwinkit/...=-N -l', and darwinkit v0.5.0 then crashes the menu-bar app at its first Cocoa callback; build the app with ./build.sh app", bi.GoVersion)
 }
 
 // gcflagsFixDarwinkit reports whether a -gcflags value, as the go command records it in the
-// build information ("[pattern=]flags"), gives darwinkit's packages -N or
-// -d=variablemakehash=n.
+// build information ("[pattern=]flags"), gives darwinkit's packages -N.
 func gcflagsFixDarwinkit(value string) bool {
 	pattern, flags := "", value
 	// As the go command parses it: a value that starts with "-" has no pattern.
@@ -53,27 +54,7 @@ func gcflagsFixDarwinkit(value string) bool {
 	if !matchPattern(pattern, darwinkitPackage) {
 		return false
 	}
-	fields := strings.Fields(flags)
-	for i, f := range fields {
-		if f == "-N" {
-			return true
-		}
-		var list string
-		switch {
-		case strings.HasPrefix(f, "-d="):
-			list = strings.TrimPrefix(f, "-d=")
-		case f == "-d" && i+1 < len(fields):
-			list = fields[i+1]
-		default:
-			continue
-		}
-		for _, d := range strings.Split(list, ",") {
-			if d == "variablemakehash=n" || d == "variablemakehash=qn" {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.Contains(strings.Fields(flags), "-N")
 }
 
 // matchPattern is the go command's package pattern match for the patterns a -gcflags value

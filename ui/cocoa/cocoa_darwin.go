@@ -46,6 +46,13 @@ type shell struct {
 	windows map[string]*window
 	// quitting is set once the app was asked to quit: OnQuit runs once.
 	quitting bool
+	// activity keeps the app from napping while it is at work (view.App.Busy): it is the
+	// proxy and the API of the running sessions, and App Nap would throttle its timers and I/O.
+	activity objc.Object
+	// last is the state last drawn, and redrawPending whether a redraw of it waits for the
+	// mouse button to come up.
+	last          view.App
+	redrawPending bool
 }
 
 // Run shows the status item and runs the Cocoa event loop. It must be called from the main
@@ -62,9 +69,12 @@ func Run(opts Options) error {
 	}
 
 	app := appkit.Application_SharedApplication()
-	// A menu-bar app has no Dock icon or main menu. Info.plist says so with LSUIElement;
-	// this covers running the bare binary outside the bundle.
+	// A menu-bar app has no Dock icon. Info.plist says so with LSUIElement; this covers
+	// running the bare binary outside the bundle.
 	app.SetActivationPolicy(appkit.ApplicationActivationPolicyAccessory)
+	// Its main menu is never shown, but the keys ⌘C ⌘V ⌘X ⌘A ⌘Z ⌘W ⌘Q are the main menu's
+	// items: without one they do nothing in Settings and Choose sites….
+	app.SetMainMenu(mainMenu())
 
 	s := &shell{app: app, model: opts.Model, opts: opts, actions: make(chan view.Action, 64), windows: make(map[string]*window)}
 	theShell = s
@@ -97,8 +107,9 @@ func (s *shell) start() {
 	// so a status line reads as information, not as a command.
 	s.menu.SetAutoenablesItems(false)
 	menuDelegate = &appkit.MenuDelegate{}
-	menuDelegate.SetMenuWillOpen(func(menu appkit.Menu) {
-		// The menu is rebuilt from the tree each time it opens, so it is never stale.
+	menuDelegate.SetMenuNeedsUpdate(func(menu appkit.Menu) {
+		// The menu is rebuilt from the tree each time it is about to open, so it is never
+		// stale. Here, not in menuWillOpen:, where AppKit forbids changing its items.
 		fillMenu(menu, s.model.View().Menu, s.act)
 	})
 	s.menu.SetDelegate(menuDelegate)
@@ -123,8 +134,58 @@ func (s *shell) follow(changes <-chan struct{}) {
 
 // apply draws one state of the app: the icon and the windows. The menu is drawn when it opens.
 func (s *shell) apply(app view.App) {
+	s.last = app
 	s.setIcon(app.Icon)
 	s.syncWindows(app.Windows)
+	s.keepAwake(app.Busy)
+}
+
+// keepAwake holds an activity while the app is at work (reason is why) and ends it once the
+// app is idle. User-initiated keeps App Nap off; the system may still sleep when idle.
+func (s *shell) keepAwake(reason string) {
+	info := foundation.ProcessInfo_ProcessInfo()
+	switch {
+	case reason != "" && s.activity.IsNil():
+		s.activity = info.BeginActivityWithOptionsReason(foundation.ActivityUserInitiatedAllowingIdleSystemSleep, reason)
+		// The activity lasts as long as its object: keep it until endActivity:.
+		s.activity.Retain()
+	case reason == "" && !s.activity.IsNil():
+		info.EndActivity(s.activity)
+		s.activity.Release()
+		s.activity = objc.Object{}
+	}
+}
+
+// mainMenu is the app's main menu: never shown (the app has no menu bar of its own), it is
+// what gives the standard keys to Settings and Choose sites…. Its items have no target, so
+// each goes to the first responder that answers it: the text field being typed in, the key
+// window.
+func mainMenu() appkit.Menu {
+	main := appkit.NewMenuWithTitle("")
+	add := func(title string, items ...appkit.MenuItem) {
+		sub := appkit.NewMenuWithTitle(title)
+		for _, it := range items {
+			sub.AddItem(it)
+		}
+		item := appkit.NewMenuItemWithSelector(title, "", objc.Selector{})
+		item.SetSubmenu(sub)
+		main.AddItem(item)
+	}
+	redo := appkit.NewMenuItemWithSelector("Redo", "z", objc.Sel("redo:"))
+	redo.SetKeyEquivalentModifierMask(appkit.EventModifierFlagCommand | appkit.EventModifierFlagShift)
+	add(fallbackTitle,
+		appkit.NewMenuItemWithSelector("Quit OpenWorker", "q", objc.Sel("terminate:")))
+	add("Edit",
+		appkit.NewMenuItemWithSelector("Undo", "z", objc.Sel("undo:")),
+		redo,
+		appkit.MenuItem_SeparatorItem(),
+		appkit.NewMenuItemWithSelector("Cut", "x", objc.Sel("cut:")),
+		appkit.NewMenuItemWithSelector("Copy", "c", objc.Sel("copy:")),
+		appkit.NewMenuItemWithSelector("Paste", "v", objc.Sel("paste:")),
+		appkit.NewMenuItemWithSelector("Select All", "a", objc.Sel("selectAll:")))
+	add("Window",
+		appkit.NewMenuItemWithSelector("Close", "w", objc.Sel("performClose:")))
+	return main
 }
 
 // setIcon shows the status icon: the SF Symbol as a template image (macOS 11 and later), else

@@ -10,8 +10,8 @@
 //
 // Go 1.25 and later place a slice inside darwinkit v0.5.0's libffi bridge on the stack, and
 // the app then crashes at its first delegate callback. Build the app with
-// -gcflags='github.com/progrium/darwinkit/...=-d=variablemakehash=qn', as build.sh does; Run
-// refuses to start a binary built without it (CheckBuild).
+// -gcflags='github.com/progrium/darwinkit/...=-N -l', as build.sh does; Run refuses to start
+// a binary built without it (CheckBuild).
 package cocoa
 
 import (

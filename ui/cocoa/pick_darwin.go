@@ -26,14 +26,20 @@ func (s *shell) pickPath(p view.PickPath) {
 	}
 	// An accessory app's panel opens behind the frontmost app unless the app comes forward.
 	s.app.ActivateIgnoringOtherApps(true)
-	// Run modally: the completion-handler form would go through darwinkit's block bridge,
-	// and a modal open panel is what the person expects after "Add a folder…".
-	if panel.RunModal() != appkit.ModalResponseOK {
-		return
-	}
-	urls := panel.URLs()
-	if len(urls) == 0 || p.Then == nil {
-		return
-	}
-	s.act(p.Then.WithText(urls[0].Path()))
+	// Not runModal: its modal loop runs the main queue's blocks, which re-enter Go, and
+	// darwinkit receives a call's return value in the calling goroutine's stack, which such
+	// a callback may move, so OK could read as Cancel and the choice be lost. The completion
+	// handler gets the answer as an argument instead. The panel is kept until it answers.
+	panel.Retain()
+	panel.BeginWithCompletionHandler(func(result appkit.ModalResponse) {
+		defer panel.Release()
+		if result != appkit.ModalResponseOK || p.Then == nil {
+			return
+		}
+		urls := panel.URLs()
+		if len(urls) == 0 {
+			return
+		}
+		s.act(p.Then.WithText(urls[0].Path()))
+	})
 }

@@ -22,6 +22,35 @@ type renderer struct {
 	width float64
 	// fields are the text fields drawn, in tree order (to keep the focus across redraws).
 	fields []appkit.TextField
+	// live are the buttons and labels drawn, in the order inPlace numbers them, shared by
+	// the copies of the renderer that draw a list's rows.
+	live *liveControls
+}
+
+// liveControls are the controls of a drawn tree that a later tree may change in place.
+type liveControls struct {
+	buttons []liveButton
+	labels  []appkit.TextField
+}
+
+// liveButton is a drawn button and the action it sends, which an update in place replaces.
+type liveButton struct {
+	b      appkit.Button
+	action *view.Action
+}
+
+// update shows a change on the control already drawn.
+func (lc *liveControls) update(c liveChange) {
+	switch n := c.Node.(type) {
+	case view.Button:
+		lb := lc.buttons[c.Index]
+		lb.b.SetTitle(n.Title)
+		lb.b.SetKeyEquivalent(keyEquivalent(n))
+		lb.b.SetEnabled(!n.Disabled)
+		*lb.action = n.Action
+	case view.Label:
+		lc.labels[c.Index].SetStringValue(n.Text)
+	}
 }
 
 // Font sizes and spacing of macOS's own windows.
@@ -39,7 +68,9 @@ func (r *renderer) render(n view.Node) appkit.IView {
 	case view.Stack:
 		return r.stack(n)
 	case view.Label:
-		return r.label(n.Text, n.Style)
+		l := r.label(n.Text, n.Style)
+		r.live.labels = append(r.live.labels, l)
+		return l
 	case view.Button:
 		return r.button(n)
 	case view.Checkbox:
@@ -148,7 +179,15 @@ func (r *renderer) button(n view.Button) appkit.Button {
 		b.SetHasDestructiveAction(true) // macOS 11
 	}
 	b.SetEnabled(!n.Disabled)
-	r.on(b, n.Action)
+	// The action is read when clicked: an update in place may have replaced it.
+	a, act := new(view.Action), r.act
+	*a = n.Action
+	action.Set(b, func(objc.Object) {
+		if *a != nil {
+			act(*a)
+		}
+	})
+	r.live.buttons = append(r.live.buttons, liveButton{b: b, action: a})
 	return b
 }
 

@@ -3,6 +3,9 @@
 package cocoa
 
 import (
+	"time"
+
+	"github.com/progrium/darwinkit/dispatch"
 	"github.com/progrium/darwinkit/macos/appkit"
 	"github.com/progrium/darwinkit/macos/foundation"
 
@@ -21,6 +24,16 @@ type window struct {
 	current view.Window
 	// fields are the text fields of the tree last drawn, in tree order.
 	fields []appkit.TextField
+	// body and live are the tree last drawn and its controls that can change in place;
+	// body is nil when the tree cannot be updated in place (none drawn yet, or its controls
+	// were not drawn in the order inPlace counts them).
+	body view.Node
+	live *liveControls
+	// width and root are the drawn content's width and its top view, and scrolls whether
+	// the content is in a scroll view (taller than the screen).
+	width   int
+	root    appkit.StackView
+	scrolls bool
 	// closing is set while the shell itself closes the window, so that its OnClose (the
 	// person closing it) is not sent back.
 	closing bool
@@ -49,11 +62,13 @@ func (s *shell) syncWindows(ws []view.Window) {
 		case nw.closed:
 			if view.DumpWindow(w) != nw.drawn {
 				nw.closed = false
-				nw.draw(w, s.act)
+				nw.draw(w, s.act, false)
 				s.show(nw)
 			}
 		default:
-			nw.draw(w, s.act)
+			if !nw.draw(w, s.act, true) {
+				s.redrawLater()
+			}
 		}
 	}
 	for id, nw := range s.windows {
@@ -113,7 +128,7 @@ func (s *shell) openWindow(w view.Window) *window {
 	})
 	nw.ns.SetDelegate(nw.delegate)
 
-	nw.draw(w, s.act)
+	nw.draw(w, s.act, false)
 	if w.Kind == view.Card {
 		placeCard(nw.ns)
 	} else {
@@ -162,13 +177,49 @@ func placeCard(w appkit.Window) {
 	})
 }
 
-// draw replaces the window's content with w's tree when it changed, keeping the keyboard
-// focus in the same text field (by its place in the tree) so typing is not interrupted.
-func (nw *window) draw(w view.Window, act func(view.Action)) {
+// redrawDelay is how long a redraw waits for the mouse button to come up.
+const redrawDelay = 100 * time.Millisecond
+
+// redrawLater draws the app's last state again soon: a window's new content waits while a
+// mouse button is down. One retry is pending at a time.
+func (s *shell) redrawLater() {
+	if s.redrawPending {
+		return
+	}
+	s.redrawPending = true
+	time.AfterFunc(redrawDelay, func() {
+		dispatch.MainQueue().DispatchAsync(func() {
+			s.redrawPending = false
+			s.apply(s.last)
+		})
+	})
+}
+
+// draw shows w's tree when it changed: on the controls already drawn when only what they can
+// change did (titles, default keys, enabled states, a label's text), else as a new content
+// view, keeping the keyboard focus in the same text field (by its place in the tree) so
+// typing is not interrupted. A new content view is not put in while a mouse button is down
+// and mayDefer is set (the window is on screen): the button being clicked would be torn out
+// from under the pointer. draw then returns false, and the caller draws again later.
+func (nw *window) draw(w view.Window, act func(view.Action), mayDefer bool) bool {
 	nw.current = w
 	dump := view.DumpWindow(w)
 	if dump == nw.drawn {
-		return
+		return true
+	}
+	if nw.body != nil && w.Width == nw.width {
+		if changes, ok := inPlace(nw.body, w.Body); ok {
+			nw.drawn, nw.body = dump, w.Body
+			nw.ns.SetTitle(w.Title)
+			for _, c := range changes {
+				nw.live.update(c)
+			}
+			nw.fit()
+			return true
+		}
+	}
+	if mayDefer && appkit.Event_PressedMouseButtons() != 0 {
+		return false
 	}
 	nw.drawn = dump
 	nw.ns.SetTitle(w.Title)
@@ -181,8 +232,12 @@ func (nw *window) draw(w view.Window, act func(view.Action)) {
 			break
 		}
 	}
-	r := &renderer{act: act, width: float64(w.Width) - 2*contentInset}
+	r := &renderer{act: act, width: float64(w.Width) - 2*contentInset, live: &liveControls{}}
 	content := r.render(w.Body)
+	nw.body, nw.live, nw.width = w.Body, r.live, w.Width
+	if b, l := liveOrder(w.Body); b != len(r.live.buttons) || l != len(r.live.labels) {
+		nw.body = nil // drawn in another order than inPlace counts: always draw anew
+	}
 	root := appkit.NewVerticalStackView()
 	root.SetAlignment(appkit.LayoutAttributeLeading)
 	root.SetEdgeInsets(foundation.EdgeInsets{Top: contentInset, Left: contentInset, Bottom: contentInset, Right: contentInset})
@@ -190,7 +245,9 @@ func (nw *window) draw(w view.Window, act func(view.Action)) {
 	root.WidthAnchor().ConstraintEqualToConstant(float64(w.Width)).SetActive(true)
 	frame := nw.ns.Frame()
 	size := root.FittingSize()
+	scrolls := false
 	if max := maxContentHeight(); size.Height > max {
+		scrolls = true
 		// Taller than the screen (Settings ▸ Sandbox with many entries): the content
 		// scrolls, pinned to the top and as wide as the window.
 		scroll := appkit.NewScrollView()
@@ -206,6 +263,7 @@ func (nw *window) draw(w view.Window, act func(view.Action)) {
 	} else {
 		nw.ns.SetContentView(root)
 	}
+	nw.root, nw.scrolls = root, scrolls
 	nw.ns.SetContentSize(size)
 	if nw.shown {
 		nw.ns.SetFrameTopLeftPoint(foundation.Point{X: frame.Origin.X, Y: frame.Origin.Y + frame.Size.Height})
@@ -219,4 +277,20 @@ func (nw *window) draw(w view.Window, act func(view.Action)) {
 			editor.SetSelectedRange(foundation.Range{Location: uint64(len([]rune(field.StringValue()))), Length: 0})
 		}
 	}
+	return true
+}
+
+// fit sizes the window to its content after a change in place, keeping its top edge where
+// it is; only a label's text can change the height, and seldom does.
+func (nw *window) fit() {
+	if nw.scrolls {
+		return
+	}
+	frame := nw.ns.Frame()
+	size := nw.root.FittingSize()
+	if size.Height == nw.ns.ContentView().Frame().Size.Height {
+		return
+	}
+	nw.ns.SetContentSize(size)
+	nw.ns.SetFrameTopLeftPoint(foundation.Point{X: frame.Origin.X, Y: frame.Origin.Y + frame.Size.Height})
 }

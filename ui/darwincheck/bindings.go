@@ -92,5 +92,14 @@ func loadBindings(dir string) (*bindings, error) {
 	if files == 0 || len(b.selectors) < 1000 || len(b.classes) < 100 || len(b.protocols) < 10 {
 		return nil, fmt.Errorf("darwinkit's generated bindings in %s hold %d selectors, %d classes and %d protocols in %d files; that is not a darwinkit module", dir, len(b.selectors), len(b.classes), len(b.protocols), files)
 	}
+	for _, sel := range responderActions {
+		b.selectors[sel] = true
+	}
 	return b, nil
 }
+
+// responderActions are standard action messages that AppKit sends along the responder chain
+// and that its classes answer without declaring them in a header darwinkit generates from:
+// the Edit menu's Undo and Redo reach the key window, which passes them to its undo manager.
+// A main menu's nil-targeted items send them by name.
+var responderActions = []string{"undo:", "redo:"}

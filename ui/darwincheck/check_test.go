@@ -56,6 +56,9 @@ func TestRun(t *testing.T) {
 		{pkg: "badname", wantProblems: true, why: "selector and class names darwinkit does not bind, in objc.Sel, objc.GetClass, objc.GetProtocol and an objc struct tag, and a selector made at run time"},
 		{pkg: "argcount", wantProblems: true, why: "selectors sent with more or fewer arguments than colons, and sends whose count cannot be checked"},
 		{pkg: "retainlocal", wantProblems: true, why: "objc.Retain of a local variable, a parameter and a field: released at the next garbage collection"},
+		{pkg: "nomainmenu", wantProblems: true, why: "an accessory app run without a main menu, so the standard keys do nothing"},
+		{pkg: "willopen", wantProblems: true, why: "menu items removed and added in menuWillOpen:, directly, through a helper and through a named callback; menuNeedsUpdate: and a title change are not reported"},
+		{pkg: "focusredraw", wantProblems: true, why: "a content view replaced from window-delegate callbacks, directly and through a helper; a key equivalent set in place is not reported"},
 		{pkg: "offmain", wantProblems: true, why: "AppKit called from goroutines, directly, through the package's own functions, on a global queue, from time.AfterFunc and WaitGroup.Go; the main-queue blocks are not reported"},
 	}
 	for _, tt := range tests {

@@ -20,7 +20,17 @@ import (
 const (
 	objcPkg     = darwinkitModule + "/objc"
 	dispatchPkg = darwinkitModule + "/dispatch"
+	appkitPkg   = darwinkitModule + "/macos/appkit"
 )
+
+// menuStructure are the calls that change a menu's items, which AppKit forbids in
+// menuWillOpen: (they belong in menuNeedsUpdate:).
+var menuStructure = map[string]bool{
+	"Menu.AddItem": true, "Menu.AddItemWithTitleActionKeyEquivalent": true,
+	"Menu.InsertItemAtIndex": true, "Menu.InsertItemWithTitleActionKeyEquivalentAtIndex": true,
+	"Menu.RemoveItem": true, "Menu.RemoveItemAtIndex": true, "Menu.RemoveAllItems": true,
+	"Menu.SetItemArray": true, "Menu.SetSubmenuForItem": true, "MenuItem.SetSubmenu": true,
+}
 
 // appKitPackages are darwinkit packages whose functions and methods touch
 // AppKit objects, which may only be used on the main thread.
@@ -60,6 +70,13 @@ type lint struct {
 
 	decls   map[*types.Func]*ast.FuncDecl
 	reaches map[*types.Func]*appKitCall // memo; an entry with nil value is "in progress" or "none"
+
+	// runs are the package's calls of Application.Run, and setsMainMenu whether it calls
+	// Application.SetMainMenu anywhere.
+	runs         []token.Pos
+	setsMainMenu bool
+	// found memoizes reachesWhere, by rule and function.
+	found map[string]map[*types.Func]*appKitCall
 }
 
 // appKitCall is the first AppKit call a function makes off the main queue.
@@ -92,6 +109,11 @@ func (l *lint) run() {
 			}
 			return true
 		})
+	}
+	if !l.setsMainMenu {
+		for _, pos := range l.runs {
+			l.report(pos, "the application runs without a main menu: an accessory (menu-bar) app never shows one, but ⌘C ⌘V ⌘X ⌘A ⌘Z ⌘W ⌘Q are its items, and without them those keys do nothing in the app's windows; call Application.SetMainMenu with nil-targeted Edit and Window items before Run")
+		}
 	}
 }
 
@@ -180,6 +202,109 @@ func (l *lint) checkCall(call *ast.CallExpr) {
 	if fn != nil {
 		l.checkSpawn(call, fn)
 	}
+	switch q := qualifiedName(fn, appkitPkg); {
+	case q == "Application.Run":
+		l.runs = append(l.runs, callPos(call))
+	case q == "Application.SetMainMenu":
+		l.setsMainMenu = true
+	case q == "MenuDelegate.SetMenuWillOpen" && len(call.Args) == 1:
+		l.checkCallback(call.Args[0], "menuWillOpen:", "menu", func(c *types.Func) bool { return menuStructure[qualifiedName(c, appkitPkg)] },
+			"changes the menu's items in menuWillOpen:, where AppKit forbids it (the menu may show stale or mis-sized); build it in menuNeedsUpdate: (MenuDelegate.SetMenuNeedsUpdate)")
+	case strings.HasPrefix(q, "WindowDelegate.Set") && len(call.Args) == 1:
+		cb := strings.TrimPrefix(q, "WindowDelegate.Set")
+		l.checkCallback(call.Args[0], cb, "contentview", func(c *types.Func) bool { return qualifiedName(c, appkitPkg) == "Window.SetContentView" },
+			"replaces a window's content view from the window delegate's "+cb+" callback: when the window becomes key on a click, the view under the pointer is torn out while its button still tracks that click, and the click is lost; update the controls in place")
+	}
+}
+
+// checkCallback reports the calls a callback (a function literal or a function of this
+// package) makes, directly or through the package's functions, that bad says must not be
+// made from it. rule names the memo.
+func (l *lint) checkCallback(arg ast.Expr, callback, rule string, bad func(*types.Func) bool, why string) {
+	arg = ast.Unparen(arg)
+	report := func(pos token.Pos, name string, via *appKitCall) {
+		if via != nil {
+			l.report(pos, "%s, called from %s, reaches %s (%s), which %s", name, callback, via.name, l.position(via.pos), why)
+			return
+		}
+		l.report(pos, "%s, called from %s, %s", name, callback, why)
+	}
+	if lit, ok := arg.(*ast.FuncLit); ok {
+		ast.Inspect(lit.Body, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			c := l.callee(call)
+			if c == nil {
+				return true
+			}
+			if bad(c) {
+				report(callPos(call), appKitName(c), nil)
+			} else if hit := l.reachesWhere(c, rule, bad); hit != nil {
+				report(callPos(call), c.Name(), hit)
+			}
+			return true
+		})
+		return
+	}
+	var id *ast.Ident
+	switch e := arg.(type) {
+	case *ast.Ident:
+		id = e
+	case *ast.SelectorExpr:
+		id = e.Sel
+	default:
+		return
+	}
+	if c, ok := l.info.Uses[id].(*types.Func); ok {
+		if hit := l.reachesWhere(c.Origin(), rule, bad); hit != nil {
+			report(id.Pos(), c.Name(), hit)
+		}
+	}
+}
+
+// reachesWhere is the first call for which bad is true that fn (a function of this package)
+// makes, directly or through the package's other functions, or nil.
+func (l *lint) reachesWhere(fn *types.Func, rule string, bad func(*types.Func) bool) *appKitCall {
+	if fn == nil || fn.Pkg() != l.pkg {
+		return nil
+	}
+	if l.found == nil {
+		l.found = make(map[string]map[*types.Func]*appKitCall)
+	}
+	memo := l.found[rule]
+	if memo == nil {
+		memo = make(map[*types.Func]*appKitCall)
+		l.found[rule] = memo
+	}
+	if hit, seen := memo[fn]; seen {
+		return hit
+	}
+	memo[fn] = nil // recursion: assume none while walking
+	decl := l.decls[fn]
+	if decl == nil {
+		return nil
+	}
+	var first *appKitCall
+	ast.Inspect(decl.Body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || first != nil {
+			return first == nil
+		}
+		c := l.callee(call)
+		if c == nil {
+			return true
+		}
+		if bad(c) {
+			first = &appKitCall{pos: callPos(call), name: appKitName(c)}
+		} else if hit := l.reachesWhere(c, rule, bad); hit != nil {
+			first = hit
+		}
+		return first == nil
+	})
+	memo[fn] = first
+	return first
 }
 
 // checkName checks that a selector or class name passed as a string is a

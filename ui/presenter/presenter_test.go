@@ -18,6 +18,7 @@ import (
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
 	"github.com/openworker/openworker/core/session"
+	"github.com/openworker/openworker/core/tcc"
 	"github.com/openworker/openworker/core/tstest"
 	"github.com/openworker/openworker/ui/view"
 )
@@ -877,5 +878,67 @@ func TestSettingsGitMetadataSwitch(t *testing.T) {
 			}
 			return nil
 		})
+	}
+}
+
+// The app is the proxy and API of every running session: while one runs it must not nap,
+// and with none it may.
+func TestBusyWhileSessionsRun(t *testing.T) {
+	s := previewState("seatbelt", "allowlist")
+	if got := Build(s).Busy; got != "" {
+		t.Errorf("no session, Busy = %q, want empty so the app may nap", got)
+	}
+	s.Sessions = []Session{{ID: "a", Writable: []string{"/home/p/one"}}}
+	if got := Build(s).Busy; !strings.Contains(got, "a running session") {
+		t.Errorf("one session, Busy = %q", got)
+	}
+	s.Sessions = append(s.Sessions, Session{ID: "b", Writable: []string{"/home/p/two"}})
+	if got := Build(s).Busy; !strings.Contains(got, "2 running sessions") {
+		t.Errorf("two sessions, Busy = %q", got)
+	}
+}
+
+// A folder macOS does not let OpenWorker use is said on the session's line in the status
+// menu, and in its submenu with where to allow it.
+func TestFolderRefusedOnSessionLine(t *testing.T) {
+	s := previewState("seatbelt", "allowlist").withSession()
+	docs := previewHome + "/Documents/specs"
+	s.Sessions[0].Access.FoldersRefused = []tcc.Refusal{{Folder: docs, Area: "Documents folder", Message: tcc.Message(previewHome, docs, "Documents folder")}}
+	m := Menu(s)
+	var line *view.MenuItem
+	for i, it := range m.Items {
+		if it.Submenu != nil && strings.HasPrefix(it.Title, "project") {
+			line = &m.Items[i]
+		}
+	}
+	if line == nil {
+		t.Fatalf("no session line in the menu:\n%s", view.Dump(view.App{Menu: m}))
+	}
+	if !strings.Contains(line.Title, "macOS") {
+		t.Errorf("the session's line %q does not say macOS refused a folder", line.Title)
+	}
+	dump := view.Dump(view.App{Menu: *line.Submenu})
+	for _, want := range []string{"~/Documents/specs", "Privacy & Security ▸ Files and Folders"} {
+		if !strings.Contains(dump, want) {
+			t.Errorf("the session's menu does not say %q:\n%s", want, dump)
+		}
+	}
+	// A session of the whole home folder: the guarded folder inside it has a line of its own.
+	s.Sessions[0].Writable, s.Sessions[0].ReadOnly = []string{previewHome}, nil
+	inside := previewHome + "/Downloads"
+	s.Sessions[0].Access.FoldersRefused = []tcc.Refusal{{Folder: inside, Area: "Downloads folder", Message: tcc.Message(previewHome, inside, "Downloads folder")}}
+	for _, it := range Menu(s).Items {
+		if it.Submenu != nil && strings.Contains(it.Title, "macOS") {
+			if d := view.Dump(view.App{Menu: *it.Submenu}); !strings.Contains(d, `"~/Downloads — refused by macOS"`) {
+				t.Errorf("the guarded folder inside the session's has no line:\n%s", d)
+			}
+		}
+	}
+	// Without a refusal the line is the session's name alone.
+	s.Sessions[0].Access.FoldersRefused = nil
+	for _, it := range Menu(s).Items {
+		if it.Submenu != nil && strings.Contains(it.Title, "macOS") {
+			t.Errorf("a session without refusals says %q", it.Title)
+		}
 	}
 }

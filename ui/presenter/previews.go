@@ -8,6 +8,7 @@ import (
 	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/sandbox"
+	"github.com/openworker/openworker/core/tcc"
 )
 
 // Preview is one named state of the app, for the previews (ui/preview) and the golden
@@ -123,6 +124,11 @@ func Previews() []Preview {
 
 	allow := previewState("seatbelt", "allowlist", "github", "pypi").withSession("files.example.org:443")
 	add(Preview{Name: "allowlist", Title: "Sandbox on, only the sites you allow", State: allow, Menu: []string{"project", "Access"}})
+
+	tccRefused := previewState("seatbelt", "allowlist", "github").withSession()
+	specs := previewHome + "/Documents/specs"
+	tccRefused.Sessions[0].Access.FoldersRefused = []tcc.Refusal{{Folder: specs, Area: "Documents folder", Message: tcc.Message(previewHome, specs, "Documents folder")}}
+	add(Preview{Name: "folder-refused", Title: "macOS does not let OpenWorker use a session's folder", State: tccRefused, Menu: []string{"project"}})
 
 	add(Preview{Name: "open-network", Title: "Sandbox on, network open", State: previewState("seatbelt", "open").withSession(), Menu: []string{"project"}})
 

@@ -12,6 +12,7 @@ import (
 	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/sandbox"
+	"github.com/openworker/openworker/core/tcc"
 	"github.com/openworker/openworker/ui/view"
 )
 
@@ -29,7 +30,20 @@ const BundledIcon = "StatusIconTemplate"
 
 // Build is what the app shows in state s.
 func Build(s State) view.App {
-	return view.App{Icon: Icon(s), Menu: Menu(s), Windows: Windows(s)}
+	return view.App{Icon: Icon(s), Menu: Menu(s), Windows: Windows(s), Busy: busy(s)}
+}
+
+// busy is why the app must keep working at full speed in the background: a running session's
+// commands go through its proxy and its agent waits on its API. An idle app may nap.
+func busy(s State) string {
+	switch n := len(s.Sessions); n {
+	case 0:
+		return ""
+	case 1:
+		return "OpenWorker is the proxy and API of a running session"
+	default:
+		return fmt.Sprintf("OpenWorker is the proxy and API of %d running sessions", n)
+	}
 }
 
 // machine says how the machine's sessions are walled in: one of the icon states but
@@ -210,7 +224,11 @@ func Menu(s State) view.Menu {
 		add(view.MenuItem{Title: "Sessions", Disabled: true})
 		for _, ss := range s.Sessions {
 			sub := s.sessionMenu(ss)
-			add(view.MenuItem{Title: s.sessionName(ss.ID), Submenu: &sub})
+			title := s.sessionName(ss.ID)
+			if len(ss.Access.FoldersRefused) > 0 {
+				title += " — macOS refuses a folder"
+			}
+			add(view.MenuItem{Title: title, Submenu: &sub})
 		}
 	}
 	if len(s.Cards) > 0 {
@@ -235,15 +253,43 @@ func (s State) networkWords(network string) string {
 	return "only the sites allowed"
 }
 
+// tccWhere is where a guarded folder is allowed, short enough for a menu line (System
+// Settings is understood); the tooltip and the session's notice say it in full.
+const tccWhere = "Privacy & Security ▸ Files and Folders"
+
 func (s State) sessionMenu(ss Session) view.Menu {
 	var m view.Menu
 	add := func(items ...view.MenuItem) { m.Items = append(m.Items, items...) }
 	add(view.MenuItem{Title: "Folders", Disabled: true})
+	// A folder macOS guards (Documents, Desktop, Downloads, iCloud Drive) that the person has
+	// not allowed OpenWorker: its commands fail there with no report of the wall's. The
+	// folder's line says so, or, for a guarded folder inside a session folder, a line of its
+	// own; under it, where to allow it.
+	refused := map[string]tcc.Refusal{}
+	for _, r := range ss.Access.FoldersRefused {
+		refused[r.Folder] = r
+	}
+	folder := func(f, how string) {
+		r, ok := refused[f]
+		if !ok {
+			add(view.MenuItem{Title: s.home(f) + " — " + how, Disabled: true, Indent: 1})
+			return
+		}
+		delete(refused, f)
+		add(view.MenuItem{Title: s.home(f) + " — " + how + ", refused by macOS", Disabled: true, Indent: 1, Tooltip: r.Message},
+			view.MenuItem{Title: "Allow it in " + tccWhere, Disabled: true, Indent: 2, Tooltip: r.Message})
+	}
 	for _, f := range ss.Writable {
-		add(view.MenuItem{Title: s.home(f) + " — read and write", Disabled: true, Indent: 1})
+		folder(f, "read and write")
 	}
 	for _, f := range ss.ReadOnly {
-		add(view.MenuItem{Title: s.home(f) + " — read only", Disabled: true, Indent: 1})
+		folder(f, "read only")
+	}
+	for _, r := range ss.Access.FoldersRefused {
+		if _, ok := refused[r.Folder]; ok {
+			add(view.MenuItem{Title: s.home(r.Folder) + " — refused by macOS", Disabled: true, Indent: 1, Tooltip: r.Message},
+				view.MenuItem{Title: "Allow it in " + tccWhere, Disabled: true, Indent: 2, Tooltip: r.Message})
+		}
 	}
 	enf := enforcementName(ss.Enforcement)
 	if ss.Enforcement != sandbox.Direct {

@@ -10,6 +10,9 @@ import (
 func Dump(a App) string {
 	var d dumper
 	d.line(0, "icon %s symbol=%q image=%q badge=%d tooltip=%q", a.Icon.State, a.Icon.Symbol, a.Icon.Image, a.Icon.Badge, a.Icon.Tooltip)
+	if a.Busy != "" {
+		d.line(0, "busy %q", a.Busy)
+	}
 	d.line(0, "menu")
 	d.menu(1, a.Menu)
 	for _, w := range a.Windows {

@@ -43,6 +43,14 @@ func Run(titles <-chan string) {
 		}()
 	})
 	app.SetDelegate(delegate)
+	// The standard keys come from the main menu, shown or not.
+	edit := appkit.NewMenuWithTitle("Edit")
+	edit.AddItem(appkit.NewMenuItemWithSelector("Paste", "v", objc.Sel("paste:")))
+	main := appkit.NewMenuWithTitle("")
+	item := appkit.NewMenuItemWithSelector("Edit", "", objc.Selector{})
+	item.SetSubmenu(edit)
+	main.AddItem(item)
+	app.SetMainMenu(main)
 	app.Run()
 }
 
