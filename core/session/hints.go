@@ -266,6 +266,10 @@ func (s *Session) countDirect() {
 
 // loopbackAddr finds where a program said it could not connect on loopback: curl's
 // "127.0.0.1 port 8080", Go's and Node's "127.0.0.1:8080", "[::1]:3000", "localhost:5432".
+// connectRefused is how programs say a connection was refused: curl's "Couldn't connect",
+// errno's "Connection refused", Node's ECONNREFUSED.
+var connectRefused = regexp.MustCompile(`(?i)connection refused|couldn't connect|econnrefused|failed to connect`)
+
 var loopbackAddr = regexp.MustCompile(`(127\.0\.0\.1|localhost|\[::1\]|::1)(?::| port )([0-9]{1,5})\b`)
 
 // loopbackRefused says, after a failed command whose programs' connections to the sandbox's
@@ -283,14 +287,18 @@ func (s *Session) loopbackRefused(res *runner.Result) string {
 	if err != nil || n <= before || res == nil || res.ExitCode == 0 {
 		return ""
 	}
-	site := "127.0.0.1:PORT"
-	if m := loopbackAddr.FindSubmatch(append(append([]byte(nil), res.Stderr...), s.hints.stderr...)); m != nil {
-		host := string(m[1])
-		if host == "::1" {
-			host = "[::1]"
-		}
-		site = host + ":" + string(m[2])
+	// The count is the sandbox's whole network's: the program's own words must name the
+	// refused loopback address too, or the line would follow anything else refused there.
+	out := append(append([]byte(nil), res.Stderr...), s.hints.stderr...)
+	m := loopbackAddr.FindSubmatch(out)
+	if m == nil || !connectRefused.Match(out) {
+		return ""
 	}
+	host := string(m[1])
+	if host == "::1" {
+		host = "[::1]"
+	}
+	site := host + ":" + string(m[2])
 	return "openworker: a connection to the sandbox's own loopback was refused: nothing listens at that port inside. 127.0.0.1 in the sandbox is its own; " +
 		"a service of the host's loopback is reached only once the person allows it (an agent asks with request_site " + site + ")\n"
 }
