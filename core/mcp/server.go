@@ -24,6 +24,7 @@ import (
 	"github.com/openworker/openworker/core/approvals"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/session"
+	"github.com/openworker/openworker/core/termtext"
 )
 
 // Version is the server's version in the MCP handshake.
@@ -618,7 +619,7 @@ func form(site, reason, asks string, answers []formAnswer) *sdk.ElicitParams {
 func (s *Server) takeFormAnswer(ctx context.Context, req *sdk.CallToolRequest, answers []formAnswer) (*RequestSiteResult, *sdk.CallToolResult) {
 	q, ok := s.asked.take(req.Params.RequestState, answers)
 	if !ok || !canElicit(req) {
-		s.host.FormRefused(ctx, fmt.Sprintf("a form answer with request state %q answers no question this server put to its client", truncate(req.Params.RequestState, 80)))
+		s.host.FormRefused(ctx, fmt.Sprintf("a form answer with request state %q answers no question this server put to its client", termtext.Short(req.Params.RequestState, 80)))
 		return nil, toolError("this form answer answers no question this server asked, so nothing was decided; only the person answers a card")
 	}
 	r, _ := req.Params.InputResponses["site"].(*sdk.ElicitResult)
@@ -695,16 +696,6 @@ func (q *questions) take(state string, answers []formAnswer) (question, bool) {
 	}
 	delete(q.m, state)
 	return got, true
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 func (s *Server) sessionInfo(ctx context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, *Info, error) {
