@@ -153,8 +153,10 @@ func TestAnswerTypoLeavesTheCardPending(t *testing.T) {
 }
 
 // checkLeftovers are the check folders and the tmpfs mounts on private tmp folders that are
-// there now and were not in before (other tests' and other checks' come and go).
-func checkLeftovers(before map[string]bool) []string {
+// there now and were not in before, and are the check's: in a check folder, or a session's
+// that state (the check's state folder) records. Other packages' tests run at the same time
+// and mount private tmp folders of their own, which come and go.
+func checkLeftovers(before map[string]bool, state string) []string {
 	var left []string
 	dirs, _ := filepath.Glob("/tmp/openworker-check-*")
 	for _, d := range dirs {
@@ -162,8 +164,16 @@ func checkLeftovers(before map[string]bool) []string {
 			left = append(left, d)
 		}
 	}
+	ours := map[string]bool{}
+	records, _ := filepath.Glob(filepath.Join(state, "sessions", "*.json"))
+	for _, r := range records {
+		var rec struct{ Tmp string }
+		if b, err := os.ReadFile(r); err == nil && json.Unmarshal(b, &rec) == nil {
+			ours[rec.Tmp] = true
+		}
+	}
 	for m := range tmpMounts() {
-		if !before["mount "+m] {
+		if !before["mount "+m] && (ours[m] || strings.HasPrefix(m, "/tmp/openworker-check-")) {
 			left = append(left, "mount "+m)
 		}
 	}
@@ -191,7 +201,7 @@ func TestSandboxCheckInterruptedLeavesNothing(t *testing.T) {
 	noLeftovers := func(t *testing.T, what string, before map[string]bool) {
 		t.Helper()
 		tstest.WaitFor(t, 15*time.Second, func() error {
-			if left := checkLeftovers(before); len(left) > 0 {
+			if left := checkLeftovers(before, w.state); len(left) > 0 {
 				return fmt.Errorf("%s left %v behind", what, left)
 			}
 			return nil
