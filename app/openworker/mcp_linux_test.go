@@ -325,6 +325,9 @@ func TestMCPAttachesToTheDaemon(t *testing.T) {
 		}
 		return nil
 	})
+	if out, _, _ := w.run("audit", "--session", info.Session); !strings.Contains(out, "its MCP client disconnected") {
+		t.Fatalf("session.ended does not say its client disconnected:\n%s", out)
+	}
 }
 
 // web_fetch runs outside the sandbox under the same list: a site that is not on it is asked

@@ -20,6 +20,7 @@ import (
 	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/session"
+	"github.com/openworker/openworker/core/termtext"
 )
 
 // Server serves the local API for one Backend: it decodes, calls, and encodes.
@@ -326,9 +327,15 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) (*session.Sessi
 	return ss, ok
 }
 
+// end ends a session. ?reason= says why, for the audit trail's session.ended (bounded, and
+// escaped where it is shown, as everything a client sends).
 func (s *Server) end(w http.ResponseWriter, r *http.Request) {
 	if _, ok := s.session(w, r); ok {
-		_ = s.Backend.End(r.PathValue("id"))
+		why := "ended on request"
+		if reason := r.URL.Query().Get("reason"); reason != "" {
+			why = termtext.Short(reason, 200)
+		}
+		_ = s.Backend.EndBecause(r.PathValue("id"), why)
 		w.WriteHeader(http.StatusNoContent)
 	}
 }

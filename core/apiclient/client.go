@@ -13,6 +13,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 
@@ -153,6 +154,11 @@ func (c *Client) FormRefused(ctx context.Context, id, detail string) error {
 
 func (c *Client) End(ctx context.Context, id string) error {
 	return c.do(ctx, "DELETE", "/v1/sessions/"+id, nil, nil)
+}
+
+// EndBecause ends a session with the reason its session.ended record gives.
+func (c *Client) EndBecause(ctx context.Context, id, reason string) error {
+	return c.do(ctx, "DELETE", "/v1/sessions/"+id+"?reason="+url.QueryEscape(reason), nil, nil)
 }
 
 func (c *Client) Exec(ctx context.Context, id string, req apitype.ExecRequest) (*apitype.Result, error) {

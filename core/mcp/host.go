@@ -109,7 +109,7 @@ func (h *LocalHost) Info(context.Context) (Info, error) {
 func (h *LocalHost) Fetch(ctx context.Context, url, reason string, wait time.Duration) (backend.FetchResult, error) {
 	return h.B.Fetch(ctx, backend.FetchRequest{Session: h.S.ID, URL: url, Reason: reason, Wait: wait})
 }
-func (h *LocalHost) End() { _ = h.B.End(h.S.ID) }
+func (h *LocalHost) End() { _ = h.B.EndBecause(h.S.ID, EndReason) }
 
 // RemoteHost is a session of the running app or daemon.
 type RemoteHost struct {
@@ -187,8 +187,11 @@ func (h *RemoteHost) Fetch(ctx context.Context, url, reason string, wait time.Du
 func (h *RemoteHost) End() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_ = h.C.End(ctx, h.ID)
+	_ = h.C.EndBecause(ctx, h.ID, EndReason)
 }
+
+// EndReason is what the audit trail says of a session its MCP client ended.
+const EndReason = "its MCP client disconnected"
 
 // refusedFolders are the messages of the session's folders macOS refused OpenWorker.
 func refusedFolders(a backend.Access) []string {
