@@ -761,28 +761,13 @@ func (pr *process) netDir() string {
 // outNoRoutes reads OutNoRoutes from /proc/net/snmp (a line of names after "Ip:", then a
 // line of values) or Ip6OutNoRoutes from /proc/net/snmp6 (name and value on one line).
 func outNoRoutes(text, key string) (uint64, error) {
-	lines := strings.Split(text, "\n")
-	for i, line := range lines {
-		f := strings.Fields(line)
-		if len(f) == 0 || f[0] != key {
-			continue
+	if key == "Ip:" {
+		return snmpCount(text, "Ip:", "OutNoRoutes")
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == key {
+			return strconv.ParseUint(f[1], 10, 64)
 		}
-		if key != "Ip:" {
-			if len(f) == 2 {
-				return strconv.ParseUint(f[1], 10, 64)
-			}
-			break
-		}
-		if i+1 >= len(lines) {
-			break
-		}
-		values := strings.Fields(lines[i+1])
-		for j, name := range f {
-			if name == "OutNoRoutes" && j < len(values) && values[0] == "Ip:" {
-				return strconv.ParseUint(values[j], 10, 64)
-			}
-		}
-		break
 	}
 	return 0, fmt.Errorf("no %s count", key)
 }
