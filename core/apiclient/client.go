@@ -384,7 +384,7 @@ func ownProgram() string {
 // ownEnv is this process's PATH and language, for a session's start.
 func ownEnv() map[string]string {
 	out := map[string]string{}
-	for _, k := range []string{"PATH", "LANG", "LC_ALL", "LC_CTYPE"} {
+	for _, k := range apitype.ClientVars {
 		if v := os.Getenv(k); v != "" {
 			out[k] = v
 		}

@@ -203,6 +203,10 @@ type StartRequest struct {
 	LocalServers bool `json:"local_servers,omitempty"`
 }
 
+// ClientVars are the variables a client sends with a session's start (StartRequest.Env) and
+// the daemon takes over its own: where the person's programs are, and their language.
+var ClientVars = []string{"PATH", "LANG", "LC_ALL", "LC_CTYPE"}
+
 // FormRefusal reports a form answer an agent's client sent for a question its server never
 // put to it: for the audit trail.
 type FormRefusal struct {

@@ -98,7 +98,7 @@ func SpecFor(m Machine, r Request) (session.Spec, error) {
 		return spec, err
 	}
 	return session.Spec{
-		LocalServers: r.LocalServers, ClientEnv: clientEnv(r.ClientEnv),
+		LocalServers: r.LocalServers, ClientEnv: r.ClientEnv,
 		GitMetadataWritable: gitWritable,
 		Provider:            prov, Writable: r.Writable, ReadOnly: r.ReadOnly, Dir: r.Dir, Network: network,
 		Hosts: s.NetworkHosts, SessionHosts: own, Toolchains: s.Toolchains, HowToAllow: r.HowToAllow,
@@ -215,18 +215,4 @@ func agentHowToAllow(denied, fullAccess bool) string {
 		return "there are no cards in this mode; only the person can put a site on the list"
 	}
 	return "ask the person for it with the request_site tool and a reason they can judge"
-}
-
-// clientEnv keeps of what a client sent only session.ClientVars: its PATH and language.
-func clientEnv(sent map[string]string) map[string]string {
-	var out map[string]string
-	for _, k := range session.ClientVars {
-		if v, ok := sent[k]; ok && v != "" {
-			if out == nil {
-				out = map[string]string{}
-			}
-			out[k] = v
-		}
-	}
-	return out
 }

@@ -9,12 +9,14 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/openworker/openworker/core/apitype"
 )
 
 // ClientVars are the variables a client that attaches to the daemon (the CLI, an MCP server)
-// sends with a session's start, taken over the daemon's own: where the person's programs
-// are, and their language. Nothing else a client sends reaches a sandbox.
-var ClientVars = []string{"PATH", "LANG", "LC_ALL", "LC_CTYPE"}
+// sends with a session's start, taken over the daemon's own (apitype.ClientVars). Nothing
+// else a client sends reaches a sandbox: WithVars takes only these.
+var ClientVars = apitype.ClientVars
 
 // loginWait bounds the login shell: a slow or interactive startup file must not hold the
 // daemon's start.

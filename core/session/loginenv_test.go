@@ -31,3 +31,11 @@ func TestLoginEnv(t *testing.T) {
 		t.Fatalf("fallback LANG %q", hostVar(got, "LANG"))
 	}
 }
+
+// Of what a client sends, only ClientVars reach a sandbox's environment.
+func TestWithVarsTakesOnlyClientVars(t *testing.T) {
+	got := WithVars([]string{"PATH=/usr/bin", "HOME=/h"}, map[string]string{"PATH": "/p", "LD_PRELOAD": "/evil.so", "HOME": "/elsewhere", "LANG": ""})
+	if hostVar(got, "PATH") != "/p" || hostVar(got, "LD_PRELOAD") != "" || hostVar(got, "HOME") != "/h" || strings.Contains(strings.Join(got, " "), "LANG=") {
+		t.Fatalf("WithVars: %q", got)
+	}
+}
