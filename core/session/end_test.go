@@ -133,3 +133,39 @@ func TestRunnerErrorsAreMarkedWithTheSession(t *testing.T) {
 		t.Errorf("%d bytes of one runner's error output reached the daemon's", total)
 	}
 }
+
+// Two ends at once (a signal's and the deferred one of the code that started the session):
+// neither returns before the session has ended, so a process that exits after either
+// leaves no private tmp and no record behind.
+func TestEndReturnsOnlyOnceEnded(t *testing.T) {
+	f := newFixture(t, map[sandbox.Enforcement]sandbox.Provider{sandbox.Direct: sandbox.DirectProvider{}})
+	for i := range 5 {
+		s, err := f.m.Start(context.Background(), Spec{Provider: sandbox.Direct, Writable: []string{f.project}, Network: policy.None})
+		if err != nil {
+			t.Fatal(err)
+		}
+		record := filepath.Join(f.home, "state", "sessions", s.ID+".json")
+		left := make(chan []string, 2)
+		for range 2 {
+			go func() {
+				s.EndBecause("twice")
+				var l []string
+				if _, err := os.Stat(record); err == nil {
+					l = append(l, "record")
+				}
+				if _, err := os.Stat(s.tmp); err == nil {
+					l = append(l, "private tmp")
+				}
+				if _, ok := f.m.Get(s.ID); ok {
+					l = append(l, "listed")
+				}
+				left <- l
+			}()
+		}
+		for range 2 {
+			if l := <-left; len(l) > 0 {
+				t.Fatalf("round %d: an End returned while the session still had %v", i, l)
+			}
+		}
+	}
+}

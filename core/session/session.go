@@ -105,6 +105,8 @@ type Session struct {
 	busy    atomic.Pointer[pending]
 	running atomic.Pointer[pending]
 	ending  atomic.Bool // End was called
+	// endDone is closed once the first End has finished: a later End waits for it.
+	endDone chan struct{}
 	// endReason is why End was called, for a call it cut short.
 	endReason atomic.Pointer[string]
 	// sitesMu orders swaps of the proxy's lists; it is never held across a tool call.
@@ -204,7 +206,7 @@ func (m *Manager) start(ctx context.Context, spec Spec, first *pending) (_ *Sess
 		// and the policy are made; the provider's Start below takes it.
 		pp.Prepare(spec.Network)
 	}
-	s := &Session{ID: newID(), Enforcement: spec.Provider, Network: spec.Network, Started: time.Now(), m: m, spec: spec}
+	s := &Session{ID: newID(), Enforcement: spec.Provider, Network: spec.Network, Started: time.Now(), m: m, spec: spec, endDone: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			s.teardown()

@@ -523,7 +523,15 @@ func (s *Session) EndBeforeExit(reason string) { s.end(true, reason) }
 
 func (s *Session) end(beforeExit bool, reason string) {
 	if !s.ending.CompareAndSwap(false, true) {
+		// Whoever ends it second (a signal's end and the deferred one of the code that
+		// started it) returns once it has ended too: a process may exit right after.
+		if s.endDone != nil {
+			<-s.endDone
+		}
 		return
+	}
+	if s.endDone != nil {
+		defer close(s.endDone)
 	}
 	s.endReason.Store(&reason)
 	// A call in progress holds the lock until its answer: everything behind the wall is
