@@ -98,7 +98,7 @@ func cmdMachine(args []string) error {
 	if ss, err := c.Sessions(ctx); err == nil {
 		fmt.Printf("Daemon:        running, %d session(s)\n", len(ss))
 		for _, s := range ss {
-			fmt.Printf("               %s  [%s, %s]  %v  proxy 127.0.0.1:%d\n", s.ID, s.Enforcement, s.Network, s.Writable, s.ProxyPort)
+			fmt.Printf("               %s  (%s)  %v  proxy 127.0.0.1:%d\n", s.ID, wallWords(s.Enforcement, s.Network), s.Writable, s.ProxyPort)
 		}
 	} else {
 		fmt.Printf("Daemon:        not running (openworker serve)\n")

@@ -122,7 +122,7 @@ func mcpSession(ctx context.Context, f sessionFlags) (mcp.Host, func(), error) {
 	if started {
 		whose = "a daemon started for agents, which ends after its last session"
 	}
-	fmt.Fprintf(os.Stderr, "openworker mcp: session %s [%s, %s] in %s (%s)\n", info.ID, info.Enforcement, info.Network, whose, sock)
+	fmt.Fprintf(os.Stderr, "openworker mcp: session %s (%s) in %s (%s)\n", info.ID, wallWords(info.Enforcement, info.Network), whose, sock)
 	h := &mcp.RemoteHost{C: c, ID: info.ID, Socket: sock, Given: start}
 	return h, func() { h.End(); hold.Close() }, nil
 }
@@ -205,6 +205,6 @@ func mcpInProcess(ctx context.Context, e *env, req backend.Request) (mcp.Host, f
 		h.close()
 		return nil, nil, err
 	}
-	fmt.Fprintf(os.Stderr, "openworker mcp: session %s [%s, %s], hosted in this process\n", s.ID, s.Enforcement, s.Network)
+	fmt.Fprintf(os.Stderr, "openworker mcp: session %s (%s), hosted in this process\n", s.ID, wallWords(string(s.Enforcement), string(s.Network)))
 	return &mcp.LocalHost{B: h.b, S: s, Given: req}, h.close, nil
 }

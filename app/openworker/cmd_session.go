@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/openworker/openworker/core/sandbox"
 	"io"
 	"os"
 	"os/signal"
@@ -103,7 +104,7 @@ func sessionStart(c *apiclient.Client, ctx context.Context, args []string) error
 		return err
 	}
 	fmt.Println(info.ID)
-	fmt.Fprintf(os.Stderr, "openworker: session %s started [%s, %s] with %s\n", termtext.Escape(info.ID), termtext.Escape(info.Enforcement), termtext.Escape(info.Network), termtext.Escape(strings.Join(info.Writable, ", ")))
+	fmt.Fprintf(os.Stderr, "openworker: session %s started (%s) with %s\n", termtext.Escape(info.ID), wallWords(info.Enforcement, info.Network), termtext.Escape(strings.Join(info.Writable, ", ")))
 	return nil
 }
 
@@ -120,14 +121,27 @@ func sessionLs(c *apiclient.Client, ctx context.Context, args []string) error {
 	if len(ss) == 0 {
 		fmt.Fprintln(os.Stderr, "openworker: no sessions running (openworker session start starts one)")
 	}
+	// A session a line, then its folders one a line: any character but a newline may be
+	// in a folder's name, and a newline is shown escaped.
 	for _, s := range ss {
-		fmt.Printf("%s  [%s, %s]  started %s  rw %s", termtext.Escape(s.ID), termtext.Escape(s.Enforcement), termtext.Escape(s.Network), s.Started.Format(time.Kitchen), termtext.Escape(strings.Join(s.Writable, ",")))
-		if len(s.ReadOnly) > 0 {
-			fmt.Printf("  ro %s", termtext.Escape(strings.Join(s.ReadOnly, ",")))
+		fmt.Printf("%s  %s, started %s\n", termtext.Escape(s.ID), wallWords(s.Enforcement, s.Network), s.Started.Format(time.Kitchen))
+		for _, d := range s.Writable {
+			fmt.Printf("  rw %s\n", termtext.Escape(d))
 		}
-		fmt.Println()
+		for _, d := range s.ReadOnly {
+			fmt.Printf("  ro %s\n", termtext.Escape(d))
+		}
 	}
 	return nil
+}
+
+// wallWords say what holds a session's commands: a direct session's list binds only the
+// programs that choose to use its proxy, so it is not called an allow list.
+func wallWords(enforcement, network string) string {
+	if enforcement == string(sandbox.Direct) {
+		return "direct: no sandbox, nothing enforced"
+	}
+	return termtext.Escape(enforcement) + " sandbox, " + termtext.Escape(network) + " network"
 }
 
 var sessionExecCommand = command{

@@ -163,7 +163,7 @@ func TestProviderRule(t *testing.T) {
 	}
 	_, stop := w.daemon()
 	id, errs, code := w.run("session", "start")
-	if code != 0 || !strings.Contains(errs, "[direct, allowlist]") {
+	if code != 0 || !strings.Contains(errs, "(direct: no sandbox, nothing enforced)") {
 		stop()
 		t.Fatalf("a daemon session with the default settings: %d %s", code, errs)
 	}
@@ -173,7 +173,7 @@ func TestProviderRule(t *testing.T) {
 	_, stop = w.daemon()
 	defer stop()
 	id, errs, code = w.run("session", "start")
-	if code != 0 || !strings.Contains(errs, "[linux, allowlist]") {
+	if code != 0 || !strings.Contains(errs, "(linux sandbox, allowlist network)") {
 		t.Fatalf("a daemon session with sandbox_provider = linux: %d %s", code, errs)
 	}
 	w.run("session", "end", strings.TrimSpace(id))
@@ -208,7 +208,7 @@ func TestBrokenSettingsKeepTheLastGood(t *testing.T) {
 	_, stop := w.daemon()
 	defer stop()
 	id, errs, code := w.run("session", "start")
-	if code != 0 || !strings.Contains(errs, "[linux, allowlist]") {
+	if code != 0 || !strings.Contains(errs, "(linux sandbox, allowlist network)") {
 		t.Fatalf("a daemon session with a broken file: %d %s", code, errs)
 	}
 	w.run("session", "end", strings.TrimSpace(id))

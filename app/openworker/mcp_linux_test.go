@@ -311,7 +311,7 @@ func TestMCPAttachesToTheDaemon(t *testing.T) {
 		t.Fatalf("not attached to the daemon: %s", text)
 	}
 	out, _, _ := w.run("session", "ls")
-	if !strings.Contains(out, info.Session) || !strings.Contains(out, "[linux,") {
+	if !strings.Contains(out, info.Session) || !strings.Contains(out, "linux sandbox,") {
 		t.Fatalf("the daemon does not list the server's session %s:\n%s", info.Session, out)
 	}
 	if _, text := m.call("run_command", map[string]any{"command": "echo through the daemon"}); !strings.Contains(text, "through the daemon") {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -542,5 +543,46 @@ func TestListsWithoutTheDaemon(t *testing.T) {
 	}
 	if _, errs, code := w.run("sites", "tick", "github"); code == 0 || !strings.Contains(errs, "not running") {
 		t.Errorf("sites tick without a daemon: exit %d, stderr %q; want it to say the daemon is not running", code, errs)
+	}
+}
+
+// session ls shows each folder on a line of its own (a comma is a character a folder's name
+// may hold), and a direct session as what it is: no sandbox, whose refusals say so rather
+// than name ways to open a site that nothing enforces anyway.
+func TestSessionLsAndDirectSessionsSayWhatHolds(t *testing.T) {
+	w := newWorld(t)
+	_, stop := w.daemon() // sessions without a provider named are direct
+	t.Cleanup(stop)
+	a, b := filepath.Join(w.project, "a,b"), filepath.Join(w.project, "c")
+	for _, d := range []string{a, b} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id, errs, code := w.run("session", "start", "--rw", w.project, "--ro", a, "--ro", b)
+	if code != 0 {
+		t.Fatalf("session start: %s", errs)
+	}
+	id = strings.TrimSpace(id)
+	t.Cleanup(func() { w.run("session", "end", id) })
+	out, errs, code := w.run("session", "ls")
+	if code != 0 {
+		t.Fatalf("session ls: exit %d %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	want := []string{"rw " + w.project, "ro " + a, "ro " + b}
+	for _, wl := range want {
+		if !slices.ContainsFunc(lines, func(l string) bool { return strings.TrimSpace(l) == wl }) {
+			t.Errorf("session ls: no line %q in\n%s", wl, out)
+		}
+	}
+	if !strings.Contains(lines[0], id) || !strings.Contains(lines[0], "no sandbox") || strings.Contains(lines[0], "allowlist") {
+		t.Errorf("session ls lists a direct session as %q; want it to say it has no sandbox, not that a list is enforced", lines[0])
+	}
+	// A site the list refuses, asked for through the proxy that the session's programs are
+	// pointed at: nothing is sent anywhere, the proxy refuses before it resolves the name.
+	out, _, _ = w.run("session", "exec", id, "curl -s http://refused.invalid/")
+	if !strings.Contains(out, "no sandbox") || strings.Contains(out, "openworker access") || strings.Contains(out, "request-site") || strings.Contains(out, "sandbox_network_hosts") {
+		t.Errorf("a direct session's refusal says %q; want it to say the session has no sandbox and name no way to open the site", out)
 	}
 }

@@ -166,11 +166,16 @@ func (b *Backend) Start(ctx context.Context, r Request) (*session.Session, error
 			return howToAllow(b.store.path, id.Load().(string), target, b.deniedFor(st, target), b.fullAccess())
 		}
 	}
-	st.hint = r.HowToAllow
 	spec, err := SpecFor(b.Machine(), r)
 	if err != nil {
 		return nil, err
 	}
+	if spec.Provider == sandbox.Direct {
+		// Nothing holds a direct session's commands to the list: a way to open a site
+		// would protect nothing, and the reader is told so instead.
+		spec.HowToAllow = func(string) string { return directHowToAllow }
+	}
+	st.hint = spec.HowToAllow
 	if spec.Programs, err = clientPrograms(r.Programs); err != nil {
 		return nil, err
 	}

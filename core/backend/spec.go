@@ -204,6 +204,9 @@ func howToAllow(settingsPath, session, target string, denied, fullAccess bool) s
 		" --allow " + target + "), or add " + target + " to sandbox_network_hosts in " + settingsPath + " (running sessions take it at once)"
 }
 
+// directHowToAllow is what a direct session's refusals say instead of how to open a site.
+const directHowToAllow = "this session has no sandbox (direct): only programs that use its proxy keep to the list, and nothing is enforced; a sandboxed session is what holds a command to it"
+
 // agentHowToAllow is what a model reads about a refused site: that it may ask, never how a
 // site is opened. A person's command or file named here would be one the model could run
 // or write itself on a host that lets it, and approve its own ask.
