@@ -586,3 +586,18 @@ func TestSessionLsAndDirectSessionsSayWhatHolds(t *testing.T) {
 		t.Errorf("a direct session's refusal says %q; want it to say the session has no sandbox and name no way to open the site", out)
 	}
 }
+
+// A session's file tools list the root and the folders on the way to its folders, as its
+// commands do; the person's home stays unlisted.
+func TestSessionListsTheRoot(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	id := w.walledSession()
+	out, errs, code := w.run("session", "list", id, "/")
+	if code != 0 || !strings.Contains(out, " usr/") || !strings.Contains(out, " tmp/") {
+		t.Errorf("session list / : exit %d, stdout %q, stderr %q; want the wall's root listed", code, out, errs)
+	}
+	if out, _, code := w.run("session", "list", id, w.home); code == 0 || strings.Contains(out, ".ssh") {
+		t.Errorf("session list of the home: exit %d, %q; want it refused", code, out)
+	}
+}

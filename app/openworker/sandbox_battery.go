@@ -92,13 +92,26 @@ func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.
 		return wallcheck.Holds(rs), wallcheck.PrintJSON(os.Stdout, string(native.Name()), rs)
 	}
 	wallcheck.Print(os.Stdout, rs)
-	switch {
-	case !wallcheck.Holds(rs):
-		fmt.Println("The wall let an escape through: do not run sessions on this machine until it is fixed; run `openworker sandbox profile` and report both outputs.")
-	case !wallcheck.OK(rs):
-		fmt.Println("Sessions run, but the programs marked broken fail behind the wall; report this output with `openworker sandbox profile`.")
+	if a := batteryAdvice(rs, runtime.GOOS); a != "" {
+		fmt.Println(a)
 	}
 	return wallcheck.Holds(rs), nil
+}
+
+// batteryAdvice is what a battery that found something asks the person to do, naming what
+// describes the wall on goos: the Seatbelt profile on a Mac, the wall's layers on Linux.
+func batteryAdvice(rs []wallcheck.Result, goos string) string {
+	describe := "openworker machine sandbox status"
+	if goos == "darwin" {
+		describe = "openworker sandbox profile"
+	}
+	switch {
+	case !wallcheck.Holds(rs):
+		return "The wall let an escape through: do not run sessions on this machine until it is fixed; run `" + describe + "` and report both outputs."
+	case !wallcheck.OK(rs):
+		return "Sessions run, but the programs marked broken fail behind the wall; report this output with that of `" + describe + "`."
+	}
+	return ""
 }
 
 // linkProbeResult is the battery's line for the link probe: proved lets sessions link and

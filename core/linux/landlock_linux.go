@@ -89,6 +89,11 @@ func applyLandlock(s *wallSetup, binds []bindPlan) (string, error) {
 		}
 	}
 	rules = append(rules,
+		// Any folder may be listed: the root holds only what is bound and the folders on
+		// the way to it, and a session folder's way is what every shell prompt and file
+		// picker lists. Reading, writing and running files keep to the binds' rules. The
+		// person's home, when on the way, is unlistable by its mode (hideHome).
+		landlock.PathAccess(ll.AccessFSReadDir, "/"),
 		landlock.RODirs("/proc"),
 		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full"),
 		landlock.RWDirs("/dev/shm"),

@@ -2,6 +2,7 @@ package linux
 
 import (
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -66,5 +67,55 @@ t = threading.Thread(target=lambda: print("thread")); t.start(); t.join()'`,
 				}
 			}
 		})
+	}
+}
+
+// The root and the folders on the way to a session folder can be listed, as every shell
+// prompt and file picker does, and show only what is inside the wall; the person's home on
+// that way stays unlistable, so its own entries are never named.
+func TestListingOnTheWayShowsOnlyTheWall(t *testing.T) {
+	w := newWorld(t)
+	p := w.policy(t, policy.None, 0)
+	base := filepath.Dir(w.home)
+	out, code := run(t, w, p, `set -e
+echo "root: $(ls -A / | tr '\n' ' ')"
+echo "var: $(ls -A /var | tr '\n' ' ')"
+echo "vartmp: $(ls -A /var/tmp | tr '\n' ' ')"
+echo "base: $(ls -A `+base+` | tr '\n' ' ')"
+echo "project: $(ls -A "$P" | tr '\n' ' ')"
+if ls -A "$H" 2>/dev/null; then echo "home: listed"; else echo "home: refused"; fi
+chmod 0755 "$H" 2>/dev/null || chmod 0755 "$H"/. 2>/dev/null || true
+if ls -A "$H" 2>/dev/null; then echo "home after chmod: listed"; else echo "home after chmod: refused"; fi
+`)
+	if code != 0 {
+		t.Fatalf("listing on the way failed, exit %d:\n%s", code, out)
+	}
+	lines := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if k, v, ok := strings.Cut(l, ": "); ok {
+			lines[k] = strings.TrimSpace(v)
+		}
+	}
+	// What / may hold: the system paths' first parts, and the wall's own.
+	inWall := map[string]bool{"tmp": true, "proc": true, "dev": true, "var": true}
+	for _, d := range p.System {
+		inWall[strings.Split(strings.TrimPrefix(d, "/"), "/")[0]] = true
+	}
+	for _, e := range strings.Fields(lines["root"]) {
+		if !inWall[e] {
+			t.Errorf("ls / shows %q, which is not inside the wall: %s", e, lines["root"])
+		}
+	}
+	if !strings.Contains(" "+lines["root"]+" ", " usr ") {
+		t.Errorf("ls / = %q; want the system folders listed", lines["root"])
+	}
+	if lines["var"] != "tmp" || lines["vartmp"] != filepath.Base(base) || lines["base"] != "home" {
+		t.Errorf("the folders on the way show %q, %q, %q; want only the way itself", lines["var"], lines["vartmp"], lines["base"])
+	}
+	if !strings.Contains(lines["project"], "vendor") {
+		t.Errorf("the session folder lists %q", lines["project"])
+	}
+	if lines["home"] != "refused" || lines["home after chmod"] != "refused" || strings.Contains(out, "notshared") || strings.Contains(out, ".ssh") {
+		t.Errorf("the person's home on the way could be listed:\n%s", out)
 	}
 }

@@ -14,7 +14,10 @@ import (
 // wallSetup is everything the wall builder needs, sent over the setup socket (see encode). It is
 // computed on the host from the policy so that the builder only carries it out.
 type wallSetup struct {
-	Mounts    []mountStep
+	Mounts []mountStep
+	// UserHome is the person's home folder. Where the way to a session folder makes it a
+	// folder of the root tmpfs, it is made unlistable there (see hideHome).
+	UserHome  string
 	Network   policy.Network
 	ProxyPort int
 	// Forwards are the ports of the host's loopback forwarded into the sandbox's network:
@@ -220,8 +223,16 @@ func planWall(p *policy.Policy, spec sandbox.RunnerSpec) (*wallSetup, error) {
 			dir = p.Home
 		}
 	}
+	var userHome string
+	if p.UserHome != "" {
+		if err := abs("home", p.UserHome); err != nil {
+			return nil, err
+		}
+		userHome = p.UserHome
+	}
 	return &wallSetup{
 		Mounts:    steps,
+		UserHome:  userHome,
 		Network:   p.Network,
 		ProxyPort: p.ProxyPort,
 		Forwards:  forwards,

@@ -495,6 +495,9 @@ func buildRoot(s *wallSetup) ([]bindPlan, error) {
 	if err := prepareDev(); err != nil {
 		return nil, err
 	}
+	if err := hideHome(s.UserHome); err != nil {
+		return nil, err
+	}
 	if err := os.Mkdir(newRoot+"/proc", 0o555); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, step("make /proc", err)
 	}
@@ -552,6 +555,34 @@ func buildRoot(s *wallSetup) ([]bindPlan, error) {
 		return nil, step("enter /", err)
 	}
 	return binds, nil
+}
+
+// hideHome makes the person's home, where it is a folder of the root tmpfs (a session or
+// toolchain folder lies inside it), one that can be passed through but not listed: its
+// entries are only the mount points of what is inside the wall, but their names are the
+// person's, and the wall check proves that the home cannot be listed. Listing is otherwise
+// allowed everywhere in the sandbox's root (see applyLandlock), whose every folder is
+// either on the way to something bound or bound itself. The mode holds because no process
+// inside has a capability (dropCapabilities) and the root tmpfs is read-only before the
+// runner starts (setReadOnly): none can read past it or change it.
+func hideHome(home string) error {
+	if home == "" || home == "/" {
+		return nil
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(newRoot+home, &st); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil // nothing inside the wall lies in it
+		}
+		return step("look at the home folder's place "+home, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return nil
+	}
+	if err := unix.Chmod(newRoot+home, 0o111); err != nil {
+		return step("make the home folder's place "+home+" unlistable", err)
+	}
+	return nil
 }
 
 // readOnlyAttr is what every read-only bind gets: no writes, no set-user-ID, no devices.

@@ -11,7 +11,7 @@ import (
 // a millisecond on the setup in a fresh builder, before every sandbox's first mount.
 
 // wireVersion changes whenever a field below is added, removed or moved.
-const wireVersion = 4
+const wireVersion = 5
 
 func (s *wallSetup) encode() []byte {
 	e := wire.NewEncoder(wireVersion)
@@ -35,6 +35,7 @@ func (s *wallSetup) encode() []byte {
 	e.Strings(s.Runner.Args)
 	e.Strings(s.Runner.Env)
 	e.String(s.Runner.Dir)
+	e.String(s.UserHome)
 	return e.Message()
 }
 
@@ -71,6 +72,7 @@ func decodeSetup(b []byte) (*wallSetup, error) {
 	s.Runner.Args = d.Strings()
 	s.Runner.Env = d.Strings()
 	s.Runner.Dir = d.String()
+	s.UserHome = d.String()
 	if err := d.End(); err != nil {
 		return nil, fmt.Errorf("the setup is unreadable: %w", err)
 	}

@@ -20,6 +20,7 @@ func sampleSetup() *wallSetup {
 		Network:    policy.Allowlist,
 		ProxyPort:  41000,
 		TimerSlack: 50000,
+		UserHome:   "/home/ü",
 		Runner: runnerSetup{
 			Path: "/opt/openworker/bin/openworker",
 			Args: []string{"runner", "", "a\x00b"},
