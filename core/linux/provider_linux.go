@@ -288,11 +288,7 @@ func launch(netns bool, cgroups *cgroupHost) (*builder, error) {
 		ExtraFiles:  []*os.File{wallEnd},
 		SysProcAttr: attr,
 	}
-	start := startCoarse
-	if !userns {
-		start = startRootBuilder
-	}
-	slack, err := start(cmd)
+	slack, born, err := startBuilder(cmd, cg.v1Dirs)
 	if err != nil {
 		conn.Close()
 		cg.remove()
@@ -311,9 +307,11 @@ func launch(netns bool, cgroups *cgroupHost) (*builder, error) {
 	proc := &process{cmd: cmd, cg: cg, done: make(chan struct{})}
 	go proc.wait()
 	b := &builder{proc: proc, setup: conn, slack: slack}
-	if err := cg.place(cmd.Process.Pid); err != nil {
-		b.discard()
-		return nil, err
+	if !born {
+		if err := cg.place(cmd.Process.Pid); err != nil {
+			b.discard()
+			return nil, err
+		}
 	}
 	if netnsMade != nil {
 		m := <-netnsMade
