@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/openworker/openworker/core/runner"
 )
 
 // wallSecurebits keep a uid 0 inside (the host's root, mapped to itself) from getting
@@ -190,6 +192,21 @@ func startBuilder(cmd *exec.Cmd, into []string) (slack uint64, born bool, err er
 	r := <-done
 	return r.slack, r.born, r.err
 }
+
+// builderBinary is the program a wall builder is started from: the small helper beside this
+// binary when there is one (runner.Binary), which links only what runs inside; otherwise
+// this binary itself, by /proc/self/exe, whatever its name or wherever it was moved. Either
+// calls MaybeRunInit first in main.
+var builderBinary = sync.OnceValue(func() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "/proc/self/exe"
+	}
+	if bin, err := runner.Binary(); err == nil && bin != exe {
+		return bin
+	}
+	return "/proc/self/exe"
+})
 
 // lastCap is the highest capability this kernel knows: the last one the bounding set
 // answers for.

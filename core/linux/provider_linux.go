@@ -279,8 +279,7 @@ func launch(netns bool, cgroups *cgroupHost) (*builder, error) {
 	}
 	cg.cloneInto(&attr.UseCgroupFD, &attr.CgroupFD)
 	cmd := &exec.Cmd{
-		// The running binary itself, whatever its name or wherever it was moved.
-		Path: "/proc/self/exe",
+		Path: builderBinary(),
 		Args: []string{wallArg0},
 		// The builder is PID 1 for the sandbox's whole life; one P keeps it to few threads.
 		// A race-detector build would otherwise sleep a second before every clean exit.
