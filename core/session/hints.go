@@ -235,6 +235,12 @@ func (s *Session) directAttempt(res *runner.Result) string {
 	if !ok || !s.hints.noRouteSet {
 		return ""
 	}
+	if res != nil && res.ExitCode == 0 {
+		// Nothing to say: the next command counts from its own start (countDirect), and
+		// a command that was the last (openworker run) does not wait for the reads.
+		s.hints.noRouteSet = false
+		return ""
+	}
 	n, err := ec.NoRoute()
 	before := s.hints.noRoute
 	s.hints.noRoute, s.hints.noRouteSet = n, err == nil
@@ -288,6 +294,10 @@ var loopbackAddr = sync.OnceValue(func() *regexp.Regexp {
 func (s *Session) loopbackRefused(res *runner.Result) string {
 	lc, ok := s.proc.(sandbox.LoopbackCounter)
 	if !ok || !s.hints.refusedSet {
+		return ""
+	}
+	if res != nil && res.ExitCode == 0 {
+		s.hints.refusedSet = false // as in directAttempt
 		return ""
 	}
 	n, err := lc.RefusedLoopback()

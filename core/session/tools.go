@@ -97,7 +97,8 @@ func (s *Session) send(p *pending) error {
 	}
 	if p.req.Tool == runner.ToolExec {
 		if !s.hints.noRouteSet {
-			// Once: each command's count then starts where the last one's ended.
+			// The first command, and each after one that succeeded (whose end is not
+			// counted: see directAttempt); after a failed one, its end is this start.
 			s.countDirect()
 		}
 		if (!s.hints.firstDone || s.gitSnap != nil) && p.onChunk != nil {
