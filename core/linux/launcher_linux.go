@@ -68,10 +68,10 @@ func prepareBirth() (changed, ok bool) {
 // into a v1 cgroup (cgroup.procs) takes the kernel's global lock over every thread group,
 // which, when no move happened within the last grace period, waits for an RCU grace period:
 // 8-12 ms, most of a run, whenever an agent paused between commands. A thread that moves
-// itself (writes 0 to tasks) does not take that lock: it cannot exit or exec under the move.
-// Naming a thread by its ID, even its own, does. So the thread moves itself into the sandbox's v1 cgroups,
-// clones the builder there, which is born inside as CLONE_INTO_CGROUP does on v2, and moves
-// back. The Go runtime never clones its own threads from a locked thread (it hands that to
+// itself (writes 0 to tasks) does not take that lock: it cannot exit or exec under the
+// move. Naming a thread by its ID, even its own, does. So the thread moves itself into the
+// sandbox's v1 cgroups, clones the builder there, which is born inside as CLONE_INTO_CGROUP
+// does on v2, and moves back. The Go runtime never clones its own threads from a locked thread (it hands that to
 // its template thread), so nothing else is born inside. A thread that cannot move back is
 // retired: it serves no more launches and stays parked, for its builders' sake.
 
