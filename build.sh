@@ -274,13 +274,12 @@ build_cli() {
 	mkdir -p build
 	CGO_ENABLED="$cgo" go build -trimpath -o build/openworker "$main_pkg"
 	step "built build/openworker"
-	if [ "$(uname -s)" = "Darwin" ]; then
-		build_helper
-	fi
+	build_helper
 }
 
-# build_helper builds build/openworker-runner for this machine: on a Mac,
-# build/openworker starts its sessions' runner from it when it lies beside it.
+# build_helper builds build/openworker-runner for this machine: build/openworker
+# starts its sessions' runner (on Linux, its wall builder) from it when it lies
+# beside it.
 build_helper() {
 	mkdir -p build
 	CGO_ENABLED=0 go build -trimpath -o "build/${helper_name}" "$helper_pkg"

@@ -1,9 +1,11 @@
-// Command openworker-runner is the small helper that runs inside the wall on a Mac: the tool
-// runner that carries out a session's commands and file tools, and ssh's ProxyCommand
-// (`__connect`). It is built without cgo and links neither AppKit nor darwinkit, so that
-// every start inside the wall costs what a small static program costs, reads no bundle and
-// makes no denial of its own. The CLI and the app find it beside themselves (Contents/Helpers
-// in the bundle); on Linux the openworker binary runs the runner itself.
+// Command openworker-runner is the small helper that runs inside the wall: the tool runner
+// that carries out a session's commands and file tools, ssh's ProxyCommand (`__connect`)
+// and, on Linux, the wall builder, which serves the runner itself. It is built without cgo
+// and links neither the CLI's packages (the MCP SDK, JSON schemas, YAML, HTML) nor, on a
+// Mac, AppKit or darwinkit, so that every start inside the wall costs what a small static
+// program costs, reads no bundle and makes no denial of its own. The CLI, the daemon and the
+// app find it beside themselves (Contents/Helpers in the bundle); without it, on Linux, the
+// openworker binary builds the wall itself.
 package main
 
 import (
@@ -15,6 +17,9 @@ import (
 )
 
 func main() {
+	// The Linux wall builder is started from this binary; it must take over before
+	// anything else.
+	maybeBuildWall()
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "openworker-runner: this helper is started by openworker inside a session's wall, not by hand")
 		os.Exit(2)

@@ -9,18 +9,19 @@ import (
 )
 
 // The helper is what starts inside the wall for every session and every ssh connection: it
-// must build for macOS without cgo and link none of the app (no darwinkit, no UI, no MCP,
-// no settings parser), only the runner and the ProxyCommand.
+// must build without cgo and link none of the app (no darwinkit, no UI, no MCP, no settings
+// parser), only the runner, the ProxyCommand and, on Linux, the wall builder.
 func TestHelperIsSmallAndCgoFree(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
 	}
-	for _, arch := range []string{"arm64", "amd64"} {
+	for _, target := range []string{"darwin/arm64", "darwin/amd64", "linux/amd64", "linux/arm64"} {
+		goos, arch, _ := strings.Cut(target, "/")
 		cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{len .CgoFiles}}", ".")
-		cmd.Env = append(os.Environ(), "GOOS=darwin", "GOARCH="+arch, "CGO_ENABLED=0")
+		cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+arch, "CGO_ENABLED=0")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("go list for darwin/%s: %v\n%s", arch, err, out)
+			t.Fatalf("go list for %s: %v\n%s", target, err, out)
 		}
 		allowed := []string{
 			"github.com/openworker/openworker/app/openworker-runner",
@@ -28,21 +29,33 @@ func TestHelperIsSmallAndCgoFree(t *testing.T) {
 			"github.com/openworker/openworker/core/credentials/connect",
 			"github.com/openworker/openworker/core/internal/wire",
 		}
+		if goos == "linux" {
+			// The wall builder: the wall itself, and the policy it is built from.
+			allowed = append(allowed,
+				"github.com/openworker/openworker/core/linux",
+				"github.com/openworker/openworker/core/policy",
+				"github.com/openworker/openworker/core/sandbox",
+				"kernel.org/pub/linux/libs/security/libcap/psx",
+				"github.com/landlock-lsm/go-landlock/landlock",
+				"github.com/landlock-lsm/go-landlock/landlock/internal",
+				"github.com/landlock-lsm/go-landlock/landlock/syscall",
+			)
+		}
 		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 			pkg, cgo, _ := strings.Cut(line, " ")
 			if cgo != "0" {
-				t.Errorf("darwin/%s: %s has cgo files", arch, pkg)
+				t.Errorf("%s: %s has cgo files", target, pkg)
 			}
 			// The standard library (and what it vendors) is not the app's: only modules are.
 			module := strings.Contains(strings.SplitN(pkg, "/", 2)[0], ".")
 			if module && !strings.HasPrefix(pkg, "golang.org/x/sys/") && !slices.Contains(allowed, pkg) {
-				t.Errorf("darwin/%s: the helper links %s", arch, pkg)
+				t.Errorf("%s: the helper links %s", target, pkg)
 			}
 		}
 		build := exec.Command("go", "build", "-o", os.DevNull, ".")
 		build.Env = cmd.Env
 		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("building the helper for darwin/%s without cgo: %v\n%s", arch, err, out)
+			t.Fatalf("building the helper for %s without cgo: %v\n%s", target, err, out)
 		}
 	}
 }

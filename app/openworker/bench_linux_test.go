@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/openworker/openworker/core/api"
 	"github.com/openworker/openworker/core/apiclient"
+	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/tstest"
 )
 
@@ -68,26 +70,13 @@ func benchWorld(b *testing.B) *world {
 func BenchmarkRunTrue(b *testing.B) {
 	w := benchWorld(b)
 	ours := func() error {
-		c := exec.Command(binary, "run", "--", "true")
+		c := exec.Command(shipped(), "run", "--", "true")
 		c.Env, c.Dir = w.env, w.project
 		return c.Run()
 	}
 	b.Run("openworker", func(b *testing.B) { timeEach(b, ours) })
 	b.Run("bwrap", func(b *testing.B) {
-		bw, err := exec.LookPath("bwrap")
-		if err != nil {
-			b.Skip("bubblewrap is not installed")
-		}
-		args := []string{"--unshare-all", "--die-with-parent", "--new-session", "--tmpfs", "/tmp"}
-		for _, d := range []string{"/usr", "/bin", "/lib", "/lib64", "/sbin", "/etc/ssl", "/etc/passwd", "/etc/group"} {
-			if fi, err := os.Lstat(d); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-				target, _ := os.Readlink(d)
-				args = append(args, "--symlink", target, d)
-			} else if err == nil {
-				args = append(args, "--ro-bind", d, d)
-			}
-		}
-		args = append(args, "--bind", w.project, w.project, "--proc", "/proc", "--dev", "/dev", "--chdir", w.project, "true")
+		bw, args := bwrapTrue(b, w)
 		timeEach(b, func() error { return exec.Command(bw, args...).Run() })
 	})
 	b.Run("srt", func(b *testing.B) {
@@ -124,11 +113,144 @@ func BenchmarkRunTrue(b *testing.B) {
 	})
 }
 
+// shipped is openworker as build.sh builds it: with the helper beside it, from which it starts
+// its wall builders; the plain test binary when the helper cannot be built.
+var shipped = sync.OnceValue(func() string {
+	// Beside the test binary's folder, which TestMain removes.
+	dir := filepath.Join(filepath.Dir(binary), "shipped")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return binary
+	}
+	b, err := os.ReadFile(binary)
+	if err != nil || os.WriteFile(filepath.Join(dir, "openworker"), b, 0o755) != nil {
+		return binary
+	}
+	build := exec.Command("go", "build", "-o", filepath.Join(dir, runner.HelperName), "../openworker-runner")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if build.Run() != nil {
+		return binary
+	}
+	return filepath.Join(dir, "openworker")
+})
+
+// bwrapTrue is bwrap running true with the namespaces and the kind of root a wall has.
+func bwrapTrue(b *testing.B, w *world) (string, []string) {
+	bw, err := exec.LookPath("bwrap")
+	if err != nil {
+		b.Skip("bubblewrap is not installed")
+	}
+	args := []string{"--unshare-all", "--die-with-parent", "--new-session", "--tmpfs", "/tmp"}
+	for _, d := range []string{"/usr", "/bin", "/lib", "/lib64", "/sbin", "/etc/ssl", "/etc/passwd", "/etc/group"} {
+		if fi, err := os.Lstat(d); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			target, _ := os.Readlink(d)
+			args = append(args, "--symlink", target, d)
+		} else if err == nil {
+			args = append(args, "--ro-bind", d, d)
+		}
+	}
+	return bw, append(args, "--bind", w.project, w.project, "--proc", "/proc", "--dev", "/dev", "--chdir", w.project, "true")
+}
+
+// pairedRatio runs ours and theirs in turn b.N times each, with gap before every run, and
+// reports both medians and the median of the pairs' ratios: pairs keep the ratio honest on a
+// machine whose speed drifts.
+func pairedRatio(b *testing.B, gap time.Duration, ours, theirs func() error) {
+	b.Helper()
+	var a, t, r []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var pair [2]time.Duration
+		for j, run := range []func() error{ours, theirs} {
+			time.Sleep(gap)
+			start := time.Now()
+			if err := run(); err != nil {
+				b.Fatal(err)
+			}
+			pair[j] = time.Since(start)
+		}
+		a, t = append(a, pair[0]), append(t, pair[1])
+		// A ratio kept as a Duration in millionths, which median reads back as the ratio.
+		r = append(r, time.Duration(float64(pair[0])/float64(pair[1])*1e6))
+	}
+	b.ReportMetric(median(a), "median-ms")
+	b.ReportMetric(median(t), "other-median-ms")
+	b.ReportMetric(median(r), "x-other")
+}
+
+// BenchmarkRunVsBwrap is `run -- true` beside bwrap, back to back and with an agent's pause
+// (50 ms) before each run: on a cgroup v1 host the pause is what lets a grace period of the
+// kernel's fall on the next start.
+func BenchmarkRunVsBwrap(b *testing.B) {
+	w := benchWorld(b)
+	bin := shipped()
+	ours := func() error {
+		c := exec.Command(bin, "run", "--", "true")
+		c.Env, c.Dir = w.env, w.project
+		return c.Run()
+	}
+	bw, args := bwrapTrue(b, w)
+	theirs := func() error { return exec.Command(bw, args...).Run() }
+	b.Run("back-to-back", func(b *testing.B) { pairedRatio(b, 0, ours, theirs) })
+	b.Run("50ms-apart", func(b *testing.B) { pairedRatio(b, 50*time.Millisecond, ours, theirs) })
+}
+
+// BenchmarkGitStatus is `git status` on a generated repository of 20,000 files, in a session
+// and outside it, in turn.
+func BenchmarkGitStatus(b *testing.B) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		b.Skip("git is not installed")
+	}
+	w := benchWorld(b)
+	for i := 0; i < 20000; i++ {
+		dir := filepath.Join(w.project, "d"+strconv.Itoa(i/200), "e"+strconv.Itoa(i%200/20))
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "f"+strconv.Itoa(i)+".txt"), []byte(strconv.Itoa(i)+"\n"), 0o644)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "x"}} {
+		c := exec.Command(git, args...)
+		c.Env, c.Dir = w.env, w.project
+		if out, err := c.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	d := exec.Command(shipped(), "serve")
+	d.Env, d.Dir = w.env, w.project
+	if err := d.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { d.Process.Kill(); d.Wait() }()
+	cl := apiclient.New(api.SocketPath(w.state))
+	ctx := context.Background()
+	if err := tstest.Poll(10*time.Second, func() error { _, err := cl.Status(ctx); return err }); err != nil {
+		b.Fatal("the daemon did not answer: ", err)
+	}
+	info, err := cl.Start(ctx, api.StartRequest{Provider: "auto", Writable: []string{w.project}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.End(ctx, info.ID)
+	inside := func() error {
+		r, err := cl.Exec(ctx, info.ID, api.ExecRequest{Argv: []string{"git", "status", "--porcelain"}, Dir: w.project})
+		if err == nil && r.ExitCode != 0 {
+			b.Fatalf("git status exited %d", r.ExitCode)
+		}
+		return err
+	}
+	outside := func() error {
+		c := exec.Command(git, "status", "--porcelain")
+		c.Env, c.Dir = w.env, w.project
+		return c.Run()
+	}
+	b.ResetTimer()
+	pairedRatio(b, 0, inside, outside)
+}
+
 // BenchmarkDaemon measures a running daemon: session start (wall check included), exec of
 // true through the local API, and the daemon's resident memory when idle.
 func BenchmarkDaemon(b *testing.B) {
 	w := benchWorld(b)
-	c := exec.Command(binary, "serve")
+	c := exec.Command(shipped(), "serve")
 	c.Env, c.Dir = w.env, w.project
 	if err := c.Start(); err != nil {
 		b.Fatal(err)
@@ -154,6 +276,18 @@ func BenchmarkDaemon(b *testing.B) {
 			b.StopTimer()
 			defer b.StartTimer()
 			return cl.End(ctx, info.ID)
+		})
+	})
+	b.Run("cli-exec-true", func(b *testing.B) {
+		info, err := cl.Start(ctx, api.StartRequest{Provider: "auto", Writable: []string{w.project}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cl.End(ctx, info.ID)
+		timeEach(b, func() error {
+			c := exec.Command(shipped(), "session", "exec", info.ID, "--", "true")
+			c.Env, c.Dir = w.env, w.project
+			return c.Run()
 		})
 	})
 	b.Run("exec-true", func(b *testing.B) {
@@ -192,7 +326,7 @@ func rssMiB(pid int) float64 {
 // daemon the person runs.
 func BenchmarkMCPRunTrue(b *testing.B) {
 	call := func(b *testing.B, w *world) {
-		c := exec.Command(binary, "mcp")
+		c := exec.Command(shipped(), "mcp")
 		c.Env, c.Dir = w.env, w.project
 		client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
 		ctx := context.Background()
@@ -213,7 +347,7 @@ func BenchmarkMCPRunTrue(b *testing.B) {
 	b.Run("own-daemon", func(b *testing.B) { call(b, benchWorld(b)) })
 	b.Run("attached", func(b *testing.B) {
 		w := benchWorld(b)
-		d := exec.Command(binary, "serve")
+		d := exec.Command(shipped(), "serve")
 		d.Env, d.Dir = w.env, w.project
 		if err := d.Start(); err != nil {
 			b.Fatal(err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"os"
 	osexec "os/exec"
@@ -9,10 +10,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/sandbox"
+	"github.com/openworker/openworker/core/tstest"
 )
 
 // cgroupsOf lists the cgroups the openworker process pid made, in every hierarchy.
@@ -36,8 +39,9 @@ func cgroupsOf(pid int) []string {
 }
 
 // TestRunLimitsAndNothingLeft: `openworker run` puts its command in a cgroup of its own
-// (as root, where the machine delegates them), with its private tmp a bounded tmpfs, and
-// once it has exited neither its cgroups nor the mount are left.
+// (as root, where the machine delegates them), with its private tmp a bounded tmpfs; once it
+// has exited its mount is gone and nothing runs in its cgroups, which it does not wait to
+// remove (its exit does not wait for the sandbox's end): the next run removes them.
 func TestRunLimitsAndNothingLeft(t *testing.T) {
 	w := newWorld(t)
 	requireSandbox(t, w)
@@ -58,9 +62,23 @@ func TestRunLimitsAndNothingLeft(t *testing.T) {
 	if !strings.Contains(out.String(), "tmpfs") {
 		t.Errorf("the command's /tmp is not a tmpfs:\n%s", out.String())
 	}
-	// Nothing is left to remove them once the run has exited.
+	// Nothing runs in them once the kernel has ended the sandbox.
+	for _, dir := range cgroupsOf(pid) {
+		if err := tstest.Poll(5*time.Second, func() error {
+			if b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs")); err == nil && len(bytes.TrimSpace(b)) > 0 {
+				return fmt.Errorf("still holds %s", b)
+			}
+			return nil
+		}); err != nil {
+			t.Errorf("the run's cgroup %s %v after it exited", dir, err)
+		}
+	}
+	// The next run removes them.
+	if out, err := w.cmd("run", "--", "true").CombinedOutput(); err != nil {
+		t.Fatalf("the next run: %v\n%s", err, out)
+	}
 	if left := cgroupsOf(pid); len(left) > 0 {
-		t.Errorf("cgroups left behind by the run: %v", left)
+		t.Errorf("cgroups left behind by the run after the next: %v", left)
 	}
 	for m := range tmpMounts() {
 		if !before[m] {

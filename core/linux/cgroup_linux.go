@@ -28,10 +28,11 @@ import (
 // controllers at all, so each controller is looked for in both.
 //
 // The wall builder enters its cgroup before it can start anything: on v2 it is cloned into
-// it (CLONE_INTO_CGROUP); on v1 its PID is written into the cgroup right after the clone,
-// while it waits for its setup, and it forks nothing until the setup comes. Writing a PID
-// moves every thread of the process at once. So no process of the sandbox ever runs
-// outside its cgroup. Nothing inside can leave it: the sandbox has no cgroup file system
+// it (CLONE_INTO_CGROUP); on v1 it is cloned by a thread that moved itself into the cgroups
+// for the clone (see launcher_linux.go), or, where that thread cannot move there and back,
+// its PID is written into the cgroup right after the clone, while it waits for its setup,
+// and it forks nothing until the setup comes. Writing a PID moves every thread of the
+// process at once. So no process of the sandbox ever runs outside its cgroup. Nothing inside can leave it: the sandbox has no cgroup file system
 // and no capabilities.
 //
 // Where the machine does not let this process make a cgroup (an ordinary user whose cgroup
@@ -440,10 +441,11 @@ func (cg *cgroup) remove() {
 	}
 }
 
-// killAll kills every process a v1 cgroup still lists.
+// killAll kills every process a v1 cgroup still lists, but this one: a launch thread that
+// could not leave the cgroup (see launcher_linux.go) lists it.
 func killAll(dir string) {
 	for _, f := range fields(readSmall(filepath.Join(dir, "cgroup.procs"))) {
-		if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+		if pid, err := strconv.Atoi(f); err == nil && pid > 0 && pid != os.Getpid() {
 			_ = unix.Kill(pid, unix.SIGKILL)
 		}
 	}

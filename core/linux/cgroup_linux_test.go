@@ -297,8 +297,10 @@ head -c 1G /dev/zero | tail >/dev/null; echo "bomb=$?"; sleep 600`)
 	}
 }
 
-// TestCgroupGoneAfterAbandon: a sandbox a caller abandons (openworker run's last step)
-// leaves no cgroup either.
+// TestCgroupGoneAfterAbandon: a sandbox a caller abandons (openworker run's last step) is
+// not waited for, and leaves no cgroup either: once it has ended, its cgroups are removed
+// while this process lives (a caller that exits first leaves them empty, for the next
+// start's sweep: TestStaleCgroupsSwept).
 func TestCgroupGoneAfterAbandon(t *testing.T) {
 	if !limitsHere(t).made() {
 		t.Skip("no cgroup can be made here")
@@ -311,8 +313,12 @@ func TestCgroupGoneAfterAbandon(t *testing.T) {
 			t.Fatalf("the running sandbox's cgroup %s is missing", d)
 		}
 	}
-	// The caller exits right after: by then the cgroups must be gone.
 	must(t, s.proc.(sandbox.Abandoner).Abandon())
+	select {
+	case <-s.proc.(*process).done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the abandoned sandbox did not end")
+	}
 	for _, d := range dirs {
 		if exists(d) {
 			t.Errorf("the abandoned sandbox's cgroup %s is left behind", d)

@@ -279,8 +279,7 @@ func launch(netns bool, cgroups *cgroupHost) (*builder, error) {
 	}
 	cg.cloneInto(&attr.UseCgroupFD, &attr.CgroupFD)
 	cmd := &exec.Cmd{
-		// The running binary itself, whatever its name or wherever it was moved.
-		Path: "/proc/self/exe",
+		Path: builderBinary(),
 		Args: []string{wallArg0},
 		// The builder is PID 1 for the sandbox's whole life; one P keeps it to few threads.
 		// A race-detector build would otherwise sleep a second before every clean exit.
@@ -288,11 +287,7 @@ func launch(netns bool, cgroups *cgroupHost) (*builder, error) {
 		ExtraFiles:  []*os.File{wallEnd},
 		SysProcAttr: attr,
 	}
-	start := startCoarse
-	if !userns {
-		start = startRootBuilder
-	}
-	slack, err := start(cmd)
+	slack, born, err := startBuilder(cmd, cg.v1Dirs)
 	if err != nil {
 		conn.Close()
 		cg.remove()
@@ -311,9 +306,11 @@ func launch(netns bool, cgroups *cgroupHost) (*builder, error) {
 	proc := &process{cmd: cmd, cg: cg, done: make(chan struct{})}
 	go proc.wait()
 	b := &builder{proc: proc, setup: conn, slack: slack}
-	if err := cg.place(cmd.Process.Pid); err != nil {
-		b.discard()
-		return nil, err
+	if !born {
+		if err := cg.place(cmd.Process.Pid); err != nil {
+			b.discard()
+			return nil, err
+		}
 	}
 	if netnsMade != nil {
 		m := <-netnsMade
@@ -772,23 +769,15 @@ func outNoRoutes(text, key string) (uint64, error) {
 	return 0, fmt.Errorf("no %s count", key)
 }
 
-// Abandon is Kill for a caller that will not wait: the sandbox's mount namespace is let go
-// first, so that the kernel unmounts the wall as part of PID 1's exit, not when the caller,
-// holding the last reference, exits. A sandbox with a cgroup is waited for instead, so that
-// its cgroup is removed.
+// Abandon is Kill for a caller that will not wait, as `openworker run` once it has its
+// command's status: the sandbox's mount namespace is let go first, so that the kernel
+// unmounts the wall as part of PID 1's exit, not when the caller, holding the last
+// reference, exits. Its cgroups, empty once the kernel has finished that exit, are removed
+// by wait when this process still runs then, or else by the next sandbox's start on this
+// machine, which removes every empty cgroup whose creator is gone (sweepStale). Waiting
+// here for the exit and the removal cost every run about a millisecond after its command
+// had ended.
 func (pr *process) Abandon() error {
-	if pr.cg.made() {
-		// A cgroup can be removed only once the sandbox is empty, and nothing would
-		// remove it once the caller is gone: this waits for PID 1's exit, after which
-		// wait removes it. The mount namespace stays held until then, so that the exit is
-		// quick; the kernel unmounts the wall when wait lets go of it. Measured, that
-		// costs a run no more than letting go first and not waiting (within the noise of
-		// a busy two-core machine), and less than handing the removal to a process of its
-		// own (1-2 ms to start one).
-		err := pr.Kill()
-		<-pr.done
-		return err
-	}
 	pr.mu.Lock()
 	ns := pr.mntns
 	pr.mntns = nil

@@ -949,7 +949,7 @@ func dropCapabilities() error {
 			return fmt.Errorf("securebits: %w", err)
 		}
 	}
-	for c := 0; c <= lastCap(); c++ {
+	for c, last := 0, lastCap(); c <= last; c++ {
 		if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); !threadsDiffer && err == nil && in == 0 {
 			continue
 		}

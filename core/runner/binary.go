@@ -3,25 +3,24 @@ package runner
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 )
 
-// HelperName is the small helper that runs inside the wall on a Mac: the tool runner and
-// ssh's ProxyCommand, built without cgo, so that no command's start pays for the app's
-// AppKit, darwinkit and bundle reads, and none of their denials end up in its report.
+// HelperName is the small helper that runs inside the wall: the tool runner, ssh's
+// ProxyCommand and, on Linux, the wall builder, built without cgo, so that no command's
+// start pays for the whole CLI's packages (the MCP SDK, JSON schemas, YAML, HTML) or, on a
+// Mac, the app's AppKit, darwinkit and bundle reads, none of whose denials end up in its
+// report. Fewer packages inside is also less for a program there to reach.
 const HelperName = "openworker-runner"
 
-// Binary is the binary a session's runner is started from: on a Mac the helper beside
-// this binary (in the app bundle's Contents/Helpers, or next to a CLI build) when there is
-// one, otherwise this binary itself. On Linux it is always this binary: its wall builder is
-// this binary too, and serves the runner itself.
+// Binary is the binary a session's runner (and, on Linux, its wall builder) is started
+// from: the helper beside this binary (in the app bundle's Contents/Helpers, or next to a
+// CLI build) when there is one, otherwise this binary itself. The helper lies in this
+// binary's folder, so a folder that would make it writable inside holds this binary too, and
+// is refused as such (policy's guard of the runner's files).
 func Binary() (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return "", err
-	}
-	if runtime.GOOS != "darwin" {
-		return exe, nil
 	}
 	return helperBeside(exe, isFile), nil
 }

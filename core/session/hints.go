@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/policy"
@@ -61,7 +62,9 @@ func (h *hints) sayOnce(line string) { h.pending = append(h.pending, line) }
 
 // notFound finds the names a shell said it could not find: bash's "x: command not found",
 // dash's "sh: 1: x: not found", the runner's own "x: command not found in PATH".
-var notFound = regexp.MustCompile(`(?m)(?:^|: )([^\s:/'"]+): (?:command )?not found`)
+// The hints' patterns are compiled on first use, not at start: every process of the CLI
+// links this package, and `session exec`, run per command, never needs them.
+var notFound = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)(?:^|: )([^\s:/'"]+): (?:command )?not found`) })
 
 // pathHint is what the session says about a command that the host's PATH would have run
 // from a folder that is not inside: it was not found, or another program of the same name
@@ -77,7 +80,7 @@ func (h *hints) pathHint(a *runner.ExecArgs, res *runner.Result, userHome string
 		if len(h.stderr) > 0 {
 			stderr = h.stderr
 		}
-		for _, m := range notFound.FindAllSubmatch(stderr, 8) {
+		for _, m := range notFound().FindAllSubmatch(stderr, 8) {
 			names = append(names, string(m[1]))
 		}
 	}
@@ -141,7 +144,9 @@ func lookIn(dirs []string, name string) string {
 // or hooks, which the wall keeps read-only: a settings file is bound over itself, so git's
 // rename of its lock file onto it fails ("Device or resource busy"), and a hooks folder is
 // a read-only mount.
-var gitMetadataRefused = regexp.MustCompile(`could not (?:write|lock|commit) config file \S*\.git\S*|\.git/(?:\S*/)?hooks/\S*: Read-only file system|\.git/(?:\S*/)?(?:config|hooks)\S*: (?:Device or resource busy|Read-only file system)`)
+var gitMetadataRefused = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`could not (?:write|lock|commit) config file \S*\.git\S*|\.git/(?:\S*/)?hooks/\S*: Read-only file system|\.git/(?:\S*/)?(?:config|hooks)\S*: (?:Device or resource busy|Read-only file system)`)
+})
 
 // gitMetadataHint says, once a session, that git failed because repository metadata is
 // read-only inside, and which setting allows it. guarded says the session keeps it so.
@@ -153,7 +158,7 @@ func (h *hints) gitMetadataHint(res *runner.Result, guarded bool) string {
 	if len(h.stderr) > 0 {
 		stderr = h.stderr
 	}
-	if !gitMetadataRefused.Match(stderr) {
+	if !gitMetadataRefused().Match(stderr) {
 		return ""
 	}
 	h.gitSaid = true
@@ -163,7 +168,7 @@ func (h *hints) gitMetadataHint(res *runner.Result, guarded bool) string {
 }
 
 // includePath is a path line of git's include and includeIf paths in a settings file.
-var includePath = regexp.MustCompile(`^\s*path\s*=\s*(.*?)\s*$`)
+var includePath = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*path\s*=\s*(.*?)\s*$`) })
 
 // gitIncludeHints are the lines a session says about files the person's git settings include
 // that are not readable inside: only the settings files themselves are.
@@ -183,7 +188,7 @@ func gitIncludeHints(p *policy.Policy) []string {
 				section = strings.ToLower(strings.Fields(strings.Trim(line, "[]") + " ")[0])
 				continue
 			}
-			m := includePath.FindStringSubmatch(line)
+			m := includePath().FindStringSubmatch(line)
 			if m == nil || section != "include" && section != "includeif" {
 				continue
 			}
@@ -230,6 +235,12 @@ func (s *Session) directAttempt(res *runner.Result) string {
 	if !ok || !s.hints.noRouteSet {
 		return ""
 	}
+	if res != nil && res.ExitCode == 0 {
+		// Nothing to say: the next command counts from its own start (countDirect), and
+		// a command that was the last (openworker run) does not wait for the reads.
+		s.hints.noRouteSet = false
+		return ""
+	}
 	n, err := ec.NoRoute()
 	before := s.hints.noRoute
 	s.hints.noRoute, s.hints.noRouteSet = n, err == nil
@@ -268,9 +279,13 @@ func (s *Session) countDirect() {
 // "127.0.0.1 port 8080", Go's and Node's "127.0.0.1:8080", "[::1]:3000", "localhost:5432".
 // connectRefused is how programs say a connection was refused: curl's "Couldn't connect",
 // errno's "Connection refused", Node's ECONNREFUSED.
-var connectRefused = regexp.MustCompile(`(?i)connection refused|couldn't connect|econnrefused|failed to connect`)
+var connectRefused = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)connection refused|couldn't connect|econnrefused|failed to connect`)
+})
 
-var loopbackAddr = regexp.MustCompile(`(127\.0\.0\.1|localhost|\[::1\]|::1)(?::| port )([0-9]{1,5})\b`)
+var loopbackAddr = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(127\.0\.0\.1|localhost|\[::1\]|::1)(?::| port )([0-9]{1,5})\b`)
+})
 
 // loopbackRefused says, after a failed command whose programs' connections to the sandbox's
 // own loopback were refused, that 127.0.0.1 inside is the sandbox's own, and how a service
@@ -279,6 +294,10 @@ var loopbackAddr = regexp.MustCompile(`(127\.0\.0\.1|localhost|\[::1\]|::1)(?::|
 func (s *Session) loopbackRefused(res *runner.Result) string {
 	lc, ok := s.proc.(sandbox.LoopbackCounter)
 	if !ok || !s.hints.refusedSet {
+		return ""
+	}
+	if res != nil && res.ExitCode == 0 {
+		s.hints.refusedSet = false // as in directAttempt
 		return ""
 	}
 	n, err := lc.RefusedLoopback()
@@ -290,8 +309,8 @@ func (s *Session) loopbackRefused(res *runner.Result) string {
 	// The count is the sandbox's whole network's: the program's own words must name the
 	// refused loopback address too, or the line would follow anything else refused there.
 	out := append(append([]byte(nil), res.Stderr...), s.hints.stderr...)
-	m := loopbackAddr.FindSubmatch(out)
-	if m == nil || !connectRefused.Match(out) {
+	m := loopbackAddr().FindSubmatch(out)
+	if m == nil || !connectRefused().Match(out) {
 		return ""
 	}
 	host := string(m[1])

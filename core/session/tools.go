@@ -97,7 +97,8 @@ func (s *Session) send(p *pending) error {
 	}
 	if p.req.Tool == runner.ToolExec {
 		if !s.hints.noRouteSet {
-			// Once: each command's count then starts where the last one's ended.
+			// The first command, and each after one that succeeded (whose end is not
+			// counted: see directAttempt); after a failed one, its end is this start.
 			s.countDirect()
 		}
 		if (!s.hints.firstDone || s.gitSnap != nil) && p.onChunk != nil {
@@ -516,9 +517,11 @@ func (s *Session) EndBecause(reason string) { s.end(false, reason) }
 
 // EndBeforeExit is End for a process that exits next, as `openworker run` does. When the
 // last command left nothing else running in the sandbox, its init (the runner, which starts
-// nothing unasked) is killed and not waited for: nothing of the session runs any more, the
-// kernel finishes taking the sandbox down once this process is gone, and the private tmp,
-// which nothing inside can write now, is removed at once. Otherwise it is End.
+// nothing unasked) is killed and not waited for, nor is its error output's end: nothing of
+// the session runs any more, the kernel finishes taking the sandbox down once this process
+// is gone (what the provider leaves, such as an empty cgroup, the next sandbox's start
+// removes), and the private tmp, which nothing inside can write now, is removed at once.
+// Otherwise it is End.
 func (s *Session) EndBeforeExit(reason string) { s.end(true, reason) }
 
 func (s *Session) end(beforeExit bool, reason string) {
@@ -556,6 +559,9 @@ func (s *Session) end(beforeExit bool, reason string) {
 		s.client.Close()
 		s.client, s.proc = nil, nil
 		s.live.Store(nil)
+		// Nor is its error output waited for: it ends with the sandbox, which has nothing
+		// more to say (the runner's errors came with its last answer).
+		s.errs = nil
 	}
 	s.teardown()
 	// What a process left running after the last call planted since: it is dead now. When
