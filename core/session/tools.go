@@ -519,7 +519,10 @@ func (s *Session) EndBecause(reason string) { s.end(false, reason) }
 // nothing unasked) is killed and not waited for: nothing of the session runs any more, the
 // kernel finishes taking the sandbox down once this process is gone, and the private tmp,
 // which nothing inside can write now, is removed at once. Otherwise it is End.
-func (s *Session) EndBeforeExit(reason string) { s.end(true, reason) }
+func (s *Session) EndBeforeExit(reason string) {
+	s.end(true, reason)
+	s.m.stopFollowing()
+}
 
 func (s *Session) end(beforeExit bool, reason string) {
 	if !s.ending.CompareAndSwap(false, true) {
