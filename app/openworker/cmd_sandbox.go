@@ -36,7 +36,7 @@ var sandboxGroup = group{name: "sandbox", usage: sandboxUsage, subs: "check or p
 var sandboxCheckCommand = command{
 	name:     "sandbox check",
 	synopsis: "sandbox check [--json]",
-	about:    "Proves the sandbox works on this machine: builds the wall a session gets and runs true behind it, then a battery of real programs (a shell with a here-document, ls, env, git, python3 and node where installed, a write and a read) and what must be refused (a login file, a direct connection, another process's command line). Prints Sandbox: tier 1 (…) and one line per program. Exits 1 when the wall cannot run or let an escape through; a program the wall breaks is named, and the check still exits 0.",
+	about:    "Proves the sandbox works on this machine: builds the wall a session gets and runs true behind it, then a battery of real programs (a shell with a here-document, ls, env, git, python3 and node where installed, a write and a read; java -version, cargo build of a one-file crate and npm install from a registry the check serves on loopback, where installed; a server on loopback with the session's local servers off and on) and what must be refused (a login file, a direct connection, another process's command line). Prints Sandbox: tier 1 (…) and one line per program. Exits 1 when the wall cannot run or let an escape through; a program the wall breaks is named, and the check still exits 0.",
 	example:  "openworker sandbox check\nopenworker sandbox check --json",
 }
 

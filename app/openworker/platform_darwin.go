@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os/exec"
+
 	"github.com/openworker/openworker/core/sandbox"
 	"github.com/openworker/openworker/core/seatbelt"
 )
@@ -10,3 +12,13 @@ func nativeProvider() sandbox.Provider { return &seatbelt.Provider{} }
 // checkIn has native's own check use dir, a recorded folder: Seatbelt's check makes a folder
 // of its own, which it removes as it ends.
 func checkIn(native sandbox.Provider, dir string) {}
+
+// javaMissing says why the java on PATH is no Java: /usr/bin/java is on every Mac, and with no
+// runtime installed it only offers to install one. /usr/libexec/java_home, run outside the
+// wall, finds an installed runtime or fails.
+func javaMissing() string {
+	if exec.Command("/usr/libexec/java_home").Run() != nil {
+		return "no Java runtime is installed (/usr/libexec/java_home found none; /usr/bin/java only offers to install one)"
+	}
+	return ""
+}

@@ -13,3 +13,6 @@ func checkIn(native sandbox.Provider, dir string) {
 		p.CheckTmp = dir
 	}
 }
+
+// javaMissing is nil: on Linux a java on PATH is a Java.
+var javaMissing func() string

@@ -8,10 +8,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/openworker/openworker/core/config"
+	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
@@ -57,13 +59,69 @@ func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.
 	}); ok {
 		links = append(links, linkProbeResult(lp.ProbeLinks(ctx)))
 	}
-	s, err := m.Start(ctx, session.Spec{Provider: native.Name(), Writable: []string{work}, Network: policy.Allowlist,
-		GitMetadataWritable: e.settings.GitMetadata == config.GitMetadataWritable})
+	// A tiny npm registry outside the wall, on loopback: the session's allow list names it,
+	// as a person's --allow 127.0.0.1:PORT would, so npm install is proved with no internet.
+	reg, err := wallcheck.ServeRegistry()
+	if err != nil {
+		return false, fmt.Errorf("serving the check's npm registry on loopback: %w", err)
+	}
+	defer reg.Close()
+	regEntry, err := hosts.Parse("127.0.0.1:" + strconv.Itoa(reg.Port))
+	if err != nil {
+		return false, err
+	}
+	// The check's session is a session as the machine's are: its toolchains switched on
+	// (cargo through rustup needs ~/.rustup), its repository metadata kept as they keep it.
+	spec := session.Spec{Provider: native.Name(), Writable: []string{work}, Network: policy.Allowlist,
+		SessionHosts: []hosts.Entry{regEntry}, Toolchains: e.settings.Toolchains,
+		GitMetadataWritable: e.settings.GitMetadata == config.GitMetadataWritable}
+	s, err := m.Start(ctx, spec)
 	if err != nil {
 		return false, fmt.Errorf("starting a session for the check: %w", err)
 	}
 	defer s.EndBecause("the wall check finished")
-	run := func(ctx context.Context, cmd string) (wallcheck.Outcome, error) {
+	probes := wallcheck.Battery(wallcheck.Options{
+		GOOS: runtime.GOOS, UserHome: e.home,
+		DirectPort: ln.Addr().(*net.TCPAddr).Port, Reached: reached.Load,
+		// Seatbelt reports each command's denials: a refusal without one means the log's
+		// window did not close in order, which the first run on a Mac must show.
+		ReportsDenials: native.Name() == sandbox.Seatbelt,
+		// This very process: its command line must not be readable from inside.
+		OutsidePID: os.Getpid(), OutsideArg: "sandbox check",
+		// The check's session keeps repository metadata as the machine's sessions do.
+		GitMetadataProtected: e.settings.GitMetadata != config.GitMetadataWritable,
+		RegistryPort:         reg.Port,
+		JavaMissing:          javaMissing,
+	})
+	rs := wallcheck.Run(ctx, checkExec(s), probes, exec.LookPath)
+	s.EndBecause("the wall check finished")
+	// The same session's servers with the local-servers switch on, in a second session: on a
+	// Mac the switch is what lets them bind; on Linux it changes nothing.
+	spec.LocalServers = true
+	if ls, err := m.Start(ctx, spec); err != nil {
+		rs = append(rs, wallcheck.Result{Name: "server on loopback with --local-servers", Status: wallcheck.Failed,
+			Detail: "starting a session with local servers on: " + err.Error()})
+	} else {
+		rs = append(rs, wallcheck.Run(ctx, checkExec(ls), wallcheck.LocalServerProbes(), exec.LookPath)...)
+		ls.EndBecause("the wall check finished")
+	}
+	rs = append(rs, links...)
+	if asJSON {
+		return wallcheck.Holds(rs), wallcheck.PrintJSON(os.Stdout, string(native.Name()), rs)
+	}
+	wallcheck.Print(os.Stdout, rs)
+	switch {
+	case !wallcheck.Holds(rs):
+		fmt.Println("The wall let an escape through: do not run sessions on this machine until it is fixed; run `openworker sandbox profile` and report both outputs.")
+	case !wallcheck.OK(rs):
+		fmt.Println("Sessions run, but the programs marked broken fail behind the wall; report this output with `openworker sandbox profile`.")
+	}
+	return wallcheck.Holds(rs), nil
+}
+
+// checkExec runs the battery's commands in s, each stopped after a minute.
+func checkExec(s *session.Session) wallcheck.Exec {
+	return func(ctx context.Context, cmd string) (wallcheck.Outcome, error) {
 		if err := ctx.Err(); err != nil {
 			return wallcheck.Outcome{}, err
 		}
@@ -76,29 +134,6 @@ func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.
 		}
 		return wallcheck.Outcome{ExitCode: res.ExitCode, Stdout: string(res.Stdout), Stderr: string(res.Stderr), Denials: res.Denials}, nil
 	}
-	probes := wallcheck.Battery(wallcheck.Options{
-		GOOS: runtime.GOOS, UserHome: e.home,
-		DirectPort: ln.Addr().(*net.TCPAddr).Port, Reached: reached.Load,
-		// Seatbelt reports each command's denials: a refusal without one means the log's
-		// window did not close in order, which the first run on a Mac must show.
-		ReportsDenials: native.Name() == sandbox.Seatbelt,
-		// This very process: its command line must not be readable from inside.
-		OutsidePID: os.Getpid(), OutsideArg: "sandbox check",
-		// The check's session keeps repository metadata as the machine's sessions do.
-		GitMetadataProtected: e.settings.GitMetadata != config.GitMetadataWritable,
-	})
-	rs := append(wallcheck.Run(ctx, run, probes, exec.LookPath), links...)
-	if asJSON {
-		return wallcheck.Holds(rs), wallcheck.PrintJSON(os.Stdout, string(native.Name()), rs)
-	}
-	wallcheck.Print(os.Stdout, rs)
-	switch {
-	case !wallcheck.Holds(rs):
-		fmt.Println("The wall let an escape through: do not run sessions on this machine until it is fixed; run `openworker sandbox profile` and report both outputs.")
-	case !wallcheck.OK(rs):
-		fmt.Println("Sessions run, but the programs marked broken fail behind the wall; report this output with `openworker sandbox profile`.")
-	}
-	return wallcheck.Holds(rs), nil
 }
 
 // linkProbeResult is the battery's line for the link probe: proved lets sessions link and

@@ -56,6 +56,9 @@ type Probe struct {
 	// ByOutput says a refusal is judged by Judge alone: the program may exit 0 and still
 	// have shown nothing it must not.
 	ByOutput bool
+	// Skip, when set, says why the probe cannot run here although Needs is found (a Mac's
+	// java that only offers to install Java); "" runs it.
+	Skip func() string
 }
 
 // Status words of a result.
@@ -106,6 +109,13 @@ type Options struct {
 	// anywhere in them, so the person's own git never obeys settings a command wrote: the
 	// probe makes one in the session folder, which must be refused.
 	GitMetadataProtected bool
+	// RegistryPort is a port on 127.0.0.1 where an npm registry stand-in serves outside the
+	// wall (ServeRegistry), which the session's allow list names: npm install must fetch
+	// and install its package. 0 leaves the probe out.
+	RegistryPort int
+	// JavaMissing, when set, says why the java found on PATH is no Java (on a Mac,
+	// /usr/bin/java is there whether or not a runtime is installed); "" when it is one.
+	JavaMissing func() string
 }
 
 // Battery returns the probes for a machine.
@@ -146,6 +156,7 @@ func Battery(o Options) []Probe {
 		},
 	}
 	ps = append(ps, everydayProbes(o.GOOS)...)
+	ps = append(ps, buildProbes(o)...)
 	if o.GOOS == "linux" {
 		ps = append(ps, linuxKernelProbes()...)
 	}
@@ -252,6 +263,63 @@ c=socket.socket(socket.AF_UNIX); c.connect(p); print("connected"); os.unlink(p)'
 	return ps
 }
 
+// buildProbes are the toolchains' everyday work: the JVM starting, npm installing a package
+// from a registry (a stand-in on loopback, reached as a session reaches an allowed loopback
+// entry) and cargo building a crate. On a Mac npm and cargo need hard links and clones, which
+// only a proved Mac allows. Each works in a folder of its own in the session folder, removed
+// whatever happened.
+func buildProbes(o Options) []Probe {
+	ps := []Probe{
+		{
+			Name:    "java -version",
+			Command: "java -version",
+			Needs:   "java",
+			Skip:    o.JavaMissing,
+			// The JVM writes its version to the error output.
+			Judge: func(out Outcome) string {
+				if !strings.Contains(out.Stderr+out.Stdout, "version") {
+					return fmt.Sprintf("its output %q lacks a version", clip(out.Stderr+out.Stdout))
+				}
+				return ""
+			},
+		},
+		{
+			Name: "cargo build of a one-file crate",
+			Command: `d=.openworker-check-crate; rm -rf $d; mkdir -p $d/src && ` +
+				`printf '[package]\nname = "owcheck"\nversion = "0.1.0"\nedition = "2021"\n' > $d/Cargo.toml && ` +
+				`printf 'fn main() { println!("built by cargo"); }\n' > $d/src/main.rs && ` +
+				`(cd $d && cargo build --offline --quiet 1>&2 && ./target/debug/owcheck); rc=$?; rm -rf $d; exit $rc`,
+			Needs: "cargo",
+			Judge: wantOutput("built by cargo"),
+		},
+	}
+	if o.RegistryPort > 0 {
+		registry := "http://127.0.0.1:" + strconv.Itoa(o.RegistryPort) + "/"
+		ps = append(ps, Probe{
+			Name: "npm install from a registry on loopback",
+			Command: `d=.openworker-check-npm; rm -rf $d; mkdir $d && cd $d && ` +
+				`printf '{"name":"openworker-check","version":"1.0.0","private":true}' > package.json && ` +
+				`npm install --registry=` + registry + ` --no-audit --no-fund --no-update-notifier --fetch-retries=0 ` + RegistryPackage + ` 1>&2 && ` +
+				`node -e 'console.log(require("` + RegistryPackage + `"))'; rc=$?; cd ..; rm -rf $d; exit $rc`,
+			Needs: "npm",
+			Judge: wantOutput(registryPackageSays),
+		})
+	}
+	return ps
+}
+
+// LocalServerProbes are run in a second session, with the local-servers switch on: a server
+// on loopback must then bind and take a connection (on Linux, as without the switch).
+func LocalServerProbes() []Probe {
+	return []Probe{{
+		Name: "server on loopback with --local-servers",
+		Command: `python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+c=socket.create_connection(s.getsockname()); a,_=s.accept(); print("served")'`,
+		Needs: "python3",
+		Judge: wantOutput("served"),
+	}}
+}
+
 // quietly is judge, and also that the command printed nothing to its error output: no
 // tool's complaint, no report of denials.
 func quietly(judge func(Outcome) string) func(Outcome) string {
@@ -356,6 +424,13 @@ func Run(ctx context.Context, exec Exec, probes []Probe, lookPath func(string) (
 		if p.Needs != "" {
 			if _, err := lookPath(p.Needs); err != nil {
 				r.Status, r.OK, r.Detail = Skipped, true, p.Needs+" is not installed here"
+				out = append(out, r)
+				continue
+			}
+		}
+		if p.Skip != nil {
+			if why := p.Skip(); why != "" {
+				r.Status, r.OK, r.Detail = Skipped, true, why
 				out = append(out, r)
 				continue
 			}

@@ -229,3 +229,31 @@ func TestEverydayProbes(t *testing.T) {
 		})
 	}
 }
+
+// A Mac's /usr/bin/java is there with no Java installed: the line is skipped with the reason,
+// and never run; with a runtime, it runs and wants a version.
+func TestJavaSkippedWithoutARuntime(t *testing.T) {
+	find := func(o Options) Probe {
+		for _, p := range Battery(o) {
+			if p.Name == "java -version" {
+				return p
+			}
+		}
+		t.Fatal("no java line")
+		return Probe{}
+	}
+	ran := false
+	exec := func(context.Context, string) (Outcome, error) {
+		ran = true
+		return Outcome{Stderr: `openjdk version "21.0.2" 2024-01-16`}, nil
+	}
+	missing := find(Options{GOOS: "darwin", JavaMissing: func() string { return "no Java runtime is installed (/usr/libexec/java_home found none)" }})
+	rs := Run(context.Background(), exec, []Probe{missing}, found)
+	if ran || rs[0].Status != Skipped || !strings.Contains(rs[0].Detail, "no Java runtime") {
+		t.Errorf("without a runtime: ran %v, %+v", ran, rs[0])
+	}
+	there := find(Options{GOOS: "darwin", JavaMissing: func() string { return "" }})
+	if rs := Run(context.Background(), exec, []Probe{there}, found); !ran || rs[0].Status != Works {
+		t.Errorf("with a runtime: ran %v, %+v", ran, rs[0])
+	}
+}
