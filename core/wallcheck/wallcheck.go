@@ -59,6 +59,9 @@ type Probe struct {
 	// Skip, when set, says why the probe cannot run here although Needs is found (a Mac's
 	// java that only offers to install Java); "" runs it.
 	Skip func() string
+	// Ran, when set, says why a refusal's outcome proves nothing because the probe never
+	// got to try (its interpreter did not run): the line is then Failed, not Refused.
+	Ran func(Outcome) string
 }
 
 // Status words of a result.
@@ -209,12 +212,27 @@ func Battery(o Options) []Probe {
 	}
 	if o.OutsidePID > 0 && o.OutsideArg != "" {
 		arg := o.OutsideArg
+		var ran func(Outcome) string
+		name, command, needs := "command line of a process outside", "ps -ww -o args= -p "+strconv.Itoa(o.OutsidePID), "ps"
+		if o.GOOS == "darwin" {
+			// ps is set-user-ID, which the kernel refuses to run in any sandbox: its refusal
+			// proves nothing about the wall. The probe asks the kernel itself, as ps would.
+			name = "command line of a process outside (kern.procargs2, read through python3's ctypes)"
+			command, needs = "python3 -c '"+procargsScript+"' "+strconv.Itoa(o.OutsidePID), "python3"
+			ran = func(out Outcome) string {
+				if out.ExitCode != 0 && !strings.Contains(out.Stderr, "sysctl kern.procargs2") {
+					return "python3 did not get to ask: " + lastLine(out.Stderr)
+				}
+				return ""
+			}
+		}
 		ps = append(ps, Probe{
-			Name:     "command line of a process outside",
-			Command:  "ps -ww -o args= -p " + strconv.Itoa(o.OutsidePID),
-			Needs:    "ps",
+			Name:     name,
+			Command:  command,
+			Needs:    needs,
 			Refused:  true,
 			ByOutput: true,
+			Ran:      ran,
 			Judge: func(out Outcome) string {
 				if strings.Contains(out.Stdout, arg) {
 					return "it showed " + clip(out.Stdout)
@@ -225,6 +243,22 @@ func Battery(o Options) []Probe {
 	}
 	return ps
 }
+
+// procargsScript reads another process's command line from the kernel on a Mac: sysctl
+// {CTL_KERN, KERN_PROCARGS2, pid} (1, 49), its size first. It prints what it read; a refusal
+// ends it with the error. (No single quote in it: the battery quotes it for the shell.)
+const procargsScript = `import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+mib = (ctypes.c_int * 3)(1, 49, int(sys.argv[1]))
+size = ctypes.c_size_t(0)
+def check(rc):
+    if rc != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, "sysctl kern.procargs2: " + os.strerror(e))
+check(libc.sysctl(mib, 3, None, ctypes.byref(size), None, 0))
+buf = ctypes.create_string_buffer(size.value)
+check(libc.sysctl(mib, 3, buf, ctypes.byref(size), None, 0))
+sys.stdout.write(buf.raw[4:size.value].replace(b"\0", b" ").decode("utf-8", "replace"))`
 
 // everydayProbes are what an agent runs all day: a compiler through the developer shims, zsh's
 // here-documents, a listing and the date with no report of denials after them, a Unix socket
@@ -440,6 +474,8 @@ func Run(ctx context.Context, exec Exec, probes []Probe, lookPath func(string) (
 		switch {
 		case err != nil:
 			r.Status, r.Detail = Failed, err.Error()
+		case p.Refused && p.Ran != nil && p.Ran(o) != "":
+			r.Status, r.Detail = Failed, p.Ran(o)
 		case p.Refused:
 			why := ""
 			if p.Judge != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -255,5 +256,46 @@ func TestJavaSkippedWithoutARuntime(t *testing.T) {
 	there := find(Options{GOOS: "darwin", JavaMissing: func() string { return "" }})
 	if rs := Run(context.Background(), exec, []Probe{there}, found); !ran || rs[0].Status != Works {
 		t.Errorf("with a runtime: ran %v, %+v", ran, rs[0])
+	}
+}
+
+// On a Mac, ps is refused for being set-user-ID, whatever the wall allows, so the probe of
+// another process's command line reads kern.procargs2 itself, through Python's ctypes, and
+// its line says so. A refusal is judged by what it showed.
+func TestProcargsProbeOnAMac(t *testing.T) {
+	var p Probe
+	for _, pr := range Battery(Options{GOOS: "darwin", OutsidePID: 4242, OutsideArg: "sandbox check"}) {
+		if strings.HasPrefix(pr.Name, "command line of a process outside") {
+			p = pr
+		}
+	}
+	if !strings.Contains(p.Name, "kern.procargs2") || p.Needs != "python3" || strings.Contains(p.Command, "ps -") ||
+		!strings.Contains(p.Command, "4242") || !strings.Contains(p.Command, "ctypes") {
+		t.Fatalf("probe %+v", p)
+	}
+	for _, tt := range []struct {
+		name string
+		out  Outcome
+		want string
+	}{
+		{"refused", Outcome{ExitCode: 1, Stderr: "PermissionError: [Errno 1] sysctl kern.procargs2: Operation not permitted"}, Refused},
+		{"read", Outcome{Stdout: "/Applications/OpenWorker.app/Contents/MacOS/openworker sandbox check"}, NotRefused},
+		// A python3 that never got to the sysctl (the developer tools' stub, with nothing
+		// installed) proves nothing either way.
+		{"no_python", Outcome{ExitCode: 1, Stderr: "xcode-select: note: No developer tools were found, requesting install."}, Failed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rs := Run(context.Background(), func(context.Context, string) (Outcome, error) { return tt.out, nil }, []Probe{p}, found)
+			if rs[0].Status != tt.want {
+				t.Errorf("%+v, want %s", rs[0], tt.want)
+			}
+		})
+	}
+	// The script is Python this machine's python3 compiles (it runs only on a Mac).
+	if _, err := exec.LookPath("python3"); err == nil {
+		script := p.Command[strings.Index(p.Command, "'")+1 : strings.LastIndex(p.Command, "'")]
+		if out, err := exec.Command("python3", "-c", "import sys; compile(sys.argv[1], 'probe', 'exec')", script).CombinedOutput(); err != nil {
+			t.Errorf("the probe's Python does not compile: %v\n%s", err, out)
+		}
 	}
 }
