@@ -3,6 +3,8 @@ package main
 import (
 	"os/exec"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/openworker/openworker/core/sandbox"
 	"github.com/openworker/openworker/core/seatbelt"
 )
@@ -21,4 +23,13 @@ func javaMissing() string {
 		return "no Java runtime is installed (/usr/libexec/java_home found none; /usr/bin/java only offers to install one)"
 	}
 	return ""
+}
+
+// systemName is this Mac's macOS version, for the check's report.
+func systemName() string {
+	v, err := unix.Sysctl("kern.osproductversion")
+	if err != nil || v == "" {
+		return "macOS (version unknown)"
+	}
+	return "macOS " + v
 }

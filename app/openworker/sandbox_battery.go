@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -24,20 +25,19 @@ import (
 
 // runBattery runs the wall check's battery of real programs in a session of m behind
 // native's wall, as a session gets it (a fresh writable folder, work, allowlist network with
-// an empty list), and prints one line per program, or JSON. holds is false when an escape
-// got through.
-func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.Provider, work string, asJSON bool) (holds bool, err error) {
+// only the check's own registry on its list), and returns one result per program.
+func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.Provider, work string) (rs []wallcheck.Result, err error) {
 	if err := os.Mkdir(work, 0o700); err != nil {
-		return false, fmt.Errorf("creating a folder for the check: %w", err)
+		return nil, fmt.Errorf("creating a folder for the check: %w", err)
 	}
 	if work, err = filepath.EvalSymlinks(work); err != nil {
-		return false, err
+		return nil, err
 	}
 	// A listener outside the wall on the host's loopback, which the direct-connection probe
 	// must not reach: nothing is ever sent to any other address.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return false, fmt.Errorf("holding a loopback port for the check: %w", err)
+		return nil, fmt.Errorf("holding a loopback port for the check: %w", err)
 	}
 	defer ln.Close()
 	var reached atomic.Bool
@@ -63,12 +63,12 @@ func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.
 	// as a person's --allow 127.0.0.1:PORT would, so npm install is proved with no internet.
 	reg, err := wallcheck.ServeRegistry()
 	if err != nil {
-		return false, fmt.Errorf("serving the check's npm registry on loopback: %w", err)
+		return nil, fmt.Errorf("serving the check's npm registry on loopback: %w", err)
 	}
 	defer reg.Close()
 	regEntry, err := hosts.Parse("127.0.0.1:" + strconv.Itoa(reg.Port))
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	// The check's session is a session as the machine's are: its toolchains switched on
 	// (cargo through rustup needs ~/.rustup), its repository metadata kept as they keep it.
@@ -77,7 +77,7 @@ func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.
 		GitMetadataWritable: e.settings.GitMetadata == config.GitMetadataWritable}
 	s, err := m.Start(ctx, spec)
 	if err != nil {
-		return false, fmt.Errorf("starting a session for the check: %w", err)
+		return nil, fmt.Errorf("starting a session for the check: %w", err)
 	}
 	defer s.EndBecause("the wall check finished")
 	probes := wallcheck.Battery(wallcheck.Options{
@@ -93,7 +93,7 @@ func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.
 		RegistryPort:         reg.Port,
 		JavaMissing:          javaMissing,
 	})
-	rs := wallcheck.Run(ctx, checkExec(s), probes, exec.LookPath)
+	rs = wallcheck.Run(ctx, checkExec(s), probes, exec.LookPath)
 	s.EndBecause("the wall check finished")
 	// The same session's servers with the local-servers switch on, in a second session: on a
 	// Mac the switch is what lets them bind; on Linux it changes nothing.
@@ -105,10 +105,11 @@ func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.
 		rs = append(rs, wallcheck.Run(ctx, checkExec(ls), wallcheck.LocalServerProbes(), exec.LookPath)...)
 		ls.EndBecause("the wall check finished")
 	}
-	rs = append(rs, links...)
-	if asJSON {
-		return wallcheck.Holds(rs), wallcheck.PrintJSON(os.Stdout, string(native.Name()), rs)
-	}
+	return append(rs, links...), nil
+}
+
+// printBattery prints the battery's results, one line per program, and what to do.
+func printBattery(rs []wallcheck.Result) {
 	wallcheck.Print(os.Stdout, rs)
 	switch {
 	case !wallcheck.Holds(rs):
@@ -116,7 +117,23 @@ func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.
 	case !wallcheck.OK(rs):
 		fmt.Println("Sessions run, but the programs marked broken fail behind the wall; report this output with `openworker sandbox profile`.")
 	}
-	return wallcheck.Holds(rs), nil
+}
+
+// writeReport writes the check's report, for a person to send, to path (owner-only): the
+// system, the sandbox's line and the battery's results.
+func writeReport(path string, e *env, native sandbox.Provider, sandboxLine string, rs []wallcheck.Result) error {
+	var b bytes.Buffer
+	err := wallcheck.WriteReport(&b, wallcheck.Report{
+		Version: version, System: systemName(), Arch: runtime.GOARCH, Enforcement: string(native.Name()),
+		Sandbox: sandboxLine, Home: e.home, Results: rs, ReportsDenials: native.Name() == sandbox.Seatbelt,
+	})
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		return fmt.Errorf("writing the check's report: %w", err)
+	}
+	return nil
 }
 
 // checkExec runs the battery's commands in s, each stopped after a minute.

@@ -284,6 +284,9 @@ func (d Denial) Line() string {
 	if d.Earlier {
 		who += ", from an earlier command"
 	}
+	if d.From != "" {
+		who += ", logged by " + d.From
+	}
 	if d.Target == "" {
 		return fmt.Sprintf("%s (%s)", d.Operation, who)
 	}

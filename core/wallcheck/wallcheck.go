@@ -56,6 +56,8 @@ type Probe struct {
 	// ByOutput says a refusal is judged by Judge alone: the program may exit 0 and still
 	// have shown nothing it must not.
 	ByOutput bool
+	// Private: see Result.Private.
+	Private bool
 	// Skip, when set, says why the probe cannot run here although Needs is found (a Mac's
 	// java that only offers to install Java); "" runs it.
 	Skip func() string
@@ -84,6 +86,9 @@ type Result struct {
 	Denials []string `json:"denials,omitempty"`
 	// Unreported says the wall refused, but its denial was not in the command's report.
 	Unreported bool `json:"unreported,omitempty"`
+	// Private says its output may hold what a report must not (the environment's values):
+	// a report leaves its detail out.
+	Private bool `json:"-"`
 }
 
 // Options describe the machine the battery runs on.
@@ -138,7 +143,7 @@ func Battery(o Options) []Probe {
 			Judge:   wantOutput("here substituted"),
 		},
 		{Name: "ls /", Command: "ls /", Judge: wantSomeOutput},
-		{Name: "env", Command: "env", Judge: wantOutput("HOME=")},
+		{Name: "env", Command: "env", Judge: wantOutput("HOME="), Private: true},
 		{Name: "git --version", Command: git + " --version", Needs: git, Judge: gitJudge},
 		{
 			Name:    "python3 multiprocessing",
@@ -454,7 +459,7 @@ func clip(s string) string {
 func Run(ctx context.Context, exec Exec, probes []Probe, lookPath func(string) (string, error)) []Result {
 	var out []Result
 	for _, p := range probes {
-		r := Result{Name: p.Name, Command: p.Command}
+		r := Result{Name: p.Name, Command: p.Command, Private: p.Private}
 		if p.Needs != "" {
 			if _, err := lookPath(p.Needs); err != nil {
 				r.Status, r.OK, r.Detail = Skipped, true, p.Needs+" is not installed here"
