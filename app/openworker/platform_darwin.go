@@ -2,6 +2,7 @@ package main
 
 import (
 	"os/exec"
+	"runtime"
 
 	"golang.org/x/sys/unix"
 
@@ -32,4 +33,16 @@ func systemName() string {
 		return "macOS (version unknown)"
 	}
 	return "macOS " + v
+}
+
+// rosettaMissing says why x86_64 programs cannot run on this Mac, as found outside the wall:
+// an Intel Mac needs no Rosetta, and on Apple silicon it may not be installed.
+func rosettaMissing() string {
+	if runtime.GOARCH != "arm64" {
+		return "this Mac is not Apple silicon: x86_64 programs run natively"
+	}
+	if exec.Command("arch", "-x86_64", "/usr/bin/true").Run() != nil {
+		return "Rosetta is not installed on this Mac (arch -x86_64 /usr/bin/true fails outside the sandbox too)"
+	}
+	return ""
 }

@@ -38,3 +38,6 @@ func systemName() string {
 	}
 	return name
 }
+
+// rosettaMissing is nil: Rosetta is a Mac's.
+var rosettaMissing func() string

@@ -92,6 +92,7 @@ func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.
 		GitMetadataProtected: e.settings.GitMetadata != config.GitMetadataWritable,
 		RegistryPort:         reg.Port,
 		JavaMissing:          javaMissing,
+		RosettaMissing:       rosettaMissing,
 	})
 	rs = wallcheck.Run(ctx, checkExec(s), probes, exec.LookPath)
 	s.EndBecause("the wall check finished")

@@ -124,6 +124,10 @@ type Options struct {
 	// JavaMissing, when set, says why the java found on PATH is no Java (on a Mac,
 	// /usr/bin/java is there whether or not a runtime is installed); "" when it is one.
 	JavaMissing func() string
+	// RosettaMissing, on a Mac, says why x86_64 programs cannot run on this Mac at all (an
+	// Intel Mac, or Rosetta not installed), as found outside the wall; "" when they can. Nil
+	// leaves the Rosetta line out.
+	RosettaMissing func() string
 }
 
 // Battery returns the probes for a machine.
@@ -167,6 +171,9 @@ func Battery(o Options) []Probe {
 	ps = append(ps, buildProbes(o)...)
 	if o.GOOS == "linux" {
 		ps = append(ps, linuxKernelProbes()...)
+	}
+	if o.GOOS == "darwin" {
+		ps = append(ps, macQuestions(o)...)
 	}
 	if o.GOOS == "darwin" && o.GitMetadataProtected {
 		p := Probe{
@@ -300,6 +307,22 @@ c=socket.socket(socket.AF_UNIX); c.connect(p); print("connected"); os.unlink(p)'
 		ps = append(ps, Probe{Name: "server on loopback", Command: server, Needs: "python3", Judge: wantOutput("listening")})
 	}
 	return ps
+}
+
+// macQuestions are lines whose outcome no public source settles: whether an x86_64 program
+// (Intel Homebrew on Apple silicon) starts under Rosetta behind the wall, and who logs a
+// refused service lookup (the kernel, or sandboxd, whose reports the follower reads too),
+// which the report's denial line names.
+func macQuestions(o Options) []Probe {
+	var ps []Probe
+	if o.RosettaMissing != nil {
+		ps = append(ps, Probe{Name: "an x86_64 program under Rosetta", Command: "arch -x86_64 /usr/bin/true", Needs: "arch", Skip: o.RosettaMissing})
+	}
+	p := Probe{Name: "open -g . (a service lookup the wall refuses)", Command: "/usr/bin/open -g .", Needs: "/usr/bin/open", Refused: true}
+	if o.ReportsDenials {
+		p.Reported = "mach-lookup"
+	}
+	return append(ps, p)
 }
 
 // buildProbes are the toolchains' everyday work: the JVM starting, npm installing a package

@@ -299,3 +299,33 @@ func TestProcargsProbeOnAMac(t *testing.T) {
 		}
 	}
 }
+
+// The review's open questions a first run on a Mac answers: whether an x86_64 program runs
+// under Rosetta behind the wall (skipped where there is no Rosetta), and who logs a refused
+// service lookup (open's), which the report's denial line names.
+func TestMacQuestions(t *testing.T) {
+	byName := func(o Options) map[string]Probe {
+		m := map[string]Probe{}
+		for _, p := range Battery(o) {
+			m[p.Name] = p
+		}
+		return m
+	}
+	mac := byName(Options{GOOS: "darwin", ReportsDenials: true, RosettaMissing: func() string { return "" }})
+	rosetta, ok := mac["an x86_64 program under Rosetta"]
+	if !ok || rosetta.Command != "arch -x86_64 /usr/bin/true" || rosetta.Skip == nil {
+		t.Errorf("Rosetta line: %+v", rosetta)
+	}
+	open, ok := mac["open -g . (a service lookup the wall refuses)"]
+	if !ok || !open.Refused || open.Reported != "mach-lookup" {
+		t.Errorf("open line: %+v", open)
+	}
+	if _, ok := byName(Options{GOOS: "darwin"})["an x86_64 program under Rosetta"]; ok {
+		t.Error("the Rosetta line without a way to tell whether Rosetta is there")
+	}
+	for name := range byName(Options{GOOS: "linux", RosettaMissing: func() string { return "" }}) {
+		if strings.Contains(name, "Rosetta") || strings.HasPrefix(name, "open -g") {
+			t.Errorf("a Mac's line on Linux: %s", name)
+		}
+	}
+}
