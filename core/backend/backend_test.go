@@ -547,3 +547,31 @@ func TestEndAllStopsFollowingDenials(t *testing.T) {
 		t.Errorf("following denials was stopped %d times, want once", n)
 	}
 }
+
+// The app's local-servers switch of a running session restarts it with the switch as asked,
+// and tells the app's watchers.
+func TestSetLocalServers(t *testing.T) {
+	f := newFixture(t, "")
+	s, _ := f.start(t)
+	events, cancel := f.b.Subscribe(false)
+	defer cancel()
+	if err := f.b.SetLocalServers(s.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if !s.LocalServers() {
+		t.Error("the session's switch is still off")
+	}
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		select {
+		case e := <-events:
+			if e.Type == AccessChanged && e.Session == s.ID {
+				return nil
+			}
+		default:
+		}
+		return errors.New("no access.changed event")
+	})
+	if err := f.b.SetLocalServers("nope", true); err == nil || !strings.Contains(err.Error(), `no session "nope"`) {
+		t.Errorf("an unknown session: %v", err)
+	}
+}

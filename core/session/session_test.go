@@ -486,3 +486,41 @@ func TestEndingStopsFollowingDenials(t *testing.T) {
 		t.Errorf("after EndAll, following was stopped %d times in all, want twice", n)
 	}
 }
+
+// The person's local-servers switch of a running session restarts its runner behind a wall
+// with the switch as asked (a profile is fixed when a process starts), as adding a folder
+// does: the session goes on, the next result says shell state was lost, the audit says why.
+func TestSetLocalServersRestartsTheWall(t *testing.T) {
+	f := newFixture(t, map[sandbox.Enforcement]sandbox.Provider{sandbox.Direct: sandbox.DirectProvider{}})
+	s, err := f.m.Start(context.Background(), Spec{Provider: sandbox.Direct, Writable: []string{f.project}, Network: policy.None})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.LocalServers() {
+		t.Fatal("a session started without the switch has it on")
+	}
+	if err := s.SetLocalServers(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	if !s.LocalServers() {
+		t.Error("the switch is still off")
+	}
+	r, err := s.Exec(runner.ExecArgs{Command: "echo after"}, nil)
+	if err != nil || string(r.Stdout) != "after\n" {
+		t.Fatalf("after the restart: %v %+v", err, r)
+	}
+	if !r.ShellStateLost {
+		t.Error("the next result does not say shell state was lost")
+	}
+	b, _ := os.ReadFile(f.log)
+	if !strings.Contains(string(b), `"type":"session.restarted"`) || !strings.Contains(string(b), "local servers on") {
+		t.Errorf("the audit trail lacks the restart:\n%s", b)
+	}
+	// Asking for what it already is changes nothing.
+	if err := s.SetLocalServers(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := s.Exec(runner.ExecArgs{Command: "true"}, nil); r.ShellStateLost {
+		t.Error("a switch already on restarted the runner again")
+	}
+}
