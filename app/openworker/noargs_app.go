@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/openworker/openworker/core/api"
+	"github.com/openworker/openworker/core/seatbelt"
 	"github.com/openworker/openworker/ui/cocoa"
 	"github.com/openworker/openworker/ui/presenter"
 )
@@ -84,9 +86,28 @@ func runApp() error {
 	wall := native.Status(sctx)
 	cancel()
 
+	exe, err := os.Executable()
+	if err != nil {
+		h.close()
+		return err
+	}
 	p := presenter.New(b, presenter.Options{
 		Native: e.machine().Native, Wall: wall, Home: e.home,
 		AuditLog: e.auditPath(), FirstLaunch: firstLaunch, Logins: presenter.BackendLogins{B: b},
+		Links: func() *presenter.Links {
+			probed, both, why := seatbelt.RecordedLinkChecks(e.stateDir)
+			return &presenter.Links{Probed: probed, Both: both, Why: why}
+		},
+		// Check this Mac… runs the binary's own check, as a person would in a terminal, and
+		// keeps its report in the state folder.
+		CheckMachine: func(ctx context.Context) (presenter.Check, error) {
+			mc, err := runMachineCheck(ctx, exe, filepath.Join(e.stateDir, "check-report.txt"))
+			c := presenter.Check{Summary: mc.summary(), Report: mc.Report, ReportPath: mc.ReportPath}
+			for _, r := range mc.Programs {
+				c.Lines = append(c.Lines, presenter.CheckLine{Name: r.Name, Status: r.Status, Detail: r.Detail, OK: r.OK})
+			}
+			return c, err
+		},
 	})
 	changes := p.Watch(ctx)
 
