@@ -483,8 +483,10 @@ func Run(ctx context.Context, exec Exec, probes []Probe, lookPath func(string) (
 	var out []Result
 	for _, p := range probes {
 		r := Result{Name: p.Name, Command: p.Command, Private: p.Private}
+		outside := ""
 		if p.Needs != "" {
-			if _, err := lookPath(p.Needs); err != nil {
+			var err error
+			if outside, err = lookPath(p.Needs); err != nil {
 				r.Status, r.OK, r.Detail = Skipped, true, p.Needs+" is not installed here"
 				out = append(out, r)
 				continue
@@ -522,6 +524,10 @@ func Run(ctx context.Context, exec Exec, probes []Probe, lookPath func(string) (
 			why := ""
 			if o.ExitCode != 0 {
 				why = fmt.Sprintf("exit status %d: %s", o.ExitCode, lastLine(o.Stderr))
+				if o.ExitCode == 127 && outside != "" {
+					// The shell did not find it inside, although it is installed.
+					why += "; outside the sandbox it is " + outside + ", which the session does not see (a toolchain in the home folder is readable once switched on in Settings ▸ Sandbox ▸ Developer toolchains)"
+				}
 			} else if p.Judge != nil {
 				why = p.Judge(o)
 			}

@@ -329,3 +329,17 @@ func TestMacQuestions(t *testing.T) {
 		}
 	}
 }
+
+// A program found outside that the sandbox cannot find (a toolchain in the home folder that
+// is not switched on) says where it is outside and what makes it readable.
+func TestNotFoundInsideSaysWhere(t *testing.T) {
+	p := Probe{Name: "cargo build of a one-file crate", Command: "cargo build", Needs: "cargo", Judge: wantOutput("built")}
+	look := func(string) (string, error) { return "/Users/me/.cargo/bin/cargo", nil }
+	rs := Run(context.Background(), func(context.Context, string) (Outcome, error) {
+		return Outcome{ExitCode: 127, Stderr: "sh: cargo: command not found"}, nil
+	}, []Probe{p}, look)
+	if rs[0].Status != Broken || !strings.Contains(rs[0].Detail, "outside the sandbox it is /Users/me/.cargo/bin/cargo") ||
+		!strings.Contains(rs[0].Detail, "Developer toolchains") {
+		t.Errorf("%+v", rs[0])
+	}
+}
