@@ -46,6 +46,15 @@ func TestLocalServersInTheSessionMenu(t *testing.T) {
 	if _, ok := findItem(Menu(s), "Open: this Mac's loopback ports"); !ok {
 		t.Error("with the switch on, the menu does not say what it opens")
 	}
+	// The link probe's answer, which npm install and cargo build depend on.
+	if it, ok := findItem(Menu(s), "Hard links and clones"); !ok || it.Title != "Hard links and clones: denied (not proved on this Mac)" || !it.Disabled {
+		t.Errorf("links line: %+v (found %v)", it, ok)
+	}
+	s.Links = &Links{Probed: true, Both: true}
+	if it, _ := findItem(Menu(s), "Hard links and clones"); it.Title != "Hard links and clones: allowed in its folders" ||
+		it.Tooltip != "Hard links and clones: allowed inside the session's folders (checked on this Mac)." {
+		t.Errorf("links line when proved: %+v", it)
+	}
 	for _, other := range []string{"direct", "linux"} {
 		o := previewState(other, "allowlist").withSession()
 		if _, ok := findItem(Menu(o), "Local servers"); ok {

@@ -303,6 +303,14 @@ func (s State) sessionMenu(ss Session) view.Menu {
 		if ss.LocalServers {
 			add(view.MenuItem{Title: "Open: this Mac's loopback ports, other programs' too", Disabled: true, Indent: 1, Tooltip: localServersTip})
 		}
+		if s.Links != nil {
+			// npm install and cargo build need them: say whether they work here.
+			title := "Hard links and clones: denied (not proved on this Mac)"
+			if s.Links.Probed && s.Links.Both {
+				title = "Hard links and clones: allowed in its folders"
+			}
+			add(view.MenuItem{Title: title, Disabled: true, Tooltip: LinksLine(*s.Links) + "."})
+		}
 	}
 	if !ss.Started.IsZero() {
 		add(view.MenuItem{Title: "Started " + ago(s.Now, ss.Started), Disabled: true})
