@@ -24,11 +24,12 @@ type machineCheck struct {
 
 // runMachineCheck runs exe's `sandbox check --json --report reportPath`, as a person would in
 // a terminal (a process of its own, which cleans up after itself whatever happens to the
-// app), and reads what it found. An error says why the check could not run; what it wrote is
-// returned with it.
-func runMachineCheck(ctx context.Context, exe, reportPath string) (machineCheck, error) {
+// app), with env as its environment (nil: this process's), and reads what it found. An error
+// says why the check could not run; what it wrote is returned with it.
+func runMachineCheck(ctx context.Context, exe, reportPath string, env []string) (machineCheck, error) {
 	mc := machineCheck{ReportPath: reportPath}
 	cmd := exec.CommandContext(ctx, exe, "sandbox", "check", "--json", "--report", reportPath)
+	cmd.Env = env
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	runErr := cmd.Run()

@@ -16,14 +16,10 @@ func TestRunMachineCheck(t *testing.T) {
 	requireSandbox(t, w)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	// The app runs with the person's environment: here, the world's.
-	for _, kv := range w.env {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
+	// The app gives the check the person's login environment: here, the world's.
 	report := filepath.Join(w.state, "check-report.txt")
 	os.MkdirAll(w.state, 0o700)
-	mc, err := runMachineCheck(ctx, binary, report)
+	mc, err := runMachineCheck(ctx, binary, report, w.env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +40,7 @@ func TestRunMachineCheck(t *testing.T) {
 		t.Errorf("summary %q", s)
 	}
 	// A binary that is not there is a check that could not run, said so.
-	if _, err := runMachineCheck(ctx, filepath.Join(t.TempDir(), "missing"), report); err == nil || !strings.Contains(err.Error(), "openworker sandbox check:") {
+	if _, err := runMachineCheck(ctx, filepath.Join(t.TempDir(), "missing"), report, w.env); err == nil || !strings.Contains(err.Error(), "openworker sandbox check:") {
 		t.Errorf("a missing binary: %v", err)
 	}
 }

@@ -9,12 +9,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/openworker/openworker/core/api"
 	"github.com/openworker/openworker/core/seatbelt"
+	"github.com/openworker/openworker/core/session"
 	"github.com/openworker/openworker/ui/cocoa"
 	"github.com/openworker/openworker/ui/presenter"
 )
@@ -98,10 +100,12 @@ func runApp() error {
 			probed, both, why := seatbelt.RecordedLinkChecks(e.stateDir)
 			return &presenter.Links{Probed: probed, Both: both, Why: why}
 		},
-		// Check this Mac… runs the binary's own check, as a person would in a terminal, and
+		// Check this Mac… runs the binary's own check, as a person would in a terminal, with
+		// the login environment the app's sessions get (the app's own is launchd's), and
 		// keeps its report in the state folder.
 		CheckMachine: func(ctx context.Context) (presenter.Check, error) {
-			mc, err := runMachineCheck(ctx, exe, filepath.Join(e.stateDir, "check-report.txt"))
+			env := session.LoginEnv(ctx, os.Environ(), runtime.GOOS)
+			mc, err := runMachineCheck(ctx, exe, filepath.Join(e.stateDir, "check-report.txt"), env)
 			c := presenter.Check{Summary: mc.summary(), Report: mc.Report, ReportPath: mc.ReportPath}
 			for _, r := range mc.Programs {
 				c.Lines = append(c.Lines, presenter.CheckLine{Name: r.Name, Status: r.Status, Detail: r.Detail, OK: r.OK})
