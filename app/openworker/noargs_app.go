@@ -114,6 +114,20 @@ func runApp() error {
 		},
 	})
 	changes := p.Watch(ctx)
+	// On a Mac whose link probe has not run on this macOS version, it runs now, in the
+	// background: the profiles of sessions started afterwards follow its answer (npm install
+	// and cargo build need links and clones), and Settings shows it.
+	if wall.OK {
+		if probed, _, _ := seatbelt.RecordedLinkChecks(e.stateDir); !probed {
+			go func() {
+				pr := &seatbelt.Provider{StateDir: e.stateDir}
+				if _, _, err := pr.ProbeLinks(ctx); err != nil {
+					fmt.Fprintf(os.Stderr, "openworker: the link probe: %v\n", err)
+				}
+				p.SetWall(wall) // redraw with the answer
+			}()
+		}
+	}
 
 	var once sync.Once
 	quit := func() {
