@@ -118,6 +118,9 @@ type Window struct {
 	leader        int
 	earlierPIDs   map[int]bool
 	earlierGroups map[int]bool
+	// unpaired counts, by reporter ("" the kernel, or sandboxd) and refusal, the lines the
+	// other reporter has not matched yet (see pairedReport).
+	unpaired map[string]map[string]int
 
 	mu       sync.Mutex
 	denials  []Denial
@@ -283,9 +286,36 @@ func (w *Window) deliver(d Denial) {
 	case w.sentinel != "" && d.Target == w.sentinel:
 		w.closed = true
 		close(w.seen)
+	case w.pairedReport(d):
 	default:
 		w.denials = append(w.denials, d)
 	}
+}
+
+// pairedReport says d is the other reporter's line for a refusal the window already has:
+// the kernel and sandboxd may both report one, which is one refusal. Each line pairs with
+// one of the other's at most, so that repeats still count. w.mu is held.
+func (w *Window) pairedReport(d Denial) bool {
+	if d.Repeats {
+		return false
+	}
+	key := fmt.Sprintf("%d %s %s", d.PID, d.Operation, d.Target)
+	other := FromSandboxd
+	if d.From == FromSandboxd {
+		other = ""
+	}
+	if w.unpaired == nil {
+		w.unpaired = map[string]map[string]int{}
+	}
+	if w.unpaired[other][key] > 0 {
+		w.unpaired[other][key]--
+		return true
+	}
+	if w.unpaired[d.From] == nil {
+		w.unpaired[d.From] = map[string]int{}
+	}
+	w.unpaired[d.From][key]++
+	return false
 }
 
 // Close ends the stream. A later Begin starts a new one.

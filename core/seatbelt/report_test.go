@@ -189,3 +189,38 @@ func TestProviderReportsAndStops(t *testing.T) {
 		t.Error("StopFollowing left the log stream running")
 	}
 }
+
+// A refusal both the kernel and sandboxd report is one denial, not two, whichever comes
+// first; sandboxd's alone, or the kernel's alone, counts once.
+func TestKernelAndSandboxdReportsCountOnce(t *testing.T) {
+	s := newStandIn(t, "")
+	ctx := context.Background()
+	w, err := s.f.Begin(ctx, testMarker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kernel := func(pid int, op, target string) []byte {
+		b, _ := json.Marshal(map[string]any{"eventType": "logEvent", "processImagePath": "/kernel", "processID": 0,
+			"eventMessage": "Sandbox: gh(" + strconv.Itoa(pid) + ") deny(1) " + op + " " + target + "\n" + testMarker})
+		return append(b, '\n')
+	}
+	s.write(kernel(7, "mach-lookup", "com.apple.trustd.agent"))
+	s.write(sandboxdLine(SandboxdPath, 180, "Sandbox: gh(7) deny(1) mach-lookup com.apple.trustd.agent\n"+testMarker))
+	s.write(sandboxdLine(SandboxdPath, 180, "Sandbox: gh(7) deny(1) mach-lookup com.apple.SecurityServer\n"+testMarker))
+	s.write(kernel(7, "mach-lookup", "com.apple.SecurityServer"))
+	s.write(sandboxdLine(SandboxdPath, 180, "Sandbox: gh(7) deny(1) mach-lookup com.apple.cfprefsd.daemon\n"+testMarker))
+	ds, err := w.End(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := targets(ds); strings.Join(got, " ") != "com.apple.trustd.agent com.apple.SecurityServer com.apple.cfprefsd.daemon" {
+		t.Errorf("denials %q, want each once", got)
+	}
+	// The kernel's repeat of its own report is another refusal, counted.
+	w, _ = s.f.Begin(ctx, testMarker)
+	s.write(kernel(8, "file-read-data", "/Users/me/x"))
+	s.write(kernel(8, "file-read-data", "/Users/me/x"))
+	if ds, _ := w.End(ctx); len(ds) != 2 {
+		t.Errorf("the kernel's two reports gave %d denials", len(ds))
+	}
+}
