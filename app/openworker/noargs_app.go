@@ -108,7 +108,7 @@ func runApp() error {
 			mc, err := runMachineCheck(ctx, exe, filepath.Join(e.stateDir, "check-report.txt"), env)
 			c := presenter.Check{Summary: mc.summary(), Report: mc.Report, ReportPath: mc.ReportPath}
 			for _, r := range mc.Programs {
-				c.Lines = append(c.Lines, presenter.CheckLine{Name: r.Name, Status: r.Status, Detail: r.Detail, OK: r.OK})
+				c.Lines = append(c.Lines, presenter.CheckLine{Name: r.Name, Status: r.Status, Detail: r.Detail, OK: r.OK, Info: r.Info})
 			}
 			return c, err
 		},

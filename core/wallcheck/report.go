@@ -52,7 +52,7 @@ func WriteReport(w io.Writer, r Report) error {
 		b.WriteString("\nWhat ran, and how it went:\n")
 		for _, res := range r.Results {
 			line := "  " + res.Name + ": " + res.Status
-			if res.Detail != "" && (!res.OK || res.Status == Skipped) {
+			if res.Detail != "" && (!res.OK || res.Status == Skipped || res.Info) {
 				if res.Private {
 					line += " (its output is left out: it may hold the environment's values)"
 				} else {

@@ -58,6 +58,9 @@ type Probe struct {
 	ByOutput bool
 	// Private: see Result.Private.
 	Private bool
+	// Info says its output is what its line says (what it found), not a judgement: it works
+	// when it ran, and its detail is its output.
+	Info bool
 	// Skip, when set, says why the probe cannot run here although Needs is found (a Mac's
 	// java that only offers to install Java); "" runs it.
 	Skip func() string
@@ -89,6 +92,8 @@ type Result struct {
 	// Private says its output may hold what a report must not (the environment's values):
 	// a report leaves its detail out.
 	Private bool `json:"-"`
+	// Info says Detail is what the program found, shown however it went.
+	Info bool `json:"info,omitempty"`
 }
 
 // Options describe the machine the battery runs on.
@@ -148,6 +153,15 @@ func Battery(o Options) []Probe {
 		},
 		{Name: "ls /", Command: "ls /", Judge: wantSomeOutput},
 		{Name: "env", Command: "env", Judge: wantOutput("HOME="), Private: true},
+		{
+			// Which everyday tools the session finds, and whether its language is UTF-8: an
+			// app started by launchd has a minimal PATH and no LANG to give. No value of the
+			// environment is printed.
+			Name: "tools on the session's PATH",
+			Command: `f=; n=; for p in git node npm python3 go cargo java make cc; do if command -v $p >/dev/null 2>&1; then f="$f $p"; else n="$n $p"; fi; done; ` +
+				`echo "found:${f:- none}; not found:${n:- none}"; case "${LC_ALL:-${LC_CTYPE:-$LANG}}" in *UTF-8*|*utf8*|*UTF8*|*utf-8*) echo "UTF-8 locale";; *) echo "no UTF-8 locale";; esac`,
+			Info: true,
+		},
 		{Name: "git --version", Command: git + " --version", Needs: git, Judge: gitJudge},
 		{
 			Name:    "python3 multiprocessing",
@@ -482,7 +496,7 @@ func clip(s string) string {
 func Run(ctx context.Context, exec Exec, probes []Probe, lookPath func(string) (string, error)) []Result {
 	var out []Result
 	for _, p := range probes {
-		r := Result{Name: p.Name, Command: p.Command, Private: p.Private}
+		r := Result{Name: p.Name, Command: p.Command, Private: p.Private, Info: p.Info}
 		outside := ""
 		if p.Needs != "" {
 			var err error
@@ -533,6 +547,9 @@ func Run(ctx context.Context, exec Exec, probes []Probe, lookPath func(string) (
 			}
 			if why == "" {
 				r.Status, r.OK = Works, true
+				if p.Info {
+					r.Detail = clip(strings.Join(strings.Fields(strings.ReplaceAll(strings.TrimSpace(o.Stdout), "\n", "; ")), " "))
+				}
 			} else {
 				r.Status, r.Detail = Broken, why
 			}
@@ -572,7 +589,7 @@ func Print(w io.Writer, rs []Result) {
 	}
 	for _, r := range rs {
 		line := fmt.Sprintf("  %-*s  %s", width, r.Name, r.Status)
-		if r.Detail != "" && (!r.OK || r.Status == Skipped) {
+		if r.Detail != "" && (!r.OK || r.Status == Skipped || r.Info) {
 			line += ": " + r.Detail
 		}
 		if r.Unreported {

@@ -343,3 +343,35 @@ func TestNotFoundInsideSaysWhere(t *testing.T) {
 		t.Errorf("%+v", rs[0])
 	}
 }
+
+// The line of the tools a session finds on its PATH says which, and whether the language is
+// UTF-8, without a value of the environment: what an app started by launchd gives its
+// sessions shows in a report.
+func TestToolsOnPath(t *testing.T) {
+	var p Probe
+	for _, pr := range Battery(Options{GOOS: "darwin"}) {
+		if pr.Name == "tools on the session's PATH" {
+			p = pr
+		}
+	}
+	if !p.Info || strings.Contains(p.Command, "$PATH") || strings.Contains(p.Command, "echo $LANG") {
+		t.Fatalf("probe %+v", p)
+	}
+	rs := Run(context.Background(), func(context.Context, string) (Outcome, error) {
+		return Outcome{Stdout: "found: node python3 git; not found: go cargo npm\nUTF-8 locale\n"}, nil
+	}, []Probe{p}, found)
+	if rs[0].Status != Works || !rs[0].Info || rs[0].Detail != "found: node python3 git; not found: go cargo npm; UTF-8 locale" {
+		t.Errorf("%+v", rs[0])
+	}
+	var b bytes.Buffer
+	Print(&b, rs)
+	if !strings.Contains(b.String(), "works: found: node python3 git") {
+		t.Errorf("printed %q", b.String())
+	}
+	if _, err := exec.LookPath("sh"); err == nil {
+		out, err := exec.Command("sh", "-c", p.Command).Output()
+		if err != nil || !strings.HasPrefix(string(out), "found: ") {
+			t.Errorf("the command here: %v %q", err, out)
+		}
+	}
+}

@@ -215,6 +215,7 @@ func Previews() []Preview {
 		Report:     "OpenWorker sandbox check\n",
 		ReportPath: previewHome + "/Library/Application Support/OpenWorker/check-report.txt",
 		Lines: []CheckLine{
+			{Name: "tools on the session's PATH", Status: "works", OK: true, Info: true, Detail: "found: git node npm python3 go cargo make cc; not found: java; UTF-8 locale"},
 			{Name: "git --version", Status: "works", OK: true},
 			{Name: "cc --version", Status: "works", OK: true},
 			{Name: "zsh here-document", Status: "works", OK: true},

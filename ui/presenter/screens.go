@@ -668,7 +668,7 @@ func CheckMachineWindow(s State) view.Window {
 			// The name and its status on a line, what went wrong under it: a long detail
 			// beside the name would squeeze the name into a narrow column.
 			line := []view.Node{view.Label{Text: s.homeText(l.Name) + " — " + l.Status}}
-			if l.Detail != "" && (!l.OK || l.Status == "skipped") {
+			if l.Detail != "" && (!l.OK || l.Status == "skipped" || l.Info) {
 				line = append(line, view.Label{Text: s.homeText(l.Detail), Style: view.Secondary})
 			}
 			rows = append(rows, view.Row{Items: []view.Node{view.Stack{Children: line}}})

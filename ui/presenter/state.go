@@ -71,6 +71,8 @@ type Check struct {
 type CheckLine struct {
 	Name, Status, Detail string
 	OK                   bool
+	// Info says Detail is what the program found, shown however it went.
+	Info bool
 }
 
 // Toolchain is one home-folder toolchain of Settings ▸ Sandbox.
