@@ -17,10 +17,11 @@ import (
 	"github.com/openworker/openworker/core/sandbox"
 	"github.com/openworker/openworker/core/seatbelt"
 	"github.com/openworker/openworker/core/session"
+	"github.com/openworker/openworker/core/wallcheck"
 )
 
 const sandboxUsage = `Usage:
-  openworker sandbox check [--json]
+  openworker sandbox check [--json] [--report FILE]
                                run true, then a battery of real programs, behind the same wall a
                                session gets, and say for each whether it worked
   openworker sandbox profile [--rw DIR]… [--ro DIR]… [--network allowlist|open|none] [--proxy-port N]
@@ -35,9 +36,9 @@ var sandboxGroup = group{name: "sandbox", usage: sandboxUsage, subs: "check or p
 
 var sandboxCheckCommand = command{
 	name:     "sandbox check",
-	synopsis: "sandbox check [--json]",
-	about:    "Proves the sandbox works on this machine: builds the wall a session gets and runs true behind it, then a battery of real programs (a shell with a here-document, ls, env, git, python3 and node where installed, a write and a read) and what must be refused (a login file, a direct connection, another process's command line). Prints Sandbox: tier 1 (…) and one line per program. Exits 1 when the wall cannot run or let an escape through; a program the wall breaks is named, and the check still exits 0.",
-	example:  "openworker sandbox check\nopenworker sandbox check --json",
+	synopsis: "sandbox check [--json] [--report FILE]",
+	about:    "Proves the sandbox works on this machine: builds the wall a session gets and runs true behind it, then a battery of real programs (a shell with a here-document, ls, env, git, python3 and node where installed, a write and a read; java -version, cargo build of a one-file crate and npm install from a registry the check serves on loopback, where installed; a server on loopback with the session's local servers off and on) and what must be refused (a login file, a direct connection, another process's command line). Prints Sandbox: tier 1 (…) and one line per program. Exits 1 when the wall cannot run or let an escape through; a program the wall breaks is named, and the check still exits 0. --report FILE writes the same lines, the system and every denial seen, for a bug report (home folder as ~, no file contents, no environment values); what Seatbelt allows, and which of its denials the log shows, only a run on a Mac can tell.",
+	example:  "openworker sandbox check\nopenworker sandbox check --json\nopenworker sandbox check --report check.txt",
 }
 
 var sandboxProfileCommand = command{
@@ -77,6 +78,7 @@ func prove(ctx context.Context, p sandbox.Provider) sandbox.Status {
 func sandboxCheck(args []string) error {
 	fs := newFlags(sandboxCheckCommand)
 	asJSON := fs.Bool("json", false, "print the result as JSON, for scripts")
+	report := fs.String("report", "", "also write a report to this file, for a bug report: the system, each program's line and the denials seen (no file contents, no environment values; the home folder written ~)")
 	if _, _, err := parse(fs, sandboxCheckCommand, args); err != nil {
 		return err
 	}
@@ -136,6 +138,11 @@ func sandboxCheck(args []string) error {
 		return interrupted()
 	}
 	if !st.OK {
+		if *report != "" {
+			if err := writeReport(*report, e, p, "not available ("+string(p.Name())+"): "+st.Reason, nil); err != nil {
+				return err
+			}
+		}
 		if *asJSON {
 			json.NewEncoder(os.Stdout).Encode(map[string]any{"enforcement": p.Name(), "ok": false, "reason": st.Reason})
 		} else {
@@ -148,14 +155,26 @@ func sandboxCheck(args []string) error {
 	}
 	// Programs the wall breaks are reported; only an escape, or a battery that cannot run,
 	// fails the check.
-	holds, err := runBattery(ctx, e, m, p, filepath.Join(folder.Dir, "work"), *asJSON)
+	rs, err := runBattery(ctx, e, m, p, filepath.Join(folder.Dir, "work"))
 	if got.load() != 0 {
 		return interrupted()
 	}
 	if err != nil {
 		return err
 	}
-	if !holds {
+	if *report != "" {
+		if err := writeReport(*report, e, p, st.Tier, rs); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		if err := wallcheck.PrintJSON(os.Stdout, string(p.Name()), rs); err != nil {
+			return err
+		}
+	} else {
+		printBattery(rs)
+	}
+	if !wallcheck.Holds(rs) {
 		return exitError{1}
 	}
 	return nil

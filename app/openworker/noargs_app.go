@@ -8,11 +8,15 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/openworker/openworker/core/api"
+	"github.com/openworker/openworker/core/seatbelt"
+	"github.com/openworker/openworker/core/session"
 	"github.com/openworker/openworker/ui/cocoa"
 	"github.com/openworker/openworker/ui/presenter"
 )
@@ -84,11 +88,46 @@ func runApp() error {
 	wall := native.Status(sctx)
 	cancel()
 
+	exe, err := os.Executable()
+	if err != nil {
+		h.close()
+		return err
+	}
 	p := presenter.New(b, presenter.Options{
 		Native: e.machine().Native, Wall: wall, Home: e.home,
 		AuditLog: e.auditPath(), FirstLaunch: firstLaunch, Logins: presenter.BackendLogins{B: b},
+		Links: func() *presenter.Links {
+			probed, both, why := seatbelt.RecordedLinkChecks(e.stateDir)
+			return &presenter.Links{Probed: probed, Both: both, Why: why}
+		},
+		// Check this Mac… runs the binary's own check, as a person would in a terminal, with
+		// the login environment the app's sessions get (the app's own is launchd's), and
+		// keeps its report in the state folder.
+		CheckMachine: func(ctx context.Context) (presenter.Check, error) {
+			env := session.LoginEnv(ctx, os.Environ(), runtime.GOOS)
+			mc, err := runMachineCheck(ctx, exe, filepath.Join(e.stateDir, "check-report.txt"), env)
+			c := presenter.Check{Summary: mc.summary(), Report: mc.Report, ReportPath: mc.ReportPath}
+			for _, r := range mc.Programs {
+				c.Lines = append(c.Lines, presenter.CheckLine{Name: r.Name, Status: r.Status, Detail: r.Detail, OK: r.OK, Info: r.Info})
+			}
+			return c, err
+		},
 	})
 	changes := p.Watch(ctx)
+	// On a Mac whose link probe has not run on this macOS version, it runs now, in the
+	// background: the profiles of sessions started afterwards follow its answer (npm install
+	// and cargo build need links and clones), and Settings shows it.
+	if wall.OK {
+		if probed, _, _ := seatbelt.RecordedLinkChecks(e.stateDir); !probed {
+			go func() {
+				pr := &seatbelt.Provider{StateDir: e.stateDir}
+				if _, _, err := pr.ProbeLinks(ctx); err != nil {
+					fmt.Fprintf(os.Stderr, "openworker: the link probe: %v\n", err)
+				}
+				p.SetWall(wall) // redraw with the answer
+			}()
+		}
+	}
 
 	var once sync.Once
 	quit := func() {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -8,10 +9,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/openworker/openworker/core/config"
+	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
@@ -22,20 +25,19 @@ import (
 
 // runBattery runs the wall check's battery of real programs in a session of m behind
 // native's wall, as a session gets it (a fresh writable folder, work, allowlist network with
-// an empty list), and prints one line per program, or JSON. holds is false when an escape
-// got through.
-func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.Provider, work string, asJSON bool) (holds bool, err error) {
+// only the check's own registry on its list), and returns one result per program.
+func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.Provider, work string) (rs []wallcheck.Result, err error) {
 	if err := os.Mkdir(work, 0o700); err != nil {
-		return false, fmt.Errorf("creating a folder for the check: %w", err)
+		return nil, fmt.Errorf("creating a folder for the check: %w", err)
 	}
 	if work, err = filepath.EvalSymlinks(work); err != nil {
-		return false, err
+		return nil, err
 	}
 	// A listener outside the wall on the host's loopback, which the direct-connection probe
 	// must not reach: nothing is ever sent to any other address.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return false, fmt.Errorf("holding a loopback port for the check: %w", err)
+		return nil, fmt.Errorf("holding a loopback port for the check: %w", err)
 	}
 	defer ln.Close()
 	var reached atomic.Bool
@@ -57,13 +59,84 @@ func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.
 	}); ok {
 		links = append(links, linkProbeResult(lp.ProbeLinks(ctx)))
 	}
-	s, err := m.Start(ctx, session.Spec{Provider: native.Name(), Writable: []string{work}, Network: policy.Allowlist,
-		GitMetadataWritable: e.settings.GitMetadata == config.GitMetadataWritable})
+	// A tiny npm registry outside the wall, on loopback: the session's allow list names it,
+	// as a person's --allow 127.0.0.1:PORT would, so npm install is proved with no internet.
+	reg, err := wallcheck.ServeRegistry()
 	if err != nil {
-		return false, fmt.Errorf("starting a session for the check: %w", err)
+		return nil, fmt.Errorf("serving the check's npm registry on loopback: %w", err)
+	}
+	defer reg.Close()
+	regEntry, err := hosts.Parse("127.0.0.1:" + strconv.Itoa(reg.Port))
+	if err != nil {
+		return nil, err
+	}
+	// The check's session is a session as the machine's are: its toolchains switched on
+	// (cargo through rustup needs ~/.rustup), its repository metadata kept as they keep it.
+	spec := session.Spec{Provider: native.Name(), Writable: []string{work}, Network: policy.Allowlist,
+		SessionHosts: []hosts.Entry{regEntry}, Toolchains: e.settings.Toolchains,
+		GitMetadataWritable: e.settings.GitMetadata == config.GitMetadataWritable}
+	s, err := m.Start(ctx, spec)
+	if err != nil {
+		return nil, fmt.Errorf("starting a session for the check: %w", err)
 	}
 	defer s.EndBecause("the wall check finished")
-	run := func(ctx context.Context, cmd string) (wallcheck.Outcome, error) {
+	probes := wallcheck.Battery(wallcheck.Options{
+		GOOS: runtime.GOOS, UserHome: e.home,
+		DirectPort: ln.Addr().(*net.TCPAddr).Port, Reached: reached.Load,
+		// Seatbelt reports each command's denials: a refusal without one means the log's
+		// window did not close in order, which the first run on a Mac must show.
+		ReportsDenials: native.Name() == sandbox.Seatbelt,
+		// This very process: its command line must not be readable from inside.
+		OutsidePID: os.Getpid(), OutsideArg: "sandbox check",
+		// The check's session keeps repository metadata as the machine's sessions do.
+		GitMetadataProtected: e.settings.GitMetadata != config.GitMetadataWritable,
+		RegistryPort:         reg.Port,
+		JavaMissing:          javaMissing,
+		RosettaMissing:       rosettaMissing,
+	})
+	rs = wallcheck.Run(ctx, checkExec(s), probes, exec.LookPath)
+	s.EndBecause("the wall check finished")
+	// The same session's servers with the local-servers switch on, in a second session: on a
+	// Mac the switch is what lets them bind; on Linux it changes nothing.
+	spec.LocalServers = true
+	if ls, err := m.Start(ctx, spec); err != nil {
+		rs = append(rs, wallcheck.Result{Name: "server on loopback with --local-servers", Status: wallcheck.Failed,
+			Detail: "starting a session with local servers on: " + err.Error()})
+	} else {
+		rs = append(rs, wallcheck.Run(ctx, checkExec(ls), wallcheck.LocalServerProbes(), exec.LookPath)...)
+		ls.EndBecause("the wall check finished")
+	}
+	return append(rs, links...), nil
+}
+
+// printBattery prints the battery's results, one line per program, and what to do.
+func printBattery(rs []wallcheck.Result) {
+	wallcheck.Print(os.Stdout, rs)
+	if a := batteryAdvice(rs, runtime.GOOS); a != "" {
+		fmt.Println(a)
+	}
+}
+
+// writeReport writes the check's report, for a person to send, to path (owner-only): the
+// system, the sandbox's line and the battery's results.
+func writeReport(path string, e *env, native sandbox.Provider, sandboxLine string, rs []wallcheck.Result) error {
+	var b bytes.Buffer
+	err := wallcheck.WriteReport(&b, wallcheck.Report{
+		Version: version, System: systemName(), Arch: runtime.GOARCH, Enforcement: string(native.Name()),
+		Sandbox: sandboxLine, Home: e.home, Results: rs, ReportsDenials: native.Name() == sandbox.Seatbelt,
+	})
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		return fmt.Errorf("writing the check's report: %w", err)
+	}
+	return nil
+}
+
+// checkExec runs the battery's commands in s, each stopped after a minute.
+func checkExec(s *session.Session) wallcheck.Exec {
+	return func(ctx context.Context, cmd string) (wallcheck.Outcome, error) {
 		if err := ctx.Err(); err != nil {
 			return wallcheck.Outcome{}, err
 		}
@@ -76,26 +149,6 @@ func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.
 		}
 		return wallcheck.Outcome{ExitCode: res.ExitCode, Stdout: string(res.Stdout), Stderr: string(res.Stderr), Denials: res.Denials}, nil
 	}
-	probes := wallcheck.Battery(wallcheck.Options{
-		GOOS: runtime.GOOS, UserHome: e.home,
-		DirectPort: ln.Addr().(*net.TCPAddr).Port, Reached: reached.Load,
-		// Seatbelt reports each command's denials: a refusal without one means the log's
-		// window did not close in order, which the first run on a Mac must show.
-		ReportsDenials: native.Name() == sandbox.Seatbelt,
-		// This very process: its command line must not be readable from inside.
-		OutsidePID: os.Getpid(), OutsideArg: "sandbox check",
-		// The check's session keeps repository metadata as the machine's sessions do.
-		GitMetadataProtected: e.settings.GitMetadata != config.GitMetadataWritable,
-	})
-	rs := append(wallcheck.Run(ctx, run, probes, exec.LookPath), links...)
-	if asJSON {
-		return wallcheck.Holds(rs), wallcheck.PrintJSON(os.Stdout, string(native.Name()), rs)
-	}
-	wallcheck.Print(os.Stdout, rs)
-	if a := batteryAdvice(rs, runtime.GOOS); a != "" {
-		fmt.Println(a)
-	}
-	return wallcheck.Holds(rs), nil
 }
 
 // batteryAdvice is what a battery that found something asks the person to do, naming what

@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -144,4 +145,24 @@ func (b *Backend) publishAccess(id string) {
 	if a, err := b.Access(id); err == nil {
 		b.bus.publish(Event{Type: AccessChanged, Session: id, Access: &a})
 	}
+}
+
+// SetLocalServers switches a running session's local servers on or off, as the person chose
+// in the app: its commands may then serve and connect on this machine's loopback, other
+// programs' ports included (on Linux the sandbox's loopback is its own either way). The
+// session's runner restarts behind the new wall, and its next result says shell state was
+// lost.
+func (b *Backend) SetLocalServers(id string, on bool) error {
+	if _, err := b.sites(id); err != nil {
+		return err
+	}
+	s, ok := b.m.Get(id)
+	if !ok {
+		return fmt.Errorf("no session %q; list them with openworker session ls", id)
+	}
+	if err := s.SetLocalServers(context.Background(), on); err != nil {
+		return err
+	}
+	b.publishAccess(id)
+	return nil
 }

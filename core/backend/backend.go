@@ -287,6 +287,9 @@ func (b *Backend) EndAllBecause(reason string) {
 	for _, s := range b.m.List() {
 		_ = b.EndBecause(s.ID, reason)
 	}
+	// What is left (nothing, but for a session started meanwhile), and what the walls keep
+	// running to report denials.
+	b.m.EndAllBecause(reason)
 }
 
 func (b *Backend) sites(id string) (*sessionSites, error) {

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -503,5 +504,74 @@ func TestSiteChangesAreAudited(t *testing.T) {
 		if !strings.Contains(trail, want) {
 			t.Errorf("the audit trail has no %s\n%s", want, trail)
 		}
+	}
+}
+
+// reporter is a direct provider whose wall reports denials; it counts how often what it
+// keeps running for that was stopped.
+type reporter struct {
+	sandbox.DirectProvider
+	stopped *atomic.Int32
+}
+
+func (reporter) FollowDenials(context.Context, string, sandbox.Process) (sandbox.DenialReport, error) {
+	return nil, errors.New("no report here")
+}
+func (r reporter) StopFollowing() { r.stopped.Add(1) }
+
+// The app and the daemon end every session as they stop: what the wall keeps running to
+// report denials (the unified log's stream on a Mac) stops with them.
+func TestEndAllStopsFollowingDenials(t *testing.T) {
+	f := newFixture(t, "")
+	stopped := &atomic.Int32{}
+	root, _ := filepath.EvalSymlinks(t.TempDir())
+	os.Mkdir(filepath.Join(root, "home"), 0o700)
+	store, err := OpenStore(context.Background(), filepath.Join(root, "config.toml"), root, "linux", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	exe, _ := os.Executable()
+	b, err := New(Options{Settings: store, GOOS: "linux", Session: session.Options{
+		Providers: map[sandbox.Enforcement]sandbox.Provider{sandbox.Direct: reporter{stopped: stopped}},
+		UserHome:  filepath.Join(root, "home"), StateDir: filepath.Join(root, "state"), TmpRoot: root, GOOS: "linux", RunnerPath: exe,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Start(context.Background(), Request{Writable: []string{f.project}}); err != nil {
+		t.Fatal(err)
+	}
+	b.EndAllBecause("the app quit")
+	if n := stopped.Load(); n != 1 {
+		t.Errorf("following denials was stopped %d times, want once", n)
+	}
+}
+
+// The app's local-servers switch of a running session restarts it with the switch as asked,
+// and tells the app's watchers.
+func TestSetLocalServers(t *testing.T) {
+	f := newFixture(t, "")
+	s, _ := f.start(t)
+	events, cancel := f.b.Subscribe(false)
+	defer cancel()
+	if err := f.b.SetLocalServers(s.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if !s.LocalServers() {
+		t.Error("the session's switch is still off")
+	}
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		select {
+		case e := <-events:
+			if e.Type == AccessChanged && e.Session == s.ID {
+				return nil
+			}
+		default:
+		}
+		return errors.New("no access.changed event")
+	})
+	if err := f.b.SetLocalServers("nope", true); err == nil || !strings.Contains(err.Error(), `no session "nope"`) {
+		t.Errorf("an unknown session: %v", err)
 	}
 }

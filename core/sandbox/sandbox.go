@@ -124,3 +124,53 @@ type LoopbackCounter interface {
 type Abandoner interface {
 	Abandon() error
 }
+
+// DenialReporter is a Provider whose wall reports what it refused each command (Seatbelt,
+// through the unified log). The session asks it for each command's report, so that the
+// session never needs to know how a wall reports.
+type DenialReporter interface {
+	// FollowDenials opens the report of one command of the session whose runner is proc
+	// and whose profile tags its denials with marker: start the command after it returns.
+	// An error says the command's denials cannot be reported, and why, in a sentence a
+	// person reads ("Seatbelt's denials are not reported for this run: ...").
+	FollowDenials(ctx context.Context, marker string, proc Process) (DenialReport, error)
+	// StopFollowing ends what following keeps running (a log stream); a later FollowDenials
+	// starts it again. A process that is about to exit calls it, so that nothing it started
+	// outlives it.
+	StopFollowing()
+}
+
+// DenialReport is one command's report of what its wall refused, open while it runs.
+type DenialReport interface {
+	// Close ends the report once the command has ended, and says what it comes to.
+	Close(run DenialRun) Denials
+}
+
+// DenialRun is what a command's report depends on besides its denials.
+type DenialRun struct {
+	// UserHome is the person's real home folder.
+	UserHome string
+	// Failed says the command exited non-zero, timed out or did not finish.
+	Failed bool
+	// LocalServers says the session's local-servers switch is on.
+	LocalServers bool
+}
+
+// Denials are what a command's report comes to.
+type Denials struct {
+	// Text is appended to the command's error output; empty when there is nothing to say.
+	Text string
+	// Listed is every denial as "OPERATION TARGET (PROCESS)", for the result.
+	Listed []string
+	// Egress are the direct connections around the proxy, once per host and port.
+	Egress []Egress
+	// Violations are every denial as JSON lines, for the session's violations file.
+	Violations []byte
+}
+
+// Egress is a direct connection the wall refused, reported like a host the proxy refused.
+type Egress struct {
+	Host   string // the address connected to, or "*" when only the port is known
+	Port   int
+	Reason string
+}

@@ -21,15 +21,34 @@ type Denial struct {
 	// Target is what was refused: a path, host:port, a service name; empty when the kernel
 	// logs none.
 	Target string `json:"target,omitempty"`
-	// Count is how many times the kernel saw it before logging (the N of deny(N)).
+	// Count is how many times the kernel saw it before logging (the N of deny(N)), times the
+	// repeats a duplicates line stands for.
 	Count int `json:"count"`
+	// Repeats says it came as Seatbelt's "N duplicate reports for ..." line: the first report
+	// of it may have gone to an earlier command.
+	Repeats bool `json:"repeats,omitempty"`
+	// Earlier says a process an earlier command left running made it, not this command.
+	Earlier bool `json:"earlier,omitempty"`
+	// From is who logged it: "" for the kernel, FromSandboxd for sandboxd's reports.
+	From string `json:"from,omitempty"`
 }
+
+// SandboxdPath is sandboxd's image: the only sender believed in the sandbox's reporting
+// subsystem, where it logs denials the kernel does not (mach-lookup, for one).
+const SandboxdPath = "/usr/libexec/sandboxd"
+
+// FromSandboxd is Denial.From for a report sandboxd logged.
+const FromSandboxd = "sandboxd"
+
+// reportingSubsystem is the unified log's subsystem of sandboxd's reports.
+const reportingSubsystem = "com.apple.sandbox.reporting"
 
 // logEvent is the part of a `log stream --style ndjson` line the parser reads.
 type logEvent struct {
 	EventMessage     string `json:"eventMessage"`
 	ProcessImagePath string `json:"processImagePath"`
 	ProcessID        *int   `json:"processID"`
+	Subsystem        string `json:"subsystem"`
 	Timestamp        string `json:"timestamp"`
 }
 
@@ -39,27 +58,70 @@ var denyRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^Sandbox: (.+)\((\d+)\) deny\((\d+)\) ([a-z][a-z0-9*-]*)(?: (.*))?$`)
 })
 
+// duplicatesRE reads the line Seatbelt writes instead of repeating a report: "12 duplicate
+// reports for Sandbox: go(9) deny(1) file-write-data /x".
+var duplicatesRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\d+) duplicate reports? for (Sandbox: .*)$`)
+})
+
 // ParseLogLine reads one line of `log stream --style ndjson` and returns the denial it holds,
-// if it is a kernel Seatbelt denial carrying marker. Other lines (the stream's header, other
-// runs' denials, a message a process logged itself) give false: only the kernel's own lines
-// are believed, so a sandboxed program cannot invent denials by writing to the log.
+// if it is a Seatbelt denial carrying marker from a sender that is believed: the kernel, or
+// sandboxd in its reporting subsystem. Other lines (the stream's header, other runs' denials,
+// a message a process logged itself) give false, so that a sandboxed program cannot invent
+// denials by writing to the log.
 func ParseLogLine(line []byte, marker string) (Denial, bool) {
 	if marker == "" {
 		return Denial{}, false
 	}
+	ev, from, ok := trustedEvent(line)
+	if !ok || !strings.Contains(ev.EventMessage, marker) {
+		return Denial{}, false
+	}
+	return parseMessage(ev, from, marker)
+}
+
+// parseSandboxdLine reads a report of sandboxd's that carries no marker (whether its reports
+// carry the profile's message is not documented): whose it is, only the process's PID says.
+func parseSandboxdLine(line []byte) (Denial, bool) {
+	ev, from, ok := trustedEvent(line)
+	if !ok || from != FromSandboxd {
+		return Denial{}, false
+	}
+	return parseMessage(ev, from, "")
+}
+
+// trustedEvent decodes a line logged by the kernel (process 0) or by sandboxd in its
+// reporting subsystem, and says which.
+func trustedEvent(line []byte) (logEvent, string, bool) {
 	var ev logEvent
-	if err := json.Unmarshal(line, &ev); err != nil {
-		return Denial{}, false
+	if err := json.Unmarshal(line, &ev); err != nil || ev.ProcessID == nil {
+		return ev, "", false
 	}
-	if ev.ProcessImagePath != "/kernel" || ev.ProcessID == nil || *ev.ProcessID != 0 {
-		return Denial{}, false
+	switch {
+	case ev.ProcessImagePath == "/kernel" && *ev.ProcessID == 0:
+		return ev, "", true
+	case ev.ProcessImagePath == SandboxdPath && ev.Subsystem == reportingSubsystem:
+		return ev, FromSandboxd, true
 	}
-	if !strings.Contains(ev.EventMessage, marker) {
-		return Denial{}, false
-	}
-	// The rule's message comes with the kernel's line, on a line of its own or after it.
+	return ev, "", false
+}
+
+// parseMessage reads the denial in an event's message; the rule's message (marker) comes
+// with it, on a line of its own or after it.
+func parseMessage(ev logEvent, from, marker string) (Denial, bool) {
 	for _, l := range strings.Split(ev.EventMessage, "\n") {
-		l = strings.TrimSpace(strings.ReplaceAll(l, marker, ""))
+		if marker != "" {
+			l = strings.ReplaceAll(l, marker, "")
+		}
+		l = strings.TrimSpace(l)
+		repeats, dup := 1, false
+		if m := duplicatesRE().FindStringSubmatch(l); m != nil {
+			n, err := strconv.Atoi(m[1])
+			if err != nil || n < 1 {
+				return Denial{}, false
+			}
+			repeats, dup, l = n, true, m[2]
+		}
 		m := denyRE().FindStringSubmatch(l)
 		if m == nil {
 			continue
@@ -75,7 +137,9 @@ func ParseLogLine(line []byte, marker string) (Denial, bool) {
 			PID:       pid,
 			Operation: m[4],
 			Target:    strings.TrimSpace(m[5]),
-			Count:     n,
+			Count:     n * repeats,
+			Repeats:   dup,
+			From:      from,
 		}, true
 	}
 	return Denial{}, false
@@ -131,6 +195,9 @@ func SummarizeRun(ds []Denial, run Run) Summary {
 	s := Summary{All: ds}
 	seenEgress := map[string]bool{}
 	seen := map[string]bool{}
+	// times is how often each listed operation and target was refused: repeats that
+	// Seatbelt folded into a duplicates line are counted, not dropped.
+	times := map[string]int{}
 	var listed, homeStats []Denial
 	for _, d := range ds {
 		if e, ok := egress(d); ok {
@@ -143,7 +210,8 @@ func SummarizeRun(ds []Denial, run Run) Summary {
 		if IsNoise(d) {
 			continue
 		}
-		key := d.Operation + " " + d.Target
+		key := reportKey(d)
+		times[key] += max(d.Count, 1)
 		if seen[key] {
 			continue
 		}
@@ -174,7 +242,14 @@ func SummarizeRun(ds []Denial, run Run) Summary {
 		if d.Target != "" {
 			target = " " + d.Target
 		}
-		fmt.Fprintf(&b, "  %s%s (%s)\n", d.Operation, target, d.Process)
+		who := d.Process
+		if n := times[reportKey(d)]; n > 1 {
+			who += fmt.Sprintf(", %d times", n)
+		}
+		if d.Earlier {
+			who += ", from an earlier command"
+		}
+		fmt.Fprintf(&b, "  %s%s (%s)\n", d.Operation, target, who)
 		if _, ok := egress(d); ok && !hinted {
 			hinted = true
 			b.WriteString("    (connections go through the egress proxy in HTTPS_PROXY, to the hosts on the allow list)\n")
@@ -194,6 +269,28 @@ func SummarizeRun(ds []Denial, run Run) Summary {
 	}
 	s.Text = b.String()
 	return s
+}
+
+// reportKey is what a report lists once: an operation on a target, by this command or by
+// what an earlier one left running.
+func reportKey(d Denial) string {
+	return fmt.Sprintf("%s %s %v", d.Operation, d.Target, d.Earlier)
+}
+
+// Line is d as a result lists it: "OPERATION TARGET (PROCESS)", and whether a process an
+// earlier command left running made it.
+func (d Denial) Line() string {
+	who := d.Process
+	if d.Earlier {
+		who += ", from an earlier command"
+	}
+	if d.From != "" {
+		who += ", logged by " + d.From
+	}
+	if d.Target == "" {
+		return fmt.Sprintf("%s (%s)", d.Operation, who)
+	}
+	return fmt.Sprintf("%s %s (%s)", d.Operation, d.Target, who)
 }
 
 // isIPBind says d is a refused bind or accept on an IP address (not a Unix socket's path).
@@ -270,12 +367,6 @@ func IsNoise(d Denial) bool {
 		return true
 	}
 	return false
-}
-
-// NotReportedLine is the first line of a command's error output when its denials cannot be
-// read (log stream refused: the user is not an administrator), saying why.
-func NotReportedLine(why error) string {
-	return "openworker sandbox: Seatbelt's denials are not reported for this run: " + why.Error() + "\n"
 }
 
 // WriteViolations writes every denial to w, one JSON object a line: the run's violations file.

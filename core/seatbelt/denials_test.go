@@ -37,19 +37,19 @@ func fixtureDenials(t *testing.T) []Denial {
 func TestParseFixtures(t *testing.T) {
 	ds := fixtureDenials(t)
 	want := []Denial{
-		{"2025-03-04 10:11:12.345678-0800", "curl", 4242, "network-outbound", "93.184.216.34:443", 1},
-		{"2025-03-04 10:11:12.301000-0800", "curl", 4242, "network-outbound", "/private/var/run/mDNSResponder", 1},
-		{"2025-03-04 10:11:13.000100-0800", "python3.12", 4301, "network-outbound", "*:443", 1},
-		{"2025-03-04 10:11:14.100000-0800", "cat", 4310, "file-read-data", "/Users/me/.ssh/id_ed25519", 1},
-		{"2025-03-04 10:11:14.200000-0800", "touch", 4311, "file-write-create", "/Users/me/notes.txt", 1},
-		{"2025-03-04 10:11:14.300000-0800", "open", 4312, "mach-lookup", "com.apple.coreservices.launchservicesd", 1},
-		{"2025-03-04 10:11:14.400000-0800", "ln", 4313, "file-link", "/Users/me/src/app/key", 1},
-		{"2025-03-04 10:11:14.500000-0800", "zsh", 4314, "file-write-data", "/dev/ttys003", 1},
-		{"2025-03-04 10:11:14.600000-0800", "git", 4315, "file-read-data", "/Users/me/.CFUserTextEncoding", 1},
-		{"2025-03-04 10:11:14.700000-0800", "git", 4315, "file-read-data", "/Users/me/Library/Preferences/.GlobalPreferences.plist", 2},
-		{"2025-03-04 10:11:14.800000-0800", "node", 4316, "network-outbound", "[2606:2800:220:1:248:1893:25c8:1946]:443", 1},
-		{"2025-03-04 10:11:14.900000-0800", "docker", 4317, "network-outbound", "/private/var/run/docker.sock", 1},
-		{"2025-03-04 10:11:15.000000-0800", "curl", 4242, "network-outbound", "93.184.216.34:443", 1},
+		{"2025-03-04 10:11:12.345678-0800", "curl", 4242, "network-outbound", "93.184.216.34:443", 1, false, false, ""},
+		{"2025-03-04 10:11:12.301000-0800", "curl", 4242, "network-outbound", "/private/var/run/mDNSResponder", 1, false, false, ""},
+		{"2025-03-04 10:11:13.000100-0800", "python3.12", 4301, "network-outbound", "*:443", 1, false, false, ""},
+		{"2025-03-04 10:11:14.100000-0800", "cat", 4310, "file-read-data", "/Users/me/.ssh/id_ed25519", 1, false, false, ""},
+		{"2025-03-04 10:11:14.200000-0800", "touch", 4311, "file-write-create", "/Users/me/notes.txt", 1, false, false, ""},
+		{"2025-03-04 10:11:14.300000-0800", "open", 4312, "mach-lookup", "com.apple.coreservices.launchservicesd", 1, false, false, ""},
+		{"2025-03-04 10:11:14.400000-0800", "ln", 4313, "file-link", "/Users/me/src/app/key", 1, false, false, ""},
+		{"2025-03-04 10:11:14.500000-0800", "zsh", 4314, "file-write-data", "/dev/ttys003", 1, false, false, ""},
+		{"2025-03-04 10:11:14.600000-0800", "git", 4315, "file-read-data", "/Users/me/.CFUserTextEncoding", 1, false, false, ""},
+		{"2025-03-04 10:11:14.700000-0800", "git", 4315, "file-read-data", "/Users/me/Library/Preferences/.GlobalPreferences.plist", 2, false, false, ""},
+		{"2025-03-04 10:11:14.800000-0800", "node", 4316, "network-outbound", "[2606:2800:220:1:248:1893:25c8:1946]:443", 1, false, false, ""},
+		{"2025-03-04 10:11:14.900000-0800", "docker", 4317, "network-outbound", "/private/var/run/docker.sock", 1, false, false, ""},
+		{"2025-03-04 10:11:15.000000-0800", "curl", 4242, "network-outbound", "93.184.216.34:443", 1, false, false, ""},
 	}
 	if !reflect.DeepEqual(ds, want) {
 		t.Errorf("parsed:\n%s\nwant:\n%s", dump(ds), dump(want))
@@ -76,15 +76,15 @@ func TestParseLogLine(t *testing.T) {
 		ok   bool
 	}{
 		{"marker_on_next_line", kernel("Sandbox: curl(4242) deny(1) network-outbound 93.184.216.34:443\n" + testMarker),
-			Denial{"t", "curl", 4242, "network-outbound", "93.184.216.34:443", 1}, true},
+			Denial{"t", "curl", 4242, "network-outbound", "93.184.216.34:443", 1, false, false, ""}, true},
 		{"marker_after_space", kernel("Sandbox: curl(4242) deny(1) network-outbound 93.184.216.34:443 " + testMarker),
-			Denial{"t", "curl", 4242, "network-outbound", "93.184.216.34:443", 1}, true},
+			Denial{"t", "curl", 4242, "network-outbound", "93.184.216.34:443", 1, false, false, ""}, true},
 		{"process_with_spaces_and_parens", kernel("Sandbox: Code Helper (Plugin)(77) deny(3) file-read-data /Users/me/x\n" + testMarker),
-			Denial{"t", "Code Helper (Plugin)", 77, "file-read-data", "/Users/me/x", 3}, true},
+			Denial{"t", "Code Helper (Plugin)", 77, "file-read-data", "/Users/me/x", 3, false, false, ""}, true},
 		{"path_with_spaces", kernel("Sandbox: cp(5) deny(1) file-write-create /Users/me/My Documents/a b.txt\n" + testMarker),
-			Denial{"t", "cp", 5, "file-write-create", "/Users/me/My Documents/a b.txt", 1}, true},
+			Denial{"t", "cp", 5, "file-write-create", "/Users/me/My Documents/a b.txt", 1, false, false, ""}, true},
 		{"no_target", kernel("Sandbox: sh(6) deny(1) process-fork\n" + testMarker),
-			Denial{"t", "sh", 6, "process-fork", "", 1}, true},
+			Denial{"t", "sh", 6, "process-fork", "", 1, false, false, ""}, true},
 		{"other_marker", kernel("Sandbox: curl(1) deny(1) network-outbound 1.2.3.4:443\nopenworker-ffffffffffffffff"), Denial{}, false},
 		{"not_a_denial", kernel("Sandbox: curl(1) allow(1) network-outbound 1.2.3.4:443\n" + testMarker), Denial{}, false},
 		{"header", []byte(`Filtering the log data using "eventMessage CONTAINS \"` + testMarker + `\""`), Denial{}, false},
@@ -172,7 +172,7 @@ func TestSummarizeCap(t *testing.T) {
 	var ds []Denial
 	for i := range 130 {
 		d := Denial{Process: "touch", PID: 9, Operation: "file-write-create", Target: fmt.Sprintf("/Users/me/f%03d", i), Count: 1}
-		ds = append(ds, d, d) // each twice: reported once
+		ds = append(ds, d, d) // each twice: listed once, with its count
 	}
 	s := Summarize(ds)
 	lines := strings.Split(strings.TrimSuffix(s.Text, "\n"), "\n")
@@ -182,7 +182,7 @@ func TestSummarizeCap(t *testing.T) {
 	if len(lines) != 1+MaxReported+1 {
 		t.Fatalf("%d lines, want header + %d + the rest line", len(lines), MaxReported)
 	}
-	if lines[1] != "  file-write-create /Users/me/f000 (touch)" || lines[100] != "  file-write-create /Users/me/f099 (touch)" {
+	if lines[1] != "  file-write-create /Users/me/f000 (touch, 2 times)" || lines[100] != "  file-write-create /Users/me/f099 (touch, 2 times)" {
 		t.Errorf("listed lines %q ... %q", lines[1], lines[100])
 	}
 	if lines[101] != "  ... 30 more operation(s) are not reported here; the run's violations file has every denial" {
@@ -200,9 +200,10 @@ func TestSummarizeNothing(t *testing.T) {
 	}
 }
 
-func TestNotReportedLine(t *testing.T) {
-	got := NotReportedLine(errors.New("reading the unified log needs an administrator (log: Must be admin to run 'stream' command)"))
-	want := "openworker sandbox: Seatbelt's denials are not reported for this run: reading the unified log needs an administrator (log: Must be admin to run 'stream' command)\n"
+// A session is told in one sentence that its command's denials are not reported, and why.
+func TestNotReported(t *testing.T) {
+	got := notReported(errors.New("reading the unified log needs an administrator (log: Must be admin to run 'stream' command)")).Error()
+	want := "Seatbelt's denials are not reported for this run: reading the unified log needs an administrator (log: Must be admin to run 'stream' command)"
 	if got != want {
 		t.Errorf("got %q\nwant %q", got, want)
 	}

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/openworker/openworker/core/sandbox"
 )
 
 // MarkerPrefix starts every marker a LogFollower follows: the one log stream it keeps asks
@@ -66,6 +68,10 @@ type LogFollower struct {
 	// Ready, Timeout and IdleStop override followReady, windowTimeout and idleStop.
 	Ready, Timeout, IdleStop time.Duration
 
+	// procs reads the host's process table, to tell the command a denial's process belongs
+	// to; nil takes every denial for the command whose window is open.
+	procs procTable
+
 	seq       atomic.Uint64
 	nonceOnce sync.Once
 	nonce     string // tells this process's sentinels from another's
@@ -89,11 +95,32 @@ type logStream struct {
 	stopping bool // the idle timer fired: no new window may join
 }
 
+// proc is one live process of the host: its ID and its group's.
+type proc struct{ pid, pgid int }
+
+// procTable answers, from outside every wall, which processes are whose.
+type procTable interface {
+	// session lists the live processes of session sid.
+	session(sid int) ([]proc, error)
+	// group is a live process's group; false when it is gone.
+	group(pid int) (int, bool)
+}
+
 // Window collects one command's denials, from Begin until its sentinel is read.
 type Window struct {
 	f      *LogFollower
 	s      *logStream
 	marker string
+	// leader is the session's runner, the leader of the session (setsid) its commands run
+	// in; 0 when it is not known. earlierPIDs and earlierGroups are the processes that were
+	// running in it when the window opened, and their groups, the runner's own left out:
+	// what earlier commands left running (each command is a process group of its own).
+	leader        int
+	earlierPIDs   map[int]bool
+	earlierGroups map[int]bool
+	// unpaired counts, by reporter ("" the kernel, or sandboxd) and refusal, the lines the
+	// other reporter has not matched yet (see pairedReport).
+	unpaired map[string]map[string]int
 
 	mu       sync.Mutex
 	denials  []Denial
@@ -119,6 +146,38 @@ func orDefault(d, def time.Duration) time.Duration {
 // after it returns. The stream is started if it is not running (and Begin waits until it is
 // ready); an error wrapping ErrNotAdmin means this user may not read the log.
 func (f *LogFollower) Begin(ctx context.Context, marker string) (*Window, error) {
+	return f.BeginFor(ctx, marker, 0)
+}
+
+// BeginFor is Begin for a command of the session whose runner is leader: a denial made by a
+// process an earlier command of the session left running is marked Earlier, and a report
+// sandboxd logged without the marker is the window's when its process is in the session.
+func (f *LogFollower) BeginFor(ctx context.Context, marker string, leader int) (*Window, error) {
+	w, err := f.begin(ctx, marker)
+	if err != nil || leader <= 0 || f.procs == nil {
+		return w, err
+	}
+	ps, err := f.procs.session(leader)
+	if err != nil {
+		return w, nil // every denial is then the command's, as without a leader
+	}
+	earlierPIDs, earlierGroups := map[int]bool{}, map[int]bool{}
+	for _, p := range ps {
+		if p.pid == leader {
+			continue
+		}
+		earlierPIDs[p.pid] = true
+		if p.pgid != leader {
+			earlierGroups[p.pgid] = true
+		}
+	}
+	w.mu.Lock()
+	w.leader, w.earlierPIDs, w.earlierGroups = leader, earlierPIDs, earlierGroups
+	w.mu.Unlock()
+	return w, nil
+}
+
+func (f *LogFollower) begin(ctx context.Context, marker string) (*Window, error) {
 	if !validMarker(marker) || !strings.HasPrefix(marker, MarkerPrefix) {
 		return nil, fmt.Errorf("seatbelt: marker %q is not one this follower's stream asks for (%s...)", marker, MarkerPrefix)
 	}
@@ -190,18 +249,73 @@ func (w *Window) End(ctx context.Context) ([]Denial, error) {
 	return out, nil
 }
 
-// deliver gives a window one denial of its marker.
+// owns says pid is a process of the window's session: running in it now, or when the
+// window opened.
+func (w *Window) owns(pid int) bool {
+	w.mu.Lock()
+	leader, earlier := w.leader, w.earlierPIDs[pid]
+	w.mu.Unlock()
+	if leader <= 0 || w.f.procs == nil {
+		return false
+	}
+	if earlier || pid == leader {
+		return true
+	}
+	ps, err := w.f.procs.session(leader)
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(ps, func(p proc) bool { return p.pid == pid })
+}
+
+// deliver gives a window one denial of its marker (or of its session), marked Earlier when
+// an earlier command's process made it: one whose group was running when the window
+// opened, or, once it is gone, one that was itself.
 func (w *Window) deliver(d Denial) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.leader > 0 && w.f.procs != nil {
+		if g, ok := w.f.procs.group(d.PID); ok {
+			d.Earlier = w.earlierGroups[g]
+		} else {
+			d.Earlier = w.earlierPIDs[d.PID]
+		}
+	}
 	switch {
 	case w.closed:
 	case w.sentinel != "" && d.Target == w.sentinel:
 		w.closed = true
 		close(w.seen)
+	case w.pairedReport(d):
 	default:
 		w.denials = append(w.denials, d)
 	}
+}
+
+// pairedReport says d is the other reporter's line for a refusal the window already has:
+// the kernel and sandboxd may both report one, which is one refusal. Each line pairs with
+// one of the other's at most, so that repeats still count. w.mu is held.
+func (w *Window) pairedReport(d Denial) bool {
+	if d.Repeats {
+		return false
+	}
+	key := fmt.Sprintf("%d %s %s", d.PID, d.Operation, d.Target)
+	other := FromSandboxd
+	if d.From == FromSandboxd {
+		other = ""
+	}
+	if w.unpaired == nil {
+		w.unpaired = map[string]map[string]int{}
+	}
+	if w.unpaired[other][key] > 0 {
+		w.unpaired[other][key]--
+		return true
+	}
+	if w.unpaired[d.From] == nil {
+		w.unpaired[d.From] = map[string]int{}
+	}
+	w.unpaired[d.From][key]++
+	return false
 }
 
 // Close ends the stream. A later Begin starts a new one.
@@ -267,13 +381,24 @@ func (s *logStream) collect(r io.Reader, first chan<- struct{}) {
 			continue // log's header
 		}
 		line := sc.Bytes()
-		if !bytes.Contains(line, []byte(MarkerPrefix)) {
-			continue
+		// A line carries its run's marker, or is a report of sandboxd's without one, which
+		// is a session's when its process is in the session.
+		marked := bytes.Contains(line, []byte(MarkerPrefix))
+		var unmarked Denial
+		if !marked {
+			var ok bool
+			if unmarked, ok = parseSandboxdLine(line); !ok {
+				continue
+			}
 		}
 		s.mu.Lock()
 		for w := range s.windows {
-			if d, ok := ParseLogLine(line, w.marker); ok {
-				w.deliver(d)
+			if marked {
+				if d, ok := ParseLogLine(line, w.marker); ok {
+					w.deliver(d)
+				}
+			} else if w.owns(unmarked.PID) {
+				w.deliver(unmarked)
 			}
 		}
 		s.mu.Unlock()
@@ -340,20 +465,93 @@ func (s *logStream) describe() string {
 	return state
 }
 
-// Follower is one command's denials as the session collects them: a Window on the process's
-// LogFollower.
-type Follower struct {
-	w   *Window
-	err error
+// current is the stream running now, nil when none is.
+func (f *LogFollower) current() *logStream {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cur != nil && f.cur.ended() {
+		return nil
+	}
+	return f.cur
 }
 
-// Stop closes the command's window and returns its denials. Err then says whether some may
-// be missing.
-func (f *Follower) Stop() []Denial {
-	ds, err := f.w.End(context.Background())
-	f.err = err
-	return ds
+// notReported is how a session is told its command's denials cannot be reported.
+func notReported(why error) error {
+	return fmt.Errorf("Seatbelt's denials are not reported for this run: %w", why)
 }
 
-// Err is the reason the report may be incomplete, after Stop; nil when it is complete.
-func (f *Follower) Err() error { return f.err }
+// FollowDenials opens the report of one command of a session (sandbox.DenialReporter): a
+// window on the provider's one log stream, which is started when none runs. proc is the
+// session's runner, whose session's processes are the session's.
+func (pr *Provider) FollowDenials(ctx context.Context, marker string, proc sandbox.Process) (sandbox.DenialReport, error) {
+	f := pr.logFollower()
+	if f == nil {
+		return nil, notReported(errors.New("they are read from the macOS unified log, which this OS does not have"))
+	}
+	leader := 0
+	if proc != nil {
+		leader = proc.Pid()
+	}
+	w, err := f.BeginFor(ctx, marker, leader)
+	if err != nil {
+		return nil, notReported(err)
+	}
+	return &report{w: w}, nil
+}
+
+// StopFollowing ends the provider's log stream (sandbox.DenialReporter); the next command
+// starts another.
+func (pr *Provider) StopFollowing() {
+	pr.followMu.Lock()
+	f := pr.follower
+	pr.followMu.Unlock()
+	if f != nil {
+		f.Close()
+	}
+}
+
+// logFollower is the provider's one log stream, made at first use: following the log once,
+// not once per command, is what keeps a command's reporting cost to one sentinel. Nil where
+// there is no unified log.
+func (pr *Provider) logFollower() *LogFollower {
+	pr.followMu.Lock()
+	defer pr.followMu.Unlock()
+	if pr.follower == nil {
+		pr.follower = newLogFollower()
+	}
+	return pr.follower
+}
+
+// useFollower has the provider follow f (a stand-in stream, in tests).
+func (pr *Provider) useFollower(f *LogFollower) {
+	pr.followMu.Lock()
+	pr.follower = f
+	pr.followMu.Unlock()
+}
+
+// report is one command's window, as a session closes it.
+type report struct{ w *Window }
+
+// Close ends the command's window and summarizes its denials. When some may be missing (the
+// sentinel did not come), the report says so.
+func (r *report) Close(run sandbox.DenialRun) sandbox.Denials {
+	ds, err := r.w.End(context.Background())
+	sum := SummarizeRun(ds, Run{UserHome: run.UserHome, Failed: run.Failed, LocalServers: run.LocalServers})
+	out := sandbox.Denials{Text: sum.Text}
+	if err != nil {
+		out.Text += "openworker sandbox: " + err.Error() + "\n"
+	}
+	for _, e := range sum.Egress {
+		out.Egress = append(out.Egress, sandbox.Egress{Host: e.Host, Port: e.Port, Reason: e.Reason})
+	}
+	for _, d := range sum.All {
+		out.Listed = append(out.Listed, d.Line())
+	}
+	if len(sum.All) > 0 {
+		var b bytes.Buffer
+		if WriteViolations(&b, sum.All) == nil {
+			out.Violations = b.Bytes()
+		}
+	}
+	return out
+}

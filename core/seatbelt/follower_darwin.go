@@ -7,37 +7,26 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 )
 
-// processFollower is the one log stream of this process (the daemon, or a single `run`):
-// following the log once, not once per command, is what keeps a command's reporting cost to
-// one sentinel.
-var processFollower = sync.OnceValue(func() *LogFollower {
+// newLogFollower is a provider's log stream: Seatbelt's denials that the kernel logged with a
+// marker, and sandboxd's reports.
+func newLogFollower() *LogFollower {
 	dir, err := filepath.EvalSymlinks(os.TempDir())
 	if err != nil {
 		dir = os.TempDir()
 	}
-	// Only the kernel's lines (process 0) carrying a marker: a sandboxed program that logs
-	// the prefix itself cannot flood the stream, and the parser believes only the kernel.
-	predicate := fmt.Sprintf(`processID == 0 AND eventMessage CONTAINS "%s"`, MarkerPrefix)
+	// The kernel's lines (process 0) carrying a marker, so that a sandboxed program that logs
+	// the prefix itself cannot flood the stream; and the reports sandboxd writes (mach-lookup
+	// denials, for one), from sandboxd's image only. The parser believes only these two.
+	predicate := fmt.Sprintf(`(processID == 0 AND eventMessage CONTAINS "%s") OR (subsystem == "%s" AND processImagePath == "%s")`,
+		MarkerPrefix, reportingSubsystem, SandboxdPath)
 	return &LogFollower{
 		Command:     []string{"/usr/bin/log", "stream", "--style", "ndjson", "--predicate", predicate},
 		Provoke:     provokeSentinel,
 		SentinelDir: dir,
+		procs:       hostProcs{},
 	}
-})
-
-// StartFollower opens a window on this process's log stream for the denials that carry
-// marker and returns once the stream is ready: start the command after it returns, and call
-// Stop after it ends. An error wrapping ErrNotAdmin means this user may not read the log; the
-// command still runs sandboxed, and its error output should start with NotReportedLine.
-func StartFollower(ctx context.Context, marker string) (*Follower, error) {
-	w, err := processFollower().Begin(ctx, marker)
-	if err != nil {
-		return nil, fmt.Errorf("seatbelt: following the unified log: %w", err)
-	}
-	return &Follower{w: w}, nil
 }
 
 // provokeSentinel creates target, then reads it under a one-rule profile that denies exactly

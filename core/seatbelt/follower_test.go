@@ -310,8 +310,8 @@ exit 64
 	if !errors.Is(err, ErrNotAdmin) {
 		t.Fatalf("err = %v, want ErrNotAdmin", err)
 	}
-	line := NotReportedLine(err)
-	if !strings.HasPrefix(line, "openworker sandbox: Seatbelt's denials are not reported for this run: reading the unified log needs an administrator account (log: Must be admin") {
+	line := notReported(err).Error()
+	if !strings.HasPrefix(line, "Seatbelt's denials are not reported for this run: reading the unified log needs an administrator account (log: Must be admin") {
 		t.Errorf("line %q", line)
 	}
 	if _, err := s.f.Begin(context.Background(), testMarker); !errors.Is(err, ErrNotAdmin) {

@@ -153,3 +153,29 @@ func LoadLinkChecks(stateDir, osVersion string) LinkChecks {
 	}
 	return LinkChecksUnknown
 }
+
+// RecordedLinkChecks is the link probe's answer recorded in the state folder for this Mac's
+// macOS version, for the app to show: probed says there is one; both that it proved both
+// ends checked; why is what the probe found.
+func RecordedLinkChecks(stateDir string) (probed, both bool, why string) {
+	return recordedLinkChecks(stateDir, osVersion())
+}
+
+func recordedLinkChecks(stateDir, osVersion string) (probed, both bool, why string) {
+	if stateDir == "" || osVersion == "" {
+		return false, false, ""
+	}
+	b, err := os.ReadFile(filepath.Join(stateDir, linkChecksFile))
+	if err != nil {
+		return false, false, ""
+	}
+	var rec linkChecksRecord
+	if json.Unmarshal(b, &rec) != nil || rec.OSVersion != osVersion {
+		return false, false, ""
+	}
+	c, err := ParseLinkChecks(string(rec.Answer))
+	if err != nil {
+		return false, false, ""
+	}
+	return true, c == LinkChecksBoth, rec.Why
+}

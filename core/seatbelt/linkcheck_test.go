@@ -177,3 +177,25 @@ func TestLinkChecksRecord(t *testing.T) {
 		t.Errorf("a record with an unknown answer: %s", got)
 	}
 }
+
+// The app shows the answer recorded for this macOS version, with why; another version's, or
+// none, is not an answer.
+func TestRecordedLinkChecks(t *testing.T) {
+	dir := t.TempDir()
+	if probed, _, _ := recordedLinkChecks(dir, "15.3"); probed {
+		t.Error("no record, yet probed")
+	}
+	if err := SaveLinkChecks(dir, "15.3", LinkChecksUnknown, "the new name only is checked"); err != nil {
+		t.Fatal(err)
+	}
+	if probed, both, why := recordedLinkChecks(dir, "15.3"); !probed || both || why != "the new name only is checked" {
+		t.Errorf("got %v %v %q", probed, both, why)
+	}
+	if probed, _, _ := recordedLinkChecks(dir, "15.4"); probed {
+		t.Error("another version's record counted")
+	}
+	SaveLinkChecks(dir, "15.3", LinkChecksBoth, "both ends")
+	if probed, both, _ := recordedLinkChecks(dir, "15.3"); !probed || !both {
+		t.Errorf("both: %v %v", probed, both)
+	}
+}

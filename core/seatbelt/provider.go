@@ -1,6 +1,8 @@
 package seatbelt
 
 import (
+	"sync"
+
 	"github.com/openworker/openworker/core/sandbox"
 )
 
@@ -23,13 +25,19 @@ type Provider struct {
 	// StateDir is the state folder, where the link probe's answer is kept (LoadLinkChecks);
 	// empty renders every profile with links and clones denied.
 	StateDir string
+
+	followMu sync.Mutex   // guards follower
+	follower *LogFollower // the denials' log stream, made at first use
 }
 
 // UseStateDir tells the provider the state folder; a session manager calls it once, before
 // any session starts.
 func (pr *Provider) UseStateDir(dir string) { pr.StateDir = dir }
 
-var _ sandbox.Provider = (*Provider)(nil)
+var (
+	_ sandbox.Provider       = (*Provider)(nil)
+	_ sandbox.DenialReporter = (*Provider)(nil)
+)
 
 // Name is the enforcement word every result of a Seatbelt session carries.
 func (*Provider) Name() sandbox.Enforcement { return sandbox.Seatbelt }

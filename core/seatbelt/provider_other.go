@@ -39,3 +39,6 @@ func (pr *Provider) Start(context.Context, *policy.Policy, sandbox.RunnerSpec) (
 func (pr *Provider) ProbeLinks(context.Context) (LinkChecks, string, error) {
 	return LinkChecksUnknown, "", fmt.Errorf("seatbelt: %s", pr.unavailable().Reason)
 }
+
+// osVersion is empty: there is no macOS version off macOS.
+func osVersion() string { return "" }

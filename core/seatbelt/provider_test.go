@@ -25,7 +25,7 @@ func TestProviderOffMacOS(t *testing.T) {
 	if _, err := pr.Start(context.Background(), macPolicy(), sandbox.RunnerSpec{}); err == nil || !strings.Contains(err.Error(), "only on macOS") {
 		t.Errorf("Start err = %v", err)
 	}
-	if _, err := StartFollower(context.Background(), testMarker); err == nil {
-		t.Error("StartFollower off macOS gave no error")
+	if _, err := pr.FollowDenials(context.Background(), testMarker, nil); err == nil || !strings.HasPrefix(err.Error(), "Seatbelt's denials are not reported for this run: ") {
+		t.Errorf("FollowDenials off macOS: %v", err)
 	}
 }

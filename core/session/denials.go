@@ -2,42 +2,32 @@ package session
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/openworker/openworker/core/sandbox"
-	"github.com/openworker/openworker/core/seatbelt"
 )
 
-// DenialFollower collects a command's Seatbelt denials while it runs.
-type DenialFollower interface {
-	Stop() []seatbelt.Denial
-}
+// FollowDenials opens one command's report of what its wall refused; its error says, in a
+// sentence, why the command's denials cannot be reported.
+type FollowDenials func(ctx context.Context, marker string, proc sandbox.Process) (sandbox.DenialReport, error)
 
-// followSeatbelt is the default way to follow denials: the unified log, on macOS.
-func followSeatbelt(ctx context.Context, marker string) (DenialFollower, error) {
-	f, err := seatbelt.StartFollower(ctx, marker)
-	if err != nil {
-		return nil, err
-	}
-	return f, nil
-}
-
-// startDenials starts following the run's denials when the wall is Seatbelt's. Where the log
-// cannot be read, the command still runs behind the wall, and its error output starts with
-// a line that says its denials are not reported and why.
+// startDenials opens the command's report where the session's wall reports its denials
+// (sandbox.DenialReporter: Seatbelt). Where they cannot be read, the command still runs
+// behind the wall, and its error output starts with a line that says its denials are not
+// reported and why.
 func (s *Session) startDenials(onChunk func(string, []byte)) (stop func(*Result)) {
-	if s.Enforcement != sandbox.Seatbelt {
-		return func(*Result) {}
-	}
 	follow := s.m.opts.FollowDenials
 	if follow == nil {
-		follow = followSeatbelt
+		dr, ok := s.m.opts.Providers[s.Enforcement].(sandbox.DenialReporter)
+		if !ok {
+			return func(*Result) {}
+		}
+		follow = dr.FollowDenials
 	}
-	f, err := follow(context.Background(), s.pol.Marker)
+	rep, err := follow(context.Background(), s.pol.Marker, s.proc)
 	if err != nil {
-		line := seatbelt.NotReportedLine(err)
+		line := "openworker sandbox: " + err.Error() + "\n"
 		if onChunk != nil {
 			onChunk("stderr", []byte(line))
 		}
@@ -49,16 +39,19 @@ func (s *Session) startDenials(onChunk func(string, []byte)) (stop func(*Result)
 	}
 	return func(r *Result) {
 		failed := r.Result == nil || r.ExitCode != 0 || r.TimedOut
-		sum := seatbelt.SummarizeRun(f.Stop(), seatbelt.Run{UserHome: s.pol.UserHome, Failed: failed, LocalServers: s.pol.LocalServers})
-		applyDenials(r, sum, onChunk)
-		s.keepViolations(sum.All)
+		s.applyDenials(r, rep.Close(sandbox.DenialRun{UserHome: s.pol.UserHome, Failed: failed, LocalServers: s.pol.LocalServers}), onChunk)
 	}
 }
 
-// applyDenials adds what Seatbelt denied to a result: a direct connection around the proxy
+// applyDenials adds what the wall denied to a result: a direct connection around the proxy
 // becomes a blocked site, and the report is appended to the command's error output.
-func applyDenials(r *Result, sum seatbelt.Summary, onChunk func(string, []byte)) {
-	for _, e := range sum.Egress {
+func (s *Session) applyDenials(r *Result, ds sandbox.Denials, onChunk func(string, []byte)) {
+	applyDenials(r, ds, onChunk)
+	s.keepViolations(ds.Violations)
+}
+
+func applyDenials(r *Result, ds sandbox.Denials, onChunk func(string, []byte)) {
+	for _, e := range ds.Egress {
 		b := Blocked{Host: e.Host, Port: e.Port, Reason: e.Reason}
 		dup := false
 		for _, have := range r.Blocked {
@@ -68,24 +61,22 @@ func applyDenials(r *Result, sum seatbelt.Summary, onChunk func(string, []byte))
 			r.Blocked = append(r.Blocked, b)
 		}
 	}
-	for _, d := range sum.All {
-		r.Denials = append(r.Denials, fmt.Sprintf("%s %s (%s)", d.Operation, d.Target, d.Process))
-	}
-	if sum.Text == "" {
+	r.Denials = append(r.Denials, ds.Listed...)
+	if ds.Text == "" {
 		return
 	}
 	if onChunk != nil {
-		onChunk("stderr", []byte(sum.Text))
+		onChunk("stderr", []byte(ds.Text))
 	}
 	if r.Result != nil {
-		r.Stderr = append(r.Stderr, sum.Text...)
+		r.Stderr = append(r.Stderr, ds.Text...)
 	}
 }
 
 // keepViolations appends every denial of a run to the session's violations file in the
 // state folder, outside every wall.
-func (s *Session) keepViolations(ds []seatbelt.Denial) {
-	if len(ds) == 0 {
+func (s *Session) keepViolations(lines []byte) {
+	if len(lines) == 0 {
 		return
 	}
 	dir := filepath.Join(s.m.opts.StateDir, "violations")
@@ -97,5 +88,5 @@ func (s *Session) keepViolations(ds []seatbelt.Denial) {
 		return
 	}
 	defer f.Close()
-	_ = seatbelt.WriteViolations(f, ds)
+	_, _ = f.Write(lines)
 }

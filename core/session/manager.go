@@ -1,7 +1,6 @@
 package session
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,8 +42,9 @@ type Options struct {
 	// GhToken returns the GitHub CLI's token for a host, for a shared gh login whose token
 	// is kept in the keychain; nil runs the gh found on PATH.
 	GhToken func(host string) (string, error)
-	// FollowDenials follows a Seatbelt run's denials; nil means the unified log.
-	FollowDenials func(ctx context.Context, marker string) (DenialFollower, error)
+	// FollowDenials opens a command's report of denials; nil asks the session's provider,
+	// where it reports them (sandbox.DenialReporter).
+	FollowDenials FollowDenials
 	// DeveloperTools finds the Mac's developer folder, outside every sandbox; nil runs
 	// xcode-select once, at the first session on a Mac.
 	DeveloperTools func() DeveloperTools
@@ -232,6 +232,18 @@ func (m *Manager) EndAll() { m.EndAllBecause("ended on request") }
 func (m *Manager) EndAllBecause(reason string) {
 	for _, s := range m.List() {
 		s.EndBecause(reason)
+	}
+	m.stopFollowing()
+}
+
+// stopFollowing ends what the providers keep running to report denials (the unified log's
+// stream on a Mac), which would otherwise outlive a process that exits next; the next
+// command starts it again.
+func (m *Manager) stopFollowing() {
+	for _, p := range m.opts.Providers {
+		if dr, ok := p.(sandbox.DenialReporter); ok {
+			dr.StopFollowing()
+		}
 	}
 }
 

@@ -98,6 +98,8 @@ type Session struct {
 	conn      *os.File
 	errs      *errStream // the runner's own error output
 	stateLost bool
+	// localServers is spec.LocalServers, for readers that cannot wait for mu.
+	localServers atomic.Bool
 	// live is proc for Interrupt, which cannot wait for mu.
 	live atomic.Pointer[sandbox.Process]
 	// busy is the tool call in progress, from its start (a second is refused), and running
@@ -207,6 +209,7 @@ func (m *Manager) start(ctx context.Context, spec Spec, first *pending) (_ *Sess
 		pp.Prepare(spec.Network)
 	}
 	s := &Session{ID: newID(), Enforcement: spec.Provider, Network: spec.Network, Started: time.Now(), m: m, spec: spec, endDone: make(chan struct{})}
+	s.localServers.Store(spec.LocalServers)
 	defer func() {
 		if err != nil {
 			s.teardown()

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -18,7 +19,6 @@ import (
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
-	"github.com/openworker/openworker/core/seatbelt"
 	"github.com/openworker/openworker/core/tstest"
 )
 
@@ -153,12 +153,13 @@ func TestCleanStaleRemovesOnlyDeadOwnersFolders(t *testing.T) {
 
 func TestDenialsJoinTheResult(t *testing.T) {
 	r := &Result{Result: &runner.Result{Stderr: []byte("curl: (7) Failed\n")}, Blocked: []Blocked{{Host: "example.com", Port: 443, Reason: "not on the allow list"}}}
-	ds := []seatbelt.Denial{
-		{Process: "curl", PID: 42, Operation: "network-outbound", Target: "93.184.216.34:443", Count: 1},
-		{Process: "touch", PID: 43, Operation: "file-write-create", Target: "/Users/me/notes.txt", Count: 1},
+	ds := sandbox.Denials{
+		Text:   "openworker sandbox: Seatbelt denied 2 operation(s) of this command:\n  network-outbound 93.184.216.34:443 (curl)\n  file-write-create /Users/me/notes.txt (touch)\n",
+		Listed: []string{"network-outbound 93.184.216.34:443 (curl)", "file-write-create /Users/me/notes.txt (touch)"},
+		Egress: []sandbox.Egress{{Host: "93.184.216.34", Port: 443, Reason: "a direct connection, not through the egress proxy"}, {Host: "example.com", Port: 443, Reason: "not on the allow list"}},
 	}
 	var streamed []string
-	applyDenials(r, seatbelt.Summarize(ds), func(s string, d []byte) { streamed = append(streamed, s+":"+string(d)) })
+	applyDenials(r, ds, func(s string, d []byte) { streamed = append(streamed, s+":"+string(d)) })
 	if len(r.Blocked) != 2 || r.Blocked[1].Host != "93.184.216.34" || r.Blocked[1].Reason != "a direct connection, not through the egress proxy" {
 		t.Fatalf("blocked: %+v", r.Blocked)
 	}
@@ -356,32 +357,48 @@ func TestCleanStaleEndsTheDeadSessionInTheAudit(t *testing.T) {
 	}
 }
 
-type fakeFollower []seatbelt.Denial
+// fakeReport is a command's report as a wall gives it, which keeps what it was told of
+// the run.
+type fakeReport struct {
+	got *sandbox.DenialRun
+	out sandbox.Denials
+}
 
-func (f fakeFollower) Stop() []seatbelt.Denial { return f }
+func (f fakeReport) Close(run sandbox.DenialRun) sandbox.Denials { *f.got = run; return f.out }
 
-// The home folder's stats (Node's module resolution) end a command's output only when it
-// failed, folded into one line.
-func TestHomeStatsReportedOnlyOnFailure(t *testing.T) {
-	ds := fakeFollower{
-		{Process: "node", Operation: "file-read-metadata", Target: "/Users/me/node_modules", Count: 1},
-		{Process: "node", Operation: "file-read-metadata", Target: "/Users/me/package.json", Count: 1},
-	}
-	s := &Session{ID: "s1", Enforcement: sandbox.Seatbelt, pol: &policy.Policy{UserHome: "/Users/me", Marker: "openworker-0123456789"},
-		m: &Manager{opts: Options{StateDir: t.TempDir(), FollowDenials: func(context.Context, string) (DenialFollower, error) { return ds, nil }}}}
+// A command's report is told whether the command failed, the real home folder and the
+// local-servers switch; its denials join the result and the session's violations file.
+func TestReportToldOfTheRun(t *testing.T) {
+	var got sandbox.DenialRun
+	var gotMarker string
+	out := sandbox.Denials{Listed: []string{"file-read-metadata /Users/me/node_modules (node)"}, Violations: []byte("{\"process\":\"node\"}\n")}
+	state := t.TempDir()
+	s := &Session{ID: "s1", Enforcement: sandbox.Seatbelt, pol: &policy.Policy{UserHome: "/Users/me", Marker: "openworker-0123456789", LocalServers: true},
+		m: &Manager{opts: Options{StateDir: state, FollowDenials: func(_ context.Context, marker string, _ sandbox.Process) (sandbox.DenialReport, error) {
+			gotMarker = marker
+			return fakeReport{&got, out}, nil
+		}}}}
 	for _, exit := range []int{0, 1} {
 		r := &Result{Result: &runner.Result{ExitCode: exit}}
 		s.startDenials(nil)(r)
-		got := string(r.Stderr)
-		if exit == 0 && got != "" {
-			t.Errorf("exit 0: error output %q, want none", got)
+		if want := (sandbox.DenialRun{UserHome: "/Users/me", Failed: exit != 0, LocalServers: true}); got != want || gotMarker != s.pol.Marker {
+			t.Errorf("exit %d: the report was told %+v (marker %q), want %+v", exit, got, gotMarker, want)
 		}
-		if exit == 1 && !strings.Contains(got, "stat of 2 path(s) in the home folder") {
-			t.Errorf("exit 1: error output %q, want the folded line", got)
+		if len(r.Denials) != 1 {
+			t.Errorf("exit %d: denials %v", exit, r.Denials)
 		}
-		if len(r.Denials) != 2 {
-			t.Errorf("exit %d: denials %v, want both kept", exit, r.Denials)
-		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(state, "violations", "s1.jsonl")); strings.Count(string(b), "\n") != 2 {
+		t.Errorf("violations file %q, want both runs' lines", b)
+	}
+	// A wall whose denials cannot be read says so first in the error output.
+	s.m.opts.FollowDenials = func(context.Context, string, sandbox.Process) (sandbox.DenialReport, error) {
+		return nil, errors.New("Seatbelt's denials are not reported for this run: reading the unified log needs an administrator account")
+	}
+	r := &Result{Result: &runner.Result{Stderr: []byte("boom\n")}}
+	s.startDenials(nil)(r)
+	if want := "openworker sandbox: Seatbelt's denials are not reported for this run: reading the unified log needs an administrator account\nboom\n"; string(r.Stderr) != want {
+		t.Errorf("error output %q, want %q", r.Stderr, want)
 	}
 }
 
@@ -435,5 +452,75 @@ func TestProviderToldTheStateFolder(t *testing.T) {
 	f := newFixture(t, map[sandbox.Enforcement]sandbox.Provider{sandbox.Seatbelt: p})
 	if want := filepath.Join(f.home, "state"); p.dir != want {
 		t.Errorf("state folder %q, want %q", p.dir, want)
+	}
+}
+
+// reporter is a direct provider whose wall reports denials: it counts how often what it
+// keeps running for that was stopped.
+type reporter struct {
+	sandbox.DirectProvider
+	stopped *atomic.Int32
+}
+
+func (reporter) FollowDenials(context.Context, string, sandbox.Process) (sandbox.DenialReport, error) {
+	return nil, errors.New("no report here")
+}
+func (r reporter) StopFollowing() { r.stopped.Add(1) }
+
+// What a provider keeps running to report denials (the unified log's stream on a Mac) ends
+// when the process's sessions end: at EndAll (the daemon or the app stopping, a check
+// ending) and at a run's EndBeforeExit.
+func TestEndingStopsFollowingDenials(t *testing.T) {
+	stopped := &atomic.Int32{}
+	f := newFixture(t, map[sandbox.Enforcement]sandbox.Provider{sandbox.Direct: reporter{stopped: stopped}})
+	s, err := f.m.Start(context.Background(), Spec{Provider: sandbox.Direct, Writable: []string{f.project}, Network: policy.None})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.EndBeforeExit("its command finished")
+	if n := stopped.Load(); n != 1 {
+		t.Errorf("after a run's end, following was stopped %d times, want once", n)
+	}
+	f.m.EndAll()
+	if n := stopped.Load(); n != 2 {
+		t.Errorf("after EndAll, following was stopped %d times in all, want twice", n)
+	}
+}
+
+// The person's local-servers switch of a running session restarts its runner behind a wall
+// with the switch as asked (a profile is fixed when a process starts), as adding a folder
+// does: the session goes on, the next result says shell state was lost, the audit says why.
+func TestSetLocalServersRestartsTheWall(t *testing.T) {
+	f := newFixture(t, map[sandbox.Enforcement]sandbox.Provider{sandbox.Direct: sandbox.DirectProvider{}})
+	s, err := f.m.Start(context.Background(), Spec{Provider: sandbox.Direct, Writable: []string{f.project}, Network: policy.None})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.LocalServers() {
+		t.Fatal("a session started without the switch has it on")
+	}
+	if err := s.SetLocalServers(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	if !s.LocalServers() {
+		t.Error("the switch is still off")
+	}
+	r, err := s.Exec(runner.ExecArgs{Command: "echo after"}, nil)
+	if err != nil || string(r.Stdout) != "after\n" {
+		t.Fatalf("after the restart: %v %+v", err, r)
+	}
+	if !r.ShellStateLost {
+		t.Error("the next result does not say shell state was lost")
+	}
+	b, _ := os.ReadFile(f.log)
+	if !strings.Contains(string(b), `"type":"session.restarted"`) || !strings.Contains(string(b), "local servers on") {
+		t.Errorf("the audit trail lacks the restart:\n%s", b)
+	}
+	// Asking for what it already is changes nothing.
+	if err := s.SetLocalServers(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := s.Exec(runner.ExecArgs{Command: "true"}, nil); r.ShellStateLost {
+		t.Error("a switch already on restarted the runner again")
 	}
 }

@@ -434,7 +434,37 @@ func (s *Session) ProxyPort() int { return s.port }
 // carried through whether or not the caller is still there, so that its leaving never ends
 // the session.
 func (s *Session) AddFolder(ctx context.Context, dir string, writable bool) error {
-	p := &pending{summary: "add folder " + dir, start: time.Now()}
+	return s.restartWith(ctx, "add folder "+dir, "adding "+dir, "the added folder "+dir, "folder added: "+dir, func(spec *Spec) {
+		if writable {
+			spec.Writable = append(slices.Clone(spec.Writable), dir)
+		} else {
+			spec.ReadOnly = append(slices.Clone(spec.ReadOnly), dir)
+		}
+	})
+}
+
+// LocalServers says whether the session's commands may serve and connect on this machine's
+// loopback (policy.Policy.LocalServers).
+func (s *Session) LocalServers() bool { return s.localServers.Load() }
+
+// SetLocalServers switches the session's local servers on or off, as the person asked: the
+// runner is restarted behind a wall with the switch so, as AddFolder restarts it, and the
+// next result says shell state was lost. Asking for what it is changes nothing.
+func (s *Session) SetLocalServers(ctx context.Context, on bool) error {
+	if s.LocalServers() == on {
+		return nil
+	}
+	word := map[bool]string{true: "on", false: "off"}[on]
+	return s.restartWith(ctx, "local servers "+word, "switching local servers "+word, "local servers "+word, "local servers "+word, func(spec *Spec) {
+		spec.LocalServers = on
+	})
+}
+
+// restartWith restarts the runner behind a wall built from the session's spec as change
+// leaves it; summary names the change as a tool call, doing in an error, with in the
+// session's end reason, and audit in the audit trail.
+func (s *Session) restartWith(ctx context.Context, summary, doing, with, audited string, change func(*Spec)) error {
+	p := &pending{summary: summary, start: time.Now()}
 	if !s.busy.CompareAndSwap(nil, p) {
 		if other := s.busy.Load(); other != nil {
 			return &BusyError{Session: s.ID, Summary: other.summary, Since: other.start}
@@ -448,15 +478,11 @@ func (s *Session) AddFolder(ctx context.Context, dir string, writable bool) erro
 		return ErrEnded
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("adding %s: %w; the session is as it was", dir, err)
+		return fmt.Errorf("%s: %w; the session is as it was", doing, err)
 	}
 	ctx = context.WithoutCancel(ctx)
 	spec := s.spec
-	if writable {
-		spec.Writable = append(slices.Clone(spec.Writable), dir)
-	} else {
-		spec.ReadOnly = append(slices.Clone(spec.ReadOnly), dir)
-	}
+	change(&spec)
 	// Validate before stopping anything: a bad folder leaves the session as it was.
 	if _, err := policy.New(s.m.policyOptions(spec)); err != nil {
 		return err
@@ -468,11 +494,12 @@ func (s *Session) AddFolder(ctx context.Context, dir string, writable bool) erro
 	prov := s.m.opts.Providers[s.Enforcement]
 	if err := s.startRunner(ctx, prov, nil); err != nil {
 		s.mu.Unlock()
-		s.EndBecause("restarting the sandbox with the added folder " + dir + " failed: " + err.Error())
+		s.EndBecause("restarting the sandbox with " + with + " failed: " + err.Error())
 		s.mu.Lock()
-		return fmt.Errorf("restarting the sandbox with the new folder: %w; the session has ended", err)
+		return fmt.Errorf("restarting the sandbox with %s: %w; the session has ended", with, err)
 	}
-	s.m.audit(audit.Event{Type: audit.SessionRestart, Session: s.ID, Enforcement: string(s.Enforcement), Network: string(s.Network), Folders: s.pol.Writable, Summary: "folder added: " + dir})
+	s.localServers.Store(spec.LocalServers)
+	s.m.audit(audit.Event{Type: audit.SessionRestart, Session: s.ID, Enforcement: string(s.Enforcement), Network: string(s.Network), Folders: s.pol.Writable, Summary: audited})
 	return nil
 }
 
@@ -522,7 +549,10 @@ func (s *Session) EndBecause(reason string) { s.end(false, reason) }
 // is gone (what the provider leaves, such as an empty cgroup, the next sandbox's start
 // removes), and the private tmp, which nothing inside can write now, is removed at once.
 // Otherwise it is End.
-func (s *Session) EndBeforeExit(reason string) { s.end(true, reason) }
+func (s *Session) EndBeforeExit(reason string) {
+	s.end(true, reason)
+	s.m.stopFollowing()
+}
 
 func (s *Session) end(beforeExit bool, reason string) {
 	if !s.ending.CompareAndSwap(false, true) {

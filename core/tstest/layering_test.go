@@ -41,7 +41,8 @@ func TestLayering(t *testing.T) {
 		{"core/policy", []string{"core/session", "core/backend", "core/linux", "core/seatbelt"}},
 		{"core/proxy", []string{"core/session", "core/backend"}},
 		{"core/backend", []string{"core/api", "core/mcp", "core/linux"}},
-		{"core/session", []string{"core/backend", "core/api", "core/linux"}},
+		// A session reaches its wall through sandbox.Provider alone (denials included).
+		{"core/session", []string{"core/backend", "core/api", "core/linux", "core/seatbelt"}},
 		// Clients of the local API see its wire types, never the server, sessions or walls.
 		{"core/apiclient", []string{"core/api", "core/backend", "core/session", "core/proxy", "core/linux", "core/seatbelt"}},
 		{"core/apitype", []string{"core/api", "core/backend", "core/session", "core/proxy", "core/linux", "core/seatbelt"}},

@@ -56,6 +56,17 @@ type Probe struct {
 	// ByOutput says a refusal is judged by Judge alone: the program may exit 0 and still
 	// have shown nothing it must not.
 	ByOutput bool
+	// Private: see Result.Private.
+	Private bool
+	// Info says its output is what its line says (what it found), not a judgement: it works
+	// when it ran, and its detail is its output.
+	Info bool
+	// Skip, when set, says why the probe cannot run here although Needs is found (a Mac's
+	// java that only offers to install Java); "" runs it.
+	Skip func() string
+	// Ran, when set, says why a refusal's outcome proves nothing because the probe never
+	// got to try (its interpreter did not run): the line is then Failed, not Refused.
+	Ran func(Outcome) string
 }
 
 // Status words of a result.
@@ -78,6 +89,11 @@ type Result struct {
 	Denials []string `json:"denials,omitempty"`
 	// Unreported says the wall refused, but its denial was not in the command's report.
 	Unreported bool `json:"unreported,omitempty"`
+	// Private says its output may hold what a report must not (the environment's values):
+	// a report leaves its detail out.
+	Private bool `json:"-"`
+	// Info says Detail is what the program found, shown however it went.
+	Info bool `json:"info,omitempty"`
 }
 
 // Options describe the machine the battery runs on.
@@ -106,6 +122,17 @@ type Options struct {
 	// anywhere in them, so the person's own git never obeys settings a command wrote: the
 	// probe makes one in the session folder, which must be refused.
 	GitMetadataProtected bool
+	// RegistryPort is a port on 127.0.0.1 where an npm registry stand-in serves outside the
+	// wall (ServeRegistry), which the session's allow list names: npm install must fetch
+	// and install its package. 0 leaves the probe out.
+	RegistryPort int
+	// JavaMissing, when set, says why the java found on PATH is no Java (on a Mac,
+	// /usr/bin/java is there whether or not a runtime is installed); "" when it is one.
+	JavaMissing func() string
+	// RosettaMissing, on a Mac, says why x86_64 programs cannot run on this Mac at all (an
+	// Intel Mac, or Rosetta not installed), as found outside the wall; "" when they can. Nil
+	// leaves the Rosetta line out.
+	RosettaMissing func() string
 }
 
 // Battery returns the probes for a machine.
@@ -125,7 +152,16 @@ func Battery(o Options) []Probe {
 			Judge:   wantOutput("here substituted"),
 		},
 		{Name: "ls /", Command: "ls /", Judge: wantSomeOutput},
-		{Name: "env", Command: "env", Judge: wantOutput("HOME=")},
+		{Name: "env", Command: "env", Judge: wantOutput("HOME="), Private: true},
+		{
+			// Which everyday tools the session finds, and whether its language is UTF-8: an
+			// app started by launchd has a minimal PATH and no LANG to give. No value of the
+			// environment is printed.
+			Name: "tools on the session's PATH",
+			Command: `f=; n=; for p in git node npm python3 go cargo java make cc; do if command -v $p >/dev/null 2>&1; then f="$f $p"; else n="$n $p"; fi; done; ` +
+				`echo "found:${f:- none}; not found:${n:- none}"; case "${LC_ALL:-${LC_CTYPE:-$LANG}}" in *UTF-8*|*utf8*|*UTF8*|*utf-8*) echo "UTF-8 locale";; *) echo "no UTF-8 locale";; esac`,
+			Info: true,
+		},
 		{Name: "git --version", Command: git + " --version", Needs: git, Judge: gitJudge},
 		{
 			Name:    "python3 multiprocessing",
@@ -146,8 +182,12 @@ func Battery(o Options) []Probe {
 		},
 	}
 	ps = append(ps, everydayProbes(o.GOOS)...)
+	ps = append(ps, buildProbes(o)...)
 	if o.GOOS == "linux" {
 		ps = append(ps, linuxKernelProbes()...)
+	}
+	if o.GOOS == "darwin" {
+		ps = append(ps, macQuestions(o)...)
 	}
 	if o.GOOS == "darwin" && o.GitMetadataProtected {
 		p := Probe{
@@ -198,12 +238,27 @@ func Battery(o Options) []Probe {
 	}
 	if o.OutsidePID > 0 && o.OutsideArg != "" {
 		arg := o.OutsideArg
+		var ran func(Outcome) string
+		name, command, needs := "command line of a process outside", "ps -ww -o args= -p "+strconv.Itoa(o.OutsidePID), "ps"
+		if o.GOOS == "darwin" {
+			// ps is set-user-ID, which the kernel refuses to run in any sandbox: its refusal
+			// proves nothing about the wall. The probe asks the kernel itself, as ps would.
+			name = "command line of a process outside (kern.procargs2, read through python3's ctypes)"
+			command, needs = "python3 -c '"+procargsScript+"' "+strconv.Itoa(o.OutsidePID), "python3"
+			ran = func(out Outcome) string {
+				if out.ExitCode != 0 && !strings.Contains(out.Stderr, "sysctl kern.procargs2") {
+					return "python3 did not get to ask: " + lastLine(out.Stderr)
+				}
+				return ""
+			}
+		}
 		ps = append(ps, Probe{
-			Name:     "command line of a process outside",
-			Command:  "ps -ww -o args= -p " + strconv.Itoa(o.OutsidePID),
-			Needs:    "ps",
+			Name:     name,
+			Command:  command,
+			Needs:    needs,
 			Refused:  true,
 			ByOutput: true,
+			Ran:      ran,
 			Judge: func(out Outcome) string {
 				if strings.Contains(out.Stdout, arg) {
 					return "it showed " + clip(out.Stdout)
@@ -214,6 +269,22 @@ func Battery(o Options) []Probe {
 	}
 	return ps
 }
+
+// procargsScript reads another process's command line from the kernel on a Mac: sysctl
+// {CTL_KERN, KERN_PROCARGS2, pid} (1, 49), its size first. It prints what it read; a refusal
+// ends it with the error. (No single quote in it: the battery quotes it for the shell.)
+const procargsScript = `import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+mib = (ctypes.c_int * 3)(1, 49, int(sys.argv[1]))
+size = ctypes.c_size_t(0)
+def check(rc):
+    if rc != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, "sysctl kern.procargs2: " + os.strerror(e))
+check(libc.sysctl(mib, 3, None, ctypes.byref(size), None, 0))
+buf = ctypes.create_string_buffer(size.value)
+check(libc.sysctl(mib, 3, buf, ctypes.byref(size), None, 0))
+sys.stdout.write(buf.raw[4:size.value].replace(b"\0", b" ").decode("utf-8", "replace"))`
 
 // everydayProbes are what an agent runs all day: a compiler through the developer shims, zsh's
 // here-documents, a listing and the date with no report of denials after them, a Unix socket
@@ -250,6 +321,79 @@ c=socket.socket(socket.AF_UNIX); c.connect(p); print("connected"); os.unlink(p)'
 		ps = append(ps, Probe{Name: "server on loopback", Command: server, Needs: "python3", Judge: wantOutput("listening")})
 	}
 	return ps
+}
+
+// macQuestions are lines whose outcome no public source settles: whether an x86_64 program
+// (Intel Homebrew on Apple silicon) starts under Rosetta behind the wall, and who logs a
+// refused service lookup (the kernel, or sandboxd, whose reports the follower reads too),
+// which the report's denial line names.
+func macQuestions(o Options) []Probe {
+	var ps []Probe
+	if o.RosettaMissing != nil {
+		ps = append(ps, Probe{Name: "an x86_64 program under Rosetta", Command: "arch -x86_64 /usr/bin/true", Needs: "arch", Skip: o.RosettaMissing})
+	}
+	p := Probe{Name: "open -g . (a service lookup the wall refuses)", Command: "/usr/bin/open -g .", Needs: "/usr/bin/open", Refused: true}
+	if o.ReportsDenials {
+		p.Reported = "mach-lookup"
+	}
+	return append(ps, p)
+}
+
+// buildProbes are the toolchains' everyday work: the JVM starting, npm installing a package
+// from a registry (a stand-in on loopback, reached as a session reaches an allowed loopback
+// entry) and cargo building a crate. On a Mac npm and cargo need hard links and clones, which
+// only a proved Mac allows. Each works in a folder of its own in the session folder, removed
+// whatever happened.
+func buildProbes(o Options) []Probe {
+	ps := []Probe{
+		{
+			Name:    "java -version",
+			Command: "java -version",
+			Needs:   "java",
+			Skip:    o.JavaMissing,
+			// The JVM writes its version to the error output.
+			Judge: func(out Outcome) string {
+				if !strings.Contains(out.Stderr+out.Stdout, "version") {
+					return fmt.Sprintf("its output %q lacks a version", clip(out.Stderr+out.Stdout))
+				}
+				return ""
+			},
+		},
+		{
+			Name: "cargo build of a one-file crate",
+			Command: `d=.openworker-check-crate; rm -rf $d; mkdir -p $d/src && ` +
+				`printf '[package]\nname = "owcheck"\nversion = "0.1.0"\nedition = "2021"\n' > $d/Cargo.toml && ` +
+				`printf 'fn main() { println!("built by cargo"); }\n' > $d/src/main.rs && ` +
+				`(cd $d && cargo build --offline --quiet 1>&2 && ./target/debug/owcheck); rc=$?; rm -rf $d; exit $rc`,
+			Needs: "cargo",
+			Judge: wantOutput("built by cargo"),
+		},
+	}
+	if o.RegistryPort > 0 {
+		registry := "http://127.0.0.1:" + strconv.Itoa(o.RegistryPort) + "/"
+		ps = append(ps, Probe{
+			Name: "npm install from a registry on loopback",
+			Command: `d=.openworker-check-npm; rm -rf $d; mkdir $d && cd $d && ` +
+				`printf '{"name":"openworker-check","version":"1.0.0","private":true}' > package.json && ` +
+				`npm install --registry=` + registry + ` --no-audit --no-fund --no-update-notifier --fetch-retries=0 ` + RegistryPackage + ` 1>&2 && ` +
+				`node -e 'console.log(require("` + RegistryPackage + `"))'; rc=$?; cd ..; rm -rf $d; exit $rc`,
+			Needs: "npm",
+			Judge: wantOutput(registryPackageSays),
+		})
+	}
+	return ps
+}
+
+// LocalServerProbes are run in a second session, with the local-servers switch on: a server
+// on loopback must then bind and take a connection (on Linux, as without the switch).
+func LocalServerProbes() []Probe {
+	return []Probe{{
+		Name: "server on loopback with --local-servers",
+		Command: `python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+c=socket.create_connection(s.getsockname()); a,_=s.accept(); print("served")'`,
+		Needs: "python3",
+		Judge: wantOutput("served"),
+	}}
 }
 
 // quietly is judge, and also that the command printed nothing to its error output: no
@@ -352,10 +496,19 @@ func clip(s string) string {
 func Run(ctx context.Context, exec Exec, probes []Probe, lookPath func(string) (string, error)) []Result {
 	var out []Result
 	for _, p := range probes {
-		r := Result{Name: p.Name, Command: p.Command}
+		r := Result{Name: p.Name, Command: p.Command, Private: p.Private, Info: p.Info}
+		outside := ""
 		if p.Needs != "" {
-			if _, err := lookPath(p.Needs); err != nil {
+			var err error
+			if outside, err = lookPath(p.Needs); err != nil {
 				r.Status, r.OK, r.Detail = Skipped, true, p.Needs+" is not installed here"
+				out = append(out, r)
+				continue
+			}
+		}
+		if p.Skip != nil {
+			if why := p.Skip(); why != "" {
+				r.Status, r.OK, r.Detail = Skipped, true, why
 				out = append(out, r)
 				continue
 			}
@@ -365,6 +518,8 @@ func Run(ctx context.Context, exec Exec, probes []Probe, lookPath func(string) (
 		switch {
 		case err != nil:
 			r.Status, r.Detail = Failed, err.Error()
+		case p.Refused && p.Ran != nil && p.Ran(o) != "":
+			r.Status, r.Detail = Failed, p.Ran(o)
 		case p.Refused:
 			why := ""
 			if p.Judge != nil {
@@ -383,11 +538,18 @@ func Run(ctx context.Context, exec Exec, probes []Probe, lookPath func(string) (
 			why := ""
 			if o.ExitCode != 0 {
 				why = fmt.Sprintf("exit status %d: %s", o.ExitCode, lastLine(o.Stderr))
+				if o.ExitCode == 127 && outside != "" {
+					// The shell did not find it inside, although it is installed.
+					why += "; outside the sandbox it is " + outside + ", which the session does not see (a toolchain in the home folder is readable once switched on in Settings ▸ Sandbox ▸ Developer toolchains)"
+				}
 			} else if p.Judge != nil {
 				why = p.Judge(o)
 			}
 			if why == "" {
 				r.Status, r.OK = Works, true
+				if p.Info {
+					r.Detail = clip(strings.Join(strings.Fields(strings.ReplaceAll(strings.TrimSpace(o.Stdout), "\n", "; ")), " "))
+				}
 			} else {
 				r.Status, r.Detail = Broken, why
 			}
@@ -427,7 +589,7 @@ func Print(w io.Writer, rs []Result) {
 	}
 	for _, r := range rs {
 		line := fmt.Sprintf("  %-*s  %s", width, r.Name, r.Status)
-		if r.Detail != "" && (!r.OK || r.Status == Skipped) {
+		if r.Detail != "" && (!r.OK || r.Status == Skipped || r.Info) {
 			line += ": " + r.Detail
 		}
 		if r.Unreported {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/linux"
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/runner"
@@ -84,6 +85,144 @@ func TestBatteryBehindTheLinuxWall(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(filepath.Dir(filepath.Dir(secret)), "..", "project", ".openworker-check")); err == nil {
 		t.Error("the write probe left its file behind")
+	}
+	// The toolchains' lines run the real programs where this machine has them.
+	for name, program := range map[string]string{
+		"java -version":                           "java",
+		"cargo build of a one-file crate":         "cargo",
+		"npm install from a registry on loopback": "npm",
+	} {
+		if _, err := exec.LookPath(program); err != nil {
+			if statuses[name] != Skipped {
+				t.Errorf("%s: %q without %s, want skipped", name, statuses[name], program)
+			}
+			continue
+		}
+		if statuses[name] != Works {
+			t.Errorf("%s: %q, want it to work behind the wall", name, statuses[name])
+		}
+	}
+	project := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(secret))), "project")
+	for _, left := range []string{".openworker-check-npm", ".openworker-check-crate"} {
+		if _, err := os.Stat(filepath.Join(project, left)); err == nil {
+			t.Errorf("%s was left in the session folder", left)
+		}
+	}
+}
+
+// TestNpmInstallFetchesFromTheRegistry: the npm line works because npm fetched the package
+// from the stand-in outside the wall, through what the session allows, and not otherwise.
+func TestNpmInstallFetchesFromTheRegistry(t *testing.T) {
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("npm is not installed here")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	prov := &linux.Provider{}
+	if st := prov.Check(ctx); !st.OK {
+		t.Skipf("the Linux wall cannot run here: %s", st.Reason)
+	}
+	reg, err := ServeRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+	npm := func(allowed bool) Result {
+		s := startSession(t, ctx, prov, allowed, reg.Port, false)
+		probes := Battery(Options{GOOS: "linux", RegistryPort: reg.Port})
+		var p []Probe
+		for _, pr := range probes {
+			if strings.HasPrefix(pr.Name, "npm install") {
+				p = append(p, pr)
+			}
+		}
+		return Run(ctx, sessionExec(s), p, exec.LookPath)[0]
+	}
+	if r := npm(false); r.Status != Broken {
+		t.Errorf("with the registry not on the allow list, npm install was %q (%s), want broken", r.Status, r.Detail)
+	}
+	if n := reg.Served.Load(); n != 0 {
+		t.Fatalf("the registry served its tarball %d times to a session that may not reach it", n)
+	}
+	if r := npm(true); r.Status != Works {
+		t.Errorf("npm install: %q (%s)", r.Status, r.Detail)
+	}
+	if reg.Served.Load() == 0 {
+		t.Error("npm install worked without fetching from the registry")
+	}
+}
+
+// TestServerWithLocalServers: the second session's line, with the switch on; on Linux the
+// sandbox's own loopback serves with it as without it.
+func TestServerWithLocalServers(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed here")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	prov := &linux.Provider{}
+	if st := prov.Check(ctx); !st.OK {
+		t.Skipf("the Linux wall cannot run here: %s", st.Reason)
+	}
+	s := startSession(t, ctx, prov, false, 0, true)
+	if r := Run(ctx, sessionExec(s), LocalServerProbes(), exec.LookPath)[0]; r.Status != Works {
+		t.Errorf("%s: %q (%s)", r.Name, r.Status, r.Detail)
+	}
+}
+
+// startSession starts a session of prov on a fresh folder, with 127.0.0.1:port on its allow
+// list when allowed, and the local-servers switch as given.
+func startSession(t *testing.T, ctx context.Context, prov sandbox.Provider, allowed bool, port int, localServers bool) *session.Session {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, project := filepath.Join(root, "home"), filepath.Join(root, "project")
+	for _, d := range []string{home, project} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := session.NewManager(session.Options{
+		Providers: map[sandbox.Enforcement]sandbox.Provider{prov.Name(): prov},
+		UserHome:  home, StateDir: filepath.Join(root, "state"), TmpRoot: root, GOOS: "linux",
+		RunnerPath: exe, HostEnv: []string{"PATH=" + os.Getenv("PATH")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.EndAll)
+	spec := session.Spec{Provider: prov.Name(), Writable: []string{project}, Network: policy.Allowlist, LocalServers: localServers}
+	if allowed {
+		e, err := hosts.Parse("127.0.0.1:" + itoa(port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec.SessionHosts = []hosts.Entry{e}
+	}
+	s, err := m.Start(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// sessionExec runs the battery's commands in s.
+func sessionExec(s *session.Session) Exec {
+	return func(ctx context.Context, cmd string) (Outcome, error) {
+		res, err := s.Exec(runner.ExecArgs{Command: cmd, Timeout: time.Minute}, nil)
+		if err != nil {
+			return Outcome{}, err
+		}
+		if res.Error != "" {
+			return Outcome{ExitCode: -1, Stderr: res.Error}, nil
+		}
+		return Outcome{ExitCode: res.ExitCode, Stdout: string(res.Stdout), Stderr: string(res.Stderr), Denials: res.Denials}, nil
 	}
 }
 
@@ -161,33 +300,36 @@ func runBattery(t *testing.T, ctx context.Context, prov sandbox.Provider) (rs []
 	if err != nil {
 		t.Fatal(err)
 	}
+	reg, err := ServeRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { reg.Close() })
+	regEntry, err := hosts.Parse("127.0.0.1:" + itoa(reg.Port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A toolchain in a home folder is readable inside once the person switches it on, as
+	// rustup's is for cargo: the test gives the session the folders the real cargo needs.
+	toolchains, path := toolchainFolders(t)
 	m, err := session.NewManager(session.Options{
 		Providers: map[sandbox.Enforcement]sandbox.Provider{prov.Name(): prov},
 		UserHome:  home, StateDir: filepath.Join(root, "state"), TmpRoot: root, GOOS: "linux",
-		RunnerPath: exe, HostEnv: []string{"PATH=" + os.Getenv("PATH")},
+		RunnerPath: exe, HostEnv: []string{"PATH=" + path},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(m.EndAll)
-	s, err := m.Start(ctx, session.Spec{Provider: prov.Name(), Writable: []string{project}, Network: policy.Allowlist})
+	s, err := m.Start(ctx, session.Spec{Provider: prov.Name(), Writable: []string{project}, ReadOnly: toolchains, Network: policy.Allowlist,
+		SessionHosts: []hosts.Entry{regEntry}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(ctx context.Context, cmd string) (Outcome, error) {
-		res, err := s.Exec(runner.ExecArgs{Command: cmd, Timeout: time.Minute}, nil)
-		if err != nil {
-			return Outcome{}, err
-		}
-		if res.Error != "" {
-			return Outcome{ExitCode: -1, Stderr: res.Error}, nil
-		}
-		return Outcome{ExitCode: res.ExitCode, Stdout: string(res.Stdout), Stderr: string(res.Stderr), Denials: res.Denials}, nil
-	}
 	port = ln.Addr().(*net.TCPAddr).Port
-	rs = Run(ctx, run, Battery(Options{
+	rs = Run(ctx, sessionExec(s), Battery(Options{
 		GOOS: "linux", UserHome: home, DirectPort: port, Reached: func() bool { return accepted.Load() > 0 },
-		OutsidePID: os.Getpid(), OutsideArg: filepath.Base(os.Args[0]),
+		OutsidePID: os.Getpid(), OutsideArg: filepath.Base(os.Args[0]), RegistryPort: reg.Port,
 	}), exec.LookPath)
 	b = &bytes.Buffer{}
 	Print(b, rs)
@@ -195,3 +337,18 @@ func runBattery(t *testing.T, ctx context.Context, prov sandbox.Provider) (rs []
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// toolchainFolders are the folders of the real cargo's toolchain when rustup manages it (its
+// proxies in ~/.cargo/bin look in RUSTUP_HOME, which a session only gets for a toolchain
+// switched on), and a PATH with its binaries first: the real cargo and rustc, not the proxy.
+func toolchainFolders(t *testing.T) (folders []string, path string) {
+	t.Helper()
+	path = os.Getenv("PATH")
+	out, err := exec.Command("rustup", "which", "cargo").Output()
+	if err != nil {
+		return nil, path
+	}
+	bin := filepath.Dir(strings.TrimSpace(string(out)))
+	toolchain := filepath.Dir(bin)
+	return []string{toolchain}, bin + ":" + path
+}

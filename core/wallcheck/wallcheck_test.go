@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -165,12 +166,12 @@ func TestRefusalMustBeReported(t *testing.T) {
 	probes := Battery(Options{GOOS: "darwin", UserHome: home, ReportsDenials: true})
 	var p []Probe
 	for _, pr := range probes {
-		if pr.Refused && pr.Reported != "" {
+		if pr.Refused && pr.Reported != "" && strings.HasPrefix(pr.Name, "read of ") {
 			p = append(p, pr)
 		}
 	}
 	if len(p) != 1 {
-		t.Fatalf("%d refusal probes whose denial must be reported", len(p))
+		t.Fatalf("%d login-file probes whose denial must be reported", len(p))
 	}
 	refused := Outcome{ExitCode: 1, Stderr: "ls: Operation not permitted"}
 	rs := Run(context.Background(), func(context.Context, string) (Outcome, error) { return refused, nil }, p, found)
@@ -227,5 +228,150 @@ func TestEverydayProbes(t *testing.T) {
 				t.Errorf("status %q (%s), want %q", rs[0].Status, rs[0].Detail, tt.want)
 			}
 		})
+	}
+}
+
+// A Mac's /usr/bin/java is there with no Java installed: the line is skipped with the reason,
+// and never run; with a runtime, it runs and wants a version.
+func TestJavaSkippedWithoutARuntime(t *testing.T) {
+	find := func(o Options) Probe {
+		for _, p := range Battery(o) {
+			if p.Name == "java -version" {
+				return p
+			}
+		}
+		t.Fatal("no java line")
+		return Probe{}
+	}
+	ran := false
+	exec := func(context.Context, string) (Outcome, error) {
+		ran = true
+		return Outcome{Stderr: `openjdk version "21.0.2" 2024-01-16`}, nil
+	}
+	missing := find(Options{GOOS: "darwin", JavaMissing: func() string { return "no Java runtime is installed (/usr/libexec/java_home found none)" }})
+	rs := Run(context.Background(), exec, []Probe{missing}, found)
+	if ran || rs[0].Status != Skipped || !strings.Contains(rs[0].Detail, "no Java runtime") {
+		t.Errorf("without a runtime: ran %v, %+v", ran, rs[0])
+	}
+	there := find(Options{GOOS: "darwin", JavaMissing: func() string { return "" }})
+	if rs := Run(context.Background(), exec, []Probe{there}, found); !ran || rs[0].Status != Works {
+		t.Errorf("with a runtime: ran %v, %+v", ran, rs[0])
+	}
+}
+
+// On a Mac, ps is refused for being set-user-ID, whatever the wall allows, so the probe of
+// another process's command line reads kern.procargs2 itself, through Python's ctypes, and
+// its line says so. A refusal is judged by what it showed.
+func TestProcargsProbeOnAMac(t *testing.T) {
+	var p Probe
+	for _, pr := range Battery(Options{GOOS: "darwin", OutsidePID: 4242, OutsideArg: "sandbox check"}) {
+		if strings.HasPrefix(pr.Name, "command line of a process outside") {
+			p = pr
+		}
+	}
+	if !strings.Contains(p.Name, "kern.procargs2") || p.Needs != "python3" || strings.Contains(p.Command, "ps -") ||
+		!strings.Contains(p.Command, "4242") || !strings.Contains(p.Command, "ctypes") {
+		t.Fatalf("probe %+v", p)
+	}
+	for _, tt := range []struct {
+		name string
+		out  Outcome
+		want string
+	}{
+		{"refused", Outcome{ExitCode: 1, Stderr: "PermissionError: [Errno 1] sysctl kern.procargs2: Operation not permitted"}, Refused},
+		{"read", Outcome{Stdout: "/Applications/OpenWorker.app/Contents/MacOS/openworker sandbox check"}, NotRefused},
+		// A python3 that never got to the sysctl (the developer tools' stub, with nothing
+		// installed) proves nothing either way.
+		{"no_python", Outcome{ExitCode: 1, Stderr: "xcode-select: note: No developer tools were found, requesting install."}, Failed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rs := Run(context.Background(), func(context.Context, string) (Outcome, error) { return tt.out, nil }, []Probe{p}, found)
+			if rs[0].Status != tt.want {
+				t.Errorf("%+v, want %s", rs[0], tt.want)
+			}
+		})
+	}
+	// The script is Python this machine's python3 compiles (it runs only on a Mac).
+	if _, err := exec.LookPath("python3"); err == nil {
+		script := p.Command[strings.Index(p.Command, "'")+1 : strings.LastIndex(p.Command, "'")]
+		if out, err := exec.Command("python3", "-c", "import sys; compile(sys.argv[1], 'probe', 'exec')", script).CombinedOutput(); err != nil {
+			t.Errorf("the probe's Python does not compile: %v\n%s", err, out)
+		}
+	}
+}
+
+// The review's open questions a first run on a Mac answers: whether an x86_64 program runs
+// under Rosetta behind the wall (skipped where there is no Rosetta), and who logs a refused
+// service lookup (open's), which the report's denial line names.
+func TestMacQuestions(t *testing.T) {
+	byName := func(o Options) map[string]Probe {
+		m := map[string]Probe{}
+		for _, p := range Battery(o) {
+			m[p.Name] = p
+		}
+		return m
+	}
+	mac := byName(Options{GOOS: "darwin", ReportsDenials: true, RosettaMissing: func() string { return "" }})
+	rosetta, ok := mac["an x86_64 program under Rosetta"]
+	if !ok || rosetta.Command != "arch -x86_64 /usr/bin/true" || rosetta.Skip == nil {
+		t.Errorf("Rosetta line: %+v", rosetta)
+	}
+	open, ok := mac["open -g . (a service lookup the wall refuses)"]
+	if !ok || !open.Refused || open.Reported != "mach-lookup" {
+		t.Errorf("open line: %+v", open)
+	}
+	if _, ok := byName(Options{GOOS: "darwin"})["an x86_64 program under Rosetta"]; ok {
+		t.Error("the Rosetta line without a way to tell whether Rosetta is there")
+	}
+	for name := range byName(Options{GOOS: "linux", RosettaMissing: func() string { return "" }}) {
+		if strings.Contains(name, "Rosetta") || strings.HasPrefix(name, "open -g") {
+			t.Errorf("a Mac's line on Linux: %s", name)
+		}
+	}
+}
+
+// A program found outside that the sandbox cannot find (a toolchain in the home folder that
+// is not switched on) says where it is outside and what makes it readable.
+func TestNotFoundInsideSaysWhere(t *testing.T) {
+	p := Probe{Name: "cargo build of a one-file crate", Command: "cargo build", Needs: "cargo", Judge: wantOutput("built")}
+	look := func(string) (string, error) { return "/Users/me/.cargo/bin/cargo", nil }
+	rs := Run(context.Background(), func(context.Context, string) (Outcome, error) {
+		return Outcome{ExitCode: 127, Stderr: "sh: cargo: command not found"}, nil
+	}, []Probe{p}, look)
+	if rs[0].Status != Broken || !strings.Contains(rs[0].Detail, "outside the sandbox it is /Users/me/.cargo/bin/cargo") ||
+		!strings.Contains(rs[0].Detail, "Developer toolchains") {
+		t.Errorf("%+v", rs[0])
+	}
+}
+
+// The line of the tools a session finds on its PATH says which, and whether the language is
+// UTF-8, without a value of the environment: what an app started by launchd gives its
+// sessions shows in a report.
+func TestToolsOnPath(t *testing.T) {
+	var p Probe
+	for _, pr := range Battery(Options{GOOS: "darwin"}) {
+		if pr.Name == "tools on the session's PATH" {
+			p = pr
+		}
+	}
+	if !p.Info || strings.Contains(p.Command, "$PATH") || strings.Contains(p.Command, "echo $LANG") {
+		t.Fatalf("probe %+v", p)
+	}
+	rs := Run(context.Background(), func(context.Context, string) (Outcome, error) {
+		return Outcome{Stdout: "found: node python3 git; not found: go cargo npm\nUTF-8 locale\n"}, nil
+	}, []Probe{p}, found)
+	if rs[0].Status != Works || !rs[0].Info || rs[0].Detail != "found: node python3 git; not found: go cargo npm; UTF-8 locale" {
+		t.Errorf("%+v", rs[0])
+	}
+	var b bytes.Buffer
+	Print(&b, rs)
+	if !strings.Contains(b.String(), "works: found: node python3 git") {
+		t.Errorf("printed %q", b.String())
+	}
+	if _, err := exec.LookPath("sh"); err == nil {
+		out, err := exec.Command("sh", "-c", p.Command).Output()
+		if err != nil || !strings.HasPrefix(string(out), "found: ") {
+			t.Errorf("the command here: %v %q", err, out)
+		}
 	}
 }

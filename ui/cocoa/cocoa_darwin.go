@@ -228,6 +228,12 @@ func (s *shell) act(a view.Action) {
 		s.app.Terminate(nil)
 	case view.OpenPath:
 		appkit.Workspace_SharedWorkspace().OpenURL(foundation.URL_FileURLWithPath(a.Path))
+	case view.CopyText:
+		pb := appkit.Pasteboard_GeneralPasteboard()
+		pb.ClearContents()
+		if !pb.SetStringForType(a.Text, appkit.PasteboardTypeString) {
+			s.reportError(fmt.Errorf("the text could not be put on the clipboard"))
+		}
 	case view.PickPath:
 		s.pickPath(a)
 	default:

@@ -78,11 +78,11 @@ func keyEquivalent(b view.Button) string {
 	return ""
 }
 
-// shellAction reports whether a is carried out by the shell itself (quit, open, pick a path)
-// rather than by the model.
+// shellAction reports whether a is carried out by the shell itself (quit, open, pick a path,
+// copy) rather than by the model.
 func shellAction(a view.Action) bool {
 	switch a.(type) {
-	case view.Quit, view.OpenPath, view.PickPath:
+	case view.Quit, view.OpenPath, view.PickPath, view.CopyText:
 		return true
 	}
 	return false

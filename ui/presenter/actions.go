@@ -9,6 +9,7 @@ const (
 	SitesWindow    = "sites"
 	AddFileWindow  = "add-file"
 	AllowWindow    = "allow"
+	CheckWindow    = "check"
 )
 
 // The actions the presenter's views send. Each is a plain value; Dispatch carries it out.
@@ -45,6 +46,13 @@ type (
 	EditAllow       struct{ Session, Text string }
 	// Revoke takes back a session-only site.
 	Revoke struct{ Session, Site string }
+	// SetLocalServers switches a session's local servers on or off (its runner restarts).
+	SetLocalServers struct {
+		Session string
+		On      bool
+	}
+	// CheckMachine opens Check this Mac… and runs the check (sandbox check --report).
+	CheckMachine struct{}
 
 	// SetProvider, SetNetwork and SetApprovals set the machine's sandbox_provider,
 	// sandbox_network_profile and sandbox_approvals.

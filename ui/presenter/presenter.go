@@ -36,6 +36,7 @@ type Backend interface {
 	Access(id string) (backend.Access, error)
 	AllowForSession(id, site string) error
 	Revoke(id, site string) error
+	SetLocalServers(id string, on bool) error
 	Sites() backend.Sites
 	Tick(id string) error
 	Untick(id string) error
@@ -121,6 +122,11 @@ type Options struct {
 	// offers "Turn on the macOS sandbox…" until the person chooses.
 	FirstLaunch bool
 	Now         func() time.Time
+	// Links reads this Mac's link probe's answer; nil where there is none (not a Mac).
+	Links func() *Links
+	// CheckMachine runs the machine's check (sandbox check, with its report) for Check
+	// this Mac…; nil: the app cannot.
+	CheckMachine func(ctx context.Context) (Check, error)
 }
 
 // Presenter holds what the views show besides the backend's state: which windows are open,
@@ -204,11 +210,14 @@ func (p *Presenter) State() State {
 	}
 	for _, ss := range p.b.Sessions() {
 		w, r := ss.Folders()
-		info := Session{ID: ss.ID, Writable: w, ReadOnly: r, Enforcement: ss.Enforcement, Network: string(ss.Network), Started: ss.Started}
+		info := Session{ID: ss.ID, Writable: w, ReadOnly: r, Enforcement: ss.Enforcement, Network: string(ss.Network), Started: ss.Started, LocalServers: ss.LocalServers()}
 		info.Access, _ = p.b.Access(ss.ID)
 		s.Sessions = append(s.Sessions, info)
 	}
 	s.Toolchains = toolchains(s.Settings.Settings, p.opts.Home, p.opts.Exists)
+	if p.opts.Links != nil {
+		s.Links = p.opts.Links()
+	}
 	if p.opts.Logins != nil {
 		l := p.opts.Logins.List()
 		s.Logins, s.Added, s.LoginsNote, s.HasLogins = l.Catalog, l.Added, l.Note, true
@@ -366,6 +375,10 @@ func (p *Presenter) dispatch(a view.Action) error {
 		return nil
 	case Revoke:
 		return p.b.Revoke(a.Session, a.Site)
+	case SetLocalServers:
+		return p.b.SetLocalServers(a.Session, a.On)
+	case CheckMachine:
+		return p.checkMachine()
 	case SetProvider:
 		p.mu.Lock()
 		p.ui.FirstLaunch = false // the person chose
@@ -425,10 +438,41 @@ func (p *Presenter) dispatch(a view.Action) error {
 		return p.addFile()
 	case nil:
 		return nil
-	case view.Quit, view.OpenPath, view.PickPath:
+	case view.Quit, view.OpenPath, view.PickPath, view.CopyText:
 		return fmt.Errorf("%T is the shell's to carry out, not the presenter's", a)
 	}
 	return fmt.Errorf("the app does not know the action %T", a)
+}
+
+// checkMachine opens Check this Mac… and runs the check in the background; the window shows
+// it running, then its lines. A check already running is not started twice.
+func (p *Presenter) checkMachine() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ui.Open = slices.DeleteFunc(p.ui.Open, func(o string) bool { return o == CheckWindow })
+	p.ui.Open = append(p.ui.Open, CheckWindow)
+	if p.ui.Check.Running {
+		return nil
+	}
+	if p.opts.CheckMachine == nil {
+		p.ui.Check = Check{Error: "this build of the app cannot check the machine; run openworker sandbox check --report FILE in a terminal"}
+		return nil
+	}
+	p.ui.Check = Check{Running: true}
+	run := p.opts.CheckMachine
+	go func() {
+		// The check takes a few minutes at most (its own timeout); the app waits for it.
+		c, err := run(context.Background())
+		if err != nil {
+			c = Check{Error: err.Error(), Report: c.Report, ReportPath: c.ReportPath, Lines: c.Lines}
+		}
+		c.Running = false
+		p.mu.Lock()
+		p.ui.Check = c
+		p.mu.Unlock()
+		p.tick()
+	}()
+	return nil
 }
 
 func (p *Presenter) addFile() error {

@@ -73,7 +73,7 @@ func previewState(provider, network string, sites ...string) State {
 		Settings: &config.InForce{Settings: s}, Native: sandbox.Seatbelt, Wall: sandbox.Status{Provider: sandbox.Seatbelt, OK: true},
 		Sites: backend.SitesOf(s.NetworkHosts), Home: previewHome, AuditLog: previewHome + "/Library/Application Support/OpenWorker/audit.jsonl",
 		Now: previewNow, HasLogins: true, Logins: SampleCatalog(), LoginsNote: "a change applies to sessions started afterwards; a running session keeps the copies it started with",
-		UI: UI{FileLabel: config.LabelCredential},
+		UI: UI{FileLabel: config.LabelCredential}, Links: &Links{},
 	}
 	return st
 }
@@ -189,6 +189,46 @@ func Previews() []Preview {
 	another := previewState("seatbelt", "allowlist", "github").withSession()
 	another.UI.Open, another.UI.AllowText = []string{AllowWindow + ":7f3a9c"}, map[string]string{"7f3a9c": "files.example.org"}
 	add(Preview{Name: "allow-another", Title: "Allow another site for a session", State: another})
+
+	servers := previewState("seatbelt", "allowlist", "github").withSession()
+	servers.Sessions[0].LocalServers = true
+	add(Preview{Name: "local-servers", Title: "A session's local servers switched on", State: servers, Menu: []string{"project"}})
+
+	mac := servers
+	mac.Links = &Links{Probed: true, Both: true}
+	mac.UI.Open = []string{SettingsWindow}
+	add(Preview{Name: "settings-this-mac", Title: "Settings ▸ Sandbox ▸ This Mac: links proved, a session's local servers on", State: mac})
+
+	notProved := previewState("seatbelt", "allowlist", "github").withSession()
+	notProved.Links = &Links{Probed: true, Why: "the link into the allowed folder was made: Seatbelt checks the new name only"}
+	notProved.UI.Open = []string{SettingsWindow}
+	add(Preview{Name: "settings-links-denied", Title: "Settings ▸ Sandbox ▸ This Mac: the link probe proved nothing", State: notProved})
+
+	running := previewState("seatbelt", "allowlist", "github")
+	running.UI.Open, running.UI.Check = []string{CheckWindow}, Check{Running: true}
+	add(Preview{Name: "check-running", Title: "Check this Mac… while it runs", State: running})
+
+	checked := previewState("seatbelt", "allowlist", "github")
+	checked.UI.Open = []string{CheckWindow}
+	checked.UI.Check = Check{
+		Summary:    "The wall held. 2 programs fail behind it: send the report, it says why.",
+		Report:     "OpenWorker sandbox check\n",
+		ReportPath: previewHome + "/Library/Application Support/OpenWorker/check-report.txt",
+		Lines: []CheckLine{
+			{Name: "tools on the session's PATH", Status: "works", OK: true, Info: true, Detail: "found: git node npm python3 go cargo make cc; not found: java; UTF-8 locale"},
+			{Name: "git --version", Status: "works", OK: true},
+			{Name: "cc --version", Status: "works", OK: true},
+			{Name: "zsh here-document", Status: "works", OK: true},
+			{Name: "npm install from a registry on loopback", Status: "broken", Detail: "exit status 1: npm error code EPERM"},
+			{Name: "cargo build of a one-file crate", Status: "broken", Detail: "exit status 101: error: failed to link or copy `target/debug/deps/owcheck` to `target/debug/owcheck`"},
+			{Name: "java -version", Status: "skipped", OK: true, Detail: "no Java runtime is installed"},
+			{Name: "server on loopback without --local-servers", Status: "refused", OK: true},
+			{Name: "server on loopback with --local-servers", Status: "works", OK: true},
+			{Name: "read of " + previewHome + "/.ssh/known_hosts", Status: "refused", OK: true},
+			{Name: "links and clones: which ends Seatbelt checks", Status: "not proved (the new name only is checked): links and clones stay denied, so npm install and cargo build fail", OK: true},
+		},
+	}
+	add(Preview{Name: "check-done", Title: "Check this Mac…: each program's line and the report", State: checked})
 
 	broken := previewState("seatbelt", "allowlist", "github")
 	broken.Settings.Problems = &config.ProblemsError{Problems: []config.Problem{{File: previewHome + "/Library/Application Support/OpenWorker/config.toml", Line: 3, Col: 26, Msg: "sandbox_network_hosts: site \"https://x\": has a scheme; write only the host and port, such as github.com:443"}}}

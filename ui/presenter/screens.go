@@ -296,6 +296,22 @@ func (s State) sessionMenu(ss Session) view.Menu {
 		enf += ", " + s.networkWords(ss.Network)
 	}
 	add(view.MenuItem{Separator: true}, view.MenuItem{Title: "Enforcement: " + enf, Disabled: true})
+	if ss.Enforcement == sandbox.Seatbelt {
+		// Seatbelt cannot tell a port the session opened from another program's: serving
+		// on loopback opens them all, so it is the person's choice, per session.
+		add(view.MenuItem{Title: "Local servers", Checked: ss.LocalServers, Action: SetLocalServers{Session: ss.ID, On: !ss.LocalServers}, Tooltip: localServersTip})
+		if ss.LocalServers {
+			add(view.MenuItem{Title: "Open: this Mac's loopback ports, other programs' too", Disabled: true, Indent: 1, Tooltip: localServersTip})
+		}
+		if s.Links != nil {
+			// npm install and cargo build need them: say whether they work here.
+			title := "Hard links and clones: denied (not proved on this Mac)"
+			if s.Links.Probed && s.Links.Both {
+				title = "Hard links and clones: allowed in its folders"
+			}
+			add(view.MenuItem{Title: title, Disabled: true, Tooltip: LinksLine(*s.Links) + "."})
+		}
+	}
 	if !ss.Started.IsZero() {
 		add(view.MenuItem{Title: "Started " + ago(s.Now, ss.Started), Disabled: true})
 	}
@@ -303,6 +319,11 @@ func (s State) sessionMenu(ss Session) view.Menu {
 	add(view.MenuItem{Title: "Access", Submenu: &access})
 	return m
 }
+
+// localServersTip says what the local-servers switch opens, and what turning it costs.
+const localServersTip = "Lets the session's commands run servers on loopback (go test with httptest, dev servers) and connect to loopback ports. " +
+	"macOS cannot tell the session's ports from other programs', so it also reaches your own local services (databases, dev servers) on this Mac. " +
+	"Switching restarts the session's shell."
 
 func (s State) accessMenu(ss Session) view.Menu {
 	var m view.Menu
@@ -371,6 +392,8 @@ func Windows(s State) []view.Window {
 			out = append(out, ChooseSites(s))
 		case id == AddFileWindow:
 			out = append(out, AddFileForm(s))
+		case id == CheckWindow:
+			out = append(out, CheckMachineWindow(s))
 		case strings.HasPrefix(id, AllowWindow+":"):
 			out = append(out, AllowAnother(s, strings.TrimPrefix(id, AllowWindow+":")))
 		}
@@ -566,8 +589,106 @@ func SettingsSandbox(s State) view.Window {
 	body = append(body, view.Section{Title: "Developer toolchains", Children: tools,
 		Footer: "Read only inside the sandbox. Offered when they are in your home folder; all off until you switch one on. Git's settings (~/.gitconfig, ~/.config/git) are always readable."})
 
+	if s.Native != "" {
+		body = append(body, machineSection(s))
+	}
 	body = append(body, loginsSection(s))
 	return view.Window{ID: SettingsWindow, Title: "Sandbox", Width: 580, Body: view.Stack{Children: body}, OnClose: CloseWindow{ID: SettingsWindow}}
+}
+
+// machineWord is what the person calls this machine: "this Mac" where the sandbox is macOS's.
+func (s State) machineWord() string {
+	if s.Native == sandbox.Seatbelt {
+		return "this Mac"
+	}
+	return "this machine"
+}
+
+// checkTitle is the check's menu and button title.
+func (s State) checkTitle() string { return "Check " + s.machineWord() + "…" }
+
+// LinksLine is the link probe's answer as one line.
+func LinksLine(l Links) string {
+	switch {
+	case l.Probed && l.Both:
+		return "Hard links and clones: allowed inside the session's folders (checked on this Mac)"
+	case l.Probed:
+		return "Hard links and clones: denied: " + l.Why
+	}
+	return "Hard links and clones: denied until Check this Mac… proves that macOS checks both ends of each"
+}
+
+// machineSection is Settings ▸ Sandbox's part about what this machine's sandbox does: on a
+// Mac the link probe's answer and each running session's local-servers switch; and the
+// check, which runs real programs behind the wall and makes a report to send.
+func machineSection(s State) view.Node {
+	var rows []view.Node
+	if s.Links != nil {
+		rows = append(rows, view.Label{Text: LinksLine(*s.Links)})
+	}
+	footer := "The check runs real programs behind the sandbox, as a session gets it, and says which work; its report holds no file contents and no environment values."
+	if s.Native == sandbox.Seatbelt {
+		running := false
+		for _, ss := range s.Sessions {
+			if ss.Enforcement != sandbox.Seatbelt {
+				continue
+			}
+			running = true
+			rows = append(rows, view.Switch{Title: "Local servers for " + s.sessionName(ss.ID), On: ss.LocalServers,
+				Action: SetLocalServers{Session: ss.ID, On: !ss.LocalServers}})
+		}
+		if !running {
+			rows = append(rows, view.Label{Text: "Local servers are off in every session until you switch them on in its menu.", Style: view.Secondary})
+		}
+		footer = "Local servers let a session's commands serve and connect on loopback (go test, dev servers); macOS cannot tell their ports from other programs', so they reach your own local services too. " + footer
+	}
+	rows = append(rows, view.Stack{Axis: view.Horizontal, Children: []view.Node{view.Button{Title: s.checkTitle(), Action: CheckMachine{}}}})
+	return view.Section{Title: upperFirst(s.machineWord()), Children: rows, Footer: footer}
+}
+
+// CheckMachineWindow is Check this Mac…: the check running, or each of its programs' lines,
+// with the report to copy or show.
+func CheckMachineWindow(s State) view.Window {
+	c := s.UI.Check
+	var body []view.Node
+	switch {
+	case c.Running:
+		body = append(body, view.Label{Text: "Checking " + s.machineWord() + ": running real programs behind the sandbox, as a session gets it. This takes a minute or two."})
+	case c.Error != "" && len(c.Lines) == 0:
+		body = append(body, view.Label{Text: "The check could not run: " + s.homeText(c.Error)})
+	default:
+		if c.Summary != "" {
+			body = append(body, view.Label{Text: c.Summary})
+		}
+		if c.Error != "" {
+			body = append(body, view.Label{Text: s.homeText(c.Error), Style: view.Secondary})
+		}
+		var rows []view.Row
+		for _, l := range c.Lines {
+			// The name and its status on a line, what went wrong under it: a long detail
+			// beside the name would squeeze the name into a narrow column.
+			line := []view.Node{view.Label{Text: s.homeText(l.Name) + " — " + l.Status}}
+			if l.Detail != "" && (!l.OK || l.Status == "skipped" || l.Info) {
+				line = append(line, view.Label{Text: s.homeText(l.Detail), Style: view.Secondary})
+			}
+			rows = append(rows, view.Row{Items: []view.Node{view.Stack{Children: line}}})
+		}
+		body = append(body, view.List{Rows: rows, Empty: "No programs were run."})
+	}
+	var buttons []view.Node
+	if c.Report != "" && !c.Running {
+		buttons = append(buttons, view.Button{Title: "Copy report", Action: view.CopyText{Text: c.Report}})
+		if c.ReportPath != "" {
+			buttons = append(buttons, view.Button{Title: "Show report file", Action: view.OpenPath{Path: c.ReportPath}})
+		}
+	}
+	if !c.Running {
+		buttons = append(buttons, view.Button{Title: "Check again", Action: CheckMachine{}})
+	}
+	if len(buttons) > 0 {
+		body = append(body, view.Stack{Axis: view.Horizontal, Children: buttons})
+	}
+	return view.Window{ID: CheckWindow, Title: upperFirst(strings.TrimSuffix(s.checkTitle(), "…")), Width: 620, Body: view.Stack{Children: body}, OnClose: CloseWindow{ID: CheckWindow}}
 }
 
 func loginsSection(s State) view.Node {

@@ -27,10 +27,12 @@ type State struct {
 	Added      []AddedLogin
 	LoginsNote string
 	HasLogins  bool
-	Home       string
-	AuditLog   string
-	Now        time.Time
-	UI         UI
+	// Links is the link probe's answer on this Mac; nil where there is no such probe.
+	Links    *Links
+	Home     string
+	AuditLog string
+	Now      time.Time
+	UI       UI
 }
 
 // Session is one running session as the menu shows it.
@@ -41,6 +43,36 @@ type Session struct {
 	Network            string
 	Started            time.Time
 	Access             backend.Access
+	// LocalServers: its commands may serve and connect on this machine's loopback.
+	LocalServers bool
+}
+
+// Links is what this Mac's link probe found: whether Seatbelt checks both ends of a hard
+// link and of a clone, which is what lets sessions link and clone within their folders.
+type Links struct {
+	// Probed says the probe ran on this macOS version; Both that it proved both ends
+	// checked; Why is what it found.
+	Probed, Both bool
+	Why          string
+}
+
+// Check is the person's check of this machine (Check this Mac…): running, or its outcome.
+type Check struct {
+	Running bool
+	// Lines are the check's programs, as its battery printed them.
+	Lines []CheckLine
+	// Summary is the check's verdict in a sentence; Error why it could not run.
+	Summary, Error string
+	// Report is the report's text (what Copy report copies) and ReportPath its file.
+	Report, ReportPath string
+}
+
+// CheckLine is one program of the check.
+type CheckLine struct {
+	Name, Status, Detail string
+	OK                   bool
+	// Info says Detail is what the program found, shown however it went.
+	Info bool
 }
 
 // Toolchain is one home-folder toolchain of Settings ▸ Sandbox.
@@ -70,11 +102,14 @@ type UI struct {
 	FilePath, FileLabel, FileHosts, FileMessage string
 	// Error is what went wrong with the person's last action.
 	Error string
+	// Check is the last Check this Mac….
+	Check Check
 }
 
 func (u UI) clone() UI {
 	u.Open = slices.Clone(u.Open)
 	u.HiddenCards = slices.Clone(u.HiddenCards)
 	u.AllowText = maps.Clone(u.AllowText)
+	u.Check.Lines = slices.Clone(u.Check.Lines)
 	return u
 }

@@ -25,6 +25,8 @@ type (
 	Quit struct{}
 	// OpenPath opens a file or folder with the person's default app (the audit log).
 	OpenPath struct{ Path string }
+	// CopyText puts Text on the clipboard (a report the person sends).
+	CopyText struct{ Text string }
 	// PickPath shows the system's open panel; the chosen path goes to Then.WithText. With
 	// Files and Folders both false it offers both.
 	PickPath struct {
