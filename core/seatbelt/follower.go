@@ -93,7 +93,27 @@ type logStream struct {
 	windows  map[*Window]bool
 	timer    *time.Timer
 	stopping bool // the idle timer fired: no new window may join
+	// recent are windows that ended less than lateFor ago, newest last, and late the
+	// reports sandboxd logged for them after their sentinels, by marker, for the marker's
+	// next window: sandboxd writes its reports after the kernel's, sometimes after a
+	// command's sentinel.
+	recent []recentWindow
+	late   map[string][]Denial
 }
+
+// recentWindow is a window that ended, kept until a time for sandboxd's late reports.
+type recentWindow struct {
+	w     *Window
+	until time.Time
+}
+
+const (
+	// lateFor is how long after its end a window takes sandboxd's late reports.
+	lateFor = 10 * time.Second
+	// lateMax bounds the late reports kept for a marker, and lateMarkers the markers.
+	lateMax     = 64
+	lateMarkers = 256
+)
 
 // proc is one live process of the host: its ID and its group's.
 type proc struct{ pid, pgid int }
@@ -270,8 +290,9 @@ func (w *Window) owns(pid int) bool {
 
 // deliver gives a window one denial of its marker (or of its session), marked Earlier when
 // an earlier command's process made it: one whose group was running when the window
-// opened, or, once it is gone, one that was itself.
-func (w *Window) deliver(d Denial) {
+// opened, or, once it is gone, one that was itself. It says whether the window took it:
+// not once the window is closed.
+func (w *Window) deliver(d Denial) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.leader > 0 && w.f.procs != nil {
@@ -283,6 +304,7 @@ func (w *Window) deliver(d Denial) {
 	}
 	switch {
 	case w.closed:
+		return false
 	case w.sentinel != "" && d.Target == w.sentinel:
 		w.closed = true
 		close(w.seen)
@@ -290,6 +312,14 @@ func (w *Window) deliver(d Denial) {
 	default:
 		w.denials = append(w.denials, d)
 	}
+	return true
+}
+
+// pairs says d is the other reporter's line for a refusal the window (ended) already has.
+func (w *Window) pairs(d Denial) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.pairedReport(d)
 }
 
 // pairedReport says d is the other reporter's line for a refusal the window already has:
@@ -391,22 +421,72 @@ func (s *logStream) collect(r io.Reader, first chan<- struct{}) {
 				continue
 			}
 		}
-		s.mu.Lock()
-		for w := range s.windows {
+		match := func(w *Window) (Denial, bool) {
 			if marked {
-				if d, ok := ParseLogLine(line, w.marker); ok {
-					w.deliver(d)
-				}
-			} else if w.owns(unmarked.PID) {
-				w.deliver(unmarked)
+				return ParseLogLine(line, w.marker)
 			}
+			return unmarked, w.owns(unmarked.PID)
+		}
+		s.mu.Lock()
+		s.pruneRecent(time.Now())
+		// sandboxd's half of a refusal the kernel reported in an ended window is that
+		// refusal, said already.
+		said := false
+		for _, r := range s.recent {
+			if d, ok := match(r.w); ok && d.From == FromSandboxd && r.w.pairs(d) {
+				said = true
+				break
+			}
+		}
+		took := said
+		for w := range s.windows {
+			if d, ok := match(w); ok && !said && w.deliver(d) {
+				took = true
+			}
+		}
+		if !took {
+			s.keepLate(match)
 		}
 		s.mu.Unlock()
 	}
 	io.Copy(io.Discard, r) // a line too long for the scanner must not block the stream
 }
 
-// add lets w join the stream; false when the stream is stopping for want of windows.
+// pruneRecent forgets the ended windows whose time for late reports is over. s.mu is held.
+func (s *logStream) pruneRecent(now time.Time) {
+	i := 0
+	for i < len(s.recent) && now.After(s.recent[i].until) {
+		i++
+	}
+	s.recent = s.recent[i:]
+}
+
+// keepLate keeps a report of sandboxd's that no open window took, when it is the newest
+// ended window's that it matches, for that marker's next window, marked as an earlier
+// command's. s.mu is held.
+func (s *logStream) keepLate(match func(*Window) (Denial, bool)) {
+	for i := len(s.recent) - 1; i >= 0; i-- {
+		w := s.recent[i].w
+		d, ok := match(w)
+		if !ok {
+			continue
+		}
+		if d.From != FromSandboxd {
+			return // a kernel line of an ended window: its sentinel came after it
+		}
+		if s.late == nil {
+			s.late = map[string][]Denial{}
+		}
+		if _, known := s.late[w.marker]; (known || len(s.late) < lateMarkers) && len(s.late[w.marker]) < lateMax {
+			d.Earlier = true
+			s.late[w.marker] = append(s.late[w.marker], d)
+		}
+		return
+	}
+}
+
+// add lets w join the stream; false when the stream is stopping for want of windows. The
+// late reports kept for its marker are its first denials.
 func (s *logStream) add(w *Window) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -414,6 +494,12 @@ func (s *logStream) add(w *Window) bool {
 		return false
 	}
 	s.windows[w] = true
+	if late := s.late[w.marker]; len(late) > 0 {
+		w.mu.Lock()
+		w.denials = append(w.denials, late...)
+		w.mu.Unlock()
+		delete(s.late, w.marker)
+	}
 	if s.timer != nil {
 		s.timer.Stop()
 		s.timer = nil
@@ -425,6 +511,9 @@ func (s *logStream) remove(w *Window) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.windows, w)
+	now := time.Now()
+	s.pruneRecent(now)
+	s.recent = append(s.recent, recentWindow{w: w, until: now.Add(lateFor)})
 	if len(s.windows) == 0 && s.timer == nil {
 		s.timer = time.AfterFunc(s.idle, func() {
 			s.mu.Lock()

@@ -224,3 +224,43 @@ func TestKernelAndSandboxdReportsCountOnce(t *testing.T) {
 		t.Errorf("the kernel's two reports gave %d denials", len(ds))
 	}
 }
+
+// sandboxd writes its reports after the kernel's, and one may reach the log after the
+// command's sentinel: it is not lost but said with the session's next command, as an
+// earlier command's, unless it is the other half of a refusal the kernel already reported.
+func TestSandboxdReportAfterTheSentinelComesWithTheNextCommand(t *testing.T) {
+	s := newStandIn(t, "")
+	ctx := context.Background()
+	w, err := s.f.Begin(ctx, testMarker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.write(kernelLine(testMarker, "gh", "mach-lookup", "com.apple.trustd.agent"))
+	if ds, err := w.End(ctx); err != nil || len(ds) != 1 {
+		t.Fatalf("first command: %v %v", targets(ds), err)
+	}
+	// After the sentinel: sandboxd's half of the kernel's refusal, and a refusal only
+	// sandboxd reported.
+	s.write(sandboxdLine(SandboxdPath, 180, "Sandbox: gh(4242) deny(1) mach-lookup com.apple.trustd.agent\n"+testMarker))
+	s.write(sandboxdLine(SandboxdPath, 180, "Sandbox: gh(4242) deny(1) mach-lookup com.apple.late\n"+testMarker))
+	time.Sleep(100 * time.Millisecond) // the stream reads them while no command runs
+	w, err = s.f.Begin(ctx, testMarker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := w.End(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := targets(ds); strings.Join(got, " ") != "com.apple.late" {
+		t.Fatalf("the next command's denials %q, want only sandboxd's late report", got)
+	}
+	if !ds[0].Earlier || ds[0].From != FromSandboxd {
+		t.Errorf("the late report %+v, want it marked as an earlier command's", ds[0])
+	}
+	// Said once: the command after that has none.
+	w, _ = s.f.Begin(ctx, testMarker)
+	if ds, _ := w.End(ctx); len(ds) != 0 {
+		t.Errorf("the late report was said again: %q", targets(ds))
+	}
+}
