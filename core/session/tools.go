@@ -592,6 +592,9 @@ func (s *Session) teardown() {
 		close(removed)
 	}()
 	s.stopRunner()
+	if s.sshAgent != nil {
+		_ = s.sshAgent.Close()
+	}
 	<-removed
 	if _, err := os.Lstat(s.tmp); s.tmp != "" && err == nil {
 		_ = removeAll(s.tmp)
