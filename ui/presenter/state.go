@@ -27,10 +27,12 @@ type State struct {
 	Added      []AddedLogin
 	LoginsNote string
 	HasLogins  bool
-	Home       string
-	AuditLog   string
-	Now        time.Time
-	UI         UI
+	// SSHKeysChoice says the logins can share the SSH keys either way (see SSHKeys).
+	SSHKeysChoice bool
+	Home          string
+	AuditLog      string
+	Now           time.Time
+	UI            UI
 }
 
 // Session is one running session as the menu shows it.
