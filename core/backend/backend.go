@@ -41,6 +41,9 @@ type Options struct {
 	// probe). Home is the person's home folder ("": the user's).
 	ProbeFolder func(path string) error
 	Home        string
+	// SSHCardWait is how long a signature of a session's SSH agent waits for its card
+	// (0: SSHCardWait).
+	SSHCardWait time.Duration
 }
 
 // Backend owns the daemon's (or the app's) state: the sessions with their allow lists in

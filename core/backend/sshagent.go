@@ -76,11 +76,15 @@ func (b *Backend) askSSH(ctx context.Context, id string, q sshagent.Question) ss
 	case approvals.Denied:
 		return sshagent.Decision{Why: "denied for this session on its card"}
 	case approvals.RefusedFull:
-		return sshagent.Decision{Why: "with full access (sandbox_approvals = \"full-access\") there are no cards; only an Always allow kept with the ssh entry signs"}
+		return sshagent.Decision{Why: "there are no cards in this mode (full access): only what the person allowed always is signed"}
 	case approvals.Allowed:
 		return sshagent.Decision{Allowed: true}
 	}
-	t := time.NewTimer(SSHCardWait)
+	wait := b.opts.SSHCardWait
+	if wait <= 0 {
+		wait = SSHCardWait
+	}
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-w.Done():
@@ -91,7 +95,7 @@ func (b *Backend) askSSH(ctx context.Context, id string, q sshagent.Question) ss
 	case o.Allows():
 		return sshagent.Decision{Allowed: true}
 	case o == approvals.NoAnswerYet:
-		return sshagent.Decision{Why: "card " + w.Card.ID + " was not answered within " + SSHCardWait.String() + "; answer it (openworker cards) and run the command again"}
+		return sshagent.Decision{Why: "card " + w.Card.ID + " was not answered within " + wait.String() + "; once it is answered, run the command again"}
 	case o == approvals.Ended:
 		return sshagent.Decision{Why: "the session ended before the card was answered"}
 	default:
