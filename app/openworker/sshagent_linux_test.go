@@ -182,7 +182,7 @@ func TestSSHKeysThroughTheAgent(t *testing.T) {
 	})
 
 	t.Run("push_allowed_for_the_session", func(t *testing.T) {
-		out, errs, code := inside("cd clone && git -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m 'pushed from the sandbox' && git push -q origin HEAD:main")
+		out, errs, code := inside("cd " + filepath.Join(w.project, "clone") + " && git -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m 'pushed from the sandbox' && git push -q origin HEAD:main")
 		if code != 0 {
 			t.Fatalf("git push: %d %s %s", code, out, errs)
 		}
@@ -192,6 +192,21 @@ func TestSSHKeysThroughTheAgent(t *testing.T) {
 		}
 		if cards, _, _ := w.run("cards"); strings.Contains(cards, id) {
 			t.Errorf("a host and key allowed for the session asked again:\n%s", cards)
+		}
+	})
+
+	t.Run("commit_signing_has_its_own_card", func(t *testing.T) {
+		sign := "cd " + filepath.Join(w.project, "clone") + " && git -c user.name=t -c user.email=t@example.com -c gpg.format=ssh -c user.signingkey=\"$HOME/.ssh/id_test.pub\" commit -q -S --allow-empty -m signed && git cat-file -p HEAD"
+		commit := w.background("session", "exec", id, sign)
+		card := w.cardFor("sign a git commit or tag")
+		w.run("answer", card, "deny")
+		commit.wait(t, 30*time.Second)
+		if commit.code == 0 || !strings.Contains(commit.errs.String(), "signing data for \"git\" with id_test was not allowed") {
+			t.Fatalf("a commit signature the person denied: %d %q %s", commit.code, commit.out.String(), commit.errs.String())
+		}
+		// A denied signature takes nothing from the login allowed for the session.
+		if out, errs, code := inside("git ls-remote gitbox:" + srv.repo); code != 0 || !strings.Contains(out, "refs/heads/main") {
+			t.Fatalf("the login after a denied signature: %d %s %s", code, out, errs)
 		}
 	})
 
