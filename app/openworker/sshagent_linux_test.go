@@ -234,6 +234,37 @@ func TestSSHKeysThroughTheAgent(t *testing.T) {
 		}
 	})
 
+	t.Run("always_allow_is_kept", func(t *testing.T) {
+		// openworker run has no card to show: it signs only what is always allowed.
+		out, errs, code := w.run("run", "--rw", w.project, "--", "git", "ls-remote", "gitbox:"+srv.repo)
+		if code == 0 || !strings.Contains(errs, "no card can be shown for this command (openworker run)") {
+			t.Fatalf("openworker run before Always allow: %d %q %s", code, out, errs)
+		}
+		id3, errs, code := w.run("session", "start", "--rw", w.project)
+		id3 = strings.TrimSpace(id3)
+		if code != 0 {
+			t.Fatalf("session start: %s", errs)
+		}
+		ls := w.background("session", "exec", id3, "git ls-remote gitbox:"+srv.repo)
+		w.run("answer", w.cardFor(name1), "always")
+		ls.wait(t, 30*time.Second)
+		if ls.code != 0 {
+			t.Fatalf("after Always allow: %d %s", ls.code, ls.errs.String())
+		}
+		w.run("session", "end", id3)
+		text, _ := os.ReadFile(filepath.Join(w.home, ".config", "openworker", "config.toml"))
+		if !strings.Contains(string(text), `agent_logins = ["`+name1+` `+fp+`"]`) {
+			t.Fatalf("Always allow is not kept with the ssh entry:\n%s", text)
+		}
+		if out, errs, code := w.run("credentials", "list"); code != 0 || !strings.Contains(out, "always allowed: "+name1+" "+fp) {
+			t.Errorf("credentials list: %s %s", out, errs)
+		}
+		out, errs, code = w.run("run", "--rw", w.project, "--", "git", "ls-remote", "gitbox:"+srv.repo)
+		if code != 0 || !strings.Contains(out, "refs/heads/main") {
+			t.Fatalf("openworker run after Always allow: %d %q %s", code, out, errs)
+		}
+	})
+
 	t.Run("copy_mode", func(t *testing.T) {
 		if out, errs, code := w.run("credentials", "ssh-keys", "copy"); code != 0 || !strings.Contains(out, "keys: copied into the sandbox") {
 			t.Fatalf("credentials ssh-keys copy: %d %s %s", code, out, errs)

@@ -32,6 +32,30 @@ func (b *Backend) sshHooks(st *sessionSites) *session.SSHAgentHooks {
 	}
 }
 
+// alwaysOnlySSH are the answers for the SSH agent of a session that no card can be shown
+// for (openworker run): the settings' Always allow, and a refusal for the rest. A session
+// the backend starts gets its cards instead (sshHooks).
+func alwaysOnlySSH(s *config.Settings) *session.SSHAgentHooks {
+	var logins, signing []string
+	for _, c := range s.Credentials {
+		if c.Name == "ssh" {
+			logins, signing = slices.Clone(c.AgentLogins), slices.Clone(c.AgentSigning)
+		}
+	}
+	return &session.SSHAgentHooks{
+		Allowed: func(_ string, kind string, names []string, fp, ns string) bool {
+			list, want := logins, names
+			if kind == sshagent.Signing {
+				list, want = signing, []string{ns}
+			}
+			return slices.ContainsFunc(want, func(n string) bool { return slices.Contains(list, n+" "+fp) })
+		},
+		Ask: func(context.Context, string, sshagent.Question) sshagent.Decision {
+			return sshagent.Decision{Why: "no card can be shown for this command (openworker run); only hosts always allowed for the key are signed for"}
+		},
+	}
+}
+
 // sshAsk is what a card about q asks: its kind, and the name it is for (the server's, or
 // what a signature is for).
 func sshAsk(id string, q sshagent.Question) approvals.Ask {

@@ -71,7 +71,11 @@ func (c *copier) wireSSH(sshDir string, res *Result, agentSock string) error {
 	if err := os.Mkdir(bin, 0o700); err != nil {
 		return err
 	}
-	wrapper := "#!/bin/sh\n# Written by OpenWorker: ssh with this session's config (the copied keys, through the proxy, no agent).\nexec " + command + " \"$@\"\n"
+	how := "the copied keys, through the proxy, no agent"
+	if agentSock != "" {
+		how = "through the proxy, with OpenWorker's agent for the keys"
+	}
+	wrapper := "#!/bin/sh\n# Written by OpenWorker: ssh with this session's config (" + how + ").\nexec " + command + " \"$@\"\n"
 	if err := writeCopy(filepath.Join(bin, "ssh"), []byte(wrapper)); err != nil {
 		return err
 	}
