@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"encoding/hex"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
@@ -293,4 +295,56 @@ func TestSSHKeysThroughTheAgent(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestSSHCardThroughMCPForm: in an agent's session with nothing showing cards, the SSH card
+// is put to the agent's client as a form once the command has ended (the command is not kept
+// waiting a minute for a card nobody sees); the person's answer comes back with the command's
+// result, and the command run again signs in.
+func TestSSHCardThroughMCPForm(t *testing.T) {
+	for _, rev := range mcpRevisions {
+		t.Run("revision_"+strings.ReplaceAll(rev+"current", "-", ""), func(t *testing.T) {
+			w := newWorld(t)
+			requireSandbox(t, w)
+			w.homeOutsideTmp()
+			w.state = filepath.Join(w.home, ".local", "state", "openworker")
+			srv := startSSHD(t, w)
+			me, _ := user.Current()
+			name := fmt.Sprintf("[127.0.0.1]:%d", srv.port)
+			dotSSH := filepath.Join(w.home, ".ssh")
+			os.WriteFile(filepath.Join(dotSSH, "known_hosts"), []byte(name+" "+srv.hostKey+"\n"), 0o644)
+			os.WriteFile(filepath.Join(dotSSH, "config"), []byte(fmt.Sprintf("Host gitbox\n  HostName 127.0.0.1\n  Port %d\n  User %s\n", srv.port, me.Username)), 0o644)
+			w.settings(fmt.Sprintf("sandbox_network_hosts = [\"127.0.0.1:%d\"]\n\n[[sandbox_credentials]]\nname = \"ssh\"\nkeys = \"agent\"\nenabled = true\n", srv.port))
+			var asked []string
+			m := w.connectMCP(rev, &sdk.ClientOptions{ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+				asked = append(asked, req.Params.Message)
+				return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"decision": "session"}}, nil
+			}})
+			start := time.Now()
+			res, text := m.call("run_command", map[string]any{"command": "git ls-remote gitbox:" + srv.repo})
+			var r RunCommandResultForTest
+			structured(t, res, &r)
+			if len(asked) != 1 || !strings.Contains(asked[0], "sign in to "+name+" over SSH as you, with key id_test") {
+				t.Fatalf("the client was asked %q; result %s", asked, text)
+			}
+			if r.ExitCode == 0 || !strings.Contains(r.Notice, "The person allowed the SSH signature (session): run the command again.") {
+				t.Fatalf("the held result: %s", text)
+			}
+			if d := time.Since(start); d > 30*time.Second {
+				t.Errorf("the command waited %v for a card nobody could see", d)
+			}
+			res, text = m.call("run_command", map[string]any{"command": "git ls-remote gitbox:" + srv.repo})
+			structured(t, res, &r)
+			if r.ExitCode != 0 || !strings.Contains(r.Stdout, "refs/heads/main") || len(asked) != 1 {
+				t.Fatalf("after the answer: %s (asked %d times)", text, len(asked))
+			}
+		})
+	}
+}
+
+// RunCommandResultForTest is the part of run_command's structured result the tests read.
+type RunCommandResultForTest struct {
+	ExitCode int    `json:"exit_code"`
+	Stdout   string `json:"stdout"`
+	Notice   string `json:"notice"`
 }

@@ -19,6 +19,10 @@ import (
 // applies to the session's next attempt.
 const SSHCardWait = 60 * time.Second
 
+// SSHUnwatchedWait is the wait in an agent's session when nothing shows cards (no app, no
+// openworker cards --watch).
+const SSHUnwatchedWait = 2 * time.Second
+
 // sshHooks are the answers for session agents' signatures: the session's own and the
 // settings' Always allow, and a card for the rest.
 func (b *Backend) sshHooks(st *sessionSites) *session.SSHAgentHooks {
@@ -107,6 +111,12 @@ func (b *Backend) askSSH(ctx context.Context, id string, q sshagent.Question) ss
 	wait := b.opts.SSHCardWait
 	if wait <= 0 {
 		wait = SSHCardWait
+	}
+	if st, err := b.sites(id); err == nil && st.agent && b.CardWatchers() == 0 {
+		// Nobody shows cards: an agent's MCP server puts the card to its client once the
+		// command has ended, and a person's later answer still holds, so the command is
+		// not kept waiting for a card nobody sees.
+		wait = min(wait, SSHUnwatchedWait)
 	}
 	t := time.NewTimer(wait)
 	defer t.Stop()
