@@ -242,6 +242,9 @@ func TestSSHKeysThroughTheAgent(t *testing.T) {
 		if code == 0 || !strings.Contains(errs, "no card can be shown for this command (openworker run)") {
 			t.Fatalf("openworker run before Always allow: %d %q %s", code, out, errs)
 		}
+		if strings.Contains(errs, "refused by OpenWorker's SSH agent") {
+			t.Errorf("the agent library's log line reached the terminal:\n%s", errs)
+		}
 		id3, errs, code := w.run("session", "start", "--rw", w.project)
 		id3 = strings.TrimSpace(id3)
 		if code != 0 {
