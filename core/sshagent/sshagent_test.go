@@ -531,3 +531,22 @@ func BenchmarkSign(b *testing.B) {
 		}
 	})
 }
+
+// The parsers read what a command inside the sandbox sends: any bytes at all.
+func FuzzParsers(f *testing.F) {
+	id := make([]byte, 32)
+	f.Add(userAuthData(id, ed25519PublicForFuzz(), nil))
+	f.Add(sshsig("git"))
+	f.Add([]byte{0, 0, 0, 1})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		parseUserAuth(data)
+		parseSSHSig(data)
+		parseSessionBind(data)
+	})
+}
+
+func ed25519PublicForFuzz() ssh.PublicKey {
+	pub, _, _ := ed25519.GenerateKey(rand.Reader)
+	k, _ := ssh.NewPublicKey(pub)
+	return k
+}
