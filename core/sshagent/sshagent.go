@@ -16,8 +16,10 @@ package sshagent
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -175,12 +177,18 @@ func (a *Agent) serve(l net.Listener) {
 			c.Close()
 			return
 		}
+		if len(a.conns) >= MaxConns {
+			// A command that opens connections without end gets no more of the core's.
+			a.mu.Unlock()
+			c.Close()
+			continue
+		}
 		a.conns[c] = true
 		a.wg.Add(1)
 		a.mu.Unlock()
 		go func() {
 			defer a.wg.Done()
-			_ = agent.ServeAgent(&conn{a: a}, c)
+			_ = agent.ServeAgent(&conn{a: a}, &frames{c: c})
 			c.Close()
 			a.mu.Lock()
 			delete(a.conns, c)
@@ -188,6 +196,45 @@ func (a *Agent) serve(l net.Listener) {
 		}()
 	}
 }
+
+// What a command can make the core hold through the agent's socket: MaxConns connections at
+// once, each reading one request of at most MaxRequest bytes at a time. ssh holds one
+// connection, and its largest request (a signature over a login) is a few KiB.
+const (
+	MaxConns   = 16
+	MaxRequest = 64 << 10
+)
+
+// frames is a client connection read one whole request at a time, each checked against
+// MaxRequest before anything is held for it: the library's server would make room for up to
+// 16 MiB a request as the client's length says.
+type frames struct {
+	c   net.Conn
+	buf []byte
+}
+
+func (f *frames) Read(p []byte) (int, error) {
+	if len(f.buf) == 0 {
+		var hdr [4]byte
+		if _, err := io.ReadFull(f.c, hdr[:]); err != nil {
+			return 0, err
+		}
+		n := binary.BigEndian.Uint32(hdr[:])
+		if n == 0 || n > MaxRequest {
+			return 0, fmt.Errorf("an agent request of %d bytes; at most %d are read", n, MaxRequest)
+		}
+		f.buf = make([]byte, 4+n)
+		copy(f.buf, hdr[:])
+		if _, err := io.ReadFull(f.c, f.buf[4:]); err != nil {
+			return 0, err
+		}
+	}
+	k := copy(p, f.buf)
+	f.buf = f.buf[k:]
+	return k, nil
+}
+
+func (f *frames) Write(p []byte) (int, error) { return f.c.Write(p) }
 
 // Close stops the agent: its socket goes, its connections end, and a card it waits on is
 // given up.

@@ -6,16 +6,20 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/pem"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/openworker/openworker/core/tstest"
 )
 
 // world is a person's ~/.ssh with one key without a passphrase (id_ed25519), one with a
@@ -549,4 +553,56 @@ func ed25519PublicForFuzz() ssh.PublicKey {
 	pub, _, _ := ed25519.GenerateKey(rand.Reader)
 	k, _ := ssh.NewPublicKey(pub)
 	return k
+}
+
+// A command cannot make the core hold more than MaxConns connections, nor more than
+// MaxRequest bytes for a request, whatever length it claims.
+func TestBounds(t *testing.T) {
+	w := newWorld(t)
+	_, sock := startAgent(t, w, Options{})
+	var held []net.Conn
+	for range MaxConns {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+		if _, err := agent.NewClient(c).List(); err != nil {
+			t.Fatalf("connection %d: %v", len(held), err)
+		}
+	}
+	extra, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := agent.NewClient(extra).List(); err == nil {
+		t.Fatalf("connection %d was served", MaxConns+1)
+	}
+	for _, c := range held {
+		c.Close()
+	}
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		_, err = agent.NewClient(c).List()
+		return err
+	})
+
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	c.Write([]byte{0x00, 0xff, 0xff, 0xff, 11}) // "16 MiB to come"
+	// Closed at once, not left waiting (and holding room) for the rest.
+	n, err := c.Read(make([]byte, 16))
+	var ne net.Error
+	if err == nil || errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("an oversized request was not refused at once: %d bytes, %v", n, err)
+	}
 }
