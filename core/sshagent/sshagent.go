@@ -124,6 +124,7 @@ type Agent struct {
 	allowed map[string]bool
 	ls      []net.Listener
 	conns   map[net.Conn]bool
+	ups     map[net.Conn]bool // connections to the person's agent, signing now
 	closed  bool
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -133,7 +134,7 @@ type Agent struct {
 // New returns an agent for o.
 func New(o Options) *Agent {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Agent{o: o, allowed: map[string]bool{}, conns: map[net.Conn]bool{}, ctx: ctx, cancel: cancel}
+	return &Agent{o: o, allowed: map[string]bool{}, conns: map[net.Conn]bool{}, ups: map[net.Conn]bool{}, ctx: ctx, cancel: cancel}
 }
 
 // Listen makes the agent's socket at path, reachable by its owner only, and serves it until
@@ -247,6 +248,9 @@ func (a *Agent) Close() error {
 	for c := range a.conns {
 		c.Close()
 	}
+	for c := range a.ups {
+		c.Close()
+	}
 	a.mu.Unlock()
 	a.cancel()
 	a.wg.Wait()
@@ -328,6 +332,20 @@ func (a *Agent) sign(k *Key, data []byte, flags agent.SignatureFlags) (*ssh.Sign
 		return nil, err
 	}
 	defer up.Close()
+	// Closing the agent closes this too: the person's agent may wait on them (a confirm
+	// constraint), and a session's end must not.
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return nil, errors.New("the session ended")
+	}
+	a.ups[up] = true
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		delete(a.ups, up)
+		a.mu.Unlock()
+	}()
 	return agent.NewClient(up).SignWithFlags(k.Public, data, flags)
 }
 

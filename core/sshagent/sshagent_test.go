@@ -606,3 +606,52 @@ func TestBounds(t *testing.T) {
 		t.Fatalf("an oversized request was not refused at once: %d bytes, %v", n, err)
 	}
 }
+
+// A person's agent that does not answer (one waiting for them to confirm) does not hold up
+// the session's end.
+func TestCloseDoesNotWaitForThePersonsAgent(t *testing.T) {
+	w := newWorld(t)
+	keys, _ := LoadKeys(w.dir, w.upstream)
+	hang := filepath.Join(t.TempDir(), "hang.sock")
+	l, err := net.Listen("unix", hang)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		if c, err := l.Accept(); err == nil {
+			accepted <- c
+		}
+	}()
+	a := New(Options{Keys: keys, Upstream: hang, KnownHosts: []string{w.kh}, Ask: (&asker{allow: true}).ask})
+	sock := filepath.Join(t.TempDir(), "a.sock")
+	if err := a.Listen(sock); err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, sock)
+	lp := w.locked.PublicKey()
+	signed := make(chan error, 1)
+	go func() {
+		id := bind(t, c, w.hosts["github.com"])
+		_, err := c.Sign(lp, userAuthData(id, lp, nil))
+		signed <- err
+	}()
+	var up net.Conn
+	select {
+	case up = <-accepted:
+		defer up.Close()
+	case <-time.After(10 * time.Second):
+		t.Fatal("the person's agent was never asked")
+	}
+	closed := make(chan struct{})
+	go func() { a.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close waits for the person's agent")
+	}
+	if err := <-signed; err == nil {
+		t.Fatal("signed after the agent was closed")
+	}
+}
