@@ -12,7 +12,10 @@ require (
 	golang.org/x/sys v0.50.0
 )
 
-require go.yaml.in/yaml/v3 v3.0.6
+require (
+	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/crypto v0.58.0
+)
 
 require (
 	github.com/google/jsonschema-go v0.4.3 // indirect

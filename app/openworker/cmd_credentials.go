@@ -16,7 +16,7 @@ import (
 
 var credentialsCommand = command{
 	name:     "credentials",
-	synopsis: "credentials list|add|add-path|enable|disable|remove …",
+	synopsis: "credentials list|add|add-path|enable|disable|remove|ssh-keys …",
 	about: `The logins shared with the sandbox on purpose (Settings ▸ Sandbox ▸ "Explicit config and
 keys exposed to Agent"). By default a session has none of your logins. An entry added and
 switched on is copied, owner-only, into the private home of every session started afterwards,
@@ -27,6 +27,13 @@ the copy goes with the session. A running session keeps what it started with.
                                    logins this machine has (found or not found)
   credentials add NAME             share a CLI's login: ssh, gh, aws-config, aws-credentials,
                                    kubectl, npm, docker, gcloud, terraform
+  credentials add ssh --agent|--copy
+                                   --agent (the default): your SSH keys stay outside; ssh and
+                                   git inside use OpenWorker's agent, which asks you on a card
+                                   before it signs in to each host with a key. --copy: the
+                                   keys are copied into the sandbox, and any command there
+                                   can read them
+  credentials ssh-keys agent|copy  switch how the added ssh login shares its keys
   credentials add-path PATH --label credential|configuration [--host H]… [--var NAME]
                                    share a file or folder under the home folder
   credentials enable NAME          switch an entry on (NAME: a login's name or ~/path)
@@ -34,7 +41,7 @@ the copy goes with the session. A running session keeps what it started with.
   credentials remove NAME          take it out of the settings`,
 	example: "openworker credentials add ssh\nopenworker credentials add-path ~/.config/tool --label credential --host api.tool.example:443 --var TOOL_CONFIG",
 	minArgs: 1, maxArgs: -1,
-	needs: "list, add, add-path, enable, disable or remove",
+	needs: "list, add, add-path, enable, disable, remove or ssh-keys",
 }
 
 var credentialsAddPathCommand = command{
@@ -56,6 +63,8 @@ func cmdCredentials(args []string) error {
 	}
 	fs := newFlags(credentialsCommand)
 	off := fs.Bool("off", false, "with add: add the entry switched off")
+	agentKeys := fs.Bool("agent", false, "with add ssh: the keys stay outside, used through OpenWorker's agent (the default)")
+	copyKeys := fs.Bool("copy", false, "with add ssh: the keys are copied into the sandbox")
 	pos, _, err := parse(fs, credentialsCommand, args)
 	if err != nil {
 		return err
@@ -70,9 +79,25 @@ func cmdCredentials(args []string) error {
 		if len(pos) != 2 {
 			return usagef("credentials", "credentials %s needs one NAME: a CLI's login (openworker credentials list shows them) or the ~/path of an entry", pos[0])
 		}
-		return credentialsChange(api.CredentialsRequest{Action: pos[0], Name: pos[1], Off: *off})
+		req := api.CredentialsRequest{Action: pos[0], Name: pos[1], Off: *off}
+		switch {
+		case *agentKeys && *copyKeys:
+			return usagef("credentials", "--agent and --copy are two ways to share the SSH keys; give one")
+		case (*agentKeys || *copyKeys) && (pos[0] != "add" || pos[1] != "ssh"):
+			return usagef("credentials", "--agent and --copy are for credentials add ssh; to switch an added ssh login use credentials ssh-keys agent|copy")
+		case *agentKeys:
+			req.Keys = "agent"
+		case *copyKeys:
+			req.Keys = "copy"
+		}
+		return credentialsChange(req)
+	case "ssh-keys":
+		if len(pos) != 2 || (pos[1] != "agent" && pos[1] != "copy") {
+			return usagef("credentials", "credentials ssh-keys needs agent (the keys stay outside) or copy (they are copied into the sandbox)")
+		}
+		return credentialsChange(api.CredentialsRequest{Action: "ssh-keys", Keys: pos[1]})
 	}
-	return usagef("credentials", "unknown credentials command %q; use list, add, add-path, enable, disable or remove", pos[0])
+	return usagef("credentials", "unknown credentials command %q; use list, add, add-path, enable, disable, remove or ssh-keys", pos[0])
 }
 
 func cmdCredentialsAddPath(args []string) error {
@@ -153,7 +178,16 @@ func printCredentials(list backend.Credentials) {
 		if e.Var != "" {
 			line += "  " + e.Var
 		}
+		switch e.Keys {
+		case "agent":
+			line += "  keys: stay outside (OpenWorker's agent asks per host)"
+		case "copy":
+			line += "  keys: copied into the sandbox"
+		}
 		fmt.Printf("%s  hosts: %s\n", line, hostList(e.Hosts))
+		for _, a := range e.AlwaysAllowed {
+			fmt.Printf("        always allowed: %s\n", a)
+		}
 	}
 	fmt.Println("A CLI's login")
 	for _, r := range list.Catalog {

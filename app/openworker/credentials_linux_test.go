@@ -50,7 +50,10 @@ func startSSHD(t *testing.T, w *world) *sshServer {
 		return string(out)
 	}
 	run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", filepath.Join(dir, "host_key"))
-	run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "openworker-test", "-f", filepath.Join(w.home, ".ssh", "id_test"))
+	if _, err := os.Stat(filepath.Join(w.home, ".ssh", "id_test")); err != nil {
+		// A second server for the same person takes the key the first made.
+		run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "openworker-test", "-f", filepath.Join(w.home, ".ssh", "id_test"))
+	}
 	pub, _ := os.ReadFile(filepath.Join(w.home, ".ssh", "id_test.pub"))
 	os.WriteFile(filepath.Join(dir, "authorized_keys"), pub, 0o600)
 	work := filepath.Join(dir, "work")
@@ -191,9 +194,11 @@ func TestSharedLoginsInASession(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "nothing (add a CLI's login") || !strings.Contains(out, "found (token in the keychain)") {
 		t.Fatalf("credentials list: %d %s %s", code, out, errs)
 	}
-	for _, name := range []string{"ssh", "gh"} {
-		if out, errs, code := w.run("credentials", "add", name); code != 0 {
-			t.Fatalf("credentials add %s: %d %s %s", name, code, out, errs)
+	// The keys copied, as the product page describes (a new ssh entry keeps them outside
+	// unless told to copy).
+	for _, args := range [][]string{{"ssh", "--copy"}, {"gh"}} {
+		if out, errs, code := w.run(append([]string{"credentials", "add"}, args...)...); code != 0 {
+			t.Fatalf("credentials add %s: %d %s %s", args, code, out, errs)
 		}
 	}
 	if out, errs, code := w.run("credentials", "add-path", "~/.config/tool", "--label", "configuration", "--host", "api.tool.example:443", "--var", "TOOL_CONFIG"); code != 0 {

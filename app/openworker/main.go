@@ -7,6 +7,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"os"
 	"runtime"
 
@@ -65,6 +67,10 @@ Example:
 func main() {
 	// The Linux wall builder re-executes this binary; it must take over before anything else.
 	linux.MaybeRunInit()
+	// The SSH agent library logs each request it refuses to the standard logger; those
+	// refusals are in the audit trail and the command's output already, and a line on the
+	// terminal of openworker run would only repeat them. Nothing else here uses it.
+	log.SetOutput(io.Discard)
 	os.Exit(run(os.Args[1:]))
 }
 

@@ -28,7 +28,13 @@ func (s *Server) changeCredentials(w http.ResponseWriter, r *http.Request) {
 	var err error
 	switch req.Action {
 	case "add":
+		if req.Name == "ssh" {
+			_, err = s.Backend.AddSSH(req.Keys, !req.Off)
+			break
+		}
 		_, err = s.Backend.AddCredential(req.Name, !req.Off)
+	case "ssh-keys":
+		_, err = s.Backend.SetSSHKeys(req.Keys)
 	case "add-path":
 		_, err = s.Backend.AddCredentialPath(req.Path, req.Label, req.Hosts, req.Var, !req.Off)
 	case "enable", "disable":
@@ -36,7 +42,7 @@ func (s *Server) changeCredentials(w http.ResponseWriter, r *http.Request) {
 	case "remove":
 		err = s.Backend.RemoveCredential(req.Name)
 	default:
-		err = fmt.Errorf("action %q is not add, add-path, enable, disable or remove", req.Action)
+		err = fmt.Errorf("action %q is not add, add-path, enable, disable, remove or ssh-keys", req.Action)
 	}
 	var pending *backend.ErrPending
 	if err != nil && !errors.As(err, &pending) {

@@ -94,6 +94,11 @@ type CredentialInfo struct {
 	Enabled bool     `json:"enabled"`       // its switch
 	Status  string   `json:"status"`        // found, not found, found (token in the keychain)
 	Problem string   `json:"problem,omitempty"`
+	// Keys, for the ssh login, is how its keys reach sessions: "agent" (they stay outside,
+	// and OpenWorker's agent signs for the hosts the person allows) or "copy".
+	Keys string `json:"keys,omitempty"`
+	// AlwaysAllowed are the ssh login's SSH cards answered Always allow: "NAME SHA256:…".
+	AlwaysAllowed []string `json:"always_allowed,omitempty"`
 }
 
 // CatalogRow is one row of "Add… ▸ A CLI's login".
@@ -407,6 +412,9 @@ type CredentialsRequest struct {
 	Var    string   `json:"var,omitempty"`
 	// Off adds the entry switched off.
 	Off bool `json:"off,omitempty"`
+	// Keys is how the ssh login's keys are shared, with add (ssh) and ssh-keys: "agent" or
+	// "copy".
+	Keys string `json:"keys,omitempty"`
 }
 
 // CredentialsResponse is the list after a change, and what was left pending.

@@ -16,6 +16,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,7 +29,16 @@ type Kind string
 const (
 	Command Kind = "command"
 	Fetch   Kind = "fetch"
+	// SSHLogin asks to sign in to a server over SSH with one of the person's keys, through
+	// OpenWorker's SSH agent: Host is the server's name, Key the key's fingerprint.
+	SSHLogin Kind = "ssh"
+	// SSHSigning asks to sign other data with a key (git's commit signing): Host is what the
+	// signature is for (its namespace, "git"), Key the key's fingerprint.
+	SSHSigning Kind = "ssh-signing"
 )
+
+// SSH says whether cards of kind k are the SSH agent's, which open no site.
+func (k Kind) SSH() bool { return k == SSHLogin || k == SSHSigning }
 
 // Answer is what a person chose on a card.
 type Answer string
@@ -80,10 +90,26 @@ type Ask struct {
 	Port    int
 	Reason  string
 	Kind    Kind
+	// Key is the SSH key's fingerprint on an SSH card; "" otherwise.
+	Key string
 }
 
-// Target is "host:port".
-func (a Ask) Target() string { return net.JoinHostPort(a.Host, strconv.Itoa(a.Port)) }
+// Target is "host:port"; on an SSH card, the host (or namespace) and the key.
+func (a Ask) Target() string {
+	if a.Kind.SSH() {
+		return a.Host + " " + a.Key
+	}
+	return net.JoinHostPort(a.Host, strconv.Itoa(a.Port))
+}
+
+// denialKey is what a denial is remembered by: a site's target, or an SSH card's kind,
+// host and key, which never stand for a site.
+func (a Ask) denialKey() string {
+	if a.Kind.SSH() {
+		return string(a.Kind) + "\x00" + a.Target()
+	}
+	return a.Target()
+}
 
 // Card is a pending ask as a person sees it.
 type Card struct {
@@ -210,7 +236,7 @@ func (b *Broker) Decide(r Request) (Outcome, *Wait) {
 	switch {
 	case r.AlreadyAllowed:
 		return Allowed, nil
-	case b.denials[a.Session][a.Target()]:
+	case b.denials[a.Session][a.denialKey()]:
 		return Denied, nil
 	case r.Mode != ModeAsk:
 		// Full access, or a mode this code does not know: never a card, never an allow.
@@ -293,7 +319,7 @@ func (b *Broker) deny(a Ask) {
 		m = map[string]bool{}
 		b.denials[a.Session] = m
 	}
-	m[a.Target()] = true
+	m[a.denialKey()] = true
 }
 
 // Forget takes back a session's denial of target, as allowing it from the Access list does.
@@ -309,7 +335,9 @@ func (b *Broker) Denials(session string) []string {
 	defer b.mu.Unlock()
 	var out []string
 	for t := range b.denials[session] {
-		out = append(out, t)
+		if !strings.Contains(t, "\x00") { // an SSH card's denial is no site's
+			out = append(out, t)
+		}
 	}
 	return out
 }

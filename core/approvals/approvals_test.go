@@ -158,3 +158,33 @@ func TestReasonIsBoundedOnTheCard(t *testing.T) {
 		t.Fatalf("blocked command kept: %d bytes", len(c.BlockedCommand))
 	}
 }
+
+// TestSSHCardsAreTheirOwn: an SSH card is per host and key; its denial denies that host and
+// key only, never a site of the same name, and lists as no site's denial.
+func TestSSHCardsAreTheirOwn(t *testing.T) {
+	b := NewBroker(nil, nil, nil)
+	login := func(host, key string) Request {
+		return Request{Ask: Ask{Session: "s1", Host: host, Port: 22, Kind: SSHLogin, Key: key, Reason: "sign in"}, Mode: ModeAsk}
+	}
+	o, w := b.Decide(login("github.com", "SHA256:a"))
+	if o != Pending || len(Answers(SSHLogin)) != 3 {
+		t.Fatalf("an SSH ask: %v", o)
+	}
+	if o2, _ := b.Decide(login("github.com", "SHA256:b")); o2 != Pending || len(b.Cards()) != 2 {
+		t.Fatalf("another key for the same host has no card of its own: %d cards", len(b.Cards()))
+	}
+	if _, err := b.Answer(w.Card.ID, "deny"); err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := b.Decide(login("github.com", "SHA256:a")); o != Denied {
+		t.Fatalf("the denied host and key asked again: %v", o)
+	}
+	site := ask("s1", "github.com")
+	site.Ask.Port = 22
+	if o, _ := b.Decide(site); o != Pending {
+		t.Fatalf("a site of the same name after an SSH denial: %v", o)
+	}
+	if d := b.Denials("s1"); len(d) != 0 {
+		t.Fatalf("an SSH denial listed as a site's: %v", d)
+	}
+}

@@ -35,6 +35,10 @@ const (
 	// outside a tool call (when the wall was made again, or at the session's end); inside
 	// one, the tool.call event names them.
 	GitMetadataMoved = "git_metadata.moved"
+	// SSHSigned and SSHRefused: OpenWorker's SSH agent signed with one of the person's keys
+	// for a session (Host, Key, Command say for what), or refused to (Reason says why).
+	SSHSigned  = "ssh.signed"
+	SSHRefused = "ssh.refused"
 )
 
 // Event is one line of the audit trail.
@@ -59,6 +63,11 @@ type Event struct {
 	// GitMetadataMoved names each repository hook or settings file a command planted and
 	// where it was moved (see sandbox_git_metadata).
 	GitMetadataMoved []string `json:"git_metadata_moved,omitempty"`
+	// Host, Key and Command are an SSH signature's server (or what it signs for), the key's
+	// fingerprint and the command that asked.
+	Host    string `json:"host,omitempty"`
+	Key     string `json:"key,omitempty"`
+	Command string `json:"command,omitempty"`
 	// Cut names the fields that were longer than their bound (MaxField bytes, MaxItems
 	// entries) and were cut to it when the event was written.
 	Cut []string `json:"cut,omitempty"`
@@ -106,6 +115,9 @@ func (e *Event) bound() {
 	text("network", &e.Network, 64)
 	text("reason", &e.Reason, MaxField)
 	text("outcome", &e.Outcome, 256)
+	text("host", &e.Host, 512)
+	text("key", &e.Key, 128)
+	text("command", &e.Command, MaxField)
 	list("blocked", &e.Blocked)
 	list("denials", &e.Denials)
 	list("folders", &e.Folders)
@@ -309,6 +321,15 @@ func Format(e Event) string {
 	}
 	if len(e.Denials) > 0 {
 		b.WriteString("  denied " + termtext.Escape(strings.Join(e.Denials, "; ")))
+	}
+	if e.Host != "" {
+		b.WriteString("  host " + termtext.Escape(e.Host))
+	}
+	if e.Key != "" {
+		b.WriteString("  key " + termtext.Escape(e.Key))
+	}
+	if e.Command != "" {
+		b.WriteString("  command " + termtext.Escape(e.Command))
 	}
 	if e.Reason != "" {
 		b.WriteString("  — " + termtext.Escape(e.Reason))

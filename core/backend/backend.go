@@ -41,6 +41,9 @@ type Options struct {
 	// probe). Home is the person's home folder ("": the user's).
 	ProbeFolder func(path string) error
 	Home        string
+	// SSHCardWait is how long a signature of a session's SSH agent waits for its card
+	// (0: SSHCardWait).
+	SSHCardWait time.Duration
 }
 
 // Backend owns the daemon's (or the app's) state: the sessions with their allow lists in
@@ -75,6 +78,8 @@ type sessionSites struct {
 	// refused site is opened, in words for whoever reads the session's refusals.
 	agent bool
 	hint  func(target string) string
+	// ssh are the SSH cards answered Allow for this session: "NAME SHA256:…".
+	ssh []string
 }
 
 // deniedFor says whether the person denied target (host:port) for st's session.
@@ -181,6 +186,7 @@ func (b *Backend) Start(ctx context.Context, r Request) (*session.Session, error
 	}
 	st.own = slices.Clone(spec.SessionHosts)
 	spec.OnRefusal = func(ref proxy.Refusal) { b.refused(st, ref) }
+	spec.SSHAgent = b.sshHooks(st)
 	s, err := b.m.Start(ctx, spec)
 	if err != nil {
 		return nil, err
@@ -474,6 +480,10 @@ func (b *Backend) AnswerExact(cardID, word string) (approvals.Effect, error) {
 func (b *Backend) Answer(cardID, word string) (approvals.Effect, error) {
 	var persist error
 	e, err := b.broker.AnswerWith(cardID, word, func(e approvals.Effect) {
+		if e.Card.Ask.Kind.SSH() {
+			persist = b.answerSSH(e)
+			return
+		}
 		// In force before the askers are woken: a fetch or command retried at once gets in.
 		entry, perr := hosts.Parse(e.Card.Ask.Target())
 		if perr != nil {
@@ -526,6 +536,10 @@ type CardInfo = apitype.CardInfo
 func cardInfo(c approvals.Card) CardInfo {
 	info := CardInfo{ID: c.ID, Session: c.Ask.Session, Site: c.Ask.Target(), Reason: c.Ask.Reason, Kind: string(c.Ask.Kind),
 		Created: c.Created, Blocked: c.Blocked, BlockedCommand: c.BlockedCommand, Askers: c.Askers}
+	if c.Ask.Kind.SSH() {
+		// The server's name (or what a signature is for); the key is in the card's text.
+		info.Site = c.Ask.Host
+	}
 	for _, a := range approvals.Answers(c.Ask.Kind) {
 		info.Answers = append(info.Answers, string(a))
 	}

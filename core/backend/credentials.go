@@ -52,6 +52,13 @@ func CredentialsOf(home string, settings *config.Settings) Credentials {
 	for _, c := range settings.Credentials {
 		e := credentials.EntryFor(c)
 		info := CredentialInfo{Key: c.Key(), Title: c.Key(), From: "~/" + e.Path, Var: e.Var, Hosts: hostStrings(e.Hosts), Enabled: c.Enabled}
+		if c.Name == "ssh" {
+			info.Keys = c.Keys
+			if info.Keys == "" {
+				info.Keys = config.SSHKeysCopy
+			}
+			info.AlwaysAllowed = append(slices.Clone(c.AgentLogins), c.AgentSigning...)
+		}
 		if r, ok := status[c.Name]; ok && c.Name != "" {
 			info.Title, info.Kind, info.Status = r.Title, kindOf(r.Folder, r.Label), r.Status()
 			if c.Name == "kubectl" {
@@ -73,6 +80,9 @@ func CredentialsOf(home string, settings *config.Settings) Credentials {
 func (b *Backend) AddCredential(name string, enabled bool) (CredentialInfo, error) {
 	if _, ok := credentials.Lookup(name); !ok {
 		return CredentialInfo{}, fmt.Errorf("%q is not a CLI login OpenWorker knows (%s); for another file or folder use openworker credentials add-path", name, strings.Join(config.CatalogNames(), ", "))
+	}
+	if name == "ssh" {
+		return b.AddSSH("", enabled)
 	}
 	return b.addCredential(config.Credential{Name: name, Enabled: enabled})
 }

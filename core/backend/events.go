@@ -25,6 +25,8 @@ const (
 	CredentialEnabled  = "credential.enabled"
 	CredentialDisabled = "credential.disabled"
 	CredentialRemoved  = "credential.removed"
+	// CredentialChanged: how an entry is shared changed (the ssh login's keys).
+	CredentialChanged = "credential.changed"
 	// LoginsCopied: a session started with copies of the shared logins (and what was left out).
 	LoginsCopied = "credential.copied"
 	// FolderRefused: macOS does not let OpenWorker use one of a session's folders.

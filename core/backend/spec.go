@@ -103,7 +103,8 @@ func SpecFor(m Machine, r Request) (session.Spec, error) {
 		Provider:            prov, Writable: r.Writable, ReadOnly: r.ReadOnly, Dir: r.Dir, Network: network,
 		Hosts: s.NetworkHosts, SessionHosts: own, Toolchains: s.Toolchains, HowToAllow: r.HowToAllow,
 		Limits: Limits(s.Limits), ProxyConns: s.Limits.MaxProxyConnections,
-		Logins: credentials.Entries(s.Credentials),
+		Logins:   credentials.Entries(s.Credentials),
+		SSHAgent: alwaysOnlySSH(s),
 	}, nil
 }
 

@@ -337,3 +337,43 @@ func (st *Store) ApplyChecked(c Change) error {
 	}
 	return st.Apply(c)
 }
+
+// SetSSHKeys is the change that chooses how the ssh login's keys reach sessions:
+// config.SSHKeysAgent (they stay outside) or config.SSHKeysCopy.
+func SetSSHKeys(mode string) Change {
+	return Change{
+		What: "share the SSH keys by " + map[string]string{config.SSHKeysAgent: "OpenWorker's agent", config.SSHKeysCopy: "copying them"}[mode],
+		mem: func(s *config.Settings) {
+			for i := range s.Credentials {
+				if s.Credentials[i].Name == "ssh" {
+					s.Credentials[i].Keys = mode
+				}
+			}
+		},
+		file: func(ed *config.Editor) error { return ed.SetSSHKeys(mode) },
+	}
+}
+
+// AddSSHAllowance is the change that keeps an SSH card's Always allow with the ssh entry:
+// list is "agent_logins" or "agent_signing", value "NAME SHA256:…".
+func AddSSHAllowance(list, value string) Change {
+	return Change{
+		What: "always allow SSH signing for " + value,
+		mem: func(s *config.Settings) {
+			for i := range s.Credentials {
+				c := &s.Credentials[i]
+				if c.Name != "ssh" {
+					continue
+				}
+				l := &c.AgentLogins
+				if list == "agent_signing" {
+					l = &c.AgentSigning
+				}
+				if !slices.Contains(*l, value) {
+					*l = append(slices.Clip(*l), value) // the settings in force share the old array
+				}
+			}
+		},
+		file: func(ed *config.Editor) error { return ed.AddSSHAllowance(list, value) },
+	}
+}

@@ -44,6 +44,15 @@ const (
 	GitMetadataWritable  = "writable"
 )
 
+// How the ssh login's keys reach a session ([[sandbox_credentials]] keys).
+const (
+	SSHKeysCopy  = "copy"
+	SSHKeysAgent = "agent"
+)
+
+// SSHAgent says whether the entry is the ssh login used through OpenWorker's agent.
+func (c Credential) SSHAgent() bool { return c.Name == "ssh" && c.Keys == SSHKeysAgent }
+
 // Credential labels of a user's own file or folder.
 const (
 	LabelCredential    = "credential"
@@ -96,6 +105,16 @@ type Credential struct {
 	Hosts []hosts.Entry
 	// Var, for a path entry, is the variable pointed at the copy ("" for none).
 	Var string
+	// Keys, for the ssh login only, is how its keys reach a session: SSHKeysCopy (copied into
+	// the sandbox home) or SSHKeysAgent (they stay outside, and OpenWorker's SSH agent signs
+	// with them for the hosts the person allows). An entry without it copies, as entries did
+	// before there was a choice; a new entry is written with SSHKeysAgent.
+	Keys string
+	// AgentLogins are the ssh login's "Always allow" answers to sign in to a server, each
+	// "HOST SHA256:…" (a host name as known_hosts writes it, and a key's fingerprint);
+	// AgentSigning are those to sign other data, each "NAMESPACE SHA256:…" ("git" for commits).
+	AgentLogins  []string
+	AgentSigning []string
 	// Enabled says whether the entry is copied into sessions. The file must say it: an entry
 	// without enabled is a problem, so that sharing a login is always written out.
 	Enabled bool

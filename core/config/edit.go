@@ -145,6 +145,21 @@ func credentialBlock(c Credential, nl string) string {
 	b.WriteString("[[sandbox_credentials]]" + nl)
 	if c.Name != "" {
 		b.WriteString("name = " + tomlString(c.Name) + nl)
+		if c.Keys != "" {
+			b.WriteString("keys = " + tomlString(c.Keys) + nl)
+		}
+		for _, l := range []struct {
+			key  string
+			vals []string
+		}{{"agent_logins", c.AgentLogins}, {"agent_signing", c.AgentSigning}} {
+			if len(l.vals) > 0 {
+				vs := make([]string, len(l.vals))
+				for i, v := range l.vals {
+					vs[i] = tomlString(v)
+				}
+				b.WriteString(l.key + " = [" + strings.Join(vs, ", ") + "]" + nl)
+			}
+		}
 	} else {
 		b.WriteString("path = " + tomlString("~/"+c.Path) + nl)
 		b.WriteString("label = " + tomlString(c.Label) + nl)

@@ -562,6 +562,31 @@ func (d *decoder) credentialKV(c *credIndex, v *unstable.Node, vi *valueIndex, k
 			}
 			c.cred.Var = n
 		}
+	case "keys":
+		if k, ok := d.str(v, vi, key, `"agent"`); ok {
+			if k != SSHKeysCopy && k != SSHKeysAgent {
+				d.problem(vi.value.start, `sandbox_credentials: keys %q is not a way to share SSH keys; use "agent" (they stay outside, and OpenWorker signs for the hosts you allow) or "copy" (they are copied into the sandbox)`, k)
+				return
+			}
+			c.cred.Keys = k
+		}
+	case "agent_logins", "agent_signing":
+		elems, ok := d.strList(v, vi, key, `"github.com SHA256:…"`)
+		if !ok {
+			return
+		}
+		for _, el := range elems {
+			what, fp, ok := strings.Cut(el.text, " ")
+			if !ok || what == "" || !strings.HasPrefix(fp, "SHA256:") || strings.ContainsAny(fp, " \t") {
+				d.problem(el.start, "sandbox_credentials %s: %q is not \"HOST SHA256:…\" (a name and a key's fingerprint, as the SSH cards write them)", key, el.text)
+				continue
+			}
+			if key == "agent_logins" {
+				c.cred.AgentLogins = append(c.cred.AgentLogins, el.text)
+			} else {
+				c.cred.AgentSigning = append(c.cred.AgentSigning, el.text)
+			}
+		}
 	case "enabled":
 		if v.Kind != unstable.Bool {
 			d.problem(vi.value.start, "enabled must be true or false, not %s", kindName(v.Kind))
@@ -591,6 +616,11 @@ func (d *decoder) finishCredential(c *credIndex) {
 			if vi, ok := c.keys[k]; ok {
 				d.problem(vi.key.start, "a catalog entry brings its own %s; %s is only for an entry with a path", k, k)
 			}
+		}
+	}
+	for _, k := range []string{"keys", "agent_logins", "agent_signing"} {
+		if vi, ok := c.keys[k]; ok && c.cred.Name != "ssh" {
+			d.problem(vi.key.start, "%s is only for the ssh entry (name = \"ssh\")", k)
 		}
 	}
 	if hasPath {

@@ -250,6 +250,10 @@ func (e *Editor) AddCredential(c Credential) error {
 		}
 		c.Path = p
 	}
+	if c.Name == "ssh" && c.Keys == "" {
+		// A new ssh entry keeps the keys outside unless the person chose to copy them.
+		c.Keys = SSHKeysAgent
+	}
 	nl := newlineAt(e.data, 0)
 	return e.set(appendBlock(e.data, credentialBlock(c, nl)))
 }
@@ -422,4 +426,53 @@ func TryChange(goos string, change func(*Editor) error) error {
 		return &ProblemsError{Problems: problems}
 	}
 	return change(&Editor{file: "the settings", goos: goos, data: data, doc: doc, settings: s})
+}
+
+// setCredentialKey sets key = value (TOML text) in entry c: the value in place when the key
+// is there, or a new line before the entry's enabled line.
+func (e *Editor) setCredentialKey(c *credIndex, key, value string) error {
+	if vi, ok := c.keys[key]; ok {
+		return e.set(replace(e.data, vi.value.start, vi.value.end, value))
+	}
+	at := lineStart(e.data, c.keys["enabled"].key.start)
+	return e.set(replace(e.data, at, at, key+" = "+value+newlineAt(e.data, at)))
+}
+
+// SetSSHKeys sets how the ssh login's keys reach a session: SSHKeysCopy or SSHKeysAgent.
+// The ssh entry must exist.
+func (e *Editor) SetSSHKeys(mode string) error {
+	if mode != SSHKeysCopy && mode != SSHKeysAgent {
+		return fmt.Errorf("%q is not a way to share SSH keys; use %q or %q", mode, SSHKeysAgent, SSHKeysCopy)
+	}
+	c, _, err := e.credential("ssh")
+	if err != nil {
+		return err
+	}
+	if c == nil {
+		return errors.New("there is no [[sandbox_credentials]] entry for ssh; add it first (openworker credentials add ssh)")
+	}
+	return e.setCredentialKey(c, "keys", tomlString(mode))
+}
+
+// AddSSHAllowance keeps an "Always allow" answer of an SSH card with the ssh entry: list is
+// "agent_logins" ("HOST SHA256:…") or "agent_signing" ("NAMESPACE SHA256:…"). One already
+// there is left as it is.
+func (e *Editor) AddSSHAllowance(list, value string) error {
+	if list != "agent_logins" && list != "agent_signing" {
+		return fmt.Errorf("%s is not a list of SSH answers; use agent_logins or agent_signing", list)
+	}
+	c, _, err := e.credential("ssh")
+	if err != nil {
+		return err
+	}
+	if c == nil {
+		return errors.New("there is no [[sandbox_credentials]] entry for ssh to keep the answer with")
+	}
+	if slices.Contains(c.cred.AgentLogins, value) || slices.Contains(c.cred.AgentSigning, value) {
+		return nil
+	}
+	if vi, ok := c.keys[list]; ok {
+		return e.set(appendToList(e.data, vi, tomlString(value)))
+	}
+	return e.setCredentialKey(c, list, "["+tomlString(value)+"]")
 }

@@ -3,7 +3,8 @@
 // machine), and the copy of every enabled entry into a session's private home when it starts
 // — owner-only, regular files only, bounded in size, with the variable its tool reads pointed
 // at the copy, the hosts it needs, a kubeconfig's files and paths, a GitHub CLI token kept in
-// the keychain, and ssh wired through the session's proxy with no agent.
+// the keychain, and ssh wired through the session's proxy: with the copied keys and no agent,
+// or, when the keys stay outside, with no private key copied and the session's own agent.
 //
 // It decides nothing about which entries are enabled (the settings do) and enforces nothing:
 // the copy sits in the session's private tmp, which the session removes when it ends and the

@@ -14,6 +14,7 @@ import (
 
 	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/hosts"
+	"github.com/openworker/openworker/core/sshagent"
 )
 
 // Limits of one session's copies, all entries together. A folder such as ~/.config/gcloud
@@ -34,6 +35,9 @@ type Entry struct {
 	Var       string
 	VarFolder bool
 	Hosts     []hosts.Entry
+	// SSHAgent: the ssh login's keys stay outside, used through OpenWorker's agent (keys =
+	// "agent"); no private key is copied.
+	SSHAgent bool
 }
 
 // Entries returns the settings' enabled entries, in file order, as sessions copy them.
@@ -52,7 +56,7 @@ func Entries(cs []config.Credential) []Entry {
 // hosts; a file or folder of the person's own has its own.
 func EntryFor(c config.Credential) Entry {
 	if it, ok := Lookup(c.Name); ok && c.Name != "" {
-		return Entry{Key: c.Key(), Name: it.Name, Path: it.Path, Label: it.Label, Var: it.Var, VarFolder: it.VarFolder, Hosts: slices.Clone(it.Hosts)}
+		return Entry{Key: c.Key(), Name: it.Name, Path: it.Path, Label: it.Label, Var: it.Var, VarFolder: it.VarFolder, Hosts: slices.Clone(it.Hosts), SSHAgent: c.SSHAgent()}
 	}
 	return Entry{Key: c.Key(), Path: c.Path, Label: c.Label, Var: c.Var, Hosts: slices.Clone(c.Hosts)}
 }
@@ -73,6 +77,9 @@ type Options struct {
 	// Untrusted are the folders a session has had writable (resolved): nothing in them is
 	// copied, as a command could have changed what it holds or where it leads.
 	Untrusted []string
+	// SSHAgentSocket is where the session serves OpenWorker's SSH agent (in its private
+	// tmp), for an ssh entry whose keys stay outside.
+	SSHAgentSocket string
 }
 
 // Copied is what became of one entry.
@@ -99,6 +106,9 @@ type Result struct {
 	Hosts []hosts.Entry
 	// PathFirst are folders (inside the sandbox home) to put first on PATH: the ssh wrapper.
 	PathFirst []string
+	// SSHAgent is the socket the session must serve OpenWorker's SSH agent on, when the ssh
+	// login's keys stay outside; "" otherwise.
+	SSHAgent string
 }
 
 // Copy copies every entry into the sandbox home, at the same place relative to the home
@@ -138,11 +148,20 @@ type copier struct {
 	files    int
 	cur      *Copied
 	visited  map[string]bool
+	// noPrivateKeys leaves every private key file out of the copy (the ssh login used
+	// through OpenWorker's agent).
+	noPrivateKeys bool
 }
 
 func (c *copier) entry(e Entry, res *Result) (Copied, error) {
 	cp := Copied{Key: e.Key}
 	c.cur, c.visited = &cp, map[string]bool{}
+	agentSock := ""
+	if e.Name == "ssh" && e.SSHAgent && c.o.SSHAgentSocket != "" {
+		agentSock = c.o.SSHAgentSocket
+	}
+	c.noPrivateKeys = agentSock != ""
+	defer func() { c.noPrivateKeys = false }()
 	src := filepath.Join(c.o.UserHome, e.Path)
 	dst := filepath.Join(c.o.SandboxHome, e.Path)
 	if _, err := os.Lstat(src); errors.Is(err, fs.ErrNotExist) {
@@ -190,7 +209,7 @@ func (c *copier) entry(e Entry, res *Result) (Copied, error) {
 	cp.Copy = dst
 	switch e.Name {
 	case "ssh":
-		if err := c.wireSSH(dst, res); err != nil {
+		if err := c.wireSSH(dst, res, agentSock); err != nil {
 			return cp, err
 		}
 	case "gh":
@@ -305,6 +324,18 @@ func (c *copier) file(src, dst, shown string) error {
 	if err != nil {
 		c.leftOut(shown, reason(err))
 		return nil
+	}
+	if c.noPrivateKeys {
+		head := make([]byte, 4096)
+		n, _ := io.ReadFull(f, head)
+		if sshagent.IsPrivateKey(head[:n]) {
+			c.cur.Notes = append(c.cur.Notes, c.show(shown)+" stays outside: OpenWorker's SSH agent signs with it for the hosts you allow")
+			return nil
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			c.leftOut(shown, reason(err))
+			return nil
+		}
 	}
 	if c.bytes+st.Size() > c.o.MaxBytes {
 		c.leftOut(shown, fmt.Sprintf("was not copied: it is %d bytes, and the copies are limited to %d bytes in all", st.Size(), c.o.MaxBytes))

@@ -611,3 +611,62 @@ func TestCopySkipsFoldersASessionHadWritable(t *testing.T) {
 		}
 	}
 }
+
+// TestSSHAgentModeCopiesNoPrivateKey: with keys = "agent", every private key file stays
+// outside, in whatever format and folder, while the config, known hosts and public keys are
+// copied, and ssh and git are pointed at the session's agent with no identity file.
+func TestSSHAgentModeCopiesNoPrivateKey(t *testing.T) {
+	home, sandbox := t.TempDir(), t.TempDir()
+	ssh := filepath.Join(home, ".ssh")
+	private := map[string]string{
+		"id_ed25519":      "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n",
+		"work_rsa":        "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\n",
+		"keys/deploy":     "-----BEGIN PRIVATE KEY-----\nMC4CAQ\n-----END PRIVATE KEY-----\n",
+		"old.ppk":         "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\n",
+		"commercial_key":  "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nP2/56w\n",
+		"no_newline_head": strings.Repeat(" ", 10) + "-----BEGIN EC PRIVATE KEY-----",
+	}
+	for name, text := range private {
+		write(t, filepath.Join(ssh, name), text, 0o600)
+	}
+	kept := map[string]string{"id_ed25519.pub": "ssh-ed25519 AAAA me\n", "known_hosts": "github.com ssh-ed25519 AAAA\n", "config": "Host box\n"}
+	for name, text := range kept {
+		write(t, filepath.Join(ssh, name), text, 0o644)
+	}
+	sock := filepath.Join(t.TempDir(), "ssh-agent.sock")
+	res, err := Copy(Options{UserHome: home, SandboxHome: sandbox, Helper: "/bin/true", SSHAgentSocket: sock},
+		entries(t, config.Credential{Name: "ssh", Keys: config.SSHKeysAgent}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range private {
+		if _, err := os.Lstat(filepath.Join(sandbox, ".ssh", name)); err == nil {
+			t.Errorf("the private key %s was copied", name)
+		}
+	}
+	for name, text := range kept {
+		if b, err := os.ReadFile(filepath.Join(sandbox, ".ssh", name)); err != nil || string(b) != text {
+			t.Errorf("%s: %q %v", name, b, err)
+		}
+	}
+	if res.SSHAgent != sock || res.Vars["SSH_AUTH_SOCK"] != sock {
+		t.Errorf("the agent's socket: %q, SSH_AUTH_SOCK=%q", res.SSHAgent, res.Vars["SSH_AUTH_SOCK"])
+	}
+	b, _ := os.ReadFile(filepath.Join(sandbox, SSHConfigDir, "config"))
+	if !strings.Contains(string(b), "  IdentityAgent \""+sock+"\"\n") || strings.Contains(string(b), "IdentityFile") {
+		t.Errorf("the ssh config:\n%s", b)
+	}
+	if len(res.Entries) != 1 || !slices.ContainsFunc(res.Entries[0].Notes, func(n string) bool { return strings.Contains(n, "~/.ssh/id_ed25519 stays outside") }) {
+		t.Errorf("notes: %+v", res.Entries)
+	}
+	// Copy mode, the same folder: the keys are copied, as before.
+	sandbox2 := t.TempDir()
+	res, err = Copy(Options{UserHome: home, SandboxHome: sandbox2, Helper: "/bin/true", SSHAgentSocket: sock},
+		entries(t, config.Credential{Name: "ssh", Keys: config.SSHKeysCopy}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(sandbox2, ".ssh", "id_ed25519")); err != nil || res.SSHAgent != "" || res.Vars["SSH_AUTH_SOCK"] != "" {
+		t.Errorf("copy mode: %v, agent %q", err, res.SSHAgent)
+	}
+}

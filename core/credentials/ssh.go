@@ -20,7 +20,10 @@ const SSHConfigDir = ".ssh-openworker"
 // person's own config (its copy) is included after it, so a Host block of theirs with
 // HostName, Port or User still applies, while what this one sets wins (ssh takes the first
 // value it reads).
-func (c *copier) wireSSH(sshDir string, res *Result) error {
+//
+// With agentSock, the keys stay outside: ssh and git use OpenWorker's agent at agentSock
+// (SSH_AUTH_SOCK too), which signs only for the hosts the person allows.
+func (c *copier) wireSSH(sshDir string, res *Result, agentSock string) error {
 	dir := filepath.Join(c.o.SandboxHome, SSHConfigDir)
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return err
@@ -31,14 +34,22 @@ func (c *copier) wireSSH(sshDir string, res *Result) error {
 	}
 	var b strings.Builder
 	b.WriteString("# Written by OpenWorker for this session: ssh and git reach servers only through the\n")
-	b.WriteString("# session's proxy, with the copied keys and known hosts, and no agent.\n")
-	b.WriteString("Host *\n")
-	b.WriteString("  IdentityAgent none\n  ForwardAgent no\n  ControlMaster no\n  ControlPath none\n")
+	if agentSock != "" {
+		b.WriteString("# session's proxy, with the copied known hosts, and OpenWorker's agent for the keys.\n")
+		b.WriteString("Host *\n")
+		b.WriteString("  IdentityAgent " + sshQuote(agentSock) + "\n  ForwardAgent no\n  ControlMaster no\n  ControlPath none\n")
+	} else {
+		b.WriteString("# session's proxy, with the copied keys and known hosts, and no agent.\n")
+		b.WriteString("Host *\n")
+		b.WriteString("  IdentityAgent none\n  ForwardAgent no\n  ControlMaster no\n  ControlPath none\n")
+	}
 	// No terminal inside to answer a prompt on: fail at once instead of waiting.
 	b.WriteString("  BatchMode yes\n  UpdateHostKeys no\n")
 	b.WriteString("  UserKnownHostsFile " + sshQuote(filepath.Join(sshDir, "known_hosts")) + "\n")
-	for _, k := range privateKeys(sshDir) {
-		b.WriteString("  IdentityFile " + sshQuote(k) + "\n")
+	if agentSock == "" {
+		for _, k := range privateKeys(sshDir) {
+			b.WriteString("  IdentityFile " + sshQuote(k) + "\n")
+		}
 	}
 	b.WriteString("  ProxyCommand " + strings.ReplaceAll(shellQuote(helper), "%", "%%") + " " + ConnectArg + " %h %p\n")
 	if st, err := os.Stat(filepath.Join(sshDir, "config")); err == nil && st.Mode().IsRegular() {
@@ -60,7 +71,11 @@ func (c *copier) wireSSH(sshDir string, res *Result) error {
 	if err := os.Mkdir(bin, 0o700); err != nil {
 		return err
 	}
-	wrapper := "#!/bin/sh\n# Written by OpenWorker: ssh with this session's config (the copied keys, through the proxy, no agent).\nexec " + command + " \"$@\"\n"
+	how := "the copied keys, through the proxy, no agent"
+	if agentSock != "" {
+		how = "through the proxy, with OpenWorker's agent for the keys"
+	}
+	wrapper := "#!/bin/sh\n# Written by OpenWorker: ssh with this session's config (" + how + ").\nexec " + command + " \"$@\"\n"
 	if err := writeCopy(filepath.Join(bin, "ssh"), []byte(wrapper)); err != nil {
 		return err
 	}
@@ -69,6 +84,12 @@ func (c *copier) wireSSH(sshDir string, res *Result) error {
 	}
 	res.PathFirst = append(res.PathFirst, bin)
 	res.Vars["GIT_SSH_COMMAND"] = command
+	if agentSock != "" {
+		res.Vars["SSH_AUTH_SOCK"] = agentSock
+		res.SSHAgent = agentSock
+		c.cur.Notes = append(c.cur.Notes, "ssh and git inside use "+path+" (ssh -F), through the session's proxy, with OpenWorker's agent: each host asks you on a card before a key signs")
+		return nil
+	}
 	c.cur.Notes = append(c.cur.Notes, "ssh and git inside use "+path+" (ssh -F), through the session's proxy with no agent")
 	return nil
 }

@@ -76,6 +76,12 @@ func applyLandlock(s *wallSetup, binds []bindPlan) (string, error) {
 	// rules, were never bound).
 	for _, b := range binds {
 		switch {
+		case b.dir && b.Writable && b.Tmp:
+			// The private tmp is where the core serves the session's own sockets from
+			// outside (the SSH agent of a login shared through OpenWorker): from ABI 9 a
+			// socket bound outside is reached only where a rule says so. Only the core binds
+			// sockets there from outside: the folder is the session's own, owner-only.
+			rules = append(rules, landlock.RWDirs(b.Dst).WithRefer().WithResolveUnix())
 		case b.dir && b.Writable:
 			// Refer lets git and package managers move files between folders of the same
 			// writable tree; it never reaches outside the writable folders.

@@ -270,6 +270,22 @@ func TestEscapeUnixSocketInSharedFolder(t *testing.T) {
 			case walled && missing != "":
 				t.Errorf("the socket was refused, yet the wall says %q", missing)
 			}
+			// A socket the core serves in the private tmp (a shared SSH login's agent) is
+			// reached from inside, also where Landlock refuses those bound outside.
+			agentSock := filepath.Join(w.privateTmp, "ssh-agent.sock")
+			al, err := net.Listen("unix", agentSock)
+			must(t, err)
+			go func() {
+				if conn, err := al.Accept(); err == nil {
+					conn.Write([]byte("agent\n"))
+					conn.Close()
+				}
+			}()
+			r = execIn(t, c, client+agentSock)
+			al.Close()
+			if r.ExitCode != 0 || string(r.Stdout) != "agent\n" {
+				t.Errorf("the core's socket in the private tmp: exit %d, %q %s", r.ExitCode, r.Stdout, r.Stderr)
+			}
 			// A server made inside, in the project and in the private tmp, serves a client
 			// inside.
 			for _, dir := range []string{"$P", "/tmp"} {

@@ -41,6 +41,8 @@ type Server struct {
 	// concurrently, and a session carries out one at a time. session_info does not wait.
 	shell sync.Mutex
 	mcp   *sdk.Server
+	// held are run_command results waiting for their SSH card's form (see askSSHCard).
+	held heldResults
 	// asked are the questions this server put to its client in a form, by the request state
 	// it gave each: an answer is taken only for one of them, once.
 	asked questions
@@ -252,6 +254,10 @@ func (s *Server) runCommand(ctx context.Context, req *sdk.CallToolRequest, in Ru
 	if in.TimeoutSeconds < 0 {
 		return toolError("timeout_seconds is negative; give 0 (no limit) or more"), nil, nil
 	}
+	if len(req.Params.InputResponses) > 0 || req.Params.RequestState != "" {
+		// The person's answer to an SSH card this server put to its client.
+		return s.sshFormAnswered(ctx, req)
+	}
 	a := runner.ExecArgs{Command: in.Command, Dir: in.Cwd, Timeout: time.Duration(in.TimeoutSeconds) * time.Second, MaxOutput: maxOutput}
 	var onChunk func(string, []byte)
 	if token := req.Params.GetProgressToken(); token != nil {
@@ -309,6 +315,9 @@ func (s *Server) runCommand(ctx context.Context, req *sdk.CallToolRequest, in Ru
 		notes = append(notes, "The output is not UTF-8 text: bytes that are not were shown as U+FFFD. To get them whole, write the output to a file and read it with read_file and encoding base64.")
 	}
 	out.Notice = strings.Join(notes, " ")
+	if ask := s.askSSHCard(ctx, req, out); ask != nil {
+		return ask, nil, nil
+	}
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: commandText(out)}}}, out, nil
 }
 

@@ -31,6 +31,7 @@ import (
 	"github.com/openworker/openworker/core/proxy"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
+	"github.com/openworker/openworker/core/sshagent"
 )
 
 // Spec is what a session is started with.
@@ -73,6 +74,9 @@ type Spec struct {
 	// ClientEnv are the ClientVars of the client that asked for the session (its PATH and
 	// language), which win over the daemon's own.
 	ClientEnv map[string]string
+	// SSHAgent answers for the session's SSH agent when the shared ssh login's keys stay
+	// outside (keys = "agent"); nil: the agent refuses every signature.
+	SSHAgent *SSHAgentHooks
 }
 
 // Session is one running session.
@@ -90,6 +94,7 @@ type Session struct {
 	port     int
 	proxyURL string
 	logins   *credentials.Result // the shared logins copied at start; nil: none
+	sshAgent *sshagent.Agent     // serves the ssh login's keys from outside; nil: none
 
 	mu        sync.Mutex // one tool call at a time; guards the fields below
 	pol       *policy.Policy
@@ -220,6 +225,9 @@ func (m *Manager) start(ctx context.Context, spec Spec, first *pending) (_ *Sess
 		return nil, err
 	}
 	if err := s.copyLogins(); err != nil {
+		return nil, err
+	}
+	if err := s.startSSHAgent(); err != nil {
 		return nil, err
 	}
 	if spec.Network == policy.Allowlist {
@@ -547,7 +555,7 @@ func (s *Session) copyLogins() error {
 	}
 	res, err := credentials.Copy(credentials.Options{
 		UserHome: s.m.opts.UserHome, SandboxHome: s.home, Helper: s.m.opts.RunnerPath, GhToken: s.m.opts.GhToken,
-		Untrusted: s.m.untrusted(),
+		Untrusted: s.m.untrusted(), SSHAgentSocket: s.sshAgentSocket(),
 	}, s.spec.Logins)
 	if err != nil {
 		return err

@@ -616,6 +616,10 @@ func (s *Session) teardown() {
 	if s.proc != nil {
 		_ = s.proc.Kill()
 	}
+	if s.sshAgent != nil {
+		// Its socket is in the private tmp, and a card it waits on is given up.
+		_ = s.sshAgent.Close()
+	}
 	if s.tmpBound != nil {
 		// Its own file system is let go first: the folder beneath is removed with the rest.
 		s.tmpBound.ReleaseTmp(s.tmp)

@@ -40,6 +40,8 @@ func TestLayering(t *testing.T) {
 		{"core/hosts", []string{"core/session", "core/backend", "core/proxy"}},
 		{"core/policy", []string{"core/session", "core/backend", "core/linux", "core/seatbelt"}},
 		{"core/proxy", []string{"core/session", "core/backend"}},
+		// The SSH agent signs; who may sign is asked through its Options, never decided here.
+		{"core/sshagent", []string{"core/session", "core/backend", "core/approvals", "core/api"}},
 		{"core/backend", []string{"core/api", "core/mcp", "core/linux"}},
 		// A session reaches its wall through sandbox.Provider alone (denials included).
 		{"core/session", []string{"core/backend", "core/api", "core/linux", "core/seatbelt"}},

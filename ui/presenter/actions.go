@@ -77,6 +77,10 @@ type (
 		On  bool
 	}
 	RemoveLogin struct{ Key string }
+	// AddSSHLogin adds the SSH keys with their keys shared as Keys ("agent" or "copy");
+	// SetSSHKeys switches the added entry.
+	AddSSHLogin struct{ Keys string }
+	SetSSHKeys  struct{ Mode string }
 
 	// The "A file or folder…" form: the chosen path, its label, the hosts as typed, and Add.
 	SetFilePath  struct{ Path string }

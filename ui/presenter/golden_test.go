@@ -133,6 +133,25 @@ func (f *fakeLogins) SetEnabled(key string, on bool) error {
 	return nil
 }
 
+// fakeSSHLogins is fakeLogins that can share the SSH keys either way.
+type fakeSSHLogins struct{ *fakeLogins }
+
+func (f fakeSSHLogins) AddSSH(keys string) error {
+	f.calls = append(f.calls, "add ssh "+keys)
+	f.added = append(f.added, AddedLogin{Key: "ssh", Title: "SSH keys", Enabled: true, Keys: keys})
+	return nil
+}
+
+func (f fakeSSHLogins) SetSSHKeys(mode string) error {
+	f.calls = append(f.calls, "ssh-keys "+mode)
+	for i := range f.added {
+		if f.added[i].Key == "ssh" {
+			f.added[i].Keys = mode
+		}
+	}
+	return nil
+}
+
 func (f *fakeLogins) Remove(key string) error {
 	f.calls = append(f.calls, "remove "+key)
 	f.added = slices.DeleteFunc(f.added, func(a AddedLogin) bool { return a.Key == key })

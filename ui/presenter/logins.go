@@ -16,7 +16,7 @@ func (l BackendLogins) List() LoginList {
 	out := LoginList{Note: c.Note}
 	for _, e := range c.Entries {
 		out.Added = append(out.Added, AddedLogin{Key: e.Key, Title: e.Title, From: e.From, Kind: e.Kind, Hosts: e.Hosts,
-			Enabled: e.Enabled, Status: e.Status, Problem: e.Problem})
+			Enabled: e.Enabled, Status: e.Status, Problem: e.Problem, Keys: e.Keys})
 	}
 	for _, r := range c.Catalog {
 		out.Catalog = append(out.Catalog, CatalogLogin{Name: r.Name, Title: r.Title, From: r.From, Kind: r.Kind, Lets: r.Lets,
@@ -41,6 +41,18 @@ func (l BackendLogins) SetEnabled(key string, on bool) error {
 }
 
 func (l BackendLogins) Remove(key string) error { return pendingIsDone(l.B.RemoveCredential(key)) }
+
+var _ SSHKeys = BackendLogins{}
+
+func (l BackendLogins) AddSSH(keys string) error {
+	_, err := l.B.AddSSH(keys, true)
+	return pendingIsDone(err)
+}
+
+func (l BackendLogins) SetSSHKeys(mode string) error {
+	_, err := l.B.SetSSHKeys(mode)
+	return pendingIsDone(err)
+}
 
 // pendingIsDone treats a change kept pending (the settings file has problems) as made: it
 // is in force, and the settings screen says the file has problems.

@@ -3,8 +3,11 @@ package presenter
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/openworker/openworker/ui/view"
 )
 
 // The backend's shared logins, through the presenter: the catalog says found for a login on
@@ -48,5 +51,43 @@ func TestBackendLogins(t *testing.T) {
 	}
 	if added := l.List().Added; len(added) != 0 {
 		t.Fatalf("after removing it: %+v", added)
+	}
+}
+
+// The SSH keys are added through OpenWorker or copied, as the person chooses in the Add…
+// menu, and the entry offers the other way, each saying what it means.
+func TestSSHKeysChoice(t *testing.T) {
+	logins := fakeSSHLogins{newFakeLogins()}
+	f := newFixture(t, "", Options{Logins: logins})
+	f.dispatch(t, ShowWindow{ID: SettingsWindow})
+	w, _ := window(f.p.View(), SettingsWindow)
+	var add view.MenuButton
+	view.Walk(w.Body, func(n view.Node) {
+		if m, ok := n.(view.MenuButton); ok {
+			add = m
+		}
+	})
+	agent, ok := menuItem(add.Menu, "A CLI's login", "SSH keys", "Use them through OpenWorker")
+	if !ok || agent.Action != (AddSSHLogin{Keys: "agent"}) || !strings.Contains(agent.Tooltip, "stay outside") {
+		t.Fatalf("through OpenWorker: %+v", agent)
+	}
+	cp, ok := menuItem(add.Menu, "A CLI's login", "SSH keys", "Copy the keys")
+	if !ok || cp.Action != (AddSSHLogin{Keys: "copy"}) || !strings.Contains(cp.Tooltip, "any command there can read them") {
+		t.Fatalf("copied: %+v", cp)
+	}
+	f.dispatch(t, agent.Action)
+	w, _ = window(f.p.View(), SettingsWindow)
+	var choice view.Radio
+	view.Walk(w.Body, func(n view.Node) {
+		if r, ok := n.(view.Radio); ok && r.Title == "SSH keys" {
+			choice = r
+		}
+	})
+	if len(choice.Options) != 2 || !choice.Options[0].Selected || choice.Options[1].Action != (SetSSHKeys{Mode: "copy"}) {
+		t.Fatalf("the entry's choice: %+v", choice)
+	}
+	f.dispatch(t, choice.Options[1].Action)
+	if got := logins.calls; !slices.Equal(got, []string{"add ssh agent", "ssh-keys copy"}) {
+		t.Fatalf("calls: %v", got)
 	}
 }

@@ -81,6 +81,8 @@ type AddedLogin struct {
 	Enabled bool
 	Status  string // found, not found, ...
 	Problem string // why it cannot be copied, if it cannot
+	// Keys, for the SSH keys, is how they are shared: "agent" or "copy".
+	Keys string
 }
 
 // LoginList is the shared logins: the entries added and the catalog.
@@ -101,6 +103,13 @@ type Logins interface {
 	AddPath(path, label string, hosts []string) error
 	SetEnabled(key string, on bool) error
 	Remove(key string) error
+}
+
+// SSHKeys is Logins that can share the SSH keys either way: through OpenWorker's agent or
+// copied. Logins without it add them the default way.
+type SSHKeys interface {
+	AddSSH(keys string) error
+	SetSSHKeys(mode string) error
 }
 
 // Options configure a Presenter.
@@ -221,6 +230,7 @@ func (p *Presenter) State() State {
 	if p.opts.Logins != nil {
 		l := p.opts.Logins.List()
 		s.Logins, s.Added, s.LoginsNote, s.HasLogins = l.Catalog, l.Added, l.Note, true
+		_, s.SSHKeysChoice = p.opts.Logins.(SSHKeys)
 	}
 	return s
 }
@@ -413,6 +423,18 @@ func (p *Presenter) dispatch(a view.Action) error {
 			return ErrNoLogins
 		}
 		return p.opts.Logins.Remove(a.Key)
+	case AddSSHLogin:
+		k, ok := p.opts.Logins.(SSHKeys)
+		if !ok {
+			return ErrNoLogins
+		}
+		return k.AddSSH(a.Keys)
+	case SetSSHKeys:
+		k, ok := p.opts.Logins.(SSHKeys)
+		if !ok {
+			return ErrNoLogins
+		}
+		return k.SetSSHKeys(a.Mode)
 	case SetFilePath:
 		rel, err := underHome(p.opts.Home, a.Path)
 		p.mu.Lock()

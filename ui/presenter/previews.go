@@ -235,5 +235,20 @@ func Previews() []Preview {
 	broken.Settings.LastGood = true
 	broken.UI.Open = []string{SettingsWindow}
 	add(Preview{Name: "settings-file-problems", Title: "The settings file has problems", State: broken})
+
+	sshAdd := previewState("seatbelt", "allowlist", "github")
+	sshAdd.SSHKeysChoice = true
+	sshAdd.UI.Open = []string{SettingsWindow}
+	add(Preview{Name: "ssh-keys-add", Title: "Add… ▸ A CLI's login ▸ SSH keys: through OpenWorker or copied", State: sshAdd, Expand: []string{"Add…", "A CLI's login", "SSH keys"}})
+
+	sshEntry := sshAdd
+	sshEntry.Added = []AddedLogin{{Key: "ssh", Title: "SSH keys", From: "~/.ssh", Kind: "folder, credential", Hosts: []string{"github.com:22", "gitlab.com:22"}, Enabled: true, Status: "found", Keys: config.SSHKeysAgent}}
+	add(Preview{Name: "ssh-keys", Title: "The SSH keys entry, used through OpenWorker's agent", State: sshEntry})
+
+	sshCard := previewState("seatbelt", "allowlist", "github").withSession()
+	sshCard.Cards = []backend.CardInfo{{ID: "c5", Session: "7f3a9c", Site: "github.com", Kind: string(approvals.SSHLogin), Created: previewNow, Askers: 1,
+		Reason:  "The coworker wants to sign in to github.com over SSH as you, with key id_ed25519 (SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s)",
+		Answers: []string{"session", "always", "deny"}}}
+	add(Preview{Name: "ssh-card", Title: "An SSH login's card", State: sshCard})
 	return out
 }

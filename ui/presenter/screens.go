@@ -431,6 +431,9 @@ func answerTitle(kind string, a approvals.Answer) string {
 func CardStack(s State) view.Window {
 	n := len(s.Cards)
 	title := "A site is waiting for your answer"
+	if n == 1 && approvals.Kind(s.Cards[0].Kind).SSH() {
+		title = "A signature with your SSH key is waiting for your answer"
+	}
 	if n > 1 {
 		title = fmt.Sprintf("%d sites are waiting for your answer", n)
 	}
@@ -488,6 +491,15 @@ func (s State) card(c backend.CardInfo, focused bool) view.Node {
 		view.Label{Text: c.Site, Style: view.Headline},
 		view.Label{Text: reason},
 		view.Label{Text: blocked, Style: view.Secondary},
+	}
+	if approvals.Kind(c.Kind).SSH() {
+		// The card's text is the agent's question, not a coworker's reason.
+		children = []view.Node{
+			view.Label{Text: "OpenWorker's SSH agent asks", Style: view.Secondary},
+			view.Label{Text: c.Site, Style: view.Headline},
+			view.Label{Text: c.Reason},
+			view.Label{Text: "Your key stays outside the sandbox; this allows its signature, not a copy. The allow list still decides where the connection may go.", Style: view.Secondary},
+		}
 	}
 	if c.Askers > 1 {
 		children = append(children, view.Label{Text: fmt.Sprintf("Asked %d times; one answer serves them all.", c.Askers), Style: view.Secondary})
@@ -726,6 +738,14 @@ func loginsSection(s State) view.Node {
 			Tooltip: upperFirst(c.Lets) + "; " + c.Kind + "; hosts: " + hostsOrNone(c.Hosts)}
 		if !it.Disabled {
 			it.Action = AddLogin{Name: c.Name}
+			if c.Name == "ssh" && s.SSHKeysChoice {
+				// The choice is made as it is added.
+				it.Action = nil
+				it.Submenu = &view.Menu{Items: []view.MenuItem{
+					{Title: sshAgentTitle, Tooltip: sshAgentDetail, Action: AddSSHLogin{Keys: config.SSHKeysAgent}},
+					{Title: sshCopyTitle, Tooltip: sshCopyDetail, Action: AddSSHLogin{Keys: config.SSHKeysCopy}},
+				}}
+			}
 		}
 		cli.Items = append(cli.Items, it)
 	}
@@ -737,10 +757,30 @@ func loginsSection(s State) view.Node {
 		{Title: "A CLI's login", Submenu: &cli},
 		{Title: "A file or folder…", Action: ShowWindow{ID: AddFileWindow}},
 	}}}
-	return view.Section{Title: title, Children: []view.Node{
-		view.List{Rows: rows, Empty: "Nothing is shared: the sandbox has none of your logins."},
-		view.Stack{Axis: view.Horizontal, Children: []view.Node{add}},
-	}, Footer: footer}
+	children := []view.Node{view.List{Rows: rows, Empty: "Nothing is shared: the sandbox has none of your logins."}}
+	for _, a := range s.Added {
+		if a.Key == "ssh" && a.Keys != "" {
+			children = append(children, sshKeysChoice(a.Keys))
+		}
+	}
+	children = append(children, view.Stack{Axis: view.Horizontal, Children: []view.Node{add}})
+	return view.Section{Title: title, Children: children, Footer: footer}
+}
+
+// The two ways to share SSH keys, as the entry's choice and the Add… menu say them.
+const (
+	sshAgentTitle  = "Use them through OpenWorker"
+	sshAgentDetail = "The keys stay outside. Before a key signs in to a host, a card asks you."
+	sshCopyTitle   = "Copy the keys"
+	sshCopyDetail  = "Copied into the sandbox: any command there can read them and use them with any site you allow."
+)
+
+// sshKeysChoice is the SSH keys entry's choice of how its keys are shared.
+func sshKeysChoice(keys string) view.Node {
+	return view.Radio{Title: "SSH keys", Options: []view.RadioOption{
+		{Title: sshAgentTitle, Detail: sshAgentDetail, Selected: keys == config.SSHKeysAgent, Action: SetSSHKeys{Mode: config.SSHKeysAgent}},
+		{Title: sshCopyTitle, Detail: sshCopyDetail, Selected: keys == config.SSHKeysCopy, Action: SetSSHKeys{Mode: config.SSHKeysCopy}},
+	}}
 }
 
 func hostsOrNone(hs []string) string {

@@ -28,11 +28,13 @@ type State struct {
 	LoginsNote string
 	HasLogins  bool
 	// Links is the link probe's answer on this Mac; nil where there is no such probe.
-	Links    *Links
-	Home     string
-	AuditLog string
-	Now      time.Time
-	UI       UI
+	Links *Links
+	// SSHKeysChoice says the logins can share the SSH keys either way (see SSHKeys).
+	SSHKeysChoice bool
+	Home          string
+	AuditLog      string
+	Now           time.Time
+	UI            UI
 }
 
 // Session is one running session as the menu shows it.
