@@ -25,6 +25,7 @@ import (
 
 	"github.com/openworker/openworker/core/audit"
 	"github.com/openworker/openworker/core/credentials"
+	"github.com/openworker/openworker/core/dnsstub"
 	"github.com/openworker/openworker/core/gitmeta"
 	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/policy"
@@ -128,8 +129,15 @@ type Session struct {
 	// forwards relay the host loopback ports forwarded into the running wall (linux,
 	// allowlist): forwardAddrs. fwdMu guards them and lateHints, which a change of sites
 	// writes while a tool call may run.
-	forwards     []*proxy.Forward
-	hints        hints
+	forwards []*proxy.Forward
+	hints    hints
+	// openRelay decides the relayed connections of an open session (linux); names are the
+	// DNS stub's, for the session's whole life, and stub the running wall's socket. relayed:
+	// a wall had the relay.
+	openRelay    *proxy.Proxy
+	names        *dnsstub.Map
+	stub         net.PacketConn
+	relayed      bool
 	fwdMu        sync.Mutex
 	forwardAddrs []netip.AddrPort
 	lateHints    []string
@@ -220,7 +228,8 @@ func (m *Manager) start(ctx context.Context, spec Spec, first *pending) (_ *Sess
 		return nil, err
 	}
 	if spec.Network == policy.Allowlist {
-		px, err := proxy.New(proxy.Options{Token: proxy.NewToken(), HowToAllow: spec.HowToAllow, OnRefusal: spec.OnRefusal, Denied: spec.Denied, MaxConns: spec.ProxyConns, Shared: m.proxyConns})
+		px, err := proxy.New(proxy.Options{Token: proxy.NewToken(), HowToAllow: spec.HowToAllow, OnRefusal: spec.OnRefusal, Denied: spec.Denied, MaxConns: spec.ProxyConns, Shared: m.proxyConns,
+			Resolver: m.opts.Resolver, Dial: m.opts.Dial})
 		if err != nil {
 			return nil, fmt.Errorf("starting the egress proxy: %w", err)
 		}
@@ -384,9 +393,6 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	for _, line := range gitIncludeHints(pol) {
 		s.hints.sayOnce(line)
 	}
-	if reach := OpenReach(s.Enforcement, s.Network); reach != "" {
-		s.hints.sayOnce("openworker: " + reach + "\n")
-	}
 	// Both ends close-on-exec from the start (under ForkLock, as macOS has no
 	// SOCK_CLOEXEC): the provider hands the runner its end as fd 3 explicitly, and no
 	// other child may inherit either.
@@ -447,6 +453,12 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 		}
 	}
 	s.startForwards(proc)
+	if err := s.serveRelay(proc); err != nil {
+		return err
+	}
+	if reach := s.openReach(); reach != "" {
+		s.hints.sayOnce("openworker: " + reach + "\n")
+	}
 	if first != nil {
 		if err := s.send(first); err != nil {
 			return err
@@ -609,6 +621,9 @@ func (s *Session) SetSettingsHosts(list []hosts.Entry) {
 	if s.proxy != nil {
 		s.swapList(allowList(s.spec))
 	}
+	if s.openRelay != nil {
+		s.openRelay.SetAllowList(allowList(s.spec))
+	}
 }
 
 // swapList puts list in force in the proxy, which closes the forwards and tunnels it no
@@ -663,11 +678,15 @@ func (s *Session) swapList(list []hosts.Entry) {
 // the next request is decided by them, and open tunnels they no longer admit are closed.
 // It never waits for a tool call in progress.
 func (s *Session) SetSites(allow, denied []hosts.Entry) {
+	s.sitesMu.Lock()
+	defer s.sitesMu.Unlock()
+	if s.openRelay != nil {
+		s.openRelay.SetAllowList(allow)
+		s.openRelay.SetDenied(denied)
+	}
 	if s.proxy == nil {
 		return
 	}
-	s.sitesMu.Lock()
-	defer s.sitesMu.Unlock()
 	s.swapList(allow)
 	s.proxy.SetDenied(denied)
 }
