@@ -390,3 +390,27 @@ for what in (lambda: socket.gethostbyname('anywhere.test'), lambda: socket.creat
 		t.Errorf("network none dialled %v", d)
 	}
 }
+
+// TestRoutesAndRulesStayInside: nothing inside may change the network the relay relies on.
+// A program that asks the kernel to delete the default route (as it would to take the
+// rules away: both need CAP_NET_ADMIN over the sandbox's network) is refused, and the
+// route is still there.
+func TestRoutesAndRulesStayInside(t *testing.T) {
+	w := newWorld(t)
+	s := w.start(policy.Allowlist)
+	out, code, _ := w.run(s, `python3 -c "
+import socket, struct
+s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
+s.bind((0, 0))
+# RTM_DELROUTE (25), NLM_F_REQUEST|NLM_F_ACK; rtmsg for the IPv4 main table's default route
+rt = struct.pack('BBBBBBBBI', socket.AF_INET, 0, 0, 0, 254, 0, 0, 1, 0)
+msg = struct.pack('IHHII', 16 + len(rt), 25, 1 | 4, 1, 0) + rt
+s.send(msg)
+ack = s.recv(4096)
+print('errno', -struct.unpack('i', ack[16:20])[0])
+"
+awk '$2 == "00000000" { print "default route", $1 }' /proc/net/route`)
+	if code != 0 || !strings.Contains(out, "errno 1\n") || !strings.Contains(out, "default route lo") {
+		t.Errorf("exit %d: want the deletion refused (EPERM) and the route through lo left:\n%s", code, out)
+	}
+}

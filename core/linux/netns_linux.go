@@ -6,9 +6,11 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/google/nftables"
@@ -243,19 +245,35 @@ func relayProbe() int {
 // relaySupport says, once per process, why the sandbox's network cannot have the relay on
 // this machine ("" when it can): the kernel without nf_tables, its NAT or redirect, or a
 // caller that cannot make network namespaces. It tries for real, in a network namespace of
-// its own (and a user namespace, for an ordinary user, as a builder would be).
+// its own: a root caller's thread makes one; for an ordinary user a process is started in a
+// user namespace of its own, as a builder would be (about a millisecond, once).
 var relaySupport = sync.OnceValue(func() string {
-	attr := &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
-	if ownUserNS() {
-		attr.Cloneflags |= unix.CLONE_NEWUSER
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
-		attr.AmbientCaps = []uintptr{unix.CAP_NET_ADMIN, unix.CAP_NET_BIND_SERVICE}
+	if !ownUserNS() {
+		return probeHere()
+	}
+	if os.Getenv(relayProbeVar) != "" {
+		// This process is a probe whose binary does not call MaybeRunInit: it must not
+		// start another.
+		return "the binary does not call linux.MaybeRunInit first"
+	}
+	// In a user namespace of its own, as an ordinary user's builder is.
+	attr := &syscall.SysProcAttr{
+		Cloneflags:  unix.CLONE_NEWNET | unix.CLONE_NEWUSER,
+		Pdeathsig:   syscall.SIGKILL,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}},
+		AmbientCaps: []uintptr{unix.CAP_NET_ADMIN, unix.CAP_NET_BIND_SERVICE},
 	}
 	var stderr strings.Builder
-	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{relayProbeArg0}, Env: []string{"GOMAXPROCS=1"},
+	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{relayProbeArg0}, Env: []string{"GOMAXPROCS=1", relayProbeVar + "=1"},
 		Stderr: &stderr, SysProcAttr: attr}
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Start(); err != nil {
+		return err.Error()
+	}
+	t := time.AfterFunc(10*time.Second, func() { cmd.Process.Kill() })
+	err := cmd.Wait()
+	t.Stop()
+	if err != nil {
 		why := strings.TrimSpace(stderr.String())
 		if why == "" {
 			why = err.Error()
@@ -264,6 +282,47 @@ var relaySupport = sync.OnceValue(func() string {
 	}
 	return ""
 })
+
+// relayProbeVar marks the probe's environment (see relaySupport).
+const relayProbeVar = "OPENWORKER_RELAY_PROBE"
+
+// probeHere is relaySupport for a caller with the capabilities itself (root): the rules are
+// tried in a network namespace this thread makes and leaves, as newNetNS does.
+func probeHere() string {
+	ch := make(chan string, 1)
+	go func() {
+		runtime.LockOSThread()
+		own, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			runtime.UnlockOSThread()
+			ch <- err.Error()
+			return
+		}
+		defer own.Close()
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
+			ch <- "make a network namespace: " + err.Error()
+			return
+		}
+		why := ""
+		if err := loopbackUp(); err != nil {
+			why = "bring up lo: " + err.Error()
+		} else if relay, stub, err := egressUp(); err != nil {
+			why = err.Error()
+		} else {
+			unix.Close(relay)
+			unix.Close(stub)
+		}
+		if back := unix.Setns(int(own.Fd()), unix.CLONE_NEWNET); back != nil {
+			// Parked for good: no goroutine may run in the probe's network.
+			ch <- "return to this process's network namespace: " + back.Error()
+			select {}
+		}
+		runtime.UnlockOSThread()
+		ch <- why
+	}()
+	return <-ch
+}
 
 // relayWanted says whether a sandbox of this network mode gets the relay: allowlist and open
 // do where the machine supports it.
@@ -274,6 +333,9 @@ func relayWanted(n policy.Network) bool {
 // noRelay is what the wall says of itself on a machine without the relay, in this mode.
 func noRelay(n policy.Network) string {
 	why := relaySupport()
+	if why == "" {
+		return ""
+	}
 	switch n {
 	case policy.Allowlist:
 		return "no relay (" + why + "): programs that ignore the proxy variables have no network; " +
@@ -338,3 +400,7 @@ func (pr *process) closeRelay() {
 		pr.stub = nil
 	}
 }
+
+// OpenOwnNetwork says whether open mode has a network of its own on this machine, where the
+// relay admits the internet and keeps this machine's loopback and private services out.
+func (pv *Provider) OpenOwnNetwork() bool { return relayWanted(policy.Open) }
