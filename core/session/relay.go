@@ -82,3 +82,10 @@ func (s *Session) openReach() string {
 	}
 	return OpenReach(s.Enforcement, s.Network)
 }
+
+// openOwnNetwork says whether prov gives an open session a network of its own, which keeps
+// this machine's loopback out: the wall check then proves it from inside, as for allowlist.
+func openOwnNetwork(prov sandbox.Provider) bool {
+	o, ok := prov.(interface{ OpenOwnNetwork() bool })
+	return ok && o.OpenOwnNetwork()
+}

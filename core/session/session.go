@@ -421,7 +421,7 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	// session's only answer to whether the wall holds.
 	var check *wallCheck
 	if s.Enforcement != sandbox.Direct {
-		if check, err = s.sendWallCheck(client, pol); err != nil {
+		if check, err = s.sendWallCheck(client, pol, openOwnNetwork(prov)); err != nil {
 			ours.Close()
 			return err
 		}
@@ -485,7 +485,7 @@ type wallCheck struct {
 	canary net.Listener
 }
 
-func (s *Session) sendWallCheck(client *runner.Client, pol *policy.Policy) (*wallCheck, error) {
+func (s *Session) sendWallCheck(client *runner.Client, pol *policy.Policy, ownNetwork bool) (*wallCheck, error) {
 	canary, err := listenCanary(s.port)
 	if err != nil {
 		return nil, &RefusedError{Check: "canary", Reason: "cannot open a canary port on loopback: " + err.Error()}
@@ -505,7 +505,7 @@ func (s *Session) sendWallCheck(client *runner.Client, pol *policy.Policy) (*wal
 	})
 	args := &runner.ProbeArgs{Writable: pol.Writable, ReadOnly: ro, Home: pol.UserHome}
 	args.Writable = append(args.Writable, s.tmp)
-	if s.Network != policy.Open {
+	if s.Network != policy.Open || ownNetwork {
 		args.Unreachable = []string{canary.Addr().String()}
 	}
 	if s.Network == policy.Allowlist {
