@@ -3,14 +3,18 @@ package proxy
 import (
 	"bufio"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/openworker/openworker/core/tstest"
 )
 
 // relayRig serves a relay whose "redirected" connections say where they were going
@@ -26,8 +30,13 @@ type relayRig struct {
 }
 
 func newRelayRig(t *testing.T, open bool, names map[netip.Addr]string, allow ...string) *relayRig {
+	return newRelayRigCap(t, 0, open, names, allow...)
+}
+
+// newRelayRigCap is newRelayRig with the proxy's connection cap (0: the default).
+func newRelayRigCap(t *testing.T, maxConns int, open bool, names map[netip.Addr]string, allow ...string) *relayRig {
 	r := &relayRig{t: t, fn: newFakeNet(), dst: map[string]netip.AddrPort{}}
-	p, err := New(Options{Token: NewToken(), Allow: entries(t, allow...), Resolver: r.fn, Dial: r.fn.Dial,
+	p, err := New(Options{Token: NewToken(), Allow: entries(t, allow...), Resolver: r.fn, Dial: r.fn.Dial, MaxConns: maxConns,
 		OnRefusal: func(ref Refusal) { r.mu.Lock(); r.refs = append(r.refs, ref); r.mu.Unlock() }})
 	if err != nil {
 		t.Fatal(err)
@@ -199,4 +208,48 @@ func clientHello(t *testing.T, sni string) []byte {
 		t.Fatal(err)
 	}
 	return buf[:n]
+}
+
+// TestRelaySharesTheProxysCap: a tunnel through the proxy and a connection through the relay
+// count against the same cap; past it the relay's is closed unanswered.
+func TestRelaySharesTheProxysCap(t *testing.T) {
+	origin := tcpServer(t, "tcp4", "127.0.0.1:0", func(c net.Conn) {
+		io.WriteString(c, "reached")
+		io.Copy(io.Discard, c)
+	})
+	r := newRelayRigCap(t, 1, true, nil, "open.test:7000")
+	r.fn.route("open.test", 7000, origin.Addr().String())
+	ports, err := r.p.ListenLoopback()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tunnel, resp := rawConnect(t, "127.0.0.1:"+strconv.Itoa(ports), "open.test:7000", basic(User, r.p.opts.Token))
+	if resp.StatusCode != 200 {
+		t.Fatalf("CONNECT: %s", resp.Status)
+	}
+	defer tunnel.Close()
+	relayed := r.dial("203.0.113.10:7000")
+	defer relayed.Close()
+	relayed.SetDeadline(time.Now().Add(5 * time.Second))
+	if b, _ := io.ReadAll(relayed); len(b) != 0 {
+		t.Errorf("a relayed connection past the cap read %q", b)
+	}
+	if n := r.p.Active(); n != 1 {
+		t.Errorf("%d connections active, want the tunnel alone", n)
+	}
+	// Closed with the origin's greeting unread: the client's end resets.
+	tunnel.Close()
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		if n := r.p.Active(); n != 0 {
+			return fmt.Errorf("%d connections active", n)
+		}
+		return nil
+	})
+	again := r.dial("203.0.113.10:7000")
+	defer again.Close()
+	again.SetDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 7)
+	if _, err := io.ReadFull(again, buf); err != nil || string(buf) != "reached" {
+		t.Errorf("once the tunnel closed, the relay: %q %v", buf, err)
+	}
 }
