@@ -414,3 +414,27 @@ awk '$2 == "00000000" { print "default route", $1 }' /proc/net/route`)
 		t.Errorf("exit %d: want the deletion refused (EPERM) and the route through lo left:\n%s", code, out)
 	}
 }
+
+// TestRelayAfterTheWallIsMadeAgain: adding a folder makes the wall again; the new wall's
+// relay and stub are served, and a name the stub gave out before stands for the same name.
+func TestRelayAfterTheWallIsMadeAgain(t *testing.T) {
+	w := newWorld(t)
+	w.net.site(t, "allowed.test", 80, httpSite("the allowed site"))
+	s := w.start(policy.Allowlist, "allowed.test:80")
+	cmd := clientCmd(clients[0].cmd, "allowed.test")
+	if out, code, _ := w.run(s, cmd); code != 0 || !strings.Contains(out, "the allowed site") {
+		t.Fatalf("before: exit %d:\n%s", code, out)
+	}
+	extra := filepath.Join(filepath.Dir(w.project), "extra")
+	if err := os.MkdirAll(extra, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.AddFolder(ctx, extra, true); err != nil {
+		t.Fatal(err)
+	}
+	if out, code, _ := w.run(s, cmd); code != 0 || !strings.Contains(out, "the allowed site") {
+		t.Fatalf("after the wall was made again: exit %d:\n%s", code, out)
+	}
+}

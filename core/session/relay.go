@@ -54,10 +54,14 @@ func (s *Session) serveRelay(proc sandbox.Process) error {
 	if s.names == nil {
 		s.names = dnsstub.NewMap()
 	}
+	// The last wall's sockets hold its network namespace: let them go.
 	if s.stub != nil {
-		s.stub.Close() // the last wall's
+		s.stub.Close()
 	}
-	s.stub = pc
+	if s.relayLn != nil {
+		s.relayLn.Close()
+	}
+	s.stub, s.relayLn = pc, l
 	s.relayed = true
 	go dnsstub.Serve(pc, s.names)
 	go px.ServeRelay(l, proxy.Relay{Names: s.names.Name, Open: s.Network == policy.Open})
@@ -71,6 +75,9 @@ func (s *Session) closeRelay() {
 	}
 	if s.stub != nil {
 		s.stub.Close()
+	}
+	if s.relayLn != nil {
+		s.relayLn.Close()
 	}
 }
 

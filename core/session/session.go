@@ -132,11 +132,12 @@ type Session struct {
 	forwards []*proxy.Forward
 	hints    hints
 	// openRelay decides the relayed connections of an open session (linux); names are the
-	// DNS stub's, for the session's whole life, and stub the running wall's socket. relayed:
-	// a wall had the relay.
+	// DNS stub's, for the session's whole life; stub and relayLn are the running wall's
+	// sockets. relayed: a wall had the relay.
 	openRelay    *proxy.Proxy
 	names        *dnsstub.Map
 	stub         net.PacketConn
+	relayLn      net.Listener
 	relayed      bool
 	fwdMu        sync.Mutex
 	forwardAddrs []netip.AddrPort
