@@ -308,13 +308,27 @@ func TestRunSaysWhenAProgramTriedToConnectDirectly(t *testing.T) {
 	w := newWorld(t)
 	requireSandbox(t, w)
 	need(t, "curl")
-	// 192.0.2.1 is a documentation address. Inside, the sandbox's network has no route to
-	// it and no packet is sent; the script makes sure of that before it tries.
-	out, errs, code := w.run("run", "--", "sh", "-c", `[ "$(wc -l < /proc/net/route)" -le 1 ] || { echo "a route exists: not the sandbox's own network"; exit 99; }
-curl -sS --noproxy '*' --max-time 3 http://192.0.2.1/`)
+	// 192.0.2.1 is a documentation address. With the relay (the sandbox's network then
+	// routes everything to it), the relay refuses the connection before any is made, and
+	// the site is named after the command as the proxy's refusals are. Without it, the
+	// sandbox's network has no route to the address and no packet is sent.
+	status, _, _ := w.run("machine", "sandbox", "status")
+	relayed := strings.Contains(status, "relay: every TCP connection")
+	script := `[ "$(wc -l < /proc/net/route)" -le 1 ] || { echo "a route exists: not the sandbox's own network"; exit 99; }
+curl -sS --noproxy '*' --max-time 3 http://192.0.2.1/`
+	if relayed {
+		script = `curl -sSf --noproxy '*' --max-time 3 http://192.0.2.1/`
+	}
+	out, errs, code := w.run("run", "--", "sh", "-c", script)
 	t.Logf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	if code == 99 || code == 0 {
 		t.Fatalf("the direct connection was not stopped by the sandbox's network")
+	}
+	if relayed {
+		if !strings.Contains(errs, "openworker: blocked 192.0.2.1:80") || strings.Contains(errs, "tried to connect directly") {
+			t.Errorf("want the relay's refusal named after the command, and no line about a direct attempt")
+		}
+		return
 	}
 	if n := strings.Count(errs, "tried to connect directly"); n != 1 || !strings.Contains(errs, "only the proxy") {
 		t.Errorf("want one line saying a program tried to connect directly and only the proxy is reachable, got %d", n)

@@ -41,8 +41,9 @@ func (e *env) hostBackend(ctx context.Context, login bool) (*hosted, error) {
 	if login {
 		hostEnv = session.LoginEnv(ctx, hostEnv, runtime.GOOS)
 	}
+	machine := e.machine()
 	b, err := backend.New(backend.Options{
-		Settings: store, Native: e.machine().Native, GOOS: runtime.GOOS,
+		Settings: store, Native: machine.Native, OpenOwnNetwork: machine.OpenOwnNetwork, GOOS: runtime.GOOS,
 		Session: session.Options{
 			Providers: providers(nativeProvider()), UserHome: e.home, StateDir: e.stateDir, SettingsPath: e.settingsPath, GOOS: runtime.GOOS,
 			HostEnv: hostEnv, Audit: log, RunnerStderr: os.Stderr,

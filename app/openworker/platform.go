@@ -56,6 +56,9 @@ func (e *env) machine() backend.Machine {
 	m := backend.Machine{Settings: e.inForce, GOOS: runtime.GOOS}
 	if p := nativeProvider(); p != nil {
 		m.Native = p.Name()
+		if o, ok := p.(interface{ OpenOwnNetwork() bool }); ok {
+			m.OpenOwnNetwork = o.OpenOwnNetwork()
+		}
 	}
 	return m
 }

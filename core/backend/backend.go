@@ -33,6 +33,8 @@ type Options struct {
 	// Native is this OS's sandbox, or "" when it has none.
 	Native sandbox.Enforcement
 	GOOS   string
+	// OpenOwnNetwork: see Machine.
+	OpenOwnNetwork bool
 	// HowToAllow says how a person allows a site where the backend's sessions run (the app,
 	// or the settings file for the daemon); nil: SessionHowToAllow of the settings file.
 	HowToAllow func(target string) string
@@ -150,7 +152,7 @@ func (b *Backend) Store() *Store { return b.store }
 
 // Machine is what SpecFor knows of this machine now.
 func (b *Backend) Machine() Machine {
-	return Machine{Settings: b.store.InForce(), Native: b.opts.Native, GOOS: b.opts.GOOS}
+	return Machine{Settings: b.store.InForce(), Native: b.opts.Native, GOOS: b.opts.GOOS, OpenOwnNetwork: b.opts.OpenOwnNetwork}
 }
 
 // Start starts a session for r with the settings in force.

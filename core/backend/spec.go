@@ -60,6 +60,9 @@ type Machine struct {
 	// Native is this OS's sandbox, or "" when it has none.
 	Native sandbox.Enforcement
 	GOOS   string
+	// OpenOwnNetwork says open mode has a network of its own here, whose relay keeps this
+	// machine's loopback and private services out of reach (Linux with nf_tables).
+	OpenOwnNetwork bool
 }
 
 // ErrNoSettings refuses a session that sandbox_provider decides while the settings file has
@@ -170,8 +173,10 @@ func (m Machine) Rule() []string {
 		daemon,
 		"openworker run and openworker mcp: " + native + " unless --provider direct is given",
 	}
-	if reach := session.OpenReach(m.Native, policy.Open); reach != "" {
+	if reach := session.OpenReach(m.Native, policy.Open); reach != "" && !m.OpenOwnNetwork {
 		rule = append(rule, reach)
+	} else if reach != "" {
+		rule = append(rule, "network open on Linux: the internet, through the relay; this machine's loopback and private services stay out of reach")
 	}
 	return rule
 }

@@ -105,6 +105,9 @@ func applyLandlock(s *wallSetup, binds []bindPlan) (string, error) {
 		landlock.RWDirs("/dev/shm"),
 		landlock.ROFiles("/dev/random", "/dev/urandom"),
 	)
+	if s.Relay {
+		rules = append(rules, landlock.ROFiles("/etc/resolv.conf"))
+	}
 	if signalScope {
 		fd, flags, err := cfg.BestEffort().NewRulesetFD(rules...)
 		if err == nil && fd >= 0 {

@@ -39,6 +39,9 @@ type wallSetup struct {
 	// before it starts anything: its runtime's monitor was started with a coarse one (see
 	// startCoarse), and the runner and every command are forked from that thread.
 	TimerSlack uint64
+	// Relay says the builder sets up the sandbox's network for the relay and the DNS stub
+	// (netns_linux.go) and hands their sockets over.
+	Relay bool
 	// netnsFD is that namespace, once received; tmpFD that mount.
 	netnsFD, tmpFD int
 }
@@ -84,6 +87,9 @@ type wallReport struct {
 	// Forward: this message carries the listener of that forwarded port, or, with Error,
 	// says why it could not be made (the session runs without it).
 	Forward int
+	// Relay: this message carries the relay's listener, and Stub the DNS stub's socket;
+	// with Error, the relay could not be set up (the session runs without it).
+	Relay, Stub bool
 	// Started: the runner is running behind the finished wall.
 	Started bool
 	Active  []string

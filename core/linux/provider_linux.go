@@ -42,7 +42,8 @@ func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 	}
 	setup.Stderr = spec.Stderr != nil
 	setup.UserNS = ownUserNS()
-	b, err := pv.builder(p.Network != policy.Open)
+	setup.Relay = relayWanted(p.Network)
+	b, err := pv.builder(netnsFor(p.Network))
 	if err != nil {
 		return nil, err
 	}
@@ -110,6 +111,9 @@ func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 		}
 		return nil, err
 	}
+	if why := noRelay(p.Network); why != "" {
+		b.proc.active = append(b.proc.active, why)
+	}
 	b.proc.active = append(b.proc.active, limits...)
 	b.proc.limits = limits
 	b.proc.holdMounts()
@@ -132,7 +136,7 @@ func (pv *Provider) Prepare(network policy.Network) {
 	if pv.spare != nil {
 		return
 	}
-	sp := &spare{netns: network != policy.Open, ready: make(chan struct{})}
+	sp := &spare{netns: netnsFor(network), ready: make(chan struct{})}
 	pv.spare = sp
 	go func() {
 		sp.b, sp.err = launch(sp.netns, pv.cgroupHost())
@@ -396,6 +400,12 @@ func (pr *process) handshake(conn *net.UnixConn) error {
 		if err != nil {
 			return fmt.Errorf("linux sandbox: unreadable report from the wall builder: %w", err)
 		}
+		if r.Relay || r.Stub {
+			if err := pr.takeRelay(r, oob[:oobn]); err != nil {
+				return err
+			}
+			continue
+		}
 		if r.Forward != 0 {
 			if err := pr.takeForward(r, oob[:oobn]); err != nil {
 				return err
@@ -523,6 +533,10 @@ type process struct {
 	// them over; forwardErrs say why a port has none.
 	forwards    map[int]net.Listener
 	forwardErrs map[int]string
+	// relay and stub are the relay's listener and the DNS stub's socket inside, until
+	// RelayListeners hands them over (netns_linux.go).
+	relay net.Listener
+	stub  net.PacketConn
 
 	mu     sync.Mutex
 	mntns  *os.File // the sandbox's mount namespace, held from the host; see holdMounts
@@ -812,6 +826,7 @@ func (pr *process) Wait() error {
 		}
 		pr.forwards = nil
 		pr.mu.Unlock()
+		pr.closeRelay()
 	})
 	return pr.waitErr
 }

@@ -217,6 +217,10 @@ func TestPrepare(t *testing.T) {
 		t.Errorf("the prepared sandbox answered %q", r.Stdout)
 	}
 
+	if relayWanted(policy.Open) {
+		// Open mode has a network of its own too: its builder serves any mode.
+		return
+	}
 	pv.Prepare(policy.Open)
 	if pv.spare == nil {
 		t.Fatal("Prepare left no builder ready")

@@ -44,13 +44,16 @@ const (
 // TestMain. Without it the provider's Start fails: the binary it starts again would run its
 // normal main instead of building the wall.
 func MaybeRunInit() {
-	if len(os.Args) == 0 || os.Args[0] != wallArg0 {
+	if len(os.Args) == 0 || os.Args[0] != wallArg0 && os.Args[0] != relayProbeArg0 {
 		return
 	}
 	// The runner and every command are forked from this thread, which joined the sandbox's
 	// network first and whose timer slack is the caller's, so it is locked and never
 	// unlocked. The wall itself is put on every thread (see buildWall).
 	runtime.LockOSThread()
+	if os.Args[0] == relayProbeArg0 {
+		os.Exit(relayProbe())
+	}
 	emptyBoundingSet()
 	os.Exit(runWall())
 }
@@ -256,7 +259,7 @@ func buildWall(s *wallSetup, conn int) (int, []string, error) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return 0, nil, step("make mounts private", err)
 	}
-	namespaces := "mount, pid, ipc, uts, " + networkWord(s.Network)
+	namespaces := "mount, pid, ipc, uts, " + networkWord(s.Network, s.Relay)
 	if s.UserNS {
 		namespaces = "user, " + namespaces
 	}
@@ -282,7 +285,7 @@ func buildWall(s *wallSetup, conn int) (int, []string, error) {
 		}
 	}
 	listener := -1
-	if s.Network != policy.Open {
+	if s.Network != policy.Open || s.Relay {
 		if err := loopbackUp(); err != nil {
 			return 0, nil, step("bring up lo in the sandbox's network", err)
 		}
@@ -294,6 +297,26 @@ func buildWall(s *wallSetup, conn int) (int, []string, error) {
 		}
 		listener = fd
 	}
+	relay, stub := -1, -1
+	if s.Relay {
+		// Made before anything inside runs, as the proxy's listener is. A kernel that turns
+		// the rules down here after the probe accepted them leaves the session as it was
+		// before the relay: it says so, and runs.
+		var err error
+		if relay, stub, err = egressUp(); err != nil {
+			relay, stub = -1, -1
+			active = append(active, "no relay ("+err.Error()+")")
+		} else {
+			active = append(active, "relay: every TCP connection out goes through the allow list; DNS answered by the session's stub")
+		}
+	}
+	defer func() {
+		for _, fd := range []int{relay, stub} {
+			if fd >= 0 {
+				unix.Close(fd)
+			}
+		}
+	}()
 	// The forwarded host ports are made here too, before anything inside runs: no server
 	// of the sandbox's can have a forwarded port first, and none can take it after.
 	forwards := make([]forwardFD, 0, len(s.Forwards))
@@ -312,7 +335,7 @@ func buildWall(s *wallSetup, conn int) (int, []string, error) {
 		}
 		forwards = append(forwards, f)
 	}
-	binds, err := buildRoot(s)
+	binds, err := buildRoot(s, relay >= 0)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -368,6 +391,19 @@ func buildWall(s *wallSetup, conn int) (int, []string, error) {
 			return 0, nil, step("hand the proxy listener to the provider", err)
 		}
 	}
+	if relay >= 0 {
+		err := report(wallReport{Relay: true}, relay)
+		unix.Close(relay)
+		relay = -1
+		if err == nil {
+			err = report(wallReport{Stub: true}, stub)
+			unix.Close(stub)
+			stub = -1
+		}
+		if err != nil {
+			return 0, nil, step("hand the relay's sockets to the provider", err)
+		}
+	}
 	for i, f := range forwards {
 		// A forward that could not be made is refused alone, with the reason: the session
 		// runs without it and says so.
@@ -390,8 +426,8 @@ func buildWall(s *wallSetup, conn int) (int, []string, error) {
 	return pid, active, nil
 }
 
-func networkWord(n policy.Network) string {
-	if n == policy.Open {
+func networkWord(n policy.Network, relay bool) string {
+	if n == policy.Open && !relay {
 		return "network shared with the host (its loopback and private services are reachable)"
 	}
 	return "net"
@@ -463,7 +499,7 @@ func loopbackListener(port int) (int, error) {
 // as the binds themselves. So everything the root tmpfs is to hold (mount points, symlinks,
 // /dev, /proc) is made first, and the writable folders, what lies inside them, and the
 // devices are bound after it, each with its own attributes.
-func buildRoot(s *wallSetup) ([]bindPlan, error) {
+func buildRoot(s *wallSetup, resolv bool) ([]bindPlan, error) {
 	if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700,size=64k"); err != nil {
 		return nil, step("mount the staging tmpfs", err)
 	}
@@ -497,6 +533,11 @@ func buildRoot(s *wallSetup) ([]bindPlan, error) {
 	}
 	if err := hideHome(s.UserHome); err != nil {
 		return nil, err
+	}
+	if resolv {
+		if err := writeResolvConf(newRoot); err != nil {
+			return nil, step("write the sandbox's /etc/resolv.conf", err)
+		}
 	}
 	if err := os.Mkdir(newRoot+"/proc", 0o555); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, step("make /proc", err)

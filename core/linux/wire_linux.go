@@ -11,11 +11,11 @@ import (
 // a millisecond on the setup in a fresh builder, before every sandbox's first mount.
 
 // wireVersion changes whenever a field below is added, removed or moved.
-const wireVersion = 5
+const wireVersion = 6
 
 func (s *wallSetup) encode() []byte {
 	e := wire.NewEncoder(wireVersion)
-	e.Flags(s.Stderr, s.UserNS, s.NetNS, s.Runner.Conn, s.Runner.Serve, s.TmpMount)
+	e.Flags(s.Stderr, s.UserNS, s.NetNS, s.Runner.Conn, s.Runner.Serve, s.TmpMount, s.Relay)
 	e.String(string(s.Network))
 	e.Uint(uint64(s.ProxyPort))
 	e.Uint(s.TimerSlack)
@@ -45,6 +45,7 @@ func decodeSetup(b []byte) (*wallSetup, error) {
 	f := d.Byte()
 	s.Stderr, s.UserNS, s.NetNS = wire.Flag(f, 0), wire.Flag(f, 1), wire.Flag(f, 2)
 	s.Runner.Conn, s.Runner.Serve, s.TmpMount = wire.Flag(f, 3), wire.Flag(f, 4), wire.Flag(f, 5)
+	s.Relay = wire.Flag(f, 6)
 	s.Network = policy.Network(d.String())
 	s.ProxyPort = int(d.Uint())
 	s.TimerSlack = d.Uint()
@@ -81,7 +82,7 @@ func decodeSetup(b []byte) (*wallSetup, error) {
 
 func (r *wallReport) encode() []byte {
 	e := wire.NewEncoder(wireVersion)
-	e.Flags(r.Listener, r.Started)
+	e.Flags(r.Listener, r.Started, r.Relay, r.Stub)
 	e.Uint(uint64(r.Forward))
 	e.String(r.Step)
 	e.String(r.Error)
@@ -94,6 +95,7 @@ func decodeReport(b []byte) (*wallReport, error) {
 	var r wallReport
 	f := d.Byte()
 	r.Listener, r.Started = wire.Flag(f, 0), wire.Flag(f, 1)
+	r.Relay, r.Stub = wire.Flag(f, 2), wire.Flag(f, 3)
 	r.Forward = int(d.Uint())
 	r.Step = d.String()
 	r.Error = d.String()

@@ -35,6 +35,8 @@ type target struct {
 	host string
 	port int
 	addr netip.Addr
+	// open: a relayed connection of open network mode, admitted unless denied.
+	open bool
 }
 
 // conn is one client connection and the upstream it currently uses.
@@ -49,6 +51,13 @@ type conn struct {
 	target *target
 	// forwarded: the connection came in through a Forward, whose rule decides it again.
 	forwarded bool
+
+	// Only this connection's goroutine uses these, set before it attaches an upstream.
+	// transparent: the connection came through the relay, from a program that does not
+	// know of the proxy: it is never answered with the proxy's own HTTP errors, only closed
+	// (or, for a plain HTTP request, refused with a 403). plainHTTP: its first bytes are an
+	// HTTP request. open: see target.
+	transparent, plainHTTP, open bool
 
 	// Only this connection's goroutine uses these.
 	upBr  *bufio.Reader
@@ -220,7 +229,30 @@ func (c *conn) refuse(code, host string, port int, reason string) {
 	if c.p.opts.OnRefusal != nil {
 		c.p.opts.OnRefusal(ref)
 	}
+	if c.transparent && !c.plainHTTP && !c.startsHTTP() {
+		return
+	}
 	writeError(c.c, http.StatusForbidden, code, reason)
+}
+
+// fail answers a client of the proxy with an error; a relayed connection is only closed.
+func (c *conn) fail(status int, msg string) {
+	if !c.transparent {
+		writeError(c.c, status, "", msg)
+	}
+}
+
+// startsHTTP says whether a relayed connection's first bytes, if they come at once, are an
+// HTTP request: the program is then answered as a proxy's client would be.
+func (c *conn) startsHTTP() bool {
+	if c.br == nil {
+		return false
+	}
+	if c.br.Buffered() == 0 {
+		c.c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		defer c.c.SetReadDeadline(time.Time{})
+	}
+	return c.looksHTTP()
 }
 
 // dial resolves the decided host, checks every address it leads to, and connects to one of
@@ -245,7 +277,7 @@ func (c *conn) dial(d hosts.Decision) (net.Conn, netip.Addr, bool) {
 			if err != nil {
 				why = err.Error()
 			}
-			writeError(c.c, http.StatusBadGateway, "", "the proxy could not find "+d.Target()+" ("+why+"); check the name")
+			c.fail(http.StatusBadGateway, "the proxy could not find "+d.Target()+" ("+why+"); check the name")
 			return nil, netip.Addr{}, false
 		}
 		addrs = found
@@ -274,7 +306,7 @@ func (c *conn) dial(d hosts.Decision) (net.Conn, netip.Addr, bool) {
 		}
 		lastErr = err
 	}
-	writeError(c.c, http.StatusBadGateway, "", "the proxy could not connect to "+d.Target()+" ("+lastErr.Error()+")")
+	c.fail(http.StatusBadGateway, "the proxy could not connect to "+d.Target()+" ("+lastErr.Error()+")")
 	return nil, netip.Addr{}, false
 }
 
@@ -294,7 +326,7 @@ func (c dialContext) Deadline() (time.Time, bool) { return c.deadline, true }
 // slip past a revocation.
 func (c *conn) attach(up net.Conn, d hosts.Decision, addr netip.Addr) bool {
 	p := c.p
-	t := &target{host: d.Host, port: d.Port, addr: addr}
+	t := &target{host: d.Host, port: d.Port, addr: addr, open: c.open}
 	p.mu.Lock()
 	if c.closed || p.closed {
 		p.mu.Unlock()

@@ -3,8 +3,9 @@
 // admits a request only with the session's token, decides each host with the hosts package
 // against an allow list that can be swapped while it runs, resolves names itself and refuses
 // loopback and private destinations a name leads to, and keeps a bounded record of what it
-// refused. It is not the wall: a program that ignores the proxy variables is stopped by the
-// sandbox profile, not here.
+// refused. Its relay (ServeRelay) decides, the same way, the connections of programs that
+// ignore the proxy variables where the sandbox's network sends them there (Linux); elsewhere
+// such a program is stopped by the sandbox profile, not here.
 package proxy
 
 import (
@@ -243,6 +244,9 @@ func (p *Proxy) swap(change func(*rules)) {
 // stillAllowed re-decides an open connection's destination under r.
 func (p *Proxy) stillAllowed(r *rules, t *target) bool {
 	d := hosts.Decide(r.allow, r.denied, t.host, t.port)
+	if t.open && d.Why == hosts.NotOnList {
+		return !special(t.addr)
+	}
 	return d.Allowed && (d.Literal || !special(t.addr))
 }
 
@@ -272,6 +276,12 @@ func (p *Proxy) Close() error {
 // Serve accepts connections on l until l fails or the proxy is closed. It takes l over: Close
 // closes it. A listener's port is never a destination on loopback.
 func (p *Proxy) Serve(l net.Listener) error {
+	return p.serveLoop(l, true, func(nc net.Conn) { p.accept(nc, nil) })
+}
+
+// serveLoop accepts on l and hands each connection to accept; own says l's port is the
+// proxy's own, never a destination on loopback.
+func (p *Proxy) serveLoop(l net.Listener, own bool, accept func(net.Conn)) error {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -279,7 +289,7 @@ func (p *Proxy) Serve(l net.Listener) error {
 		return net.ErrClosed
 	}
 	p.listeners[l] = true
-	if ap, err := netip.ParseAddrPort(l.Addr().String()); err == nil {
+	if ap, err := netip.ParseAddrPort(l.Addr().String()); err == nil && own {
 		p.ownPorts[ap.Port()] = true
 	}
 	p.mu.Unlock()
@@ -303,12 +313,13 @@ func (p *Proxy) Serve(l net.Listener) error {
 			return fmt.Errorf("proxy: accepting on %s: %w", l.Addr(), err)
 		}
 		delay = 0
-		p.accept(nc)
+		accept(nc)
 	}
 }
 
-// accept starts serving one client connection, or turns it away at the connection cap.
-func (p *Proxy) accept(nc net.Conn) {
+// accept starts serving one client connection (relayed, when r is set), or turns it away at
+// the connection cap: the proxy's and the relay's connections count against the same caps.
+func (p *Proxy) accept(nc net.Conn, r *Relay) {
 	c := &conn{p: p, c: nc}
 	p.mu.Lock()
 	if p.closed {
@@ -329,20 +340,28 @@ func (p *Proxy) accept(nc net.Conn) {
 		}()
 		if p.active.Add(1) > int64(p.opts.MaxConns) {
 			p.active.Add(-1)
-			nc.SetWriteDeadline(time.Now().Add(time.Second))
-			writeError(nc, 503, "", "this session already has "+strconv.Itoa(p.opts.MaxConns)+
-				" connections open through its proxy; close some and try again")
+			if r == nil {
+				nc.SetWriteDeadline(time.Now().Add(time.Second))
+				writeError(nc, 503, "", "this session already has "+strconv.Itoa(p.opts.MaxConns)+
+					" connections open through its proxy; close some and try again")
+			}
 			return
 		}
 		defer p.active.Add(-1)
 		if sh := p.opts.Shared; sh != nil {
 			if !sh.take() {
-				nc.SetWriteDeadline(time.Now().Add(time.Second))
-				writeError(nc, 503, "", "the sandbox's sessions together already have "+strconv.Itoa(sh.Max())+
-					" connections open through their proxies; close some and try again")
+				if r == nil {
+					nc.SetWriteDeadline(time.Now().Add(time.Second))
+					writeError(nc, 503, "", "the sandbox's sessions together already have "+strconv.Itoa(sh.Max())+
+						" connections open through their proxies; close some and try again")
+				}
 				return
 			}
 			defer sh.give()
+		}
+		if r != nil {
+			c.relay(r)
+			return
 		}
 		c.serve()
 	}()

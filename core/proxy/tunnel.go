@@ -73,6 +73,12 @@ func (p *Proxy) pipe(client, up net.Conn) {
 		err := t.relay(up, client)
 		if err == nil {
 			t.endWrite(up)
+		} else {
+			// A client that reset its end (closed with bytes unread) is gone: the other
+			// direction, waiting on the origin, must not hold the tunnel until the idle
+			// timeout.
+			client.Close()
+			up.Close()
 		}
 		done <- err
 	}()

@@ -174,3 +174,14 @@ type Egress struct {
 	Port   int
 	Reason string
 }
+
+// Relayer is a Process whose sandbox has a network of its own that sends every TCP
+// connection out (but to its own loopback) to a relay the caller serves, and DNS to a stub
+// the caller answers (linux, allowlist and open mode, where the kernel has nf_tables). A
+// program that ignores the proxy variables is then decided as a proxy's client is.
+type Relayer interface {
+	// RelayListeners hands over, once, the relay's listener (connections keep their
+	// original destination) and the stub's UDP socket; both nil where there is no relay.
+	// They are the caller's to close.
+	RelayListeners() (net.Listener, net.PacketConn)
+}

@@ -1,9 +1,11 @@
 package session
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -51,6 +53,10 @@ type Options struct {
 	// ProxyConnsTotal caps the connections open through all the sessions' proxies
 	// together; 0 means 1024.
 	ProxyConnsTotal int
+	// Resolver and Dial, when set, are the sessions' proxies' and relays' (see
+	// proxy.Options): tests stand in for the internet with them.
+	Resolver proxy.Resolver
+	Dial     func(ctx context.Context, network, address string) (net.Conn, error)
 }
 
 // Manager owns the running sessions of this process.

@@ -25,6 +25,7 @@ import (
 
 	"github.com/openworker/openworker/core/audit"
 	"github.com/openworker/openworker/core/credentials"
+	"github.com/openworker/openworker/core/dnsstub"
 	"github.com/openworker/openworker/core/gitmeta"
 	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/policy"
@@ -135,8 +136,16 @@ type Session struct {
 	// forwards relay the host loopback ports forwarded into the running wall (linux,
 	// allowlist): forwardAddrs. fwdMu guards them and lateHints, which a change of sites
 	// writes while a tool call may run.
-	forwards     []*proxy.Forward
-	hints        hints
+	forwards []*proxy.Forward
+	hints    hints
+	// openRelay decides the relayed connections of an open session (linux); names are the
+	// DNS stub's, for the session's whole life; stub and relayLn are the running wall's
+	// sockets. relayed: a wall had the relay.
+	openRelay    *proxy.Proxy
+	names        *dnsstub.Map
+	stub         net.PacketConn
+	relayLn      net.Listener
+	relayed      bool
 	fwdMu        sync.Mutex
 	forwardAddrs []netip.AddrPort
 	lateHints    []string
@@ -231,7 +240,8 @@ func (m *Manager) start(ctx context.Context, spec Spec, first *pending) (_ *Sess
 		return nil, err
 	}
 	if spec.Network == policy.Allowlist {
-		px, err := proxy.New(proxy.Options{Token: proxy.NewToken(), HowToAllow: spec.HowToAllow, OnRefusal: spec.OnRefusal, Denied: spec.Denied, MaxConns: spec.ProxyConns, Shared: m.proxyConns})
+		px, err := proxy.New(proxy.Options{Token: proxy.NewToken(), HowToAllow: spec.HowToAllow, OnRefusal: spec.OnRefusal, Denied: spec.Denied, MaxConns: spec.ProxyConns, Shared: m.proxyConns,
+			Resolver: m.opts.Resolver, Dial: m.opts.Dial})
 		if err != nil {
 			return nil, fmt.Errorf("starting the egress proxy: %w", err)
 		}
@@ -395,9 +405,6 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	for _, line := range gitIncludeHints(pol) {
 		s.hints.sayOnce(line)
 	}
-	if reach := OpenReach(s.Enforcement, s.Network); reach != "" {
-		s.hints.sayOnce("openworker: " + reach + "\n")
-	}
 	// Both ends close-on-exec from the start (under ForkLock, as macOS has no
 	// SOCK_CLOEXEC): the provider hands the runner its end as fd 3 explicitly, and no
 	// other child may inherit either.
@@ -426,7 +433,7 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	// session's only answer to whether the wall holds.
 	var check *wallCheck
 	if s.Enforcement != sandbox.Direct {
-		if check, err = s.sendWallCheck(client, pol); err != nil {
+		if check, err = s.sendWallCheck(client, pol, openOwnNetwork(prov)); err != nil {
 			ours.Close()
 			return err
 		}
@@ -458,6 +465,12 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 		}
 	}
 	s.startForwards(proc)
+	if err := s.serveRelay(proc); err != nil {
+		return err
+	}
+	if reach := s.openReach(); reach != "" {
+		s.hints.sayOnce("openworker: " + reach + "\n")
+	}
 	if first != nil {
 		if err := s.send(first); err != nil {
 			return err
@@ -484,7 +497,7 @@ type wallCheck struct {
 	canary net.Listener
 }
 
-func (s *Session) sendWallCheck(client *runner.Client, pol *policy.Policy) (*wallCheck, error) {
+func (s *Session) sendWallCheck(client *runner.Client, pol *policy.Policy, ownNetwork bool) (*wallCheck, error) {
 	canary, err := listenCanary(s.port)
 	if err != nil {
 		return nil, &RefusedError{Check: "canary", Reason: "cannot open a canary port on loopback: " + err.Error()}
@@ -504,7 +517,7 @@ func (s *Session) sendWallCheck(client *runner.Client, pol *policy.Policy) (*wal
 	})
 	args := &runner.ProbeArgs{Writable: pol.Writable, ReadOnly: ro, Home: pol.UserHome}
 	args.Writable = append(args.Writable, s.tmp)
-	if s.Network != policy.Open {
+	if s.Network != policy.Open || ownNetwork {
 		args.Unreachable = []string{canary.Addr().String()}
 	}
 	if s.Network == policy.Allowlist {
@@ -620,6 +633,9 @@ func (s *Session) SetSettingsHosts(list []hosts.Entry) {
 	if s.proxy != nil {
 		s.swapList(allowList(s.spec))
 	}
+	if s.openRelay != nil {
+		s.openRelay.SetAllowList(allowList(s.spec))
+	}
 }
 
 // swapList puts list in force in the proxy, which closes the forwards and tunnels it no
@@ -674,11 +690,15 @@ func (s *Session) swapList(list []hosts.Entry) {
 // the next request is decided by them, and open tunnels they no longer admit are closed.
 // It never waits for a tool call in progress.
 func (s *Session) SetSites(allow, denied []hosts.Entry) {
+	s.sitesMu.Lock()
+	defer s.sitesMu.Unlock()
+	if s.openRelay != nil {
+		s.openRelay.SetAllowList(allow)
+		s.openRelay.SetDenied(denied)
+	}
 	if s.proxy == nil {
 		return
 	}
-	s.sitesMu.Lock()
-	defer s.sitesMu.Unlock()
 	s.swapList(allow)
 	s.proxy.SetDenied(denied)
 }

@@ -147,7 +147,7 @@ func (s *Session) receive(ctx context.Context, p *pending) (*Result, error) {
 	p.sigMu.Unlock()
 	end := time.Now()
 	out := &Result{Result: res, Tool: req.Tool, Session: s.ID, Enforcement: s.Enforcement, Network: s.Network, ShellStateLost: s.stateLost, Limits: s.limits,
-		Reach: OpenReach(s.Enforcement, s.Network)}
+		Reach: s.openReach()}
 	if interrupted != 0 {
 		out.Interrupted = signalName(interrupted)
 	}
@@ -351,12 +351,13 @@ func (p *stdinPump) stop() {
 }
 
 func (s *Session) blockedBetween(from, to time.Time) []Blocked {
-	if s.proxy == nil {
+	px := s.egress()
+	if px == nil {
 		return nil
 	}
 	var out []Blocked
 	seen := map[string]bool{}
-	for _, r := range s.proxy.Blocked(from, to.Add(50*time.Millisecond)) {
+	for _, r := range px.Blocked(from, to.Add(50*time.Millisecond)) {
 		b := Blocked{Host: r.Host, Port: r.Port, Reason: shortReason(r.Header, r.Reason)}
 		if !seen[b.String()] {
 			seen[b.String()] = true
@@ -639,6 +640,7 @@ func (s *Session) teardown() {
 	if s.proxy != nil {
 		_ = s.proxy.Close()
 	}
+	s.closeRelay()
 	if s.lock != nil {
 		_ = os.Remove(filepath.Join(s.m.opts.StateDir, "sessions", s.ID+".json"))
 		s.lock.Close()
