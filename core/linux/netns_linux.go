@@ -6,7 +6,9 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -248,6 +250,77 @@ func relayProbe() int {
 // its own: a root caller's thread makes one; for an ordinary user a process is started in a
 // user namespace of its own, as a builder would be (about a millisecond, once).
 var relaySupport = sync.OnceValue(func() string {
+	if relayKnownToWork() {
+		return ""
+	}
+	why := tryRelay()
+	if why == "" {
+		rememberRelayWorks()
+	}
+	return why
+})
+
+// The answer "the relay works here" is kept for the rest of the boot, so that each
+// `openworker run` does not pay for a network namespace of its own to find it out again (a
+// third of a run's time on a small machine). Only that answer is kept: a machine without the
+// relay is tried each time, so a forged or stale file can never turn the relay off (open
+// mode would then share the host's network). At worst it turns the relay on where it does
+// not work, and the session is refused with the step that failed; Start then forgets the
+// answer. The file is in this user's runtime folder (root's: /run/openworker), which other
+// users cannot write and which the boot empties.
+func relayCachePath() string {
+	if os.Geteuid() == 0 {
+		return "/run/openworker/relay-works"
+	}
+	if d := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {
+		return filepath.Join(d, "openworker-relay-works")
+	}
+	return ""
+}
+
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// relayKnownToWork says a process of this user found the relay working on this boot.
+func relayKnownToWork() bool {
+	path, id := relayCachePath(), bootID()
+	if path == "" || id == "" {
+		return false
+	}
+	b, err := os.ReadFile(path)
+	return err == nil && strings.TrimSpace(string(b)) == id
+}
+
+func rememberRelayWorks() {
+	path, id := relayCachePath(), bootID()
+	if path == "" || id == "" {
+		return
+	}
+	if os.Geteuid() == 0 {
+		_ = os.Mkdir(filepath.Dir(path), 0o700)
+	}
+	tmp := path + "." + strconv.Itoa(os.Getpid())
+	if os.WriteFile(tmp, []byte(id+"\n"), 0o600) == nil {
+		if os.Rename(tmp, path) != nil {
+			os.Remove(tmp)
+		}
+	}
+}
+
+// forgetRelayWorks drops the kept answer, after a sandbox whose relay it turned on failed.
+func forgetRelayWorks() {
+	if path := relayCachePath(); path != "" {
+		_ = os.Remove(path)
+	}
+}
+
+// tryRelay tries the relay's setup for real and says why it fails ("" when it works).
+func tryRelay() string {
 	if !ownUserNS() {
 		return probeHere()
 	}
@@ -281,7 +354,7 @@ var relaySupport = sync.OnceValue(func() string {
 		return why
 	}
 	return ""
-})
+}
 
 // relayProbeVar marks the probe's environment (see relaySupport).
 const relayProbeVar = "OPENWORKER_RELAY_PROBE"

@@ -35,7 +35,7 @@ var builderCaps = []uintptr{
 // Start builds the wall described by p in new namespaces and starts spec behind it. It
 // returns once the runner is running; any step that fails refuses the session with the step
 // and the reason, and leaves nothing running.
-func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.RunnerSpec) (sandbox.Process, error) {
+func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.RunnerSpec) (_ sandbox.Process, err error) {
 	setup, err := planWall(p, spec)
 	if err != nil {
 		return nil, err
@@ -46,6 +46,13 @@ func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 	b, err := pv.builder(netnsFor(p.Network))
 	if err != nil {
 		return nil, err
+	}
+	if setup.Relay {
+		defer func() {
+			if err != nil {
+				forgetRelayWorks()
+			}
+		}()
 	}
 	defer b.setup.Close()
 	defer b.closeNetNS() // the builder has its own once the setup is sent
