@@ -14,12 +14,12 @@ package credentials
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/hosts"
+	"github.com/openworker/openworker/core/internal/regularfile"
 )
 
 // Item is one row of "Add… ▸ A CLI's login".
@@ -168,7 +168,7 @@ func readable(p string, folder bool) bool {
 // dockerHelpers returns the credential helpers a Docker config.json names (credsStore, then
 // credHelpers), which cannot run inside the sandbox.
 func dockerHelpers(path string) []string {
-	b, err := readBounded(path, 1<<20)
+	b, err := regularfile.Read(path, 1<<20)
 	if err != nil {
 		return nil
 	}
@@ -187,31 +187,6 @@ func dockerHelpers(path string) []string {
 		out = append(out, "docker-credential-"+h+" (credHelpers)")
 	}
 	return out
-}
-
-// readBounded reads a regular file of at most max bytes, never following a symlink at its
-// last component and never blocking on a FIFO.
-func readBounded(path string, max int64) ([]byte, error) {
-	f, err := openRegular(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() > max {
-		return nil, fmt.Errorf("%s is %d bytes, more than %d", path, st.Size(), max)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s grew past %d bytes while it was read", path, max)
-	}
-	return b, nil
 }
 
 // Found says whether a file or folder of the person's own exists and can be read, and

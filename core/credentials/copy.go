@@ -14,6 +14,7 @@ import (
 
 	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/hosts"
+	"github.com/openworker/openworker/core/internal/regularfile"
 	"github.com/openworker/openworker/core/sshagent"
 )
 
@@ -300,7 +301,7 @@ func (c *copier) dir(src, dst, root string) error {
 				return err
 			}
 		default:
-			c.leftOut(filepath.Join(src, de.Name()), "is "+kind(st.Mode())+", not a regular file")
+			c.leftOut(filepath.Join(src, de.Name()), "is "+regularfile.Kind(st.Mode())+", not a regular file")
 		}
 	}
 	return nil
@@ -314,7 +315,7 @@ func (c *copier) file(src, dst, shown string) error {
 		c.leftOut(shown, fmt.Sprintf("was not copied: the copies are limited to %d files in all", c.o.MaxFiles))
 		return nil
 	}
-	f, err := openRegular(src)
+	f, err := regularfile.Open(src)
 	if err != nil {
 		c.leftOut(shown, reason(err))
 		return nil
@@ -362,24 +363,6 @@ func (c *copier) file(src, dst, shown string) error {
 	c.cur.Files++
 	c.cur.Bytes += n
 	return nil
-}
-
-// openRegular opens a regular file for reading only.
-func openRegular(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s is %s, not a regular file", path, kind(st.Mode()))
-	}
-	return f, nil
 }
 
 // writeCopy replaces a copy's text (a rewritten kubeconfig, hosts.yml), owner-only.
@@ -433,20 +416,6 @@ func (c *copier) show(p string) string {
 
 func within(root, p string) bool {
 	return p == root || strings.HasPrefix(p, root+string(filepath.Separator))
-}
-
-func kind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m.IsDir():
-		return "a folder"
-	}
-	return "not a regular file"
 }
 
 func reason(err error) string {

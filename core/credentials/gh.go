@@ -13,6 +13,8 @@ import (
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/openworker/openworker/core/internal/regularfile"
 )
 
 // ghTokens fills in the copy's hosts.yml. gh keeps its token in the keychain by default (on
@@ -109,7 +111,7 @@ func ghMissing(doc *yaml.Node) []ghHost {
 
 // ghHostsWithoutToken lists the hosts whose token is not in the hosts.yml at path.
 func ghHostsWithoutToken(path string) ([]string, error) {
-	data, err := readBounded(path, 1<<20)
+	data, err := regularfile.Read(path, 1<<20)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/openworker/openworker/core/hosts"
+	"github.com/openworker/openworker/core/internal/regularfile"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -93,7 +94,7 @@ func (c *copier) kubeconfig(src, dst string) ([]hosts.Entry, error) {
 // KubeServers returns the servers of the kubeconfig at path as host:port, for listing the
 // kubectl entry's hosts; the file is only read.
 func KubeServers(path string) ([]hosts.Entry, error) {
-	data, err := readBounded(path, 4<<20)
+	data, err := regularfile.Read(path, 4<<20)
 	if err != nil {
 		return nil, err
 	}

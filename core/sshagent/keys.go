@@ -10,11 +10,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/openworker/openworker/core/internal/regularfile"
 )
 
 // Key is one of the shared login's keys.
@@ -60,7 +61,7 @@ func LoadKeys(dir, upstream string) (keys []Key, notes []string) {
 			continue
 		}
 		p := filepath.Join(dir, de.Name())
-		data, err := readRegular(p, 1<<20)
+		data, err := regularfile.Read(p, 1<<20)
 		if err != nil || !IsPrivateKey(data[:min(len(data), 4096)]) {
 			continue
 		}
@@ -105,7 +106,7 @@ func LoadKeys(dir, upstream string) (keys []Key, notes []string) {
 }
 
 func publicBeside(p string) ssh.PublicKey {
-	data, err := readRegular(p+".pub", 64<<10)
+	data, err := regularfile.Read(p+".pub", 64<<10)
 	if err != nil {
 		return nil
 	}
@@ -114,31 +115,6 @@ func publicBeside(p string) ssh.PublicKey {
 		return nil
 	}
 	return pub
-}
-
-// readRegular reads a regular file of at most max bytes, never through a symlink at its last
-// component and never blocking on a FIFO.
-func readRegular(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, max)
-	}
-	return b, nil
 }
 
 // normalize is host:port as known_hosts writes it: "github.com", "[host]:2222".

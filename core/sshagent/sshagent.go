@@ -30,6 +30,8 @@ import (
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
+
+	"github.com/openworker/openworker/core/internal/regularfile"
 )
 
 // Kinds of question an agent asks the person.
@@ -535,5 +537,5 @@ func (a *Agent) hostNames(key ssh.PublicKey) (names []string, hashed, revoked bo
 // readKnownHosts reads a known_hosts file of at most 4 MiB, never through a symlink swapped
 // in at its last component.
 func readKnownHosts(path string) ([]byte, error) {
-	return readRegular(filepath.Clean(path), 4<<20)
+	return regularfile.Read(filepath.Clean(path), 4<<20)
 }
