@@ -426,26 +426,17 @@ func netnsFor(n policy.Network) bool { return n != policy.Open || relayWanted(n)
 
 // takeRelay keeps the relay's listener or the stub's socket the builder sent.
 func (pr *process) takeRelay(r *wallReport, oob []byte) error {
-	fds, err := rightsIn(oob)
-	if err != nil {
-		return fmt.Errorf("linux sandbox: the relay's sockets: %w", err)
-	}
-	for i, fd := range fds {
-		unix.CloseOnExec(fd)
-		f := os.NewFile(uintptr(fd), "relay")
-		if i > 0 || r.Relay && pr.relay != nil || r.Stub && pr.stub != nil {
-			f.Close()
-			continue
-		}
+	f, err := sentFile(oob, "relay", r.Relay && pr.relay != nil || r.Stub && pr.stub != nil)
+	if err == nil && f != nil {
 		if r.Relay {
 			pr.relay, err = net.FileListener(f)
 		} else {
 			pr.stub, err = net.FilePacketConn(f)
 		}
 		f.Close()
-		if err != nil {
-			return fmt.Errorf("linux sandbox: the relay's sockets: %w", err)
-		}
+	}
+	if err != nil {
+		return fmt.Errorf("linux sandbox: the relay's sockets: %w", err)
 	}
 	return nil
 }

@@ -455,26 +455,20 @@ func recvSeqpacket(read func() (n, oobn int, err error)) (int, int, error) {
 
 // takeForward keeps the listener of a forwarded port, or why the builder could not make it.
 func (pr *process) takeForward(r *wallReport, oob []byte) error {
-	fds, err := rightsIn(oob)
-	if err != nil {
-		return fmt.Errorf("linux sandbox: the forward of port %d: %w", r.Forward, err)
-	}
 	if pr.forwards == nil {
 		pr.forwards, pr.forwardErrs = map[int]net.Listener{}, map[int]string{}
 	}
-	for i, fd := range fds {
-		unix.CloseOnExec(fd)
-		f := os.NewFile(uintptr(fd), "forward-listener")
-		if i > 0 || pr.forwards[r.Forward] != nil {
-			f.Close()
-			continue
-		}
-		ln, err := net.FileListener(f)
+	f, err := sentFile(oob, "forward-listener", pr.forwards[r.Forward] != nil)
+	if err == nil && f != nil {
+		var ln net.Listener
+		ln, err = net.FileListener(f)
 		f.Close()
-		if err != nil {
-			return fmt.Errorf("linux sandbox: the forward of port %d: %w", r.Forward, err)
+		if err == nil {
+			pr.forwards[r.Forward] = ln
 		}
-		pr.forwards[r.Forward] = ln
+	}
+	if err != nil {
+		return fmt.Errorf("linux sandbox: the forward of port %d: %w", r.Forward, err)
 	}
 	if pr.forwards[r.Forward] == nil {
 		why := r.Error
@@ -505,25 +499,35 @@ func rightsIn(oob []byte) ([]int, error) {
 }
 
 func (pr *process) takeListener(oob []byte) error {
-	fds, err := rightsIn(oob)
+	f, err := sentFile(oob, "proxy-listener", pr.ln != nil) // only one listener is ever sent
+	if err == nil && f != nil {
+		pr.ln, err = net.FileListener(f)
+		f.Close()
+	}
 	if err != nil {
 		return fmt.Errorf("linux sandbox: the proxy listener: %w", err)
 	}
+	return nil
+}
+
+// sentFile is the descriptor a report's message carries, as a file, for a caller that has
+// none of its kind yet (taken false). Every other descriptor the message carries, and this
+// one when taken, is closed: a report sends one, and one of a kind.
+func sentFile(oob []byte, name string, taken bool) (*os.File, error) {
+	fds, err := rightsIn(oob)
+	if err != nil {
+		return nil, err
+	}
+	var f *os.File
 	for i, fd := range fds {
 		unix.CloseOnExec(fd)
-		f := os.NewFile(uintptr(fd), "proxy-listener")
-		if i > 0 || pr.ln != nil {
-			f.Close() // only one listener is ever sent
+		if i > 0 || taken {
+			unix.Close(fd)
 			continue
 		}
-		ln, err := net.FileListener(f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("linux sandbox: the proxy listener: %w", err)
-		}
-		pr.ln = ln
+		f = os.NewFile(uintptr(fd), name)
 	}
-	return nil
+	return f, nil
 }
 
 // process is a runner behind the wall; its PID 1 is the wall builder.
