@@ -367,9 +367,15 @@ func (c *conn) connect(req *request) {
 	if _, err := io.WriteString(c.c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		return
 	}
+	c.tunnel(up)
+}
+
+// tunnel copies both ways between the client and up, the bytes already read first.
+func (c *conn) tunnel(up net.Conn) {
 	// The tunnel has no deadlines: its idle timer watches it (this also clears the head's).
 	c.c.SetDeadline(time.Time{})
-	// Bytes the client sent right behind its request (a TLS hello) are already buffered.
+	// Bytes the client sent right behind its request (a TLS hello), or that the relay read
+	// to find the name, are already buffered.
 	if n := c.br.Buffered(); n > 0 {
 		b, _ := c.br.Peek(n)
 		if _, err := up.Write(b); err != nil {

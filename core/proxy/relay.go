@@ -100,28 +100,21 @@ func (c *conn) relayName(r *Relay, name string, port int) {
 // program's own settings, or a name it resolved elsewhere (/etc/hosts).
 func (c *conn) relayAddr(r *Relay, a netip.Addr, port int) {
 	lit := a.String()
-	if r.Open {
-		d := c.p.decideRelay(r, lit, port)
-		if !d.Allowed {
-			c.refuseRelay(d)
-			return
+	// In open mode the address is decided as it is; otherwise by the name the client's
+	// first bytes give (TLS server name, HTTP Host), where they give one.
+	name := lit
+	if !r.Open {
+		if sniffed := c.sniffName(); sniffed != "" {
+			name = sniffed
 		}
-		c.dialAddr(d, a, port, true)
-		return
-	}
-	name := c.sniffName()
-	if name == "" || name == lit {
-		d := c.p.decideRelay(r, lit, port)
-		if !d.Allowed {
-			c.refuseRelay(d)
-			return
-		}
-		c.dialAddr(d, a, port, false)
-		return
 	}
 	d := c.p.decideRelay(r, name, port)
 	if !d.Allowed {
 		c.refuseRelay(d)
+		return
+	}
+	if name == lit {
+		c.dialAddr(d, a, port, r.Open)
 		return
 	}
 	// The name is allowed; the address must be one of its own, or a program could name an
@@ -178,15 +171,7 @@ func (c *conn) startRelay(up net.Conn, d hosts.Decision, addr netip.Addr, open b
 	if !c.attach(up, d, addr) {
 		return
 	}
-	c.c.SetDeadline(time.Time{})
-	if n := c.br.Buffered(); n > 0 {
-		b, _ := c.br.Peek(n)
-		if _, err := up.Write(b); err != nil {
-			return
-		}
-	}
-	c.releaseReader()
-	c.p.pipe(c.c, up)
+	c.tunnel(up)
 }
 
 // decideRelay is hosts.Decide, and in open mode every host no denial covers.
