@@ -9,6 +9,7 @@
 package approvals
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -223,6 +224,19 @@ func (w *Wait) Outcome() Outcome {
 	default:
 		return NoAnswerYet
 	}
+}
+
+// WaitFor waits until the card has an outcome, d has passed or ctx ends, and returns the
+// outcome then (NoAnswerYet when there is none yet).
+func (w *Wait) WaitFor(ctx context.Context, d time.Duration) Outcome {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-w.p.done:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return w.Outcome()
 }
 
 // Decide is the answer to an ask that needs no person, or Pending with a Wait on the card

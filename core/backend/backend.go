@@ -445,13 +445,7 @@ func (b *Backend) RequestSite(ctx context.Context, r SiteRequest) (SiteAnswer, e
 		if wait <= 0 {
 			wait = 60 * time.Second
 		}
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		select {
-		case <-w.Done():
-		case <-t.C:
-		case <-ctx.Done():
-		}
+		w.WaitFor(ctx, wait)
 	}
 	ans.Outcome = w.Outcome()
 	switch {

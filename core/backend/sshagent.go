@@ -118,14 +118,7 @@ func (b *Backend) askSSH(ctx context.Context, id string, q sshagent.Question) ss
 		// not kept waiting for a card nobody sees.
 		wait = min(wait, SSHUnwatchedWait)
 	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-w.Done():
-	case <-t.C:
-	case <-ctx.Done():
-	}
-	switch o := w.Outcome(); {
+	switch o := w.WaitFor(ctx, wait); {
 	case o.Allows():
 		return sshagent.Decision{Allowed: true}
 	case o == approvals.NoAnswerYet:
