@@ -430,22 +430,31 @@ func (s *logStream) collect(r io.Reader, first chan<- struct{}) {
 		s.mu.Lock()
 		s.pruneRecent(time.Now())
 		// sandboxd's half of a refusal the kernel reported in an ended window is that
-		// refusal, said already.
+		// refusal, said already. Otherwise the newest ended window it is of may keep it.
 		said := false
+		var ended *Window
+		var endedD Denial
 		for _, r := range s.recent {
-			if d, ok := match(r.w); ok && d.From == FromSandboxd && r.w.pairs(d) {
+			d, ok := match(r.w)
+			if !ok {
+				continue
+			}
+			if d.From == FromSandboxd && r.w.pairs(d) {
 				said = true
 				break
 			}
+			ended, endedD = r.w, d
 		}
 		took := said
-		for w := range s.windows {
-			if d, ok := match(w); ok && !said && w.deliver(d) {
-				took = true
+		if !said {
+			for w := range s.windows {
+				if d, ok := match(w); ok && w.deliver(d) {
+					took = true
+				}
 			}
 		}
-		if !took {
-			s.keepLate(match)
+		if !took && ended != nil {
+			s.keepLate(ended, endedD)
 		}
 		s.mu.Unlock()
 	}
@@ -461,27 +470,19 @@ func (s *logStream) pruneRecent(now time.Time) {
 	s.recent = s.recent[i:]
 }
 
-// keepLate keeps a report of sandboxd's that no open window took, when it is the newest
-// ended window's that it matches, for that marker's next window, marked as an earlier
-// command's. s.mu is held.
-func (s *logStream) keepLate(match func(*Window) (Denial, bool)) {
-	for i := len(s.recent) - 1; i >= 0; i-- {
-		w := s.recent[i].w
-		d, ok := match(w)
-		if !ok {
-			continue
-		}
-		if d.From != FromSandboxd {
-			return // a kernel line of an ended window: its sentinel came after it
-		}
-		if s.late == nil {
-			s.late = map[string][]Denial{}
-		}
-		if _, known := s.late[w.marker]; (known || len(s.late) < lateMarkers) && len(s.late[w.marker]) < lateMax {
-			d.Earlier = true
-			s.late[w.marker] = append(s.late[w.marker], d)
-		}
+// keepLate keeps d, a line no open window took, of w, the newest ended window it is of,
+// for that marker's next window, marked as an earlier command's: when sandboxd wrote it. A
+// kernel line of an ended window came before its sentinel and was said. s.mu is held.
+func (s *logStream) keepLate(w *Window, d Denial) {
+	if d.From != FromSandboxd {
 		return
+	}
+	if s.late == nil {
+		s.late = map[string][]Denial{}
+	}
+	if _, known := s.late[w.marker]; (known || len(s.late) < lateMarkers) && len(s.late[w.marker]) < lateMax {
+		d.Earlier = true
+		s.late[w.marker] = append(s.late[w.marker], d)
 	}
 }
 
