@@ -1,13 +1,10 @@
 package egresstest
 
 import (
-	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/openworker/openworker/core/tstest"
 )
 
 // underUnprivileged marks the copy of this test binary that runs as an ordinary user.
@@ -25,48 +22,7 @@ func TestAsOrdinaryUser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short mode")
 	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The build cache is root's and closed to others; nobody needs its own copy.
-	dir, err := os.MkdirTemp("/var/tmp", "openworker-egress-unpriv-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "egresstest.test")
-	in, err := os.Open(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-	if err == nil {
-		_, err = io.Copy(out, in)
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
-	}
-	in.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
 	tests := []string{"TestDirectClientsReachAnAllowedName", "TestDirectClientsRefusedThenACardOpens", "TestLiteralAddressNeedsItsOwnServerName",
 		"TestUDPOnlyToTheStub", "TestOpenModeReachesTheInternetNotThisMachine", "TestNoneHasNoNetwork", "TestRoutesAndRulesStayInside"}
-	cmd := exec.Command(bin, "-test.count=1", "-test.v", "-test.run", "^("+strings.Join(tests, "|")+")$")
-	cmd.Dir = "/"
-	cmd.Env = []string{underUnprivileged + "=1", "PATH=" + os.Getenv("PATH"), "HOME=/nonexistent", "TMPDIR=/tmp"}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	got, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("as uid 65534: %v\n%s", err, got)
-	}
-	for _, name := range tests {
-		if !strings.Contains(string(got), "--- PASS: "+name+" ") {
-			t.Errorf("as uid 65534, %s did not pass:\n%s", name, got)
-		}
-	}
+	tstest.AsNobody(t, tests, underUnprivileged+"=1")
 }

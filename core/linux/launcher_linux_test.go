@@ -167,14 +167,7 @@ func TestV1CgroupDelegatedToOrdinaryUser(t *testing.T) {
 		}
 		dirs = append(dirs, dir)
 	}
-	self, err := os.Executable()
-	must(t, err)
-	tmp, err := os.MkdirTemp("/var/tmp", "openworker-linux-deleg-")
-	must(t, err)
-	t.Cleanup(func() { os.RemoveAll(tmp) })
-	must(t, os.Chmod(tmp, 0o755))
-	bin := filepath.Join(tmp, "linux.test")
-	copyFile(t, self, bin)
+	bin := tstest.NobodysCopy(t)
 	// The run is moved into the cgroups by a shell before it runs the tests, as a login
 	// manager would start a delegated user's session.
 	var moves []string
@@ -183,10 +176,10 @@ func TestV1CgroupDelegatedToOrdinaryUser(t *testing.T) {
 	}
 	cmd := osexec.Command("/bin/sh", "-c", strings.Join(moves, " && ")+` && exec "$0" -test.count=1 -test.v -test.run '^TestV1CgroupDelegatedToOrdinaryUser$'`, bin)
 	cmd.Dir = "/"
-	cmd.Env = []string{underDelegated + "=1", underUnprivileged + "=1", "PATH=" + os.Getenv("PATH"), "HOME=/nonexistent", "TMPDIR=/tmp"}
+	cmd.Env = tstest.NobodysEnv(underDelegated+"=1", underUnprivileged+"=1")
 	// Root moves the shell in; the shell is nobody's by then only for the tests: the move
 	// needs write access to the cgroup's files, which it has.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: tstest.Nobody, Gid: tstest.Nobody}}
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS: TestV1CgroupDelegatedToOrdinaryUser") {
 		t.Fatalf("as uid 65534 in delegated v1 cgroups: %v\n%s", err, out)
