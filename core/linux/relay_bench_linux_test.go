@@ -18,6 +18,7 @@ import (
 
 	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/proxy"
+	"github.com/openworker/openworker/core/tstest"
 )
 
 // relayRig is a network namespace set up as a sandbox's (routes, rules, relay listener),
@@ -174,42 +175,8 @@ func BenchmarkRelay1GiB(b *testing.B) {
 			b.Skip("each round moves 2 GiB: run it with -benchtime 3x")
 		}
 	}
-	sink, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer sink.Close()
-	got := make(chan int64, 4)
-	go func() {
-		for {
-			c, err := sink.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				n, _ := io.Copy(io.Discard, c)
-				c.Close()
-				got <- n
-			}()
-		}
-	}()
+	sink, got := tstest.Sink(b)
 	rig := newRelayRig(b, sink.Addr().String())
-	buf := make([]byte, 1<<20)
-	send := func(c net.Conn) time.Duration {
-		start := time.Now()
-		for sent := 0; sent < total; sent += len(buf) {
-			if _, err := c.Write(buf); err != nil {
-				b.Fatal(err)
-			}
-		}
-		c.(*net.TCPConn).CloseWrite()
-		if n := <-got; n != total {
-			b.Fatalf("the sink got %d bytes, want %d", n, total)
-		}
-		el := time.Since(start)
-		c.Close()
-		return el
-	}
 	var direct, relayed time.Duration
 	b.SetBytes(2 * total)
 	for b.Loop() {
@@ -217,7 +184,7 @@ func BenchmarkRelay1GiB(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		direct += send(c)
+		direct += tstest.SendTimed(b, c, total, got)
 		var fd int
 		rig.inside(func() { fd, err = unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0) })
 		if err != nil {
@@ -232,7 +199,7 @@ func BenchmarkRelay1GiB(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		relayed += send(rc)
+		relayed += tstest.SendTimed(b, rc, total, got)
 	}
 	mbps := func(d time.Duration) float64 { return float64(total) * float64(b.N) / d.Seconds() / (1 << 20) }
 	b.ReportMetric(mbps(direct), "direct-MiB/s")

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/openworker/openworker/core/hosts"
+	"github.com/openworker/openworker/core/tstest"
 )
 
 func median(d []time.Duration) time.Duration {
@@ -95,39 +96,13 @@ func BenchmarkConnectSetup(b *testing.B) {
 	b.ReportMetric(float64((p - d).Microseconds()), "extra-median-µs")
 }
 
-// sinkServer counts what it reads and reports each connection's total.
-func sinkServer(b *testing.B) (net.Listener, chan int64) {
-	got := make(chan int64, 16)
-	l := tcpServer(b, "tcp4", "127.0.0.1:0", func(c net.Conn) {
-		n, _ := io.Copy(io.Discard, c)
-		got <- n
-	})
-	return l, got
-}
-
 // BenchmarkTunnel1GiB sends 1 GiB over a direct loopback connection and over a tunnel to the
 // same sink. Target: the tunnel reaches ≥ 80 % of the direct throughput.
 func BenchmarkTunnel1GiB(b *testing.B) {
 	const total = 1 << 30
-	sink, got := sinkServer(b)
+	sink, got := tstest.Sink(b)
 	s := startProxy(b, Options{}, sink.Addr().String())
 	addr := "127.0.0.1:" + strconv.Itoa(s.port)
-	buf := make([]byte, 1<<20)
-	send := func(c net.Conn) time.Duration {
-		start := time.Now()
-		for sent := 0; sent < total; sent += len(buf) {
-			if _, err := c.Write(buf); err != nil {
-				b.Fatal(err)
-			}
-		}
-		c.(*net.TCPConn).CloseWrite()
-		if n := <-got; n != total {
-			b.Fatalf("the sink got %d bytes, want %d", n, total)
-		}
-		el := time.Since(start)
-		c.Close()
-		return el
-	}
 	var direct, proxied time.Duration
 	b.SetBytes(2 * total)
 	for b.Loop() {
@@ -135,12 +110,12 @@ func BenchmarkTunnel1GiB(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		direct += send(c)
+		direct += tstest.SendTimed(b, c, total, got)
 		c, err = connectThrough(addr, sink.Addr().String(), basic(User, s.tok))
 		if err != nil {
 			b.Fatal(err)
 		}
-		proxied += send(c)
+		proxied += tstest.SendTimed(b, c, total, got)
 	}
 	mbps := func(d time.Duration) float64 { return float64(total) * float64(b.N) / d.Seconds() / (1 << 20) }
 	b.ReportMetric(mbps(direct), "direct-MiB/s")

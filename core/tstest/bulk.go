@@ -1,0 +1,54 @@
+package tstest
+
+import (
+	"io"
+	"net"
+	"testing"
+	"time"
+)
+
+// Sink is a loopback server that reads each connection to its end and then reports how many
+// bytes it read; it is closed when tb ends.
+func Sink(tb testing.TB) (net.Listener, <-chan int64) {
+	tb.Helper()
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { l.Close() })
+	got := make(chan int64, 16)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				n, _ := io.Copy(io.Discard, c)
+				c.Close()
+				got <- n
+			}()
+		}
+	}()
+	return l, got
+}
+
+// SendTimed writes total bytes to c in 1 MiB writes, ends c's writing side, waits until the
+// Sink reports that many, closes c, and returns how long that took.
+func SendTimed(tb testing.TB, c net.Conn, total int, got <-chan int64) time.Duration {
+	tb.Helper()
+	buf := make([]byte, 1<<20)
+	start := time.Now()
+	for sent := 0; sent < total; sent += len(buf) {
+		if _, err := c.Write(buf); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	c.(*net.TCPConn).CloseWrite()
+	if n := <-got; n != int64(total) {
+		tb.Fatalf("the sink got %d bytes, want %d", n, total)
+	}
+	el := time.Since(start)
+	c.Close()
+	return el
+}
