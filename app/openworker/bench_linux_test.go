@@ -214,17 +214,8 @@ func BenchmarkGitStatus(b *testing.B) {
 			b.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
-	d := exec.Command(shipped(), "serve")
-	d.Env, d.Dir = w.env, w.project
-	if err := d.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { d.Process.Kill(); d.Wait() }()
-	cl := apiclient.New(api.SocketPath(w.state))
+	cl, _ := benchDaemon(b, w, 10*time.Second)
 	ctx := context.Background()
-	if err := tstest.Poll(10*time.Second, func() error { _, err := cl.Status(ctx); return err }); err != nil {
-		b.Fatal("the daemon did not answer: ", err)
-	}
 	info, err := cl.Start(ctx, api.StartRequest{Provider: "auto", Writable: []string{w.project}})
 	if err != nil {
 		b.Fatal(err)
@@ -246,21 +237,29 @@ func BenchmarkGitStatus(b *testing.B) {
 	pairedRatio(b, 0, inside, outside)
 }
 
+// benchDaemon starts the shipped openworker's daemon for w, killed when b ends, and returns
+// a client once it answers (within the given time) and its process.
+func benchDaemon(b *testing.B, w *world, within time.Duration) (*apiclient.Client, *exec.Cmd) {
+	b.Helper()
+	d := exec.Command(shipped(), "serve")
+	d.Env, d.Dir = w.env, w.project
+	if err := d.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { d.Process.Kill(); d.Wait() })
+	cl := apiclient.New(api.SocketPath(w.state))
+	if err := tstest.Poll(within, func() error { _, err := cl.Status(context.Background()); return err }); err != nil {
+		b.Fatal("the daemon did not answer: ", err)
+	}
+	return cl, d
+}
+
 // BenchmarkDaemon measures a running daemon: session start (wall check included), exec of
 // true through the local API, and the daemon's resident memory when idle.
 func BenchmarkDaemon(b *testing.B) {
 	w := benchWorld(b)
-	c := exec.Command(shipped(), "serve")
-	c.Env, c.Dir = w.env, w.project
-	if err := c.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { c.Process.Kill(); c.Wait() }()
-	cl := apiclient.New(api.SocketPath(w.state))
+	cl, c := benchDaemon(b, w, 4*time.Second)
 	ctx := context.Background()
-	if err := tstest.Poll(4*time.Second, func() error { _, err := cl.Status(ctx); return err }); err != nil {
-		b.Fatalf("the daemon did not answer: %v", err)
-	}
 	b.Run("idle-rss", func(b *testing.B) {
 		time.Sleep(200 * time.Millisecond)
 		for i := 0; i < b.N; i++ {
@@ -347,16 +346,7 @@ func BenchmarkMCPRunTrue(b *testing.B) {
 	b.Run("own-daemon", func(b *testing.B) { call(b, benchWorld(b)) })
 	b.Run("attached", func(b *testing.B) {
 		w := benchWorld(b)
-		d := exec.Command(shipped(), "serve")
-		d.Env, d.Dir = w.env, w.project
-		if err := d.Start(); err != nil {
-			b.Fatal(err)
-		}
-		defer func() { d.Process.Kill(); d.Wait() }()
-		cl := apiclient.New(api.SocketPath(w.state))
-		if err := tstest.Poll(10*time.Second, func() error { _, err := cl.Status(context.Background()); return err }); err != nil {
-			b.Fatal("the daemon did not answer: ", err)
-		}
+		benchDaemon(b, w, 10*time.Second)
 		call(b, w)
 	})
 }
