@@ -24,6 +24,7 @@ import (
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
 	"github.com/openworker/openworker/core/session"
+	"github.com/openworker/openworker/core/tstest"
 )
 
 func TestMain(m *testing.M) {
@@ -82,23 +83,7 @@ func (n *internet) dials() []string {
 
 // site puts name at a fresh documentation address, serving port with handle.
 func (n *internet) site(t *testing.T, name string, port int, handle func(net.Conn)) netip.Addr {
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				handle(c)
-			}()
-		}
-	}()
+	l := tstest.Serve(t, handle)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	a := netip.AddrFrom4([4]byte{203, 0, 113, byte(10 + len(n.names))})

@@ -7,16 +7,15 @@ import (
 	"time"
 )
 
-// Sink is a loopback server that reads each connection to its end and then reports how many
-// bytes it read; it is closed when tb ends.
-func Sink(tb testing.TB) (net.Listener, <-chan int64) {
+// Serve is a server on 127.0.0.1 that hands each connection to handle on a goroutine of its
+// own and closes it once handle returns; it is closed when tb ends.
+func Serve(tb testing.TB, handle func(net.Conn)) net.Listener {
 	tb.Helper()
 	l, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { l.Close() })
-	got := make(chan int64, 16)
 	go func() {
 		for {
 			c, err := l.Accept()
@@ -24,12 +23,24 @@ func Sink(tb testing.TB) (net.Listener, <-chan int64) {
 				return
 			}
 			go func() {
-				n, _ := io.Copy(io.Discard, c)
-				c.Close()
-				got <- n
+				defer c.Close()
+				handle(c)
 			}()
 		}
 	}()
+	return l
+}
+
+// Sink is a Serve that reads each connection to its end and then reports how many bytes it
+// read.
+func Sink(tb testing.TB) (net.Listener, <-chan int64) {
+	tb.Helper()
+	got := make(chan int64, 16)
+	l := Serve(tb, func(c net.Conn) {
+		n, _ := io.Copy(io.Discard, c)
+		c.Close()
+		got <- n
+	})
 	return l, got
 }
 

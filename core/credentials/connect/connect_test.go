@@ -10,28 +10,13 @@ import (
 
 	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/proxy"
+	"github.com/openworker/openworker/core/tstest"
 )
 
 // echo is a loopback server that answers each connection with what it reads.
 func echo(t *testing.T) (host string, port int) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				io.Copy(c, c)
-			}()
-		}
-	}()
+	l := tstest.Serve(t, func(c net.Conn) { io.Copy(c, c) })
 	a := l.Addr().(*net.TCPAddr)
 	return a.IP.String(), a.Port
 }
