@@ -280,7 +280,7 @@ func runBattery(t *testing.T, ctx context.Context, prov sandbox.Provider) (rs []
 	}
 	// The listener a direct connection must not reach: on the host's loopback, outside the
 	// wall's network namespace.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := ListenOutside()
 	if err != nil {
 		t.Fatal(err)
 	}
