@@ -9,7 +9,6 @@
 package policy
 
 import (
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -18,6 +17,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/openworker/openworker/core/internal/randbytes"
 )
 
 // Network is how a session reaches the network.
@@ -371,7 +372,7 @@ func (p *Policy) Folder(given string) (string, bool) {
 // NewMarker returns a fresh random per-run marker.
 func NewMarker() (string, error) {
 	var b [12]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	if err := randbytes.Read(b[:]); err != nil {
 		return "", fmt.Errorf("policy: marker: %w", err)
 	}
 	return "openworker-" + hex.EncodeToString(b[:]), nil

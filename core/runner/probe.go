@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"net/netip"
@@ -10,6 +9,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/openworker/openworker/core/internal/randbytes"
 )
 
 const dialProbeTimeout = 300 * time.Millisecond
@@ -19,7 +20,7 @@ const dialProbeTimeout = 300 * time.Millisecond
 func probe(a *ProbeArgs) []Check {
 	var out []Check
 	var b [8]byte
-	_, _ = rand.Read(b[:])
+	_ = randbytes.Read(b[:])
 	name := ".openworker-probe-" + hex.EncodeToString(b[:])
 	for _, dir := range a.Writable {
 		c := Check{Name: "writable", Target: dir}

@@ -70,3 +70,29 @@ func TestConnectThroughTheProxy(t *testing.T) {
 		}
 	})
 }
+
+// A proxy's answer is read by hand (the helper links no HTTP stack): refusals with and
+// without a length, and answers that are not HTTP, each end in one line.
+func TestConnectReadsTheAnswer(t *testing.T) {
+	for _, tc := range []struct{ name, answer, want string }{
+		{"refusal", "HTTP/1.1 403 Forbidden\r\nContent-Length: 31\r\n\r\nx.test:22 is blocked by policy\nsecond line", "openworker: x.test:22 is blocked by policy\n"},
+		{"refusal_until_hangup", "HTTP/1.0 502 Bad Gateway\r\n\r\nno route to x.test\n", "openworker: no route to x.test\n"},
+		{"refusal_without_text", "HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n", "openworker: the session's proxy refused x.test:22 (407 Proxy Authentication Required)\n"},
+		{"not_http", "SSH-2.0-OpenSSH\r\n", `openworker: the session's proxy gave no answer for x.test:22: malformed answer "SSH-2.0-OpenSSH"` + "\n"},
+		{"bad_length", "HTTP/1.1 403 Forbidden\r\nContent-Length: -4\r\n\r\n", `openworker: the session's proxy gave no answer for x.test:22: malformed Content-Length "-4"` + "\n"},
+		{"hung_up", "HTTP/1.1 200 Connection", "openworker: the session's proxy gave no answer for x.test:22: EOF\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := tstest.Serve(t, func(c net.Conn) {
+				defer c.Close()
+				io.WriteString(c, tc.answer)
+			})
+			env := map[string]string{"HTTPS_PROXY": "http://" + l.Addr().String()}
+			var out, errb bytes.Buffer
+			code := Connect([]string{"x.test", "22"}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errb)
+			if code != 1 || out.Len() != 0 || errb.String() != tc.want {
+				t.Errorf("got %d %q %q, want %q", code, out.String(), errb.String(), tc.want)
+			}
+		})
+	}
+}
