@@ -42,6 +42,11 @@ type wallSetup struct {
 	// Relay says the builder sets up the sandbox's network for the relay and the DNS stub
 	// (netns_linux.go) and hands their sockets over.
 	Relay bool
+	// NetReady says the network namespace the setup carries (NetNS) was set up by the core
+	// as the builder would: lo is up and, with Relay, the relay's rules, listener and stub
+	// are made and held by the core, or RelayErr says why they could not be.
+	NetReady bool
+	RelayErr string
 	// netnsFD is that namespace, once received; tmpFD that mount.
 	netnsFD, tmpFD int
 }

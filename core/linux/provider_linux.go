@@ -43,7 +43,7 @@ func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 	setup.Stderr = spec.Stderr != nil
 	setup.UserNS = ownUserNS()
 	setup.Relay = relayWanted(p.Network)
-	b, err := pv.builder(netnsFor(p.Network))
+	b, err := pv.builder(netKind{netnsFor(p.Network), setup.Relay})
 	if err != nil {
 		return nil, err
 	}
@@ -57,6 +57,9 @@ func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 	defer b.setup.Close()
 	defer b.closeNetNS() // the builder has its own once the setup is sent
 	setup.NetNS = b.netns != nil
+	if b.net.ready {
+		setup.NetReady, setup.RelayErr = true, b.net.relayErr
+	}
 	setup.TimerSlack = b.slack
 	// The limits are in place before the setup goes: until it comes the builder starts
 	// nothing.
@@ -118,6 +121,10 @@ func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 		}
 		return nil, err
 	}
+	if err := b.takeNet(); err != nil {
+		b.discard()
+		return nil, err
+	}
 	if why := noRelay(p.Network); why != "" {
 		b.proc.active = append(b.proc.active, why)
 	}
@@ -143,29 +150,37 @@ func (pv *Provider) Prepare(network policy.Network) {
 	if pv.spare != nil {
 		return
 	}
-	sp := &spare{netns: netnsFor(network), ready: make(chan struct{})}
+	sp := &spare{ready: make(chan struct{})}
 	pv.spare = sp
 	go func() {
-		sp.b, sp.err = launch(sp.netns, pv.cgroupHost())
+		// Whether the relay is wanted may take a probe the first time (relaySupport): it is
+		// found out here, off the caller's way.
+		sp.kind = netKind{netnsFor(network), relayWanted(network)}
+		sp.b, sp.err = launch(sp.kind, pv.cgroupHost())
 		close(sp.ready)
 	}()
 }
 
-// spare is a builder started by Prepare; b and err are set once ready is closed.
+// spare is a builder started by Prepare; kind, b and err are set once ready is closed.
 type spare struct {
-	netns bool
+	kind  netKind
 	ready chan struct{}
 	b     *builder
 	err   error
 }
+
+// netKind is the network a builder is started for: a namespace of its own (netns), and in
+// it the relay's rules, listener and DNS stub (relay).
+type netKind struct{ netns, relay bool }
 
 // builder is a started wall builder waiting for its setup.
 type builder struct {
 	proc  *process
 	setup *net.UnixConn
 	// netns is the network namespace the builder joins, made after it started; nil when it
-	// was started in one, or needs none.
+	// was started in one, or needs none. net is what was set up in it (see newNetNS).
 	netns *os.File
+	net   madeNetNS
 	// slack is the timer slack the builder's main thread takes back (startCoarse).
 	slack uint64
 }
@@ -183,10 +198,33 @@ func (b *builder) closeNetNS() {
 		b.netns.Close()
 		b.netns = nil
 	}
+	b.net.closeRelay()
 }
 
-// builder takes the prepared builder when it has the right network namespace, or starts one.
-func (pv *Provider) builder(netns bool) (*builder, error) {
+// takeNet hands the relay's listener and the DNS stub's socket made with the network
+// namespace (newNetNS) to the process, which serves them as the ones a builder sends.
+func (b *builder) takeNet() error {
+	if b.net.relay == nil {
+		return nil
+	}
+	l, err := net.FileListener(b.net.relay)
+	if err != nil {
+		return fmt.Errorf("linux sandbox: the relay's sockets: %w", err)
+	}
+	pc, err := net.FilePacketConn(b.net.stub)
+	if err != nil {
+		l.Close()
+		return fmt.Errorf("linux sandbox: the relay's sockets: %w", err)
+	}
+	b.net.closeRelay()
+	b.proc.mu.Lock()
+	b.proc.relay, b.proc.stub = l, pc
+	b.proc.mu.Unlock()
+	return nil
+}
+
+// builder takes the prepared builder when it has the right network, or starts one.
+func (pv *Provider) builder(kind netKind) (*builder, error) {
 	pv.mu.Lock()
 	sp := pv.spare
 	pv.spare = nil
@@ -194,13 +232,13 @@ func (pv *Provider) builder(netns bool) (*builder, error) {
 	if sp != nil {
 		<-sp.ready
 		if sp.err == nil {
-			if sp.netns == netns {
+			if sp.kind == kind {
 				return sp.b, nil
 			}
 			sp.b.discard()
 		}
 	}
-	return launch(netns, pv.cgroupHost())
+	return launch(kind, pv.cgroupHost())
 }
 
 // cgroupHost is where the sandboxes' cgroups are made: the machine's, unless a test said.
@@ -243,7 +281,7 @@ var rootCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP, unix.CAP_NET_ADMI
 
 // launch creates the namespaces and starts the wall builder in them, with the setup socket as
 // its fd 3.
-func launch(netns bool, cgroups *cgroupHost) (*builder, error) {
+func launch(kind netKind, cgroups *cgroupHost) (*builder, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("linux sandbox: make the setup socket: %w", err)
@@ -265,15 +303,16 @@ func launch(netns bool, cgroups *cgroupHost) (*builder, error) {
 
 	flags := uintptr(unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
 	userns := ownUserNS()
-	// A new network namespace takes the kernel most of a millisecond to make. A builder with
-	// a user namespace of its own must be started in it (only that user namespace's
-	// capabilities reach it); a root caller's builder starts without, and the namespace is
-	// made while it boots and sent to it with the setup.
-	joinNetNS := netns && !userns
+	// A new network namespace takes the kernel most of a millisecond to make, and the
+	// relay's rules a few more. A builder with a user namespace of its own must be started
+	// in it and set it up itself (only that user namespace's capabilities reach it); a root
+	// caller's builder starts without, and the namespace is made and set up while it boots
+	// (a Go program's start, on another core) and sent to it with the setup.
+	joinNetNS := kind.netns && !userns
 	var netnsMade <-chan madeNetNS
 	if joinNetNS {
-		netnsMade = newNetNS()
-	} else if netns {
+		netnsMade = newNetNS(kind.relay)
+	} else if kind.netns {
 		flags |= unix.CLONE_NEWNET
 	}
 	attr := &syscall.SysProcAttr{
@@ -303,9 +342,11 @@ func launch(netns bool, cgroups *cgroupHost) (*builder, error) {
 		conn.Close()
 		cg.remove()
 		if netnsMade != nil {
-			if m := <-netnsMade; m.f != nil {
+			m := <-netnsMade
+			if m.f != nil {
 				m.f.Close()
 			}
+			m.closeRelay()
 		}
 		if !userns {
 			return nil, fmt.Errorf("linux sandbox: create the namespaces: %w; the session cannot run behind the wall", err)
@@ -329,22 +370,58 @@ func launch(netns bool, cgroups *cgroupHost) (*builder, error) {
 			b.discard()
 			return nil, fmt.Errorf("linux sandbox: create the network namespace: %w; the session cannot run behind the wall", m.err)
 		}
-		b.netns = m.f
+		b.netns, b.net = m.f, m
 	}
 	return b, nil
 }
 
-// madeNetNS is a network namespace, open, or why it could not be made.
+// madeNetNS is a network namespace, open, or why it could not be made; and what was set up
+// in it.
 type madeNetNS struct {
 	f   *os.File
 	err error
+	// ready says lo is up and, when the relay was asked for, the relay's rules, listener
+	// and stub were made (relay and stub) or relayErr says why not; the builder then does
+	// neither. Without ready the builder sets the network up itself, as in its own.
+	ready       bool
+	relay, stub *os.File
+	relayErr    string
 }
 
-// newNetNS makes a network namespace, on a goroutine of its own, and sends it open. The
-// thread that makes it enters it and comes back to this process's own before any other
-// goroutine may run on it. It must not end instead: a child's death signal (Pdeathsig)
-// follows the thread that started the child, which may be this one.
-func newNetNS() <-chan madeNetNS {
+func (m *madeNetNS) closeRelay() {
+	for _, f := range []**os.File{&m.relay, &m.stub} {
+		if *f != nil {
+			(*f).Close()
+			*f = nil
+		}
+	}
+}
+
+// setUp sets the new network up, on the thread in it, as the builder would (wall_linux.go):
+// lo up and, with relay, the relay's rules, listener and stub. When lo does not come up the
+// builder tries and says why; a relay that cannot be made is said as the builder's own.
+func (m *madeNetNS) setUp(relay bool) {
+	if loopbackUp() != nil {
+		return
+	}
+	m.ready = true
+	if !relay {
+		return
+	}
+	r, st, err := egressUp()
+	if err != nil {
+		m.relayErr = err.Error()
+		return
+	}
+	m.relay, m.stub = os.NewFile(uintptr(r), "relay"), os.NewFile(uintptr(st), "stub")
+}
+
+// newNetNS makes a network namespace, on a goroutine of its own, and sends it open; with
+// relay, set up for the relay (egressUp). The thread that makes it enters it and comes back
+// to this process's own before any other goroutine may run on it. It must not end instead: a
+// child's death signal (Pdeathsig) follows the thread that started the child, which may be
+// this one.
+func newNetNS(relay bool) <-chan madeNetNS {
 	ch := make(chan madeNetNS, 1)
 	go func() {
 		runtime.LockOSThread()
@@ -361,17 +438,22 @@ func newNetNS() <-chan madeNetNS {
 			return
 		}
 		f, err := os.Open("/proc/thread-self/ns/net")
+		m := madeNetNS{f: f, err: err}
+		if err == nil {
+			m.setUp(relay)
+		}
 		if back := unix.Setns(int(own.Fd()), unix.CLONE_NEWNET); back != nil {
 			// The thread cannot go back: it stays locked and parked for good, so that no
 			// goroutine ever runs in the wrong network and no child loses its parent.
 			if f != nil {
 				f.Close()
 			}
+			m.closeRelay()
 			ch <- madeNetNS{err: fmt.Errorf("return to this process's network namespace: %w", back)}
 			select {}
 		}
 		runtime.UnlockOSThread()
-		ch <- madeNetNS{f, err}
+		ch <- m
 	}()
 	return ch
 }

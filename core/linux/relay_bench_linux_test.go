@@ -33,7 +33,7 @@ func newRelayRig(b *testing.B, origin string) *relayRig {
 	if relaySupport() != "" || os.Geteuid() != 0 {
 		b.Skipf("no relay here (%s) or not root", relaySupport())
 	}
-	m := <-newNetNS()
+	m := <-newNetNS(false)
 	if m.err != nil {
 		b.Fatal(m.err)
 	}

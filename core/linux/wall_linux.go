@@ -285,7 +285,7 @@ func buildWall(s *wallSetup, conn int) (int, []string, error) {
 		}
 	}
 	listener := -1
-	if s.Network != policy.Open || s.Relay {
+	if (s.Network != policy.Open || s.Relay) && !s.NetReady {
 		if err := loopbackUp(); err != nil {
 			return 0, nil, step("bring up lo in the sandbox's network", err)
 		}
@@ -298,14 +298,24 @@ func buildWall(s *wallSetup, conn int) (int, []string, error) {
 		listener = fd
 	}
 	relay, stub := -1, -1
+	// relayOn: the sandbox's network sends its connections to the relay, set up here or by
+	// the core.
+	relayOn := false
 	if s.Relay {
-		// Made before anything inside runs, as the proxy's listener is. A kernel that turns
-		// the rules down here after the probe accepted them leaves the session as it was
-		// before the relay: it says so, and runs.
-		var err error
-		if relay, stub, err = egressUp(); err != nil {
-			relay, stub = -1, -1
-			active = append(active, "no relay ("+err.Error()+")")
+		// Made before anything inside runs, as the proxy's listener is; by the core, when
+		// it made the network (NetReady), which then holds the sockets. A kernel that turns
+		// the rules down after the probe accepted them leaves the session as it was before
+		// the relay: it says so, and runs.
+		why := s.RelayErr
+		if !s.NetReady {
+			var err error
+			if relay, stub, err = egressUp(); err != nil {
+				relay, stub, why = -1, -1, err.Error()
+			}
+		}
+		relayOn = why == ""
+		if !relayOn {
+			active = append(active, "no relay ("+why+")")
 		} else {
 			active = append(active, "relay: every TCP connection out goes through the allow list; DNS answered by the session's stub")
 		}
@@ -335,7 +345,7 @@ func buildWall(s *wallSetup, conn int) (int, []string, error) {
 		}
 		forwards = append(forwards, f)
 	}
-	binds, err := buildRoot(s, relay >= 0)
+	binds, err := buildRoot(s, relayOn)
 	if err != nil {
 		return 0, nil, err
 	}

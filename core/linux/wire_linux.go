@@ -11,11 +11,11 @@ import (
 // a millisecond on the setup in a fresh builder, before every sandbox's first mount.
 
 // wireVersion changes whenever a field below is added, removed or moved.
-const wireVersion = 6
+const wireVersion = 7
 
 func (s *wallSetup) encode() []byte {
 	e := wire.NewEncoder(wireVersion)
-	e.Flags(s.Stderr, s.UserNS, s.NetNS, s.Runner.Conn, s.Runner.Serve, s.TmpMount, s.Relay)
+	e.Flags(s.Stderr, s.UserNS, s.NetNS, s.Runner.Conn, s.Runner.Serve, s.TmpMount, s.Relay, s.NetReady)
 	e.String(string(s.Network))
 	e.Uint(uint64(s.ProxyPort))
 	e.Uint(s.TimerSlack)
@@ -36,6 +36,7 @@ func (s *wallSetup) encode() []byte {
 	e.Strings(s.Runner.Env)
 	e.String(s.Runner.Dir)
 	e.String(s.UserHome)
+	e.String(s.RelayErr)
 	return e.Message()
 }
 
@@ -45,7 +46,7 @@ func decodeSetup(b []byte) (*wallSetup, error) {
 	f := d.Byte()
 	s.Stderr, s.UserNS, s.NetNS = wire.Flag(f, 0), wire.Flag(f, 1), wire.Flag(f, 2)
 	s.Runner.Conn, s.Runner.Serve, s.TmpMount = wire.Flag(f, 3), wire.Flag(f, 4), wire.Flag(f, 5)
-	s.Relay = wire.Flag(f, 6)
+	s.Relay, s.NetReady = wire.Flag(f, 6), wire.Flag(f, 7)
 	s.Network = policy.Network(d.String())
 	s.ProxyPort = int(d.Uint())
 	s.TimerSlack = d.Uint()
@@ -74,6 +75,7 @@ func decodeSetup(b []byte) (*wallSetup, error) {
 	s.Runner.Env = d.Strings()
 	s.Runner.Dir = d.String()
 	s.UserHome = d.String()
+	s.RelayErr = d.String()
 	if err := d.End(); err != nil {
 		return nil, fmt.Errorf("the setup is unreadable: %w", err)
 	}

@@ -28,7 +28,7 @@ func sampleSetup() *wallSetup {
 			Dir:  "/home/ü/project with space",
 			Conn: true, Serve: true,
 		},
-		Stderr: true, NetNS: true,
+		Stderr: true, NetNS: true, Relay: true, NetReady: true, RelayErr: "add the rules: operation not supported",
 	}
 }
 

@@ -99,6 +99,7 @@ func NewServer(cfg Config) *Server {
 func (s *Server) Serve(rw io.ReadWriter) error {
 	// Whatever the commands left running goes with the runner.
 	defer s.shell.stopGroups()
+	go warmStart()
 	var wmu sync.Mutex
 	send := func(r *Response) {
 		msg := r.encodeFitting()
@@ -285,3 +286,12 @@ func (s *Server) handle(req *Request, send func(*Response)) (*Result, error) {
 
 // MaxRead bounds one read call.
 const MaxRead = 8 << 20
+
+// warmStart makes, while the runner waits for its first call, the check os/exec makes once
+// before a process's first child on Linux (whether pidfds work, by starting and reaping a
+// child of its own): otherwise the first command, often a run's only one, waits for it.
+func warmStart() {
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		p.Release()
+	}
+}
