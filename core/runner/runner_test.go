@@ -353,3 +353,107 @@ while [ ! -e trap1 ] || [ ! -e trap2 ]; do sleep 0.01; done`}}, nil)
 		t.Fatal("the background process was not sent SIGTERM before SIGKILL: its trap did not run")
 	}
 }
+
+// A command of plain words that names a program (`git status`, `go test ./...`, `true`)
+// changes nothing a shell keeps: it is started directly, without a shell around it, with the
+// shell's working folder and exported variables. What a shell would read differently (a
+// builtin, a keyword, an assignment, quotes, expansions, operators, a program not in PATH)
+// still goes through the shell, with the shell's behaviour.
+func TestSimpleCommandsRunWithoutAShell(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+	os.Mkdir(bin, 0o755)
+	// parent prints the name of the process that started it, and its arguments.
+	os.WriteFile(filepath.Join(bin, "killself"), []byte("#!/bin/sh\nkill -9 $$\n"), 0o755)
+	os.WriteFile(filepath.Join(bin, "parent"), []byte("#!/bin/sh\nprintf '%s|' \"$(cat /proc/$PPID/comm 2>/dev/null || ps -o comm= -p $PPID)\" \"$@\"; echo\n"), 0o755)
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	c := startServer(t, dir)
+	exec1(t, c, "cd sub && export FROM_BEFORE=kept")
+	for _, tc := range []struct {
+		cmd, want string
+		shell     bool
+	}{
+		{"parent", "|", false},
+		{"parent a-b ./c/d e=f 1,2 x:y +z @w %v", "|a-b|./c/d|e=f|1,2|x:y|+z|@w|%v|", false},
+		{"  parent\ttab  ", "|tab|", false},
+		{bin + "/parent /abs", "|/abs|", false},
+		{"parent 'quoted word'", "|quoted word|", true},
+		{"parent $FROM_BEFORE", "|kept|", true},
+		{"parent *.none", "|*.none|", true},
+		{"parent ~", "|" + os.Getenv("HOME") + "|", true},
+		{"X=1 parent", "|", true},
+		{"parent; parent", "|\n|", true},
+		{"parent # note", "|", true},
+		{"parent {a,b}", "|{a,b}|", true},
+		{"command parent", "|", true},
+	} {
+		r := exec1(t, c, tc.cmd)
+		out := string(r.Stdout)
+		name, rest, _ := strings.Cut(out, "|")
+		if r.ExitCode != 0 || "|"+rest != tc.want+"\n" && !(tc.cmd == "parent; parent") {
+			t.Errorf("%q: exit %d, printed %q, want the arguments %q", tc.cmd, r.ExitCode, out, tc.want)
+			continue
+		}
+		if viaShell := name == "sh" || name == "dash" || name == "bash"; viaShell != tc.shell {
+			t.Errorf("%q was started by %q: through a shell %v, want %v", tc.cmd, name, viaShell, tc.shell)
+		}
+	}
+	// Started directly, a program still gets the shell's state: its folder and variables.
+	r := exec1(t, c, "env")
+	if !strings.Contains(string(r.Stdout), "\nFROM_BEFORE=kept\n") {
+		t.Errorf("env did not see the exported variable: %q", r.Stdout)
+	}
+	if r := exec1(t, c, "realpath ."); strings.TrimSpace(string(r.Stdout)) != filepath.Join(dir, "sub") {
+		t.Errorf("realpath . ran in %q, want the shell's folder", r.Stdout)
+	}
+	// The shell's state is not lost to a direct start: the next shell command still has it.
+	if r := exec1(t, c, `pwd; echo "$FROM_BEFORE"`); string(r.Stdout) != filepath.Join(dir, "sub")+"\nkept\n" {
+		t.Errorf("after direct starts the shell saw %q", r.Stdout)
+	}
+	// Statuses as a shell gives them: the program's own, a signal's 128+N, and a program
+	// not in PATH the shell's 127 and its own words.
+	if r := exec1(t, c, "false"); r.ExitCode != 1 {
+		t.Errorf("false: exit %d", r.ExitCode)
+	}
+	if r := exec1(t, c, "killself"); r.ExitCode != 128+9 {
+		t.Errorf("a program killed by SIGKILL: exit %d", r.ExitCode)
+	}
+	if r := exec1(t, c, "no-such-program-here"); r.ExitCode != 127 || !strings.Contains(string(r.Stderr), "not found") {
+		t.Errorf("a missing program: exit %d, %q", r.ExitCode, r.Stderr)
+	}
+}
+
+// Which commands are plain words naming a program: everything a shell would read otherwise
+// goes to the shell.
+func TestPlainCommand(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		want []string
+	}{
+		{"git status --porcelain", []string{"git", "status", "--porcelain"}},
+		{"go test ./... -run=TestX -count=1", []string{"go", "test", "./...", "-run=TestX", "-count=1"}},
+		{"true", []string{"true"}},
+		{"false", []string{"false"}},
+		{"./build.sh check", []string{"./build.sh", "check"}},
+		{"", nil}, {"   ", nil},
+		{"echo hi", nil}, {"printf x", nil}, {"pwd", nil}, {"cd /", nil}, {"export A=1", nil},
+		{"exit 3", nil}, {"exec ls", nil}, {". ./env", nil}, {"source x", nil}, {"eval ls", nil},
+		{"set -e", nil}, {"unset A", nil}, {"umask 077", nil}, {"ulimit -n 10", nil}, {"alias l=ls", nil},
+		{"command ls", nil}, {"builtin cd", nil}, {"type ls", nil}, {"hash", nil}, {"test -f x", nil}, {"[ -f x ]", nil},
+		{"time make", nil}, {"if", nil}, {"for", nil}, {"while", nil}, {"until", nil}, {"case", nil}, {"function", nil},
+		{"!", nil}, {"{", nil}, {"[[", nil}, {"declare -x A", nil}, {"local a", nil}, {"read x", nil}, {"trap x EXIT", nil},
+		{"wait", nil}, {"kill %1", nil}, {"jobs", nil}, {"fg", nil}, {"bg", nil}, {"shift", nil}, {"return", nil},
+		{"A=1 make", nil}, {"make A=1", []string{"make", "A=1"}},
+		{"ls *.go", nil}, {"ls ?", nil}, {"ls [ab]", nil}, {"ls ~", nil}, {"ls ~/x", nil}, {"ls {a,b}", nil},
+		{"ls $HOME", nil}, {"ls `pwd`", nil}, {"ls 'a b'", nil}, {`ls "a"`, nil}, {`ls a\ b`, nil},
+		{"ls; ls", nil}, {"ls && ls", nil}, {"ls | cat", nil}, {"ls > out", nil}, {"ls < in", nil}, {"ls &", nil},
+		{"(ls)", nil}, {"ls # c", nil}, {"ls\nls", nil}, {"ls\rx", nil}, {"ls !x", nil}, {"ls ^x", nil},
+		{"ls é", nil}, {"ls \x00", nil},
+	} {
+		got, ok := plainCommand(tc.cmd)
+		if ok != (tc.want != nil) || strings.Join(got, "\x00") != strings.Join(tc.want, "\x00") {
+			t.Errorf("plainCommand(%q) = %q, %v; want %q", tc.cmd, got, ok, tc.want)
+		}
+	}
+}

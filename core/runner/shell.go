@@ -66,6 +66,46 @@ const wrapper = `__openworker_state=$1; __openworker_cmd=$2; shift 2
 trap '__openworker_rc=$?; { command pwd -P; command printf "\0"; command export -p; } >"$__openworker_state" 2>/dev/null; exit $__openworker_rc' EXIT
 eval "$__openworker_cmd"`
 
+// plainCommand returns the words of a shell command made of nothing but plain words naming
+// a program: letters, digits and - _ . / , : + @ % = (not in the first word, where it makes
+// an assignment), separated by spaces or tabs. A shell starts such a command with exactly
+// those words and changes nothing of its own. Anything else it reads otherwise: quotes,
+// expansions ($ ` ~ * ? [ { !), operators, redirections, comments, other bytes, and a first
+// word that is one of its keywords or builtins (shellWords).
+func plainCommand(cmd string) ([]string, bool) {
+	words := strings.FieldsFunc(cmd, func(r rune) bool { return r == ' ' || r == '\t' })
+	if len(words) == 0 || strings.Contains(words[0], "=") || strings.Contains(shellWords, " "+words[0]+" ") {
+		return nil, false
+	}
+	for _, w := range words {
+		for i := 0; i < len(w); i++ {
+			c := w[i]
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-_./,:+@%=", c) >= 0) {
+				return nil, false
+			}
+		}
+	}
+	return words, true
+}
+
+// shellWords are the keywords and builtins of the shells /bin/sh is (dash, bash, zsh as
+// sh), between spaces: a command that starts with one is the shell's to run. true and false
+// are not among them: their programs do what the builtins do.
+const shellWords = ` . : alias bg bind break builtin caller case cd chdir command compgen complete ` +
+	`compopt continue coproc declare dirs disown do done echo elif else emulate enable esac eval exec exit ` +
+	`export fc fg fi for function getopts hash help history if in jobs kill let local logout mapfile popd ` +
+	`print printf pushd pwd read readarray readonly repeat return select set setopt shift shopt source ` +
+	`suspend test then time times trap type typeset ulimit umask unalias unfunction unhash unset unsetopt ` +
+	`until wait whence where which while `
+
+// shellReadsEnv says the environment makes /bin/sh more than a plain POSIX shell: exported
+// bash functions (which a command's first word may name), or a start-up file to read.
+func shellReadsEnv(env []string) bool {
+	return slices.ContainsFunc(env, func(kv string) bool {
+		return strings.HasPrefix(kv, "BASH_FUNC_") || strings.HasPrefix(kv, "BASH_ENV=") || strings.HasPrefix(kv, "ENV=")
+	})
+}
+
 func newShell(cfg Config) *shell {
 	tmp := envValue(cfg.Env, "TMPDIR")
 	if !filepath.IsAbs(tmp) {
@@ -115,14 +155,27 @@ func (sh *shell) exec(id uint64, a *ExecArgs, send func(*Response), x *execIO) (
 		return cannot(126, fmt.Sprintf("openworker: the working folder %s does not exist inside the sandbox; use a folder of the session (cd to it, or give it with --rw)", dir))
 	}
 	sh.dir = dir
-	var cmd *exec.Cmd
-	if len(a.Argv) > 0 {
-		path, err := lookPath(a.Argv[0], sh.env)
-		if err != nil {
+	// argv is the program and its arguments when there is no shell around them: given so,
+	// or a shell command of plain words that names a program in PATH, which a shell would
+	// start with those words and nothing of its own changed (a process less, and no state
+	// to write and read back). A program not found is left to the shell, to say so.
+	argv, path := a.Argv, ""
+	if len(argv) == 0 {
+		if words, ok := plainCommand(a.Command); ok && !shellReadsEnv(sh.env) {
+			if p, err := lookPath(words[0], sh.env); err == nil {
+				argv, path = words, p
+			}
+		}
+	} else {
+		var err error
+		if path, err = lookPath(argv[0], sh.env); err != nil {
 			return cannot(127, err.Error())
 		}
-		cmd = exec.Command(path, a.Argv[1:]...)
-		cmd.Args[0] = a.Argv[0] // as a shell passes it: the name as given
+	}
+	var cmd *exec.Cmd
+	if len(argv) > 0 {
+		cmd = exec.Command(path, argv[1:]...)
+		cmd.Args[0] = argv[0] // as a shell passes it: the name as given
 	} else {
 		cmd = exec.Command("/bin/sh", "-c", wrapper, "sh", sh.state, a.Command)
 	}
@@ -149,7 +202,7 @@ func (sh *shell) exec(id uint64, a *ExecArgs, send func(*Response), x *execIO) (
 	_ = os.RemoveAll(sh.state)
 	start := time.Now()
 	if err := sh.start(cmd); err != nil {
-		return cannot(startStatus(err), fmt.Sprintf("%s: %s", a.Argv[0], startReason(err)))
+		return cannot(startStatus(err), fmt.Sprintf("%s: %s", cmd.Args[0], startReason(err)))
 	}
 	if in != nil {
 		in.Close()
@@ -207,7 +260,7 @@ func (sh *shell) exec(id uint64, a *ExecArgs, send func(*Response), x *execIO) (
 	res.ExitCode = exitCode(cmd, err)
 	res.Stdout, res.StdoutTruncated = stdout.buf.Bytes(), stdout.dropped
 	res.Stderr, res.StderrTruncated = stderr.buf.Bytes(), stderr.dropped
-	if len(a.Argv) == 0 {
+	if len(argv) == 0 {
 		if why := sh.readState(); why != "" {
 			res.StateRefused = why + "; the working folder and exported variables are kept from before this command"
 		}
