@@ -9,6 +9,10 @@ readonly bundle="build/${app_name}.app"
 readonly main_pkg="./app/openworker"
 readonly helper_pkg="./app/openworker-runner"
 readonly helper_name="openworker-runner"
+# The MCP server (openworker mcp) is a program of its own beside the CLI: the CLI is
+# built with -tags mcpapart, so that it links none of the server's packages (the MCP SDK,
+# its JSON schemas), which every run and session exec would otherwise start up.
+readonly mcp_name="openworker-mcp"
 
 # darwinkit v0.5.0's libffi bridge keeps a pointer into a slice that Go 1.25
 # and later allocate on the stack; the app then aborts at its first Cocoa
@@ -22,8 +26,9 @@ usage: ./build.sh COMMAND
 
 commands:
   app     build build/OpenWorker.app: the openworker binary with cgo (the
-          menu-bar app needs it) and the openworker-runner helper without
-          cgo (what runs inside the wall), each for arm64 and amd64 (joined
+          menu-bar app needs it), and without cgo the openworker-runner
+          helper (what runs inside the wall) and openworker-mcp (the MCP
+          server, which openworker mcp hands over to), each for arm64 and amd64 (joined
           with lipo when both build), for macOS 12.0 and later (checked),
           Info.plist and resources/, signed, and zipped for release as
           build/OpenWorker-VERSION-macos.zip. macOS only.
@@ -34,9 +39,10 @@ commands:
           ticket stapled to the app.
   helper  build build/openworker-runner, the helper that runs inside the
           wall on a Mac (the runner, ssh's ProxyCommand), without cgo.
-  cli     build build/openworker, the CLI and daemon for this machine (on a
-          Mac with the helper beside it). On
-          Linux it is static, without cgo: it has no use for cgo there, and
+  cli     build build/openworker, the CLI and daemon for this machine, with
+          build/openworker-mcp (the MCP server, apart so that the CLI's
+          every start skips its packages) and the helper beside it. On
+          Linux they are static, without cgo: it has no use for cgo there, and
           a binary that skips the dynamic loader starts faster, which every
           sandboxed command pays for twice (the CLI and the sandbox's first
           process).
@@ -71,7 +77,7 @@ build_arch() {
 	MACOSX_DEPLOYMENT_TARGET="$min_macos" \
 		CGO_CFLAGS="-mmacosx-version-min=${min_macos}" \
 		CGO_LDFLAGS="-mmacosx-version-min=${min_macos}" \
-		CGO_ENABLED=1 GOOS=darwin GOARCH="$arch" go build -trimpath \
+		CGO_ENABLED=1 GOOS=darwin GOARCH="$arch" go build -trimpath -tags mcpapart \
 		-gcflags="$darwinkit_gcflags" \
 		-ldflags="-X main.version=${version}" \
 		-o "$out" "$main_pkg"
@@ -82,6 +88,14 @@ build_arch() {
 build_helper_arch() {
 	local arch="$1" out="$2"
 	CGO_ENABLED=0 GOOS=darwin GOARCH="$arch" go build -trimpath -o "$out" "$helper_pkg"
+}
+
+# build_mcp_arch builds the MCP server for one CPU into $2: the CLI with the
+# server in it, without cgo, so no AppKit or darwinkit in an agent's server.
+build_mcp_arch() {
+	local arch="$1" out="$2" version="$3"
+	CGO_ENABLED=0 GOOS=darwin GOARCH="$arch" go build -trimpath \
+		-ldflags="-X main.version=${version}" -o "$out" "$main_pkg"
 }
 
 # join puts the built slices $2… into one binary $1 (lipo when there are two).
@@ -149,7 +163,7 @@ PLIST
 # Developer ID in OPENWORKER_SIGN_IDENTITY, the hardened runtime and a
 # timestamp; ad hoc ("-") without it, which is enough to run on this Mac.
 sign() {
-	local helper="$bundle/Contents/Helpers/${helper_name}"
+	local helper="$bundle/Contents/Helpers/${helper_name}" mcp="$bundle/Contents/Helpers/${mcp_name}"
 	if ! command -v codesign >/dev/null 2>&1; then
 		step "codesign not found: ${bundle} is unsigned"
 		return
@@ -158,11 +172,13 @@ sign() {
 	if [ -z "$identity" ]; then
 		step "ad-hoc signing (set OPENWORKER_SIGN_IDENTITY to sign with a Developer ID)"
 		codesign --force --sign - --timestamp=none "$helper"
+		codesign --force --sign - --timestamp=none "$mcp"
 		codesign --force --sign - --timestamp=none "$bundle"
 	else
 		step "signing with ${identity}, hardened runtime"
 		write_entitlements build/entitlements.plist
 		codesign --force --options runtime --timestamp --sign "$identity" "$helper"
+		codesign --force --options runtime --timestamp --sign "$identity" "$mcp"
 		codesign --force --options runtime --timestamp --entitlements build/entitlements.plist --sign "$identity" "$bundle"
 	fi
 	codesign --verify --strict --deep "$bundle"
@@ -214,12 +230,14 @@ build_app() {
 	arm64) host=arm64 ;;
 	*) host=amd64 ;;
 	esac
-	local helpers=()
+	local helpers=() mcps=()
 	for arch in arm64 amd64; do
 		if build_arch "$arch" "build/arch/openworker-${arch}" "$version"; then
 			built+=("build/arch/openworker-${arch}")
 			build_helper_arch "$arch" "build/arch/${helper_name}-${arch}"
 			helpers+=("build/arch/${helper_name}-${arch}")
+			build_mcp_arch "$arch" "build/arch/${mcp_name}-${arch}" "$version"
+			mcps+=("build/arch/${mcp_name}-${arch}")
 		elif [ "$arch" = "$host" ]; then
 			echo "build.sh app: the ${arch} build failed" >&2
 			exit 1
@@ -231,12 +249,15 @@ build_app() {
 		step "lipo not found; the app is ${host} only"
 		built=("build/arch/openworker-${host}")
 		helpers=("build/arch/${helper_name}-${host}")
+		mcps=("build/arch/${mcp_name}-${host}")
 	fi
 	[ "${#built[@]}" -gt 1 ] && step "joining arm64 and amd64 with lipo"
 	join "$bundle/Contents/MacOS/openworker" "${built[@]}"
 	join "$bundle/Contents/Helpers/${helper_name}" "${helpers[@]}"
+	join "$bundle/Contents/Helpers/${mcp_name}" "${mcps[@]}"
 	check_minos "$bundle/Contents/MacOS/openworker"
 	check_minos "$bundle/Contents/Helpers/${helper_name}"
+	check_minos "$bundle/Contents/Helpers/${mcp_name}"
 
 	cp Info.plist "$bundle/Contents/Info.plist"
 	cp -R resources/. "$bundle/Contents/Resources/"
@@ -272,8 +293,10 @@ build_cli() {
 		cgo=0
 	fi
 	mkdir -p build
-	CGO_ENABLED="$cgo" go build -trimpath -o build/openworker "$main_pkg"
+	CGO_ENABLED="$cgo" go build -trimpath -tags mcpapart -o build/openworker "$main_pkg"
 	step "built build/openworker"
+	CGO_ENABLED=0 go build -trimpath -o "build/${mcp_name}" "$main_pkg"
+	step "built build/${mcp_name}"
 	build_helper
 }
 
@@ -297,6 +320,7 @@ run_checks() {
 
 	step "go vet"
 	go vet ./...
+	go vet -tags mcpapart ./app/openworker
 
 	step "go test -race"
 	# The end-to-end package runs real walls, daemons and sshds for minutes; go test's

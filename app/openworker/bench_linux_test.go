@@ -113,8 +113,9 @@ func BenchmarkRunTrue(b *testing.B) {
 	})
 }
 
-// shipped is openworker as build.sh builds it: with the helper beside it, from which it starts
-// its wall builders; the plain test binary when the helper cannot be built.
+// shipped is openworker as build.sh builds it: without the MCP server, which is the program
+// beside it, and with the helper beside it, from which it starts its wall builders; the plain
+// test binary when these cannot be built.
 var shipped = sync.OnceValue(func() string {
 	// Beside the test binary's folder, which TestMain removes.
 	dir := filepath.Join(filepath.Dir(binary), "shipped")
@@ -122,13 +123,15 @@ var shipped = sync.OnceValue(func() string {
 		return binary
 	}
 	b, err := os.ReadFile(binary)
-	if err != nil || os.WriteFile(filepath.Join(dir, "openworker"), b, 0o755) != nil {
+	if err != nil || os.WriteFile(filepath.Join(dir, runner.MCPName), b, 0o755) != nil {
 		return binary
 	}
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, runner.HelperName), "../openworker-runner")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if build.Run() != nil {
-		return binary
+	for _, args := range [][]string{{"-tags", "mcpapart", "-o", filepath.Join(dir, "openworker"), "."}, {"-o", filepath.Join(dir, runner.HelperName), "../openworker-runner"}} {
+		build := exec.Command("go", append([]string{"build", "-trimpath"}, args...)...)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if build.Run() != nil {
+			return binary
+		}
 	}
 	return filepath.Join(dir, "openworker")
 })

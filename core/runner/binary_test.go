@@ -1,6 +1,10 @@
 package runner
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 func TestHelperBeside(t *testing.T) {
 	have := map[string]bool{
@@ -17,5 +21,27 @@ func TestHelperBeside(t *testing.T) {
 		if got := helperBeside(tc.exe, exists); got != tc.want {
 			t.Errorf("helperBeside(%s) = %s, want %s", tc.exe, got, tc.want)
 		}
+	}
+}
+
+// Started through a link on PATH (how the README puts the app's CLI there), the programs
+// beside it are found beside what the link points to.
+func TestBesideThroughALink(t *testing.T) {
+	dir := t.TempDir()
+	app := filepath.Join(dir, "OpenWorker.app", "Contents")
+	os.MkdirAll(filepath.Join(app, "MacOS"), 0o755)
+	os.MkdirAll(filepath.Join(app, "Helpers"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "bin"), 0o755)
+	for _, f := range []string{"MacOS/openworker", "Helpers/" + HelperName, "Helpers/" + MCPName} {
+		os.WriteFile(filepath.Join(app, f), []byte("#!/bin/sh\n"), 0o755)
+	}
+	link := filepath.Join(dir, "bin", "openworker")
+	os.Symlink(filepath.Join(app, "MacOS", "openworker"), link)
+	exe := resolved(link)
+	if got, want := beside(exe, MCPName, isFile), filepath.Join(app, "Helpers", MCPName); got != want {
+		t.Errorf("through %s: %s, want %s", link, got, want)
+	}
+	if got, want := helperBeside(exe, isFile), filepath.Join(app, "Helpers", HelperName); got != want {
+		t.Errorf("through %s: %s, want %s", link, got, want)
 	}
 }

@@ -71,32 +71,39 @@ func index(calls []string, re string) int {
 	return -1
 }
 
-func TestBuildAppForMacOS12WithTheHelper(t *testing.T) {
+func TestBuildAppForMacOS12WithTheHelpers(t *testing.T) {
 	calls, out, ok, project := buildApp(t)
 	if !ok {
 		t.Fatalf("build.sh app failed:\n%s", out)
 	}
 	for _, arch := range []string{"arm64", "amd64"} {
-		if index(calls, `^go build .*-o build/arch/openworker-`+arch+` \./app/openworker CGO_ENABLED=1 GOARCH=`+arch+` MACOSX_DEPLOYMENT_TARGET=12\.0 CGO_CFLAGS=-mmacosx-version-min=12\.0 CGO_LDFLAGS=-mmacosx-version-min=12\.0$`) < 0 {
-			t.Errorf("the app's %s build is not for macOS 12.0 with cgo:\n%s", arch, strings.Join(calls, "\n"))
+		// The app links no MCP server: that is the helper openworker-mcp, without cgo.
+		if index(calls, `^go build .*-tags mcpapart .*-o build/arch/openworker-`+arch+` \./app/openworker CGO_ENABLED=1 GOARCH=`+arch+` MACOSX_DEPLOYMENT_TARGET=12\.0 CGO_CFLAGS=-mmacosx-version-min=12\.0 CGO_LDFLAGS=-mmacosx-version-min=12\.0$`) < 0 {
+			t.Errorf("the app's %s build is not for macOS 12.0 with cgo and without the MCP server:\n%s", arch, strings.Join(calls, "\n"))
 		}
 		if index(calls, `^go build .*-o build/arch/openworker-runner-`+arch+` \./app/openworker-runner CGO_ENABLED=0 GOARCH=`+arch+` `) < 0 {
 			t.Errorf("the helper's %s build is missing or uses cgo:\n%s", arch, strings.Join(calls, "\n"))
 		}
+		if i := index(calls, `^go build .*-o build/arch/openworker-mcp-`+arch+` \./app/openworker CGO_ENABLED=0 GOARCH=`+arch+` `); i < 0 || strings.Contains(calls[i], "mcpapart") {
+			t.Errorf("the MCP server's %s build is missing, uses cgo or leaves the server out:\n%s", arch, strings.Join(calls, "\n"))
+		}
 	}
-	helper := filepath.Join(project, "build", "OpenWorker.app", "Contents", "Helpers", "openworker-runner")
-	if b, err := os.ReadFile(helper); err != nil || string(b) != "universal\n" {
-		t.Fatalf("the helper in the bundle: %q %v", b, err)
+	for _, name := range []string{"openworker-runner", "openworker-mcp"} {
+		helper := filepath.Join(project, "build", "OpenWorker.app", "Contents", "Helpers", name)
+		if b, err := os.ReadFile(helper); err != nil || string(b) != "universal\n" {
+			t.Fatalf("%s in the bundle: %q %v", name, b, err)
+		}
 	}
-	for _, bin := range []string{"Contents/MacOS/openworker", "Contents/Helpers/openworker-runner"} {
+	for _, bin := range []string{"Contents/MacOS/openworker", "Contents/Helpers/openworker-runner", "Contents/Helpers/openworker-mcp"} {
 		if index(calls, `^vtool -show-build .*`+regexp.QuoteMeta(bin)+`$`) < 0 {
 			t.Errorf("%s's minimum macOS was not checked", bin)
 		}
 	}
-	// Ad hoc without an identity: the helper, then the bundle, then a strict check.
-	h, a, v := index(calls, `^codesign --force --sign - --timestamp=none .*openworker-runner$`), index(calls, `^codesign --force --sign - --timestamp=none .*OpenWorker\.app$`), index(calls, `^codesign --verify --strict --deep`)
-	if h < 0 || a < h || v < a {
-		t.Errorf("ad-hoc signing, inside out: %d %d %d\n%s", h, a, v, strings.Join(calls, "\n"))
+	// Ad hoc without an identity: the helpers, then the bundle, then a strict check.
+	h, m := index(calls, `^codesign --force --sign - --timestamp=none .*openworker-runner$`), index(calls, `^codesign --force --sign - --timestamp=none .*openworker-mcp$`)
+	a, v := index(calls, `^codesign --force --sign - --timestamp=none .*OpenWorker\.app$`), index(calls, `^codesign --verify --strict --deep`)
+	if h < 0 || m < 0 || a < h || a < m || v < a {
+		t.Errorf("ad-hoc signing, inside out: %d %d %d %d\n%s", h, m, a, v, strings.Join(calls, "\n"))
 	}
 	if index(calls, `^xcrun `) >= 0 {
 		t.Errorf("notarized without a profile:\n%s", strings.Join(calls, "\n"))
@@ -111,6 +118,9 @@ func TestBuildAppSignsAndNotarizes(t *testing.T) {
 	}
 	all := strings.Join(calls, "\n")
 	h := index(calls, `^codesign --force --options runtime --timestamp --sign `+regexp.QuoteMeta(id)+` .*Helpers/openworker-runner$`)
+	if m := index(calls, `^codesign --force --options runtime --timestamp --sign `+regexp.QuoteMeta(id)+` .*Helpers/openworker-mcp$`); m < 0 || m > index(calls, `OpenWorker\.app$`) {
+		t.Errorf("the MCP server is not signed before the app:\n%s", strings.Join(calls, "\n"))
+	}
 	a := index(calls, `^codesign --force --options runtime --timestamp --entitlements build/entitlements\.plist --sign `+regexp.QuoteMeta(id)+` .*OpenWorker\.app$`)
 	sub := index(calls, `^xcrun notarytool submit build/OpenWorker-.*-macos\.zip --keychain-profile openworker-notary --wait$`)
 	staple := index(calls, `^xcrun stapler staple build/OpenWorker\.app$`)
