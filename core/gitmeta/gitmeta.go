@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -93,7 +94,31 @@ type Snapshot struct {
 	roots     []string
 	// gitDirs are the repository folders the walk looked into.
 	gitDirs map[string]bool
+	// dirs are the folders the walk read whose stamps the next walk may trust (see
+	// folder): what it found in each, by path.
+	dirs map[string]*folder
 }
+
+// folder is what a walk found in a folder it read, kept so that the next walk, finding the
+// folder's stamp unchanged, need not read it again: a folder's entries cannot change without
+// its change time (ctime) changing, which no program can set. Reading every folder of a large
+// project after every command took most of the command's time (BenchmarkCheck).
+type folder struct {
+	st stamp
+	// n is how many entries it holds, which count against Bounds.MaxEntries.
+	n int
+	// subdirs are the folders in it, but .git.
+	subdirs []string
+	// git is the type of its .git entry; typeNone when it has none.
+	git uint8
+	// repo says it holds what git takes for a repository's own folder (see dir).
+	repo bool
+}
+
+// racyWindow: a folder whose times are within this of the walk's start may change again
+// without its times changing (file systems keep them to a clock tick, some to a second or
+// two), so the next walk reads it again, as git treats an index entry as racy.
+var racyWindow = 3 * time.Second
 
 // Protect returns what a provider binds read-only over itself: the hooks folders, settings
 // files, .git and commondir files found (symlinks excepted, which a bind cannot name without following).
@@ -118,18 +143,22 @@ func scan(roots []string, b Bounds, prev *Snapshot) *Snapshot {
 			top = append(top, r)
 		}
 	}
-	w := &walker{b: b, out: &Snapshot{roots: top, gitDirs: map[string]bool{}}}
+	w := &walker{b: b, out: &Snapshot{roots: top, gitDirs: map[string]bool{}, dirs: map[string]*folder{}}, start: time.Now()}
 	if prev != nil {
 		w.prev = map[string]*Entry{}
 		for i := range prev.Entries {
 			w.prev[prev.Entries[i].Path] = &prev.Entries[i]
 		}
+		w.prevDirs = prev.dirs
 	}
 	for _, r := range top {
 		fd, err := openDirNoLinks(r)
 		if err != nil {
 			continue // a folder gone since holds nothing git will read
 		}
+		// Folders on the root's own file system, when it keeps change times as they must
+		// be kept, are trusted to be unchanged while their stamps are (see folder).
+		w.trustDev, w.trusted = trustsStamps(fd)
 		w.dir(fd, r, 0)
 	}
 	slices.SortFunc(w.out.Entries, func(a, b Entry) int { return strings.Compare(a.Path, b.Path) })
@@ -142,13 +171,20 @@ type walker struct {
 	entries   int
 	truncated bool
 	prev      map[string]*Entry
+	prevDirs  map[string]*folder
 	out       *Snapshot
 	buf       []byte
+	start     time.Time
+	// trusted says the root being walked is on a file system whose folders' stamps the
+	// walk trusts, trustDev which one.
+	trusted  bool
+	trustDev uint64
 }
 
 // Types of folder entries.
 const (
-	typeOther uint8 = iota
+	typeNone uint8 = iota
+	typeOther
 	typeDir
 	typeLink
 	typeFile
@@ -203,12 +239,16 @@ func openDir(parent int, name string) (int, error) {
 // dir walks the folder open as fd (which it closes) at path, depth folders below its root.
 func (w *walker) dir(fd int, path string, depth int) {
 	defer unix.Close(fd)
+	// Its stamp before its entries are read: a change while they are read shows next time.
+	var st unix.Stat_t
+	stamped := unix.Fstat(fd, &st) == nil
 	list := w.read(fd)
+	f := &folder{n: len(list)}
 	var head, objects, commondir bool
 	for _, e := range list {
 		switch e.name {
 		case ".git":
-			w.dotGit(fd, filepath.Join(path, ".git"), e.typ, depth)
+			f.git = e.typ
 		case "HEAD":
 			head = true
 		case "objects":
@@ -216,27 +256,90 @@ func (w *walker) dir(fd int, path string, depth int) {
 		case "commondir":
 			commondir = true
 		}
+		if e.typ == typeDir && e.name != ".git" {
+			f.subdirs = append(f.subdirs, e.name)
+		}
 	}
 	// A folder that holds what git takes for a repository's own folder (a bare repository,
 	// or one a .git file names) is one: git finds it when the person's shell is in it. The
 	// walk goes on below it all the same, so that such a folder hides nothing.
-	if head && (objects || commondir) {
+	f.repo = head && (objects || commondir)
+	if stamped && w.trustable(&st) && !w.truncated {
+		f.st = stampOf(&st)
+		w.out.dirs[path] = f
+	}
+	w.walk(fd, f, path, depth)
+}
+
+// trustable says a folder's stamp st may be trusted at the next walk: on the trusted file
+// system, and not changed so lately that it may change again within the same times.
+func (w *walker) trustable(st *unix.Stat_t) bool {
+	if !w.trusted || uint64(st.Dev) != w.trustDev || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return false
+	}
+	recent := w.start.Add(-racyWindow).UnixNano()
+	return st.Ctim.Nano() < recent && st.Mtim.Nano() < recent
+}
+
+// walk looks at what the folder at path holds, as f says: its .git, whether it is a
+// repository's own folder, and its folders, each walked in turn. fd is the folder open, or
+// -1 when it was not opened (its stamp was unchanged); it is opened when its .git or its
+// being a repository needs it.
+func (w *walker) walk(fd int, f *folder, path string, depth int) {
+	if fd < 0 && (f.git != typeNone || f.repo) {
+		var err error
+		if fd, err = openDirNoLinks(path); err != nil {
+			return // gone since its stamp was taken: the next walk reads its parent again
+		}
+		defer unix.Close(fd)
+	}
+	if f.git != typeNone {
+		w.dotGit(fd, filepath.Join(path, ".git"), f.git, depth)
+	}
+	if f.repo {
 		w.gitDir(fd, path, depth)
 	}
-	for _, e := range list {
-		if e.typ != typeDir || e.name == ".git" {
-			continue
-		}
+	for _, name := range f.subdirs {
 		if depth >= w.b.MaxDepth {
 			w.truncated = true
 			return
 		}
-		sub, err := openDir(fd, e.name)
+		sub := filepath.Join(path, name)
+		if p := w.unchanged(sub); p != nil {
+			w.entries += p.n
+			w.out.dirs[sub] = p
+			w.walk(-1, p, sub, depth+1)
+			continue
+		}
+		var subfd int
+		var err error
+		if fd >= 0 {
+			subfd, err = openDir(fd, name)
+		} else {
+			subfd, err = openDirNoLinks(sub)
+		}
 		if err != nil {
 			continue
 		}
-		w.dir(sub, filepath.Join(path, e.name), depth+1)
+		w.dir(subfd, sub, depth+1)
 	}
+}
+
+// unchanged is what the last walk found in the folder at path, when its stamp is what it was
+// then: the same folder (device and inode), with the same entries (no change of its times or
+// size since). Its path is looked up whole, without following a link at its end: a link
+// anywhere on the way would have changed a folder above it, which the walk looked at first.
+// nil when the folder must be read.
+func (w *walker) unchanged(path string) *folder {
+	p := w.prevDirs[path]
+	if p == nil || w.b.MaxEntries-w.entries < p.n {
+		return nil
+	}
+	var st unix.Stat_t
+	if unix.Fstatat(unix.AT_FDCWD, path, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || stampOf(&st) != p.st || !w.trustable(&st) {
+		return nil
+	}
+	return p
 }
 
 // dotGit looks at the .git entry of the folder open as parent.

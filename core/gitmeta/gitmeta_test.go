@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestDangerousKeys(t *testing.T) {
@@ -193,6 +196,8 @@ func BenchmarkCheck(b *testing.B) {
 			}
 		}
 	}
+	// Folders as old as a project's usually are: most of them trusted unchanged.
+	time.Sleep(racyWindow)
 	s := Scan([]string{root}, DefaultBounds)
 	if s.Truncated {
 		b.Fatal("the tree is over the bounds")
@@ -239,4 +244,99 @@ func TestCheckAcrossFileSystems(t *testing.T) {
 			t.Errorf("%s kept as %q, want %q", m.Path, b, want)
 		}
 	}
+}
+
+// withRacyWindow shortens the time after which a folder's stamp is trusted, for tests that
+// would otherwise wait seconds for their folders to age.
+func withRacyWindow(t *testing.T, d time.Duration) {
+	t.Helper()
+	old := racyWindow
+	racyWindow = d
+	t.Cleanup(func() { racyWindow = old })
+}
+
+// A folder whose stamp is unchanged is not read again (BenchmarkCheck): whatever a command
+// does to the folders — planting deep in an old tree, renaming a folder away and making
+// another in its place, a link in the place of a folder, setting a folder's times back — its
+// plants are found all the same, right after the command and on a tree whose folders are
+// old enough to be trusted.
+func TestCheckOnATrustedTree(t *testing.T) {
+	if _, ok := trustsStamps(openOrFail(t, t.TempDir())); !ok {
+		t.Skip("the temporary folder's file system is not trusted: every folder is read")
+	}
+	withRacyWindow(t, 200*time.Millisecond)
+	root, q := t.TempDir(), t.TempDir()
+	deep := filepath.Join(root, "a", "b", "c", "d")
+	os.MkdirAll(deep, 0o755)
+	os.MkdirAll(filepath.Join(root, "m", "n"), 0o755)
+	os.MkdirAll(filepath.Join(root, "p", "q"), 0o755)
+	os.MkdirAll(filepath.Join(root, "t", "u"), 0o755)
+	old := repo(t, filepath.Join(root, "old"))
+	age := func() { time.Sleep(300 * time.Millisecond) }
+	age()
+	s := Scan([]string{root}, DefaultBounds)
+	if len(s.dirs) < 10 {
+		t.Fatalf("the scan trusted %d folders of an old tree", len(s.dirs))
+	}
+	moved, s := s.Check(DefaultBounds, q)
+	if len(moved) != 0 {
+		t.Fatalf("nothing changed, yet %v", moved)
+	}
+	age()
+
+	// Planted right after the last check.
+	write(t, filepath.Join(deep, "new", ".git", "hooks", "post-checkout"), "#!/bin/sh\n")
+	write(t, filepath.Join(deep, "new", ".git", "HEAD"), "ref: refs/heads/main\n")
+	write(t, filepath.Join(old, "hooks", "post-merge"), "#!/bin/sh\n")
+	// m renamed away, and a repository made where it was.
+	if err := os.Rename(filepath.Join(root, "m"), filepath.Join(root, "m2")); err != nil {
+		t.Fatal(err)
+	}
+	repo(t, filepath.Join(root, "m", "n"))
+	write(t, filepath.Join(root, "m", "n", ".git", "config"), "[core]\n\tfsmonitor = x\n")
+	// p's place taken by a link to a folder holding a repository's settings file.
+	os.Rename(filepath.Join(root, "p"), filepath.Join(root, "p-real"))
+	os.Symlink("p-real", filepath.Join(root, "p"))
+	write(t, filepath.Join(root, "p-real", "q", ".git"), "gitdir: /elsewhere\n")
+	// A .git file planted in t/u, whose times are then set back to what they were.
+	fi, err := os.Stat(filepath.Join(root, "t", "u"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(root, "t", "u", ".git"), "gitdir: /elsewhere\n")
+	os.Chtimes(filepath.Join(root, "t", "u"), fi.ModTime(), fi.ModTime())
+	os.Chtimes(filepath.Join(root, "t"), fi.ModTime(), fi.ModTime())
+
+	moved, s = s.Check(DefaultBounds, q)
+	var got []string
+	for _, m := range moved {
+		got = append(got, strings.TrimPrefix(m.Path, root))
+	}
+	slices.Sort(got)
+	want := []string{"/a/b/c/d/new/.git/hooks/post-checkout", "/m/n/.git/config", "/old/.git/hooks/post-merge", "/p-real/q/.git", "/t/u/.git"}
+	if !slices.Equal(got, want) {
+		t.Errorf("moved %q, want %q", got, want)
+	}
+
+	// And planted within the same clock tick as a check's read of the folder: a folder
+	// changed that lately is read again next time, whatever its stamp.
+	age()
+	write(t, filepath.Join(root, "a", "file"), "")
+	if moved, s = s.Check(DefaultBounds, q); len(moved) != 0 {
+		t.Fatalf("a plain file moved %v", moved)
+	}
+	write(t, filepath.Join(root, "a", ".git"), "gitdir: /elsewhere\n")
+	if moved, _ = s.Check(DefaultBounds, q); len(moved) != 1 || moved[0].Path != filepath.Join(root, "a", ".git") {
+		t.Fatalf("a .git planted right after a check read its folder: moved %v", moved)
+	}
+}
+
+func openOrFail(t *testing.T, dir string) int {
+	t.Helper()
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	return fd
 }

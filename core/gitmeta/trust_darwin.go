@@ -1,0 +1,20 @@
+package gitmeta
+
+import "golang.org/x/sys/unix"
+
+// trustsStamps says whether the file system of the folder open as fd keeps a folder's change
+// time as the walk relies on (every entry made, removed or renamed in it changes it), and
+// which device it is: APFS and HFS+ do. Network and FUSE file systems may serve cached or
+// made-up times, so their folders are read every time.
+func trustsStamps(fd int) (uint64, bool) {
+	var fs unix.Statfs_t
+	var st unix.Stat_t
+	if unix.Fstatfs(fd, &fs) != nil || unix.Fstat(fd, &st) != nil {
+		return 0, false
+	}
+	switch unix.ByteSliceToString(fs.Fstypename[:]) {
+	case "apfs", "hfs":
+		return uint64(st.Dev), true
+	}
+	return 0, false
+}
