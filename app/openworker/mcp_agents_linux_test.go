@@ -417,6 +417,9 @@ func TestMCPLoopbackHint(t *testing.T) {
 	}
 	origin := httpOrigin(t, "host service")
 	m := w.connectMCP("", nil)
+	// After a command that succeeded, whose end the counts are read at while the agent is
+	// away.
+	m.call("run_command", map[string]any{"command": "true"})
 	_, text := m.call("run_command", map[string]any{"command": "curl -sS --noproxy '*' http://" + origin + "/"})
 	if !strings.Contains(text, "request_site") || !strings.Contains(text, origin) || !strings.Contains(text, "loopback") {
 		t.Fatalf("no loopback hint: %s", text)

@@ -39,6 +39,21 @@ type hints struct {
 	refusedSet bool
 	// stderr is the end of the first command's streamed error output.
 	stderr []byte
+	// nextCounts, when set, brings the counts the next command is compared with, read
+	// after the last one succeeded: off the next command's way (see countDirect).
+	nextCounts chan counts
+	// oneShot says the session runs one command (openworker run): no counts are read for
+	// a next one.
+	oneShot bool
+}
+
+// counts are the sandbox's counts of direct attempts and of refused loopback connections,
+// read at one moment; the Set fields say which could be read.
+type counts struct {
+	noRoute, refused       uint64
+	noRouteSet, refusedSet bool
+	// of is the sandbox they were read from.
+	of sandbox.Process
 }
 
 // stderrTail bounds what is kept of the first command's streamed error output.
@@ -256,23 +271,54 @@ func (s *Session) directAttempt(res *runner.Result) string {
 		n-before, plural(n-before), how)
 }
 
-// countDirect reads the counts the next command's attempts are compared with; directAttempt
-// and loopbackRefused keep them after each command.
+// countDirect takes the counts the next command's attempts are compared with: read after the
+// last command succeeded, while the caller was away (countNext), or now; directAttempt and
+// loopbackRefused keep them after a command that failed.
 func (s *Session) countDirect() {
-	s.hints.noRouteSet, s.hints.refusedSet = false, false
-	if s.Network == policy.Open {
-		return // the host's own network: its counts are everyone's
+	var c counts
+	if ch := s.hints.nextCounts; ch != nil {
+		s.hints.nextCounts = nil
+		c = <-ch
 	}
-	if ec, ok := s.proc.(sandbox.EgressCounter); ok {
+	if c.of != s.proc || s.proc == nil {
+		// None read yet, or read from the sandbox before a restart (a folder added).
+		c = readCounts(s.proc, s.Network)
+	}
+	s.hints.noRoute, s.hints.noRouteSet, s.hints.refused, s.hints.refusedSet = c.noRoute, c.noRouteSet, c.refused, c.refusedSet
+}
+
+// countNext starts reading the counts for the next command, once a command succeeded: the
+// sandbox's network statistics take a few hundred microseconds to read, which the next
+// command then need not wait for. A program the last command left running that tries
+// meanwhile is counted before the next command, as it would be were they read at its start.
+func (s *Session) countNext() {
+	if s.hints.noRouteSet || s.hints.nextCounts != nil || s.hints.oneShot || s.Network == policy.Open {
+		return
+	}
+	ch := make(chan counts, 1)
+	s.hints.nextCounts = ch
+	proc, network := s.proc, s.Network
+	go func() { ch <- readCounts(proc, network) }()
+}
+
+// readCounts reads the counts of the sandbox proc (none in open mode: the host's own
+// network's counts are everyone's).
+func readCounts(proc sandbox.Process, network policy.Network) counts {
+	c := counts{of: proc}
+	if network == policy.Open {
+		return c
+	}
+	if ec, ok := proc.(sandbox.EgressCounter); ok {
 		if n, err := ec.NoRoute(); err == nil {
-			s.hints.noRoute, s.hints.noRouteSet = n, true
+			c.noRoute, c.noRouteSet = n, true
 		}
 	}
-	if lc, ok := s.proc.(sandbox.LoopbackCounter); ok {
+	if lc, ok := proc.(sandbox.LoopbackCounter); ok {
 		if n, err := lc.RefusedLoopback(); err == nil {
-			s.hints.refused, s.hints.refusedSet = n, true
+			c.refused, c.refusedSet = n, true
 		}
 	}
+	return c
 }
 
 // loopbackAddr finds where a program said it could not connect on loopback: curl's
@@ -350,6 +396,7 @@ func (s *Session) addHints(r *Result, a *runner.ExecArgs, onChunk func(string, [
 	if line := s.directAttempt(r.Result); line != "" {
 		lines = append(lines, line)
 	}
+	s.countNext()
 	for _, line := range lines {
 		if onChunk != nil {
 			onChunk("stderr", []byte(line))

@@ -201,6 +201,7 @@ func (m *Manager) StartExec(ctx context.Context, spec Spec, a runner.ExecArgs, s
 	}
 	s.busy.Store(first)
 	s.running.Store(first) // so that a signal from now on reaches the command
+	s.hints.oneShot = true
 	return s, func() (*Result, error) {
 		defer s.busy.Store(nil)
 		s.mu.Lock()
