@@ -422,6 +422,15 @@ func TestSimpleCommandsRunWithoutAShell(t *testing.T) {
 	if r := exec1(t, c, "no-such-program-here"); r.ExitCode != 127 || !strings.Contains(string(r.Stderr), "not found") {
 		t.Errorf("a missing program: exit %d, %q", r.ExitCode, r.Stderr)
 	}
+	// A file the kernel will not start (a script without #!) is run by the shell, as a
+	// shell does.
+	os.WriteFile(filepath.Join(dir, "sub", "noshebang"), []byte("echo from-script\n"), 0o755)
+	if r := exec1(t, c, "./noshebang"); r.ExitCode != 0 || string(r.Stdout) != "from-script\n" {
+		t.Errorf("a script without #!: exit %d, %q %q", r.ExitCode, r.Stdout, r.Stderr)
+	}
+	if r := exec1(t, c, "./not-there"); r.ExitCode != 127 {
+		t.Errorf("a path to nothing: exit %d, %q", r.ExitCode, r.Stderr)
+	}
 }
 
 // Which commands are plain words naming a program: everything a shell would read otherwise

@@ -201,7 +201,18 @@ func (sh *shell) exec(id uint64, a *ExecArgs, send func(*Response), x *execIO) (
 	// A folder left in its place would keep the wrapper from writing the state.
 	_ = os.RemoveAll(sh.state)
 	start := time.Now()
-	if err := sh.start(cmd); err != nil {
+	err = sh.start(cmd)
+	if err != nil && len(a.Argv) == 0 && len(argv) > 0 {
+		// A file the kernel does not start (a script without #!) a shell runs itself:
+		// the command goes to the shell after all, which also says why, in its words.
+		argv = nil
+		retry := exec.Command("/bin/sh", "-c", wrapper, "sh", sh.state, a.Command)
+		retry.Dir, retry.Env, retry.SysProcAttr = cmd.Dir, cmd.Env, cmd.SysProcAttr
+		retry.Stdin, retry.Stdout, retry.Stderr, retry.WaitDelay = cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.WaitDelay
+		cmd = retry
+		err = sh.start(cmd)
+	}
+	if err != nil {
 		return cannot(startStatus(err), fmt.Sprintf("%s: %s", cmd.Args[0], startReason(err)))
 	}
 	if in != nil {
