@@ -162,7 +162,9 @@ func (sh *shell) exec(id uint64, a *ExecArgs, send func(*Response), x *execIO) (
 	argv, path := a.Argv, ""
 	if len(argv) == 0 {
 		if words, ok := plainCommand(a.Command); ok && !shellReadsEnv(sh.env) {
-			if p, err := lookPath(words[0], sh.env); err == nil {
+			// Found in PATH at an absolute place, or named by a path: a PATH entry that is
+			// relative (".") is the shell's to search, from its own folder.
+			if p, err := lookPath(words[0], sh.env); err == nil && (filepath.IsAbs(p) || strings.Contains(words[0], "/")) {
 				argv, path = words, p
 			}
 		}
