@@ -245,3 +245,38 @@ func TestGitMetadataAddedFolderAndSessionEnd(t *testing.T) {
 		t.Errorf("the audit trail does not name the hook moved aside at the end: %v\n%s", err, trail)
 	}
 }
+
+// Each run keeps the walk of its folders in the state folder, and the next run of the same
+// folders reads again only what changed since: a repository the person made between the
+// two, deep in folders the kept walk holds, and the one the first run saw, are both
+// read-only inside the second; what the second plants is moved aside all the same.
+func TestKeptWalkStillProtects(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	deep := filepath.Join(w.project, "a", "b", "c")
+	os.MkdirAll(deep, 0o755)
+	w.repository(filepath.Join(w.project, "old"))
+	// Older than a walk trusts a folder's stamp at.
+	time.Sleep(3500 * time.Millisecond)
+	before, _ := filepath.Glob(filepath.Join(w.state, "walks", "*"))
+	if out, errs, code := w.run("run", "--", "true"); code != 0 {
+		t.Fatalf("first run: %d %s %s", code, out, errs)
+	}
+	kept, _ := filepath.Glob(filepath.Join(w.state, "walks", "*"))
+	if len(kept) != len(before)+1 {
+		t.Fatalf("the first run kept %d walks, want one: %v (before: %v)", len(kept)-len(before), kept, before)
+	}
+	w.repository(filepath.Join(deep, "new"))
+	marks := t.TempDir()
+	for _, dir := range []string{filepath.Join(deep, "new"), filepath.Join(w.project, "old")} {
+		rel, _ := filepath.Rel(w.project, dir)
+		out, errs, _ := w.run("run", "--", "sh", "-c", "cd "+rel+" && git config user.name inside; echo x >> .git/config && echo WROTE")
+		if strings.Contains(out, "WROTE") {
+			t.Errorf("%s/.git/config was written inside, after a run kept its walk:\n%s%s", rel, out, errs)
+		}
+		w.run("run", "--", "sh", "-c", "cd "+rel+" && "+plant(marks))
+		if ran := w.afterwards(dir, marks); len(ran) != 0 {
+			t.Errorf("in %s, what the run planted ran outside: %v", rel, ran)
+		}
+	}
+}

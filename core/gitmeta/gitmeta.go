@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/openworker/openworker/core/internal/wire"
 )
 
 // Bounds bound one walk. A walk that reaches them stops there and says so (Truncated):
@@ -135,14 +137,19 @@ func (s *Snapshot) Protect() []Entry {
 // Scan walks roots (absolute, resolved folders) within b.
 func Scan(roots []string, b Bounds) *Snapshot { return scan(roots, b, nil) }
 
-func scan(roots []string, b Bounds, prev *Snapshot) *Snapshot {
-	// A root inside another is walked with it.
+// topRoots are the roots a walk starts from: a root inside another is walked with it.
+func topRoots(roots []string) []string {
 	var top []string
 	for _, r := range roots {
 		if !slices.ContainsFunc(roots, func(o string) bool { return o != r && within(o, r) }) && !slices.Contains(top, r) {
 			top = append(top, r)
 		}
 	}
+	return top
+}
+
+func scan(roots []string, b Bounds, prev *Snapshot) *Snapshot {
+	top := topRoots(roots)
 	w := &walker{b: b, out: &Snapshot{roots: top, gitDirs: map[string]bool{}, dirs: map[string]*folder{}}, start: time.Now()}
 	if prev != nil {
 		w.prev = map[string]*Entry{}
@@ -583,4 +590,72 @@ func openDirNoLinks(path string) (int, error) {
 		fd = next
 	}
 	return fd, nil
+}
+
+// ScanFrom walks roots as Scan does, but reads again only the folders whose stamps differ
+// from what hint, a walk taken earlier (DecodeFolders), found in them: a folder's record
+// holds by its path and stamp, whatever else that walk covered. Only the folders are taken
+// from hint: every repository found is looked into again.
+func ScanFrom(roots []string, b Bounds, hint *Snapshot) *Snapshot {
+	if hint == nil {
+		return scan(roots, b, nil)
+	}
+	return scan(roots, b, &Snapshot{dirs: hint.dirs})
+}
+
+// foldersVersion changes whenever EncodeFolders's layout does.
+const foldersVersion = 1
+
+// EncodeFolders is what s found in the folders whose stamps a later walk may trust, for
+// ScanFrom: kept by the caller where nothing a walk reads can write it.
+func (s *Snapshot) EncodeFolders() []byte {
+	e := wire.NewEncoder(foldersVersion)
+	e.Strings(s.roots)
+	e.Uint(uint64(len(s.dirs)))
+	for path, f := range s.dirs {
+		e.String(path)
+		e.Uint(f.st.dev)
+		e.Uint(f.st.ino)
+		e.Uint(f.st.size)
+		e.Uint(uint64(f.st.mode))
+		e.Int(f.st.mtime)
+		e.Int(f.st.ctime)
+		e.Uint(uint64(f.n))
+		e.Strings(f.subdirs)
+		e.Byte(f.git)
+		e.Flags(f.repo)
+	}
+	return e.Message()
+}
+
+// DecodeFolders reads what EncodeFolders wrote, within b's bounds; anything else is an error.
+func DecodeFolders(data []byte, b Bounds) (*Snapshot, error) {
+	d := wire.NewDecoder(data, foldersVersion)
+	s := &Snapshot{roots: d.Strings(), dirs: map[string]*folder{}}
+	// A folder takes at least eleven bytes, which bounds what a wrong count can allocate.
+	n := d.Count(11)
+	if n > b.MaxEntries {
+		return nil, errors.New("more folders than a walk reads")
+	}
+	for i := 0; i < n; i++ {
+		path := d.String()
+		f := &folder{st: stamp{dev: d.Uint(), ino: d.Uint(), size: d.Uint(), mode: uint32(d.Uint()), mtime: d.Int(), ctime: d.Int()}}
+		f.n = int(d.Uint())
+		f.subdirs = d.Strings()
+		f.git = d.Byte()
+		f.repo = wire.Flag(d.Byte(), 0)
+		if !filepath.IsAbs(path) || f.git > typeUnknown || f.n < 0 || f.n > b.MaxEntries {
+			return nil, errors.New("a folder record is not one a walk writes")
+		}
+		for _, name := range f.subdirs {
+			if name == "" || name == "." || name == ".." || name == ".git" || strings.ContainsRune(name, '/') {
+				return nil, errors.New("a folder record names a folder a walk does not")
+			}
+		}
+		s.dirs[path] = f
+	}
+	if err := d.End(); err != nil {
+		return nil, err
+	}
+	return s, nil
 }

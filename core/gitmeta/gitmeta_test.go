@@ -181,6 +181,39 @@ func TestCheckMovesPlantedMetadata(t *testing.T) {
 // 20,000 files holding 5 repositories, which is what a command's result waits for.
 func BenchmarkCheck(b *testing.B) {
 	root, q := b.TempDir(), b.TempDir()
+	s := benchTree(b, root)
+	b.ResetTimer()
+	for b.Loop() {
+		moved, _ := s.Check(DefaultBounds, q)
+		if len(moved) != 0 {
+			b.Fatal(moved)
+		}
+	}
+}
+
+// BenchmarkFirstWalk measures a session's first walk of the same project, which its wall
+// waits for: in full, and from the walk an earlier session kept.
+func BenchmarkFirstWalk(b *testing.B) {
+	root := b.TempDir()
+	kept, err := DecodeFolders(benchTree(b, root).EncodeFolders(), DefaultBounds)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("full", func(b *testing.B) {
+		for b.Loop() {
+			Scan([]string{root}, DefaultBounds)
+		}
+	})
+	b.Run("from-kept", func(b *testing.B) {
+		for b.Loop() {
+			ScanFrom([]string{root}, DefaultBounds, kept)
+		}
+	})
+}
+
+// benchTree makes the project the benchmarks walk under root, old enough for its folders'
+// stamps to be trusted, and returns a walk of it.
+func benchTree(b *testing.B, root string) *Snapshot {
 	tb := &testing.T{}
 	for r := 0; r < 5; r++ {
 		repo(tb, filepath.Join(root, "repo"+itoa(int64(r))))
@@ -202,13 +235,7 @@ func BenchmarkCheck(b *testing.B) {
 	if s.Truncated {
 		b.Fatal("the tree is over the bounds")
 	}
-	b.ResetTimer()
-	for b.Loop() {
-		moved, _ := s.Check(DefaultBounds, q)
-		if len(moved) != 0 {
-			b.Fatal(moved)
-		}
-	}
+	return s
 }
 
 // Where the quarantine lies on another file system, a copy is kept and the file removed.
@@ -339,4 +366,83 @@ func openOrFail(t *testing.T, dir string) int {
 	}
 	t.Cleanup(func() { unix.Close(fd) })
 	return fd
+}
+
+// A walk kept from an earlier one (another run's, read back) spares the next first walk the
+// folders that have not changed, and hides nothing that changed since: a repository made
+// after it, a hook added to a repository it saw.
+func TestScanFromAnEarlierWalk(t *testing.T) {
+	if _, ok := trustsStamps(openOrFail(t, t.TempDir())); !ok {
+		t.Skip("the temporary folder's file system is not trusted: every folder is read")
+	}
+	withRacyWindow(t, 200*time.Millisecond)
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "a", "b", "c"), 0o755)
+	old := repo(t, filepath.Join(root, "old"))
+	time.Sleep(300 * time.Millisecond)
+	first := Scan([]string{root}, DefaultBounds)
+	kept, err := DecodeFolders(first.EncodeFolders(), DefaultBounds)
+	if err != nil || len(kept.dirs) != len(first.dirs) || len(kept.dirs) < 5 {
+		t.Fatalf("read back %d of %d folders: %v", len(kept.dirs), len(first.dirs), err)
+	}
+	for path, f := range first.dirs {
+		if k := kept.dirs[path]; k == nil || k.st != f.st || k.n != f.n || !slices.Equal(k.subdirs, f.subdirs) || k.git != f.git || k.repo != f.repo {
+			t.Errorf("%s read back as %+v, was %+v", path, k, f)
+		}
+	}
+
+	repo(t, filepath.Join(root, "a", "b", "c", "new"))
+	write(t, filepath.Join(old, "hooks", "post-checkout"), "#!/bin/sh\n")
+	next := ScanFrom([]string{root}, DefaultBounds, kept)
+	var found []string
+	for _, e := range next.Protect() {
+		found = append(found, strings.TrimPrefix(e.Path, root))
+	}
+	for _, want := range []string{"/a/b/c/new/.git/config", "/a/b/c/new/.git/hooks", "/old/.git/config", "/old/.git/hooks"} {
+		if !slices.Contains(found, want) {
+			t.Errorf("the walk from a kept one missed %s: %q", want, found)
+		}
+	}
+	if !slices.ContainsFunc(next.Entries, func(e Entry) bool { return e.Path == filepath.Join(old, "hooks", "post-checkout") && e.Kind == Hook }) {
+		t.Errorf("the hook added since was not seen: %v", next.Entries)
+	}
+	// A walk of other folders takes nothing of it.
+	other := t.TempDir()
+	repo(t, filepath.Join(other, "r"))
+	if got := ScanFrom([]string{other}, DefaultBounds, kept); len(got.Protect()) != 2 {
+		t.Errorf("a walk of %s found %v", other, got.Entries)
+	}
+}
+
+// What is read back is checked: any other bytes, a record a walk would not write, more
+// folders than a walk reads.
+func TestDecodeFoldersRefuses(t *testing.T) {
+	root := t.TempDir()
+	repo(t, filepath.Join(root, "r"))
+	good := (&Snapshot{roots: []string{root}, dirs: map[string]*folder{root: {n: 1, subdirs: []string{"r"}}}}).EncodeFolders()
+	if _, err := DecodeFolders(good, DefaultBounds); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{
+		"empty":     nil,
+		"truncated": good[:len(good)-1],
+		"longer":    append(append([]byte(nil), good...), 0),
+		"version":   append([]byte{foldersVersion + 1}, good[1:]...),
+		"relative":  (&Snapshot{roots: []string{root}, dirs: map[string]*folder{"rel": {}}}).EncodeFolders(),
+		"dotdot":    (&Snapshot{roots: []string{root}, dirs: map[string]*folder{root: {subdirs: []string{".."}}}}).EncodeFolders(),
+		"slash":     (&Snapshot{roots: []string{root}, dirs: map[string]*folder{root: {subdirs: []string{"a/b"}}}}).EncodeFolders(),
+		"dotgit":    (&Snapshot{roots: []string{root}, dirs: map[string]*folder{root: {subdirs: []string{".git"}}}}).EncodeFolders(),
+		"type":      (&Snapshot{roots: []string{root}, dirs: map[string]*folder{root: {git: 200}}}).EncodeFolders(),
+	} {
+		if _, err := DecodeFolders(data, DefaultBounds); err == nil {
+			t.Errorf("%s: read back", name)
+		}
+	}
+	many := &Snapshot{roots: []string{root}, dirs: map[string]*folder{}}
+	for i := 0; i < 11; i++ {
+		many.dirs[filepath.Join(root, itoa(int64(i+1)))] = &folder{}
+	}
+	if _, err := DecodeFolders(many.EncodeFolders(), Bounds{MaxDepth: 10, MaxEntries: 10}); err == nil {
+		t.Errorf("more folders than the bounds read back")
+	}
 }

@@ -152,6 +152,8 @@ type Session struct {
 	// gitSnap is the repository metadata in the writable folders as last checked (see
 	// gitmeta.go); nil when the session does not check it.
 	gitSnap *gitmeta.Snapshot
+	// gitRoots are the folders gitSnap walks, whose walk is kept at the end (keepWalk).
+	gitRoots []string
 	// gitWatch stops watchGitMetadata; nil when it does not run.
 	gitWatch chan struct{}
 	// gitChecked: the last call that could write ended and was checked after it.

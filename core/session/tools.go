@@ -602,6 +602,7 @@ func (s *Session) end(beforeExit bool, reason string) {
 			s.gitMetadataMoved(moved, "at the session's end")
 		}
 	}
+	s.keepWalk()
 	s.m.remove(s.ID)
 	s.m.audit(audit.Event{Type: audit.SessionEnded, Session: s.ID, Enforcement: string(s.Enforcement), Network: string(s.Network), Reason: reason})
 }
