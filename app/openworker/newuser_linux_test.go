@@ -282,8 +282,8 @@ func TestSandboxCheckInterruptedLeavesNothing(t *testing.T) {
 			c.Process.Kill()
 			c.Wait()
 		}
-		if _, errs, code := w.run("sandbox", "check"); code != 0 {
-			t.Fatalf("the next check: %d %s", code, errs)
+		if out, errs, code := w.run("sandbox", "check"); code != 0 {
+			t.Fatalf("the next check: %d\n%s\n%s", code, out, errs)
 		}
 		noLeftovers(t, "a killed sandbox check, after the next start", before)
 	})
