@@ -230,18 +230,26 @@ func writeResolvConf(root string) error {
 // relayProbe is the process relaySupport starts in a network namespace of its own: it sets
 // the network up as a sandbox's, and says why not on stderr.
 func relayProbe() int {
-	if err := loopbackUp(); err != nil {
-		fmt.Fprintln(os.Stderr, "bring up lo:", err)
+	if why := trySetUp(); why != "" {
+		fmt.Fprintln(os.Stderr, why)
 		return 1
 	}
-	relay, stub, err := egressUp()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	unix.Close(relay)
-	unix.Close(stub)
 	return 0
+}
+
+// trySetUp sets the network the calling thread is in up as a sandbox's with the relay, lets
+// the sockets go, and says why it could not ("" when it could).
+func trySetUp() string {
+	var m madeNetNS
+	err := m.setUp(true)
+	m.closeRelay()
+	switch {
+	case err != nil:
+		return "bring up lo: " + err.Error()
+	case m.relayErr != "":
+		return m.relayErr
+	}
+	return ""
 }
 
 // relaySupport says, once per process, why the sandbox's network cannot have the relay on
@@ -377,15 +385,7 @@ func probeHere() string {
 			ch <- "make a network namespace: " + err.Error()
 			return
 		}
-		why := ""
-		if err := loopbackUp(); err != nil {
-			why = "bring up lo: " + err.Error()
-		} else if relay, stub, err := egressUp(); err != nil {
-			why = err.Error()
-		} else {
-			unix.Close(relay)
-			unix.Close(stub)
-		}
+		why := trySetUp()
 		if back := unix.Setns(int(own.Fd()), unix.CLONE_NEWNET); back != nil {
 			// Parked for good: no goroutine may run in the probe's network.
 			ch <- "return to this process's network namespace: " + back.Error()

@@ -397,23 +397,25 @@ func (m *madeNetNS) closeRelay() {
 	}
 }
 
-// setUp sets the new network up, on the thread in it, as the builder would (wall_linux.go):
-// lo up and, with relay, the relay's rules, listener and stub. When lo does not come up the
-// builder tries and says why; a relay that cannot be made is said as the builder's own.
-func (m *madeNetNS) setUp(relay bool) {
-	if loopbackUp() != nil {
-		return
+// setUp sets the network the calling thread is in up as the builder would (wall_linux.go):
+// lo up and, with relay, the relay's rules, listener and stub (or relayErr says why not).
+// It returns why lo did not come up, which leaves the rest to the builder, which tries and
+// says why. The relay's probe (probeHere, relayProbe) tries the same steps.
+func (m *madeNetNS) setUp(relay bool) error {
+	if err := loopbackUp(); err != nil {
+		return err
 	}
 	m.ready = true
 	if !relay {
-		return
+		return nil
 	}
 	r, st, err := egressUp()
 	if err != nil {
 		m.relayErr = err.Error()
-		return
+		return nil
 	}
 	m.relay, m.stub = os.NewFile(uintptr(r), "relay"), os.NewFile(uintptr(st), "stub")
+	return nil
 }
 
 // newNetNS makes a network namespace, on a goroutine of its own, and sends it open; with
@@ -440,7 +442,7 @@ func newNetNS(relay bool) <-chan madeNetNS {
 		f, err := os.Open("/proc/thread-self/ns/net")
 		m := madeNetNS{f: f, err: err}
 		if err == nil {
-			m.setUp(relay)
+			_ = m.setUp(relay) // the builder says why lo did not come up
 		}
 		if back := unix.Setns(int(own.Fd()), unix.CLONE_NEWNET); back != nil {
 			// The thread cannot go back: it stays locked and parked for good, so that no
