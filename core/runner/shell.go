@@ -174,12 +174,13 @@ func (sh *shell) exec(id uint64, a *ExecArgs, send func(*Response), x *execIO) (
 			return cannot(127, err.Error())
 		}
 	}
+	inShell := func() *exec.Cmd { return exec.Command("/bin/sh", "-c", wrapper, "sh", sh.state, a.Command) }
 	var cmd *exec.Cmd
 	if len(argv) > 0 {
 		cmd = exec.Command(path, argv[1:]...)
 		cmd.Args[0] = argv[0] // as a shell passes it: the name as given
 	} else {
-		cmd = exec.Command("/bin/sh", "-c", wrapper, "sh", sh.state, a.Command)
+		cmd = inShell()
 	}
 	cmd.Dir = sh.dir
 	cmd.Env = sh.env
@@ -208,7 +209,7 @@ func (sh *shell) exec(id uint64, a *ExecArgs, send func(*Response), x *execIO) (
 		// A file the kernel does not start (a script without #!) a shell runs itself:
 		// the command goes to the shell after all, which also says why, in its words.
 		argv = nil
-		retry := exec.Command("/bin/sh", "-c", wrapper, "sh", sh.state, a.Command)
+		retry := inShell()
 		retry.Dir, retry.Env, retry.SysProcAttr = cmd.Dir, cmd.Env, cmd.SysProcAttr
 		retry.Stdin, retry.Stdout, retry.Stderr, retry.WaitDelay = cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.WaitDelay
 		cmd = retry
