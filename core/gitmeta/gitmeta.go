@@ -247,8 +247,9 @@ func openDir(parent int, name string) (int, error) {
 func (w *walker) dir(fd int, path string, depth int) {
 	defer unix.Close(fd)
 	// Its stamp before its entries are read: a change while they are read shows next time.
+	// On a file system whose stamps are not trusted there is nothing to keep it for.
 	var st unix.Stat_t
-	stamped := unix.Fstat(fd, &st) == nil
+	stamped := w.trusted && unix.Fstat(fd, &st) == nil
 	list := w.read(fd)
 	f := &folder{n: len(list)}
 	var head, objects, commondir bool
