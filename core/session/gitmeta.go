@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/openworker/openworker/core/audit"
 	"github.com/openworker/openworker/core/gitmeta"
+	"github.com/openworker/openworker/core/internal/regularfile"
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/sandbox"
 )
@@ -85,13 +85,8 @@ func (s *Session) keptWalk(roots []string) *gitmeta.Snapshot {
 	if s.m.opts.StateDir == "" {
 		return nil
 	}
-	f, err := os.Open(s.keptWalkPath(roots))
+	data, err := regularfile.Read(s.keptWalkPath(roots), maxKeptWalk)
 	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxKeptWalk+1))
-	if err != nil || len(data) > maxKeptWalk {
 		return nil
 	}
 	snap, err := gitmeta.DecodeFolders(data, gitmeta.DefaultBounds)
