@@ -366,10 +366,20 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 		stdin = io.MultiReader(dropNewline(dec.Buffered()), r.Body)
 	}
 	args := runner.ExecArgs{Command: req.Command, Argv: req.Argv, Dir: req.Dir, Timeout: time.Duration(req.TimeoutMS) * time.Millisecond, MaxOutput: req.MaxOutput}
+	if req.Tag != "" && !req.Apart {
+		writeErr(w, http.StatusBadRequest, errors.New("a tag names a command that runs apart; give apart too"))
+		return
+	}
 	// A client that goes away (Ctrl-C, a killed script) interrupts its command.
 	ctx := r.Context()
+	execute := func(onChunk func(string, []byte)) (*session.Result, error) {
+		if req.Apart {
+			return ss.ExecApart(ctx, args, req.Tag, stdin, onChunk)
+		}
+		return ss.ExecContext(ctx, args, stdin, onChunk)
+	}
 	if r.URL.Query().Get("stream") == "" {
-		res, err := ss.ExecContext(ctx, args, stdin, nil)
+		res, err := execute(nil)
 		answer(w, res, err)
 		return
 	}
@@ -379,7 +389,7 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 	head := func() {
 		once.Do(func() { w.Header().Set("Content-Type", "application/x-ndjson") })
 	}
-	res, err := ss.ExecContext(ctx, args, stdin, func(stream string, data []byte) {
+	res, err := execute(func(stream string, data []byte) {
 		head()
 		_ = enc.Encode(StreamMessage{Stream: stream, Data: data})
 		if fl != nil {
@@ -419,7 +429,14 @@ func (s *Server) signal(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, fmt.Errorf("signal %q is not one of SIGINT, SIGTERM, SIGHUP", req.Signal))
 		return
 	}
-	ss.Signal(sig)
+	if req.Tag != "" {
+		if !ss.SignalApart(req.Tag, sig) {
+			writeErr(w, http.StatusNotFound, fmt.Errorf("no command tagged %q runs in session %s", req.Tag, ss.ID))
+			return
+		}
+	} else {
+		ss.Signal(sig)
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -430,7 +447,7 @@ func answer(w http.ResponseWriter, res *session.Result, err error) {
 		switch {
 		case errors.Is(err, session.ErrEnded):
 			code = http.StatusGone
-		case errors.As(err, &be):
+		case errors.As(err, &be), errors.Is(err, session.ErrTagInUse):
 			code = http.StatusConflict
 		}
 		writeErr(w, code, err)
@@ -482,7 +499,7 @@ func (s *Server) addFolder(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case errors.Is(err, session.ErrEnded):
 			code = http.StatusGone
-		case errors.As(err, &be):
+		case errors.As(err, &be), errors.Is(err, session.ErrTagInUse):
 			code = http.StatusConflict
 		}
 		writeErr(w, code, err)

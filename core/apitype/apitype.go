@@ -246,12 +246,19 @@ type ExecRequest struct {
 	// Stdin says the request body goes on, after this JSON value and a newline, with the
 	// command's standard input, streamed until the body ends.
 	Stdin bool `json:"stdin,omitempty"`
+	// Apart runs the command beside the session's shell (an agent host's shell tool): at
+	// once, whatever else runs in the session, in Dir, and nothing it changes (cd, export)
+	// carries over. Tag, when given, names it for a SignalRequest while it runs.
+	Apart bool   `json:"apart,omitempty"`
+	Tag   string `json:"tag,omitempty"`
 }
 
 // SignalRequest interrupts the command running in a session: "SIGINT" (Ctrl-C), "SIGTERM"
 // or "SIGHUP"; a second one kills it.
 type SignalRequest struct {
 	Signal string `json:"signal"`
+	// Tag names a command running apart (ExecRequest.Tag) instead of the shell's.
+	Tag string `json:"tag,omitempty"`
 }
 
 // ReadRequest, WriteRequest and ListRequest are the file tools' arguments.

@@ -10,21 +10,37 @@ import (
 	"github.com/openworker/openworker/core/internal/wire"
 )
 
-// Client is the core's end of the runner connection. Calls are serialised: the runner
-// carries out one tool call at a time. Signal and Stdin may be sent while a call runs.
+// Client is the core's end of the runner connection. The runner carries out the shell's
+// calls one at a time, and Call, Send and Receive keep to that; a command started beside the
+// shell (ExecArgs.Apart) is sent and received with SendApart and Receive while others run.
+// Signal and Stdin may be sent while a call runs.
+//
+// The connection is read by whichever caller waits for an answer and finds nobody reading:
+// a message for another call is left in that call's box. With one call at a time that is a
+// plain read, as fast as it was before there could be more.
 type Client struct {
-	mu sync.Mutex // one call at a time, from its send to its answer
+	mu sync.Mutex // one call of the shell's at a time, from its send to its answer
 	in *reader
 
 	wmu    sync.Mutex // writes, the call IDs, and broken
 	conn   io.ReadWriteCloser
 	nextID uint64
 	broken error
+
+	bmu     sync.Mutex // boxes and reading
+	more    *sync.Cond // a box got a message, or the connection is free to read
+	boxes   map[uint64]*box
+	reading bool // a caller is reading the connection
 }
+
+// box holds the messages read for a call while another caller was reading.
+type box struct{ q []*Response }
 
 // NewClient wraps the core's end of the socketpair.
 func NewClient(conn io.ReadWriteCloser) *Client {
-	return &Client{conn: conn, in: newReader(conn)}
+	c := &Client{conn: conn, in: newReader(conn), boxes: map[uint64]*box{}}
+	c.more = sync.NewCond(&c.bmu)
+	return c
 }
 
 // ErrGone is returned when the runner has exited or the connection broke.
@@ -50,9 +66,21 @@ func (c *Client) Send(req *Request) error {
 	return c.send(req)
 }
 
-// Receive waits for the result of the call Send sent. onAck, when set, is told how many
-// bytes of the command's streamed standard input were taken.
+// SendApart sends an exec that runs beside the shell (req.Exec.Apart), whose result Receive
+// then waits for, while the shell's calls and other such execs go on.
+func (c *Client) SendApart(req *Request) error {
+	if req.Tool != ToolExec || req.Exec == nil || !req.Exec.Apart {
+		return errors.New("runner: SendApart takes an exec that runs apart")
+	}
+	return c.send(req)
+}
+
+// Receive waits for the result of the call Send or SendApart sent. onAck, when set, is told
+// how many bytes of the command's streamed standard input were taken.
 func (c *Client) Receive(req *Request, onChunk func(stream string, data []byte), onAck func(n int64)) (*Result, error) {
+	if req.Exec != nil && req.Exec.Apart {
+		return c.receive(req, onChunk, onAck)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.receive(req, onChunk, onAck)
@@ -89,6 +117,12 @@ func (c *Client) write(req *Request) error {
 	}
 	c.nextID++
 	req.ID = c.nextID
+	if req.Tool != ToolSignal && req.Tool != ToolStdin {
+		// Its answers are awaited; a box is ready for them before they can come.
+		c.bmu.Lock()
+		c.boxes[req.ID] = &box{}
+		c.bmu.Unlock()
+	}
 	msg := req.encode()
 	if len(msg) > maxMessage {
 		// Refused here, whole: the runner would hang up on it.
@@ -103,31 +137,93 @@ func (c *Client) write(req *Request) error {
 
 func (c *Client) fail(err error) error {
 	c.wmu.Lock()
-	defer c.wmu.Unlock()
 	if c.broken == nil {
 		c.broken = fmt.Errorf("%w: %v", ErrGone, err)
 	}
+	broken := c.broken
+	c.wmu.Unlock()
+	// Every caller waiting for its box learns it.
+	c.bmu.Lock()
+	c.more.Broadcast()
+	c.bmu.Unlock()
+	return broken
+}
+
+func (c *Client) brokenErr() error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	return c.broken
 }
 
-func (c *Client) receive(req *Request, onChunk func(stream string, data []byte), onAck func(int64)) (*Result, error) {
-	c.wmu.Lock()
-	broken := c.broken
-	c.wmu.Unlock()
-	if broken != nil {
-		return nil, broken
+// next returns the next message for req: one another caller left in its box, or one it
+// reads itself when nobody else reads. A message for another call is left in that call's
+// box; one for no call awaited means the runner is broken or lying.
+func (c *Client) next(req *Request) (*Response, error) {
+	c.bmu.Lock()
+	defer c.bmu.Unlock()
+	b := c.boxes[req.ID]
+	if b == nil {
+		return nil, fmt.Errorf("runner: call %d is not awaited", req.ID)
 	}
 	for {
+		if len(b.q) > 0 {
+			r := b.q[0]
+			b.q = b.q[1:]
+			return r, nil
+		}
+		if err := c.brokenErr(); err != nil {
+			return nil, err
+		}
+		if c.reading {
+			c.more.Wait()
+			continue
+		}
+		c.reading = true
+		c.bmu.Unlock()
 		msg, err := c.in.next()
 		var r *Response
 		if err == nil {
 			r, err = decodeResponse(msg)
 		}
+		c.bmu.Lock()
+		c.reading = false
+		c.more.Broadcast() // another caller may read now, or has a message
 		if err != nil {
-			return nil, c.fail(err)
+			c.bmu.Unlock()
+			err = c.fail(err)
+			c.bmu.Lock()
+			return nil, err
 		}
-		if r.ID != req.ID {
-			return nil, c.fail(fmt.Errorf("answer to call %d while waiting for %d", r.ID, req.ID))
+		if r.ID == req.ID {
+			return r, nil
+		}
+		other := c.boxes[r.ID]
+		if other == nil {
+			c.bmu.Unlock()
+			err = c.fail(fmt.Errorf("an answer to call %d, which no one awaits, while waiting for %d", r.ID, req.ID))
+			c.bmu.Lock()
+			return nil, err
+		}
+		other.q = append(other.q, r)
+	}
+}
+
+// done forgets req's box once its last message has come.
+func (c *Client) done(req *Request) {
+	c.bmu.Lock()
+	delete(c.boxes, req.ID)
+	c.bmu.Unlock()
+}
+
+func (c *Client) receive(req *Request, onChunk func(stream string, data []byte), onAck func(int64)) (*Result, error) {
+	defer c.done(req)
+	if err := c.brokenErr(); err != nil {
+		return nil, err
+	}
+	for {
+		r, err := c.next(req)
+		if err != nil {
+			return nil, err
 		}
 		switch {
 		case r.Stream == "ack":

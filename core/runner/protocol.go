@@ -71,6 +71,12 @@ type ExecArgs struct {
 	// comes in ToolStdin calls while the command runs.
 	Stdin       []byte `json:"stdin,omitempty"`
 	StdinStream bool   `json:"stdin_stream,omitempty"`
+	// Apart runs the command beside the shell: it starts at once, even while another
+	// command runs (an agent host's background command, a dev server), in Dir (default the
+	// shell's folder) with the shell's variables and Env, and nothing it changes carries
+	// over. Its result comes when it ends, in between the answers to other calls.
+	Apart bool     `json:"apart,omitempty"`
+	Env   []string `json:"env,omitempty"` // NAME=VALUE pairs added for an Apart command
 }
 
 // ReadArgs reads part of a file.

@@ -9,10 +9,11 @@ import (
 // canPoll: Linux has pidfd_open, so the server waits for a command and its connection at once.
 const canPoll = true
 
-// pumpUntilExit reads the connection's messages for x's command (signals, standard input)
-// until the process pid has exited, queueing any call that comes meanwhile. It returns early,
-// leaving the command to Wait, when the connection ends or cannot be read.
-func pumpUntilExit(in *reader, fd, pid int, x *execIO, queued *[]*Request) error {
+// pumpUntilExit hands the connection's messages to take (signals and standard input for the
+// running commands, calls to queue or to start beside them) until the process pid has
+// exited. It returns early, leaving the command to Wait, when the connection ends or cannot
+// be read.
+func pumpUntilExit(in *reader, fd, pid int, take func(msg []byte) error) error {
 	pidfd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
 		return err // (a kernel before 5.3) the command runs without signals from the core
@@ -39,7 +40,7 @@ func pumpUntilExit(in *reader, fd, pid int, x *execIO, queued *[]*Request) error
 		if err != nil {
 			return err // the core hung up: the command is waited for, and nobody reads on
 		}
-		if err := takeControl(msg, x, queued); err != nil {
+		if err := take(msg); err != nil {
 			return err
 		}
 	}

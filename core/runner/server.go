@@ -75,7 +75,8 @@ type Server struct {
 	idle  func() bool
 	// refused is set by a wall check that failed: no call is carried out after it. The
 	// core may send a call right behind the check without waiting for its answer.
-	refused error
+	refusedMu sync.Mutex
+	refused   error
 
 	// running are the execs read and not yet answered, by call ID: the signals and standard
 	// input sent for them while they run go to their command.
@@ -132,14 +133,10 @@ func (s *Server) Serve(rw io.ReadWriter) error {
 				return
 			}
 			switch {
-			case req.Tool == ToolSignal && req.Sig != nil:
-				if x := s.execFor(req.Sig.Call); x != nil {
-					x.signal(syscall.Signal(req.Sig.Signal))
-				}
-			case req.Tool == ToolStdin && req.In != nil:
-				if x := s.execFor(req.In.Call); x != nil {
-					x.feed(req.In.Data, req.In.EOF)
-				}
+			case s.control(req):
+			case s.startApart(req, send):
+				// Beside the shell: started here, while a command of the shell's may run
+				// on the other goroutine. (No guard holds a runner to one thread here.)
 			default:
 				if req.Tool == ToolExec && req.Exec != nil {
 					s.runMu.Lock()
@@ -192,12 +189,13 @@ func (s *Server) servePolling(rw io.ReadWriter, fd int, send func(*Response)) er
 				return fmt.Errorf("runner: reading a request: %w", err)
 			}
 		}
-		if req.Tool == ToolSignal || req.Tool == ToolStdin {
-			continue // for a command that has ended
+		if s.control(req) || s.startApart(req, send) {
+			continue
 		}
 		if req.Tool == ToolExec && req.Exec != nil {
 			x := newExecIO(req.ID, req.Exec.StdinStream, send)
-			x.pump = func(pid int) error { return pumpUntilExit(in, fd, pid, x, &queued) }
+			take := func(msg []byte) error { return s.takeControl(msg, &queued, send) }
+			x.pump = func(pid int) error { return pumpUntilExit(in, fd, pid, take) }
 			s.runMu.Lock()
 			s.running[req.ID] = x
 			s.runMu.Unlock()
@@ -213,26 +211,77 @@ func (s *Server) servePolling(rw io.ReadWriter, fd int, send func(*Response)) er
 	}
 }
 
-// takeControl carries out a message read while x's command runs: a signal or standard
-// input for it, or a call to queue for after it.
-func takeControl(msg []byte, x *execIO, queued *[]*Request) error {
+// takeControl carries out a message read while a command of the shell's runs: a signal or
+// standard input for a running command, a command to start beside it, or a call to queue
+// for after it. It runs on the serving goroutine, as every start does.
+func (s *Server) takeControl(msg []byte, queued *[]*Request, send func(*Response)) error {
 	req, err := decodeRequest(msg)
 	if err != nil {
 		return fmt.Errorf("runner: reading a request: %w", err)
 	}
-	switch {
-	case req.Tool == ToolSignal && req.Sig != nil:
-		if req.Sig.Call == x.id {
-			x.signal(syscall.Signal(req.Sig.Signal))
-		}
-	case req.Tool == ToolStdin && req.In != nil:
-		if req.In.Call == x.id {
-			x.feed(req.In.Data, req.In.EOF)
-		}
-	default:
+	if !s.control(req) && !s.startApart(req, send) {
 		*queued = append(*queued, req)
 	}
 	return nil
+}
+
+// control carries out a signal or a piece of standard input for the running command it
+// names, and says whether req was one. What comes for a command that has ended is dropped.
+func (s *Server) control(req *Request) bool {
+	switch {
+	case req.Tool == ToolSignal && req.Sig != nil:
+		if x := s.execFor(req.Sig.Call); x != nil {
+			x.signal(syscall.Signal(req.Sig.Signal))
+		}
+	case req.Tool == ToolStdin && req.In != nil:
+		if x := s.execFor(req.In.Call); x != nil {
+			x.feed(req.In.Data, req.In.EOF)
+		}
+	case req.Tool == ToolSignal || req.Tool == ToolStdin:
+	default:
+		return false
+	}
+	return true
+}
+
+// startApart starts req's command beside the shell when it asks for that (ExecArgs.Apart),
+// and says whether it did: it runs while the shell's commands and other such commands run,
+// and its answer is sent once it has ended. It is started on the calling goroutine, which
+// for a runner inside the wall is the walled thread that every command is forked from.
+func (s *Server) startApart(req *Request, send func(*Response)) bool {
+	if req.Tool != ToolExec || req.Exec == nil || !req.Exec.Apart {
+		return false
+	}
+	answer := func(res *Result, err error) {
+		s.forget(req.ID)
+		out := &Response{ID: req.ID, Result: res}
+		if err != nil {
+			out.Result, out.Error = nil, err.Error()
+		}
+		send(out)
+	}
+	if err := s.admit(); err != nil {
+		answer(nil, err)
+		return true
+	}
+	x := newExecIO(req.ID, req.Exec.StdinStream, send)
+	s.runMu.Lock()
+	s.running[req.ID] = x
+	s.runMu.Unlock()
+	s.shell.execApart(req.ID, req.Exec, send, x, answer)
+	return true
+}
+
+// admit refuses a call on a thread outside the wall, or after a failed wall check.
+func (s *Server) admit() error {
+	if s.guard != nil {
+		if err := s.guard(); err != nil {
+			return err
+		}
+	}
+	s.refusedMu.Lock()
+	defer s.refusedMu.Unlock()
+	return s.refused
 }
 
 func (s *Server) execFor(id uint64) *execIO {
@@ -250,13 +299,8 @@ func (s *Server) forget(id uint64) {
 func (s *Server) handle(req *Request, send func(*Response)) (*Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.guard != nil {
-		if err := s.guard(); err != nil {
-			return nil, err
-		}
-	}
-	if s.refused != nil {
-		return nil, s.refused
+	if err := s.admit(); err != nil {
+		return nil, err
 	}
 	switch {
 	case req.Tool == ToolExec && req.Exec != nil:
@@ -275,6 +319,8 @@ func (s *Server) handle(req *Request, send func(*Response)) (*Result, error) {
 		checks := probe(req.Probe)
 		for _, c := range checks {
 			if !c.OK {
+				s.refusedMu.Lock()
+				defer s.refusedMu.Unlock()
 				s.refused = fmt.Errorf("runner: the wall check failed (%s %s: %s); this runner carries out no more calls", c.Name, c.Target, c.Detail)
 				break
 			}

@@ -19,6 +19,9 @@ import (
 // shell keeps what carries over from one exec to the next: the working folder and the
 // exported variables. Each command runs in a fresh sh whose state is read back on exit.
 type shell struct {
+	// mu guards dir and env, which a command started beside the shell (ExecArgs.Apart)
+	// reads while the shell's own command may be changing them.
+	mu    sync.Mutex
 	dir   string
 	env   []string
 	state string // file the wrapper writes the state to, in the private tmp
@@ -124,17 +127,76 @@ func newShell(cfg Config) *shell {
 }
 
 func (sh *shell) abs(p string) string {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return absIn(sh.dir, p)
+}
+
+// absIn is p made absolute from the folder dir.
+func absIn(dir, p string) string {
 	if filepath.IsAbs(p) {
 		return filepath.Clean(p)
 	}
-	return filepath.Join(sh.dir, p)
+	return filepath.Join(dir, p)
 }
 
 func (sh *shell) exec(id uint64, a *ExecArgs, send func(*Response), x *execIO) (*Result, error) {
 	defer x.finish()
-	dir := sh.dir
+	j, res, err := sh.begin(id, a, send, x)
+	if j == nil {
+		return res, err
+	}
+	if x != nil && x.pump != nil {
+		// Returns once the command has exited (or the core hung up); Wait then reaps it.
+		_ = x.pump(j.cmd.Process.Pid)
+	}
+	return j.end(), nil
+}
+
+// execApart starts a command beside the shell (ExecArgs.Apart) and returns once it has
+// started, or could not; done is called with its result, on another goroutine, once it has
+// ended.
+func (sh *shell) execApart(id uint64, a *ExecArgs, send func(*Response), x *execIO, done func(*Result, error)) {
+	j, res, err := sh.begin(id, a, send, x)
+	if j == nil {
+		x.finish()
+		done(res, err)
+		return
+	}
+	go func() {
+		res := j.end()
+		x.finish()
+		done(res, nil)
+	}()
+}
+
+// job is a command that has started, and what its result is made of.
+type job struct {
+	sh             *shell
+	cmd            *exec.Cmd
+	stdout, stderr *capture
+	// state: the command runs in the shell's wrapper, which writes the shell's state for
+	// the next command to start from.
+	state bool
+	start time.Time
+
+	mu        sync.Mutex
+	timedOut  bool
+	termTimer *time.Timer
+	killTimer *time.Timer
+}
+
+// begin starts a's command: it returns the job, or, for a command that could not start, its
+// result as a shell reports it (or an error for a call that cannot be carried out at all).
+func (sh *shell) begin(id uint64, a *ExecArgs, send func(*Response), x *execIO) (*job, *Result, error) {
+	sh.mu.Lock()
+	dir, env := sh.dir, sh.env
+	sh.mu.Unlock()
 	if a.Dir != "" {
-		dir = sh.abs(a.Dir)
+		dir = absIn(dir, a.Dir)
+	}
+	if a.Apart && len(a.Env) > 0 {
+		env = append(slices.Clone(env), a.Env...)
 	}
 	max := a.MaxOutput
 	if max <= 0 {
@@ -147,34 +209,46 @@ func (sh *shell) exec(id uint64, a *ExecArgs, send func(*Response), x *execIO) (
 	// A command that cannot start fails as a shell reports it: a line on its error output
 	// and the shell's status (127 not found, 126 found but not runnable), so that a caller
 	// handles it like any failed command and the shell stays as it was.
-	cannot := func(code int, msg string) (*Result, error) {
+	cannot := func(code int, msg string) (*job, *Result, error) {
 		fmt.Fprintln(stderr, msg)
-		return &Result{ExitCode: code, Stderr: stderr.buf.Bytes(), Dir: sh.dir}, nil
+		sh.mu.Lock()
+		defer sh.mu.Unlock()
+		return nil, &Result{ExitCode: code, Stderr: stderr.buf.Bytes(), Dir: sh.dir}, nil
 	}
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return cannot(126, fmt.Sprintf("openworker: the working folder %s does not exist inside the sandbox; use a folder of the session (cd to it, or give it with --rw)", dir))
 	}
-	sh.dir = dir
+	if !a.Apart {
+		sh.mu.Lock()
+		sh.dir = dir
+		sh.mu.Unlock()
+	}
 	// argv is the program and its arguments when there is no shell around them: given so,
 	// or a shell command of plain words that names a program in PATH, which a shell would
 	// start with those words and nothing of its own changed (a process less, and no state
 	// to write and read back). A program not found is left to the shell, to say so.
 	argv, path := a.Argv, ""
 	if len(argv) == 0 {
-		if words, ok := plainCommand(a.Command); ok && !shellReadsEnv(sh.env) {
+		if words, ok := plainCommand(a.Command); ok && !shellReadsEnv(env) {
 			// Found in PATH at an absolute place, or named by a path: a PATH entry that is
 			// relative (".") is the shell's to search, from its own folder.
-			if p, err := lookPath(words[0], sh.env); err == nil && (filepath.IsAbs(p) || strings.Contains(words[0], "/")) {
+			if p, err := lookPath(words[0], env); err == nil && (filepath.IsAbs(p) || strings.Contains(words[0], "/")) {
 				argv, path = words, p
 			}
 		}
 	} else {
 		var err error
-		if path, err = lookPath(argv[0], sh.env); err != nil {
+		if path, err = lookPath(argv[0], env); err != nil {
 			return cannot(127, err.Error())
 		}
 	}
-	inShell := func() *exec.Cmd { return exec.Command("/bin/sh", "-c", wrapper, "sh", sh.state, a.Command) }
+	// A command beside the shell runs in a plain sh: nothing of it is carried over.
+	inShell := func() *exec.Cmd {
+		if a.Apart {
+			return exec.Command("/bin/sh", "-c", a.Command)
+		}
+		return exec.Command("/bin/sh", "-c", wrapper, "sh", sh.state, a.Command)
+	}
 	var cmd *exec.Cmd
 	if len(argv) > 0 {
 		cmd = exec.Command(path, argv[1:]...)
@@ -182,12 +256,12 @@ func (sh *shell) exec(id uint64, a *ExecArgs, send func(*Response), x *execIO) (
 	} else {
 		cmd = inShell()
 	}
-	cmd.Dir = sh.dir
-	cmd.Env = sh.env
+	cmd.Dir = dir
+	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	in, err := x.stdin()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if in != nil {
 		// Only the command keeps the read end: once it and its children have closed it, a
@@ -201,8 +275,10 @@ func (sh *shell) exec(id uint64, a *ExecArgs, send func(*Response), x *execIO) (
 	// A command may leave a background process holding its output open; once the command
 	// itself has exited, its output is no longer waited for past this.
 	cmd.WaitDelay = 250 * time.Millisecond
-	// A folder left in its place would keep the wrapper from writing the state.
-	_ = os.RemoveAll(sh.state)
+	if !a.Apart {
+		// A folder left in its place would keep the wrapper from writing the state.
+		_ = os.RemoveAll(sh.state)
+	}
 	start := time.Now()
 	err = sh.start(cmd)
 	if err != nil && len(a.Argv) == 0 && len(argv) > 0 {
@@ -234,53 +310,53 @@ func (sh *shell) exec(id uint64, a *ExecArgs, send func(*Response), x *execIO) (
 	sh.groups[cmd.Process.Pid] = true
 	sh.groupsMu.Unlock()
 	x.started(cmd.Process.Pid)
-	var (
-		mu        sync.Mutex
-		timedOut  bool
-		killTimer *time.Timer
-		termTimer *time.Timer
-	)
+	j := &job{sh: sh, cmd: cmd, stdout: stdout, stderr: stderr, state: !a.Apart && len(argv) == 0, start: start}
 	if a.Timeout > 0 {
 		pgid := cmd.Process.Pid
-		termTimer = time.AfterFunc(a.Timeout, func() {
-			mu.Lock()
-			defer mu.Unlock()
-			timedOut = true
+		j.termTimer = time.AfterFunc(a.Timeout, func() {
+			j.mu.Lock()
+			defer j.mu.Unlock()
+			j.timedOut = true
 			_ = syscall.Kill(-pgid, syscall.SIGTERM)
-			killTimer = time.AfterFunc(killGrace, func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+			j.killTimer = time.AfterFunc(killGrace, func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
 		})
 	}
-	if x != nil && x.pump != nil {
-		// Returns once the command has exited (or the core hung up); Wait then reaps it.
-		_ = x.pump(cmd.Process.Pid)
-	}
-	err = cmd.Wait()
+	return j, nil, nil
+}
+
+// end waits for the job's command and makes its result.
+func (j *job) end() *Result {
+	sh, cmd := j.sh, j.cmd
+	err := cmd.Wait()
 	if sh.children != nil {
 		sh.children.Done(cmd.Process.Pid)
 	}
-	if termTimer != nil {
-		termTimer.Stop()
+	if j.termTimer != nil {
+		j.termTimer.Stop()
 	}
-	mu.Lock()
-	if killTimer != nil {
-		killTimer.Stop()
+	j.mu.Lock()
+	if j.killTimer != nil {
+		j.killTimer.Stop()
 	}
-	mu.Unlock()
-	res := &Result{Duration: time.Since(start), TimedOut: timedOut}
+	timedOut := j.timedOut
+	j.mu.Unlock()
+	res := &Result{Duration: time.Since(j.start), TimedOut: timedOut}
 	if timedOut {
 		// Whatever the command left in its group goes with it.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 	res.ExitCode = exitCode(cmd, err)
-	res.Stdout, res.StdoutTruncated = stdout.buf.Bytes(), stdout.dropped
-	res.Stderr, res.StderrTruncated = stderr.buf.Bytes(), stderr.dropped
-	if len(argv) == 0 {
+	res.Stdout, res.StdoutTruncated = j.stdout.buf.Bytes(), j.stdout.dropped
+	res.Stderr, res.StderrTruncated = j.stderr.buf.Bytes(), j.stderr.dropped
+	if j.state {
 		if why := sh.readState(); why != "" {
 			res.StateRefused = why + "; the working folder and exported variables are kept from before this command"
 		}
 	}
+	sh.mu.Lock()
 	res.Dir = sh.dir
-	return res, nil
+	sh.mu.Unlock()
+	return res
 }
 
 func (sh *shell) start(cmd *exec.Cmd) error {
@@ -332,7 +408,9 @@ func (sh *shell) readState() string {
 			env = append(env, kv)
 		}
 	}
+	sh.mu.Lock()
 	sh.dir, sh.env = dir, env
+	sh.mu.Unlock()
 	return ""
 }
 

@@ -10,7 +10,7 @@ import (
 )
 
 // wireVersion changes whenever a field below is added, removed or moved.
-const wireVersion = 2
+const wireVersion = 3
 
 // maxMessage bounds one message either way. The largest honest ones are a read's content
 // (MaxRead) and a write's; a runner that sends more is broken or lying.
@@ -38,8 +38,9 @@ func (r *Request) encode() []byte {
 		e.String(a.Dir)
 		e.Int(int64(a.Timeout))
 		e.Int(int64(a.MaxOutput))
-		e.Flags(a.Stream, a.StdinStream)
+		e.Flags(a.Stream, a.StdinStream, a.Apart)
 		e.Bytes(a.Stdin)
+		e.Strings(a.Env)
 	}
 	if a := r.Read; a != nil {
 		e.String(a.Path)
@@ -81,8 +82,9 @@ func decodeRequest(b []byte) (*Request, error) {
 		r.Exec = &ExecArgs{Command: d.String(), Argv: d.Strings(), Dir: d.String(),
 			Timeout: time.Duration(d.Int()), MaxOutput: int(d.Int())}
 		f := d.Byte()
-		r.Exec.Stream, r.Exec.StdinStream = wire.Flag(f, 0), wire.Flag(f, 1)
+		r.Exec.Stream, r.Exec.StdinStream, r.Exec.Apart = wire.Flag(f, 0), wire.Flag(f, 1), wire.Flag(f, 2)
 		r.Exec.Stdin = d.Bytes()
+		r.Exec.Env = d.Strings()
 	}
 	if wire.Flag(has, hasRead) {
 		r.Read = &ReadArgs{Path: d.String(), Offset: d.Int(), Limit: d.Int()}

@@ -15,8 +15,13 @@ type FollowDenials func(ctx context.Context, marker string, proc sandbox.Process
 // startDenials opens the command's report where the session's wall reports its denials
 // (sandbox.DenialReporter: Seatbelt). Where they cannot be read, the command still runs
 // behind the wall, and its error output starts with a line that says its denials are not
-// reported and why.
+// reported and why. s.mu is held.
 func (s *Session) startDenials(onChunk func(string, []byte)) (stop func(*Result)) {
+	return s.startDenialsOn(&lane{pol: s.pol, proc: s.proc}, onChunk)
+}
+
+// startDenialsOn is startDenials for a command on l, the runner that runs it.
+func (s *Session) startDenialsOn(l *lane, onChunk func(string, []byte)) (stop func(*Result)) {
 	follow := s.m.opts.FollowDenials
 	if follow == nil {
 		dr, ok := s.m.opts.Providers[s.Enforcement].(sandbox.DenialReporter)
@@ -25,7 +30,7 @@ func (s *Session) startDenials(onChunk func(string, []byte)) (stop func(*Result)
 		}
 		follow = dr.FollowDenials
 	}
-	rep, err := follow(context.Background(), s.pol.Marker, s.proc)
+	rep, err := follow(context.Background(), l.pol.Marker, l.proc)
 	if err != nil {
 		line := "openworker sandbox: " + err.Error() + "\n"
 		if onChunk != nil {
@@ -39,7 +44,7 @@ func (s *Session) startDenials(onChunk func(string, []byte)) (stop func(*Result)
 	}
 	return func(r *Result) {
 		failed := r.Result == nil || r.ExitCode != 0 || r.TimedOut
-		s.applyDenials(r, rep.Close(sandbox.DenialRun{UserHome: s.pol.UserHome, Failed: failed, LocalServers: s.pol.LocalServers}), onChunk)
+		s.applyDenials(r, rep.Close(sandbox.DenialRun{UserHome: l.pol.UserHome, Failed: failed, LocalServers: l.pol.LocalServers}), onChunk)
 	}
 }
 

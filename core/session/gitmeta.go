@@ -43,6 +43,8 @@ func (s *Session) quarantineDir() string {
 // scanGitMetadata finds the metadata in pol's writable folders, to bind read-only and to
 // check later calls against.
 func (s *Session) scanGitMetadata(pol *policy.Policy) {
+	s.gitMu.Lock()
+	defer s.gitMu.Unlock()
 	s.gitSnap = nil
 	if !s.guardsGitMetadata(pol) {
 		return
@@ -139,6 +141,8 @@ func (s *Session) keepWalk() {
 // checkGitMetadata moves aside what the calls since the last check planted, and returns
 // one line for each thing it moved.
 func (s *Session) checkGitMetadata() []string {
+	s.gitMu.Lock()
+	defer s.gitMu.Unlock()
 	if s.gitSnap == nil {
 		return nil
 	}
@@ -178,7 +182,9 @@ const gitWatchEvery = 2 * time.Second
 // startGitWatch starts watchGitMetadata once a command has left processes running; s.mu is
 // held. teardown stops it.
 func (s *Session) startGitWatch() {
-	if s.gitSnap != nil && !s.idle && s.gitWatch == nil {
+	s.gitMu.Lock()
+	defer s.gitMu.Unlock()
+	if s.gitSnap != nil && (!s.idle || s.aparts.running() > 0) && s.gitWatch == nil {
 		s.gitWatch = make(chan struct{})
 		go s.watchGitMetadata(s.gitWatch)
 	}
@@ -198,7 +204,7 @@ func (s *Session) watchGitMetadata(stop <-chan struct{}) {
 		if !s.mu.TryLock() {
 			continue // a call runs; it checks when it ends
 		}
-		if !s.ended && s.hints.firstDone && !s.idle {
+		if !s.ended && (s.hints.firstDone && !s.idle || s.aparts.running() > 0) {
 			if moved := s.checkGitMetadata(); len(moved) > 0 {
 				s.gitMetadataMoved(moved, "while no command ran")
 			}

@@ -108,6 +108,10 @@ type Session struct {
 	localServers atomic.Bool
 	// live is proc for Interrupt, which cannot wait for mu.
 	live atomic.Pointer[sandbox.Process]
+	// lane is the running runner for calls beside the shell (ExecApart), which do not wait
+	// for mu; nil while none runs. aparts are those calls.
+	lane   atomic.Pointer[lane]
+	aparts apartCalls
 	// busy is the tool call in progress, from its start (a second is refused), and running
 	// the same once it was sent, for Signal.
 	busy    atomic.Pointer[pending]
@@ -149,6 +153,9 @@ type Session struct {
 	fwdMu        sync.Mutex
 	forwardAddrs []netip.AddrPort
 	lateHints    []string
+	// gitMu guards gitSnap and gitWatch, which calls beside the shell (ExecApart) use
+	// while a call of the shell's may run.
+	gitMu sync.Mutex
 	// gitSnap is the repository metadata in the writable folders as last checked (see
 	// gitmeta.go); nil when the session does not check it.
 	gitSnap *gitmeta.Snapshot
@@ -452,6 +459,7 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	}
 	theirs.Close()
 	s.pol, s.proc, s.client, s.conn, s.errs, s.active = pol, proc, client, ours, errs, proc.Active()
+	s.lane.Store(&lane{client: client, pol: pol, proc: proc})
 	if lr, ok := proc.(sandbox.LimitReporter); ok {
 		s.limits = lr.Limits()
 	} else {

@@ -82,6 +82,9 @@ type pending struct {
 	summary     string
 	start       time.Time
 	stopDenials func(*Result)
+	// apart: the call runs beside the shell (ExecApart), on client.
+	apart  bool
+	client *runner.Client
 
 	// Set by Signal while the call runs.
 	sigMu       sync.Mutex
@@ -240,18 +243,9 @@ func goneCause(ctx context.Context) string {
 // interrupt is Signal with the reason the audit trail gives when it was not a person's
 // signal; the first interruption's reason is kept.
 func (s *Session) interrupt(sig syscall.Signal, cause string) {
-	p := s.running.Load()
-	if p == nil {
-		return
+	if p := s.running.Load(); p != nil {
+		s.interruptCall(p, sig, cause)
 	}
-	p.sigMu.Lock()
-	defer p.sigMu.Unlock()
-	if p.interrupted == 0 {
-		p.interrupted, p.cause = sig, cause
-	} else {
-		sig, p.step = syscall.SIGKILL, 2
-	}
-	s.signalStep(p, sig)
 }
 
 // signalStep sends sig and arms the next step; p.sigMu is held.
@@ -259,7 +253,17 @@ func (s *Session) signalStep(p *pending, sig syscall.Signal) {
 	if p.escalate != nil {
 		p.escalate.Stop()
 	}
-	if p.step >= 3 || s.client.Signal(p.req, sig) != nil {
+	client := s.client
+	if p.client != nil {
+		client = p.client
+	}
+	if p.apart && p.step >= 2 {
+		// A command beside the shell ends with its group's SIGKILL; the sandbox, whose
+		// other commands run on, is not killed for it.
+		_ = client.Signal(p.req, syscall.SIGKILL)
+		return
+	}
+	if p.step >= 3 || client.Signal(p.req, sig) != nil {
 		s.Interrupt()
 		return
 	}
@@ -507,6 +511,7 @@ func (s *Session) restartWith(ctx context.Context, summary, doing, with, audited
 // stopRunner ends every process behind the wall and the runner connection.
 func (s *Session) stopRunner() {
 	s.closeForwards()
+	s.lane.Store(nil)
 	if s.client != nil {
 		s.client.Close()
 		s.client = nil
@@ -568,9 +573,10 @@ func (s *Session) end(beforeExit bool, reason string) {
 		defer close(s.endDone)
 	}
 	s.endReason.Store(&reason)
+	s.lane.Store(nil) // no call starts beside the shell any more
 	// A call in progress holds the lock until its answer: everything behind the wall is
 	// killed first, so that the answer comes at once, whatever the call was stuck on.
-	if s.busy.Load() != nil {
+	if s.busy.Load() != nil || s.aparts.running() > 0 {
 		s.Interrupt()
 		// And should the kill not end it, the answer it waits for cannot come either.
 		if c := s.liveConn.Load(); c != nil {
@@ -579,7 +585,7 @@ func (s *Session) end(beforeExit bool, reason string) {
 	}
 	s.mu.Lock()
 	s.ended = true
-	idle, checked := s.idle, s.gitChecked
+	idle, checked := s.idle && s.aparts.running() == 0, s.gitChecked
 	s.mu.Unlock()
 	if beforeExit && idle && s.proc != nil {
 		if a, ok := s.proc.(sandbox.Abandoner); ok {
@@ -608,10 +614,12 @@ func (s *Session) end(beforeExit bool, reason string) {
 }
 
 func (s *Session) teardown() {
+	s.gitMu.Lock()
 	if s.gitWatch != nil {
 		close(s.gitWatch)
 		s.gitWatch = nil
 	}
+	s.gitMu.Unlock()
 	// The private tmp is removed while the kernel takes the sandbox down. A process still
 	// dying may write there meanwhile; once the sandbox is empty nothing can, and what is
 	// left is removed then.
