@@ -10,7 +10,10 @@ import (
 	"io"
 	"log"
 	"os"
+	"path/filepath"
 	"runtime"
+
+	"github.com/openworker/openworker/core/agentshell"
 
 	"github.com/openworker/openworker/core/credentials/connect"
 	"github.com/openworker/openworker/core/linux"
@@ -37,6 +40,8 @@ Usage:
   openworker serve                run the daemon: the local API for sessions and watchers
   openworker mcp [--rw DIR]… [--ro DIR]… [--allow HOST[:PORT]]…
                                   an MCP server on stdio: an agent's shell and file tools behind the wall
+  openworker agent [--rw DIR]… [--allow HOST[:PORT]]… HOST [HOST ARG…]
+                                  start an agent host (claude, codex, gemini) with its own tools behind the wall
   openworker session start|exec|read|write|list|add-folder|end|ls …
                                   use sessions of a running daemon (see: openworker session help)
   openworker config path|check [FILE]|show
@@ -67,6 +72,11 @@ Example:
 func main() {
 	// The Linux wall builder re-executes this binary; it must take over before anything else.
 	linux.MaybeRunInit()
+	// Started by a link of its name (openworker agent without the program beside it), this
+	// binary is the agent hosts' shell.
+	if filepath.Base(os.Args[0]) == runner.ShellName {
+		os.Exit(agentshell.Main(agentshell.Options{Args: os.Args, Getenv: os.Getenv, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getwd: os.Getwd, Pid: os.Getpid()}))
+	}
 	// The SSH agent library logs each request it refuses to the standard logger; those
 	// refusals are in the audit trail and the command's output already, and a line on the
 	// terminal of openworker run would only repeat them. Nothing else here uses it.
@@ -172,6 +182,8 @@ func dispatch(args []string) error {
 		return cmdServe(rest)
 	case "mcp":
 		return cmdMCP(rest)
+	case "agent":
+		return cmdAgent(rest)
 	case "session":
 		return cmdSession(rest)
 	case "config":

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -235,7 +236,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 func info(s *session.Session) SessionInfo {
 	rw, ro := s.Folders()
 	return SessionInfo{ID: s.ID, Enforcement: string(s.Enforcement), Network: string(s.Network), Writable: rw, ReadOnly: ro,
-		ProxyPort: s.ProxyPort(), Active: s.Active(), Started: s.Started}
+		ProxyPort: s.ProxyPort(), Active: s.Active(), Started: s.Started, Owner: s.Owner()}
 }
 
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
@@ -273,7 +274,7 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ss, err := s.Backend.Start(r.Context(), backend.Request{Provider: req.Provider, Writable: req.Writable, ReadOnly: req.ReadOnly,
-		Dir: req.Dir, Network: req.Network, Allow: req.Allow, Agent: req.Agent, Programs: []string{req.Program, peerProgram(r.Context())}, GitMetadata: req.GitMetadata, LocalServers: req.LocalServers, ClientEnv: req.Env})
+		Dir: req.Dir, Network: req.Network, Allow: req.Allow, Agent: req.Agent, Programs: append([]string{req.Program, peerProgram(r.Context())}, req.HostPrograms...), GitMetadata: req.GitMetadata, LocalServers: req.LocalServers, ClientEnv: req.Env, Owner: req.Owner})
 	if err != nil {
 		var re *session.RefusedError
 		if errors.As(err, &re) {
@@ -366,10 +367,18 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 		stdin = io.MultiReader(dropNewline(dec.Buffered()), r.Body)
 	}
 	args := runner.ExecArgs{Command: req.Command, Argv: req.Argv, Dir: req.Dir, Timeout: time.Duration(req.TimeoutMS) * time.Millisecond, MaxOutput: req.MaxOutput}
-	if req.Tag != "" && !req.Apart {
-		writeErr(w, http.StatusBadRequest, errors.New("a tag names a command that runs apart; give apart too"))
+	if (req.Tag != "" || len(req.Env) > 0) && !req.Apart {
+		writeErr(w, http.StatusBadRequest, errors.New("a tag and variables are for a command that runs apart; give apart too"))
 		return
 	}
+	for _, kv := range req.Env {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || name == "" || session.IsSecretName(name) {
+			writeErr(w, http.StatusBadRequest, fmt.Errorf("variable %.100q is not NAME=VALUE, or its name says it holds a secret, which never enters a sandbox", kv))
+			return
+		}
+	}
+	args.Env = req.Env
 	// A client that goes away (Ctrl-C, a killed script) interrupts its command.
 	ctx := r.Context()
 	execute := func(onChunk func(string, []byte)) (*session.Result, error) {

@@ -206,6 +206,15 @@ type StartRequest struct {
 	// LocalServers: the session's commands may serve and connect on this Mac's loopback,
 	// other programs' ports included (policy.Policy.LocalServers). No change on Linux.
 	LocalServers bool `json:"local_servers,omitempty"`
+	// Owner is the process whose descendants' shell commands go into this session: an agent
+	// host started by openworker agent, or the host whose MCP server asked for it. The
+	// agent hosts' shell (openworker-shell) finds its session by it, among its ancestors.
+	// It routes commands; it opens nothing that the person's other processes could not.
+	Owner int `json:"owner,omitempty"`
+	// HostPrograms are the agent host's program as found on PATH and as resolved, which
+	// run outside every sandbox as the client's own program does: no writable folder may
+	// hold them.
+	HostPrograms []string `json:"host_programs,omitempty"`
 }
 
 // ClientVars are the variables a client sends with a session's start (StartRequest.Env) and
@@ -228,6 +237,8 @@ type SessionInfo struct {
 	ProxyPort   int       `json:"proxy_port,omitempty"`
 	Active      []string  `json:"active,omitempty"`
 	Started     time.Time `json:"started"`
+	// Owner: see StartRequest.Owner; 0 for a session no agent host owns.
+	Owner int `json:"owner,omitempty"`
 }
 
 // ExecRequest runs a command in a session: either a program with its arguments (Argv) or a
@@ -251,6 +262,9 @@ type ExecRequest struct {
 	// carries over. Tag, when given, names it for a SignalRequest while it runs.
 	Apart bool   `json:"apart,omitempty"`
 	Tag   string `json:"tag,omitempty"`
+	// Env are NAME=VALUE pairs added to an Apart command's variables: the few an agent host
+	// gives its shell (GIT_EDITOR=true, …). A name that says it holds a secret is refused.
+	Env []string `json:"env,omitempty"`
 }
 
 // SignalRequest interrupts the command running in a session: "SIGINT" (Ctrl-C), "SIGTERM"

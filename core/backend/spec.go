@@ -52,6 +52,8 @@ type Request struct {
 	LocalServers bool
 	// ClientEnv: see session.Spec.ClientEnv.
 	ClientEnv map[string]string
+	// Owner: see session.Spec.Owner.
+	Owner int
 }
 
 // Machine is what SpecFor needs to know of this machine.
@@ -101,7 +103,7 @@ func SpecFor(m Machine, r Request) (session.Spec, error) {
 		return spec, err
 	}
 	return session.Spec{
-		LocalServers: r.LocalServers, ClientEnv: r.ClientEnv,
+		LocalServers: r.LocalServers, ClientEnv: r.ClientEnv, Owner: r.Owner,
 		GitMetadataWritable: gitWritable,
 		Provider:            prov, Writable: r.Writable, ReadOnly: r.ReadOnly, Dir: r.Dir, Network: network,
 		Hosts: s.NetworkHosts, SessionHosts: own, Toolchains: s.Toolchains, HowToAllow: r.HowToAllow,

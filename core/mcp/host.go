@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/openworker/openworker/core/api"
@@ -117,6 +118,34 @@ type RemoteHost struct {
 	ID     string
 	Socket string
 	Given  api.StartRequest
+
+	mu sync.Mutex // ID, once the host is running, and restarted
+	// restarted: the session was started again (Retarget) since the last command, which
+	// the next command's result says.
+	restarted bool
+}
+
+func (h *RemoteHost) id() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ID
+}
+
+// Retarget points the host at a session started in place of its own (its daemon stopped
+// and was started again): the next command's result says the shell's state was lost.
+func (h *RemoteHost) Retarget(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.ID, h.restarted = id, true
+}
+
+// takeRestarted says, once, that the session was started again.
+func (h *RemoteHost) takeRestarted() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r := h.restarted
+	h.restarted = false
+	return r
 }
 
 // Exec runs a command in the daemon's session. A cancelled call interrupts the command as
@@ -128,33 +157,40 @@ func (h *RemoteHost) Exec(ctx context.Context, a runner.ExecArgs, onChunk func(s
 	stop := context.AfterFunc(ctx, func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = h.C.Signal(sctx, h.ID, api.SignalRequest{Signal: "SIGINT"})
+		_ = h.C.Signal(sctx, h.id(), api.SignalRequest{Signal: "SIGINT"})
 	})
 	defer stop()
 	call := context.WithoutCancel(ctx)
+	var res *session.Result
+	var err error
 	if onChunk == nil {
-		return h.C.Exec(call, h.ID, req)
+		res, err = h.C.Exec(call, h.id(), req)
+	} else {
+		res, err = h.C.ExecStream(call, h.id(), req, nil, onChunk)
 	}
-	return h.C.ExecStream(call, h.ID, req, nil, onChunk)
+	if err == nil && h.takeRestarted() {
+		res.ShellStateLost = true
+	}
+	return res, err
 }
 func (h *RemoteHost) Read(ctx context.Context, a runner.ReadArgs) (*session.Result, error) {
-	return h.C.Read(ctx, h.ID, api.ReadRequest{Path: a.Path, Offset: a.Offset, Limit: a.Limit})
+	return h.C.Read(ctx, h.id(), api.ReadRequest{Path: a.Path, Offset: a.Offset, Limit: a.Limit})
 }
 func (h *RemoteHost) Write(ctx context.Context, a runner.WriteArgs) (*session.Result, error) {
-	return h.C.Write(ctx, h.ID, api.WriteRequest{Path: a.Path, Content: a.Content})
+	return h.C.Write(ctx, h.id(), api.WriteRequest{Path: a.Path, Content: a.Content})
 }
 func (h *RemoteHost) List(ctx context.Context, a runner.ListArgs) (*session.Result, error) {
-	return h.C.List(ctx, h.ID, api.ListRequest{Path: a.Path})
+	return h.C.List(ctx, h.id(), api.ListRequest{Path: a.Path})
 }
 func (h *RemoteHost) RequestSite(ctx context.Context, site, reason string, wait time.Duration) (backend.SiteAnswer, error) {
-	return h.C.RequestSite(ctx, h.ID, api.SiteRequest{Site: site, Reason: reason, WaitMS: wait.Milliseconds()})
+	return h.C.RequestSite(ctx, h.id(), api.SiteRequest{Site: site, Reason: reason, WaitMS: wait.Milliseconds()})
 }
 func (h *RemoteHost) Answer(ctx context.Context, card, answer string) (string, error) {
 	res, err := h.C.Answer(ctx, card, api.AnswerRequest{Answer: answer})
 	return res.Site, err
 }
 func (h *RemoteHost) FormRefused(ctx context.Context, detail string) {
-	_ = h.C.FormRefused(ctx, h.ID, detail)
+	_ = h.C.FormRefused(ctx, h.id(), detail)
 }
 func (h *RemoteHost) CardWatchers(ctx context.Context) int {
 	st, err := h.C.Status(ctx)
@@ -168,12 +204,12 @@ func (h *RemoteHost) Info(ctx context.Context) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	a, err := h.C.Access(ctx, h.ID)
+	a, err := h.C.Access(ctx, h.id())
 	if err != nil {
 		return Info{}, err
 	}
 	for _, s := range st.Sessions {
-		if s.ID == h.ID {
+		if s.ID == h.id() {
 			return Info{Session: s.ID, Enforcement: s.Enforcement, Network: s.Network, Approvals: st.Approvals,
 				Writable: pair(h.Given.Writable, s.Writable), ReadOnly: pair(h.Given.ReadOnly, s.ReadOnly),
 				Sites: a.Sites, Denied: a.Denied, Active: s.Active, Attached: h.Socket, FoldersRefused: refusedFolders(a)}, nil
@@ -182,12 +218,12 @@ func (h *RemoteHost) Info(ctx context.Context) (Info, error) {
 	return Info{}, errors.New("the session has ended")
 }
 func (h *RemoteHost) Fetch(ctx context.Context, url, reason string, wait time.Duration) (backend.FetchResult, error) {
-	return h.C.Fetch(ctx, h.ID, api.FetchRequest{URL: url, Reason: reason, WaitMS: wait.Milliseconds()})
+	return h.C.Fetch(ctx, h.id(), api.FetchRequest{URL: url, Reason: reason, WaitMS: wait.Milliseconds()})
 }
 func (h *RemoteHost) End() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_ = h.C.EndBecause(ctx, h.ID, EndReason)
+	_ = h.C.EndBecause(ctx, h.id(), EndReason)
 }
 
 // EndReason is what the audit trail says of a session its MCP client ended.

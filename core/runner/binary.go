@@ -91,3 +91,17 @@ func isFile(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
+
+// ShellName is the agent hosts' shell (openworker-shell), apart from the CLI: an agent host
+// starts it for every shell command it runs, so it links only what it needs.
+const ShellName = "openworker-shell"
+
+// ShellBinary is the agent hosts' shell beside this binary (in Contents/Helpers, or next to
+// a CLI build), or "" when there is none.
+func ShellBinary() (string, error) {
+	exe, err := executable()
+	if err != nil {
+		return "", err
+	}
+	return beside(exe, ShellName, isFile), nil
+}

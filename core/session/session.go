@@ -78,6 +78,9 @@ type Spec struct {
 	// SSHAgent answers for the session's SSH agent when the shared ssh login's keys stay
 	// outside (keys = "agent"); nil: the agent refuses every signature.
 	SSHAgent *SSHAgentHooks
+	// Owner is the process whose descendants' shell commands go into this session (an
+	// agent host, or openworker agent, which starts one); 0: none.
+	Owner int
 }
 
 // Session is one running session.
@@ -89,6 +92,7 @@ type Session struct {
 
 	m        *Manager
 	spec     Spec
+	owner    int // spec.Owner, which no restart changes
 	tmp      string
 	home     string
 	proxy    *proxy.Proxy
@@ -232,7 +236,7 @@ func (m *Manager) start(ctx context.Context, spec Spec, first *pending) (_ *Sess
 		// and the policy are made; the provider's Start below takes it.
 		pp.Prepare(spec.Network)
 	}
-	s := &Session{ID: newID(), Enforcement: spec.Provider, Network: spec.Network, Started: time.Now(), m: m, spec: spec, endDone: make(chan struct{})}
+	s := &Session{ID: newID(), Enforcement: spec.Provider, Network: spec.Network, Started: time.Now(), m: m, spec: spec, owner: spec.Owner, endDone: make(chan struct{})}
 	s.localServers.Store(spec.LocalServers)
 	defer func() {
 		if err != nil {

@@ -408,6 +408,9 @@ func (s *Session) List(a runner.ListArgs) (*Result, error) {
 	return s.call(nil, &pending{req: &runner.Request{Tool: runner.ToolList, List: &a}, summary: a.Path})
 }
 
+// Owner is the process whose descendants' shell commands go into this session (Spec.Owner).
+func (s *Session) Owner() int { return s.owner }
+
 // Folders returns the session's writable and read-only folders.
 // They are never waited for behind a tool call.
 func (s *Session) Folders() (writable, readOnly []string) {

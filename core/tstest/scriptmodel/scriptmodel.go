@@ -19,9 +19,13 @@
 //
 // Which requests are scripted: by default (Config.Scripted nil), a request is scripted when it
 // offers the model at least one tool (a non-empty "tools" array). Hosts make side requests that
-// offer none, such as Claude Code's session-title and summary requests on its small model, or a
-// one-token quota probe; those get Config.SideText and do not consume the script. A subagent's
-// requests do offer tools, so they take turns from the same script, in the order they arrive.
+// offer none, such as a session-title or summary request on a small model, or a one-token quota
+// probe; those get Config.SideText and do not consume the script. (Claude Code 2.1.332 made
+// none, in print or interactive mode: besides its model requests only HEAD /api/hello, which
+// gets 200.) A subagent's requests do offer tools, so they take turns from the same script in
+// the order they arrive: Claude Code starts an Agent subagent in the background, so the main
+// loop's reply to the Agent call's result comes first, then the subagent's turns. Turn.Func
+// makes a turn from earlier results, for inputs known only at run time.
 //
 // Every request is recorded (Requests) with its body, so a test can read the tools offered and
 // the system prompt; ToolResults gathers what the host sent back for each tool call the script
@@ -69,6 +73,10 @@ type Call struct {
 	// Custom makes the call a Responses API custom_tool_call (freeform input, as Codex's
 	// apply_patch) instead of a function_call. The Messages API ignores it.
 	Custom bool
+	// Namespace is the Responses API function_call's "namespace", for a tool the host
+	// offered inside a {"type":"namespace"} entry (Codex groups MCP tools so). The Messages
+	// API ignores it.
+	Namespace string
 }
 
 func (t Turn) calls() []Call {
@@ -110,7 +118,8 @@ type Request struct {
 	Model  string
 	Stream bool
 	// Tools are the names of the tools the request offers (for a Responses API tool without
-	// a name, its type: "local_shell", "web_search").
+	// a name, its type: "local_shell", "web_search"; for a tool inside a Responses API
+	// namespace entry, "NAMESPACE.TOOL").
 	Tools []string
 	// Turn is the index of the script turn this request got; -1 for a side request or a
 	// non-model request; len(script) once the script had run out.
@@ -310,10 +319,19 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 	_ = json.Unmarshal(body, &probe)
 	r.Model, r.Stream = probe.Model, probe.Stream
 	for _, raw := range probe.Tools {
-		var t struct{ Name, Type string }
+		var t struct {
+			Name, Type string
+			Tools      []struct{ Name string }
+		}
 		_ = json.Unmarshal(raw, &t)
 		if t.Name == "" {
 			t.Name = t.Type
+		}
+		if t.Type == "namespace" {
+			for _, sub := range t.Tools {
+				r.Tools = append(r.Tools, t.Name+"."+sub.Name)
+			}
+			continue
 		}
 		r.Tools = append(r.Tools, t.Name)
 	}
@@ -563,10 +581,14 @@ func writeResponses(w http.ResponseWriter, model string, stream bool, turn Turn,
 			continue
 		}
 		args := inputJSON(c.Input)
-		items = append(items, item{kind: "function_call", text: args,
+		it := item{kind: "function_call", text: args,
 			added: map[string]any{"type": "function_call", "id": itemID, "call_id": ids[i], "name": c.Tool, "arguments": "", "status": "in_progress"},
 			done:  map[string]any{"type": "function_call", "id": itemID, "call_id": ids[i], "name": c.Tool, "arguments": args, "status": "completed"},
-		})
+		}
+		if c.Namespace != "" {
+			it.added["namespace"], it.done["namespace"] = c.Namespace, c.Namespace
+		}
+		items = append(items, it)
 	}
 	output := make([]any, len(items))
 	for i, it := range items {

@@ -215,7 +215,8 @@ func TestResponsesFunctionAndCustomCalls(t *testing.T) {
 			Calls: []Call{{Tool: "apply_patch", Input: "*** Begin Patch\n*** End Patch\n", Custom: true}}},
 		Turn{Text: "all done"},
 	)
-	tools := []map[string]any{{"type": "function", "name": "shell"}, {"type": "custom", "name": "apply_patch"}, {"type": "web_search"}}
+	tools := []map[string]any{{"type": "function", "name": "shell"}, {"type": "custom", "name": "apply_patch"}, {"type": "web_search"},
+		{"type": "namespace", "name": "mcp__ow__", "tools": []map[string]any{{"type": "function", "name": "read"}}}}
 	evs := post(t, s, "/v1/responses", map[string]any{"model": "gpt-test", "stream": true, "tools": tools, "input": []any{}})
 	got := names(evs)
 	want := []string{"response.created", "response.in_progress",
@@ -236,7 +237,7 @@ func TestResponsesFunctionAndCustomCalls(t *testing.T) {
 		ctc["type"] != "custom_tool_call" || ctc["input"] != "*** Begin Patch\n*** End Patch\n" {
 		t.Fatalf("items: %v / %v", fc, ctc)
 	}
-	if r := s.Requests()[0]; !reflect.DeepEqual(r.Tools, []string{"shell", "apply_patch", "web_search"}) || r.API != "responses" {
+	if r := s.Requests()[0]; !reflect.DeepEqual(r.Tools, []string{"shell", "apply_patch", "web_search", "mcp__ow__.read"}) || r.API != "responses" {
 		t.Fatalf("request: %+v", r)
 	}
 	evs = post(t, s, "/v1/responses", map[string]any{"model": "gpt-test", "stream": true, "tools": tools, "input": []any{
@@ -270,7 +271,36 @@ func TestCustomRule(t *testing.T) {
 	if main[0].data["output"].([]any)[0].(map[string]any)["content"].([]any)[0].(map[string]any)["text"] != "main" {
 		t.Fatalf("main: %v", main[0].data)
 	}
+	ns := New(t, Turn{Calls: []Call{{Tool: "read", Namespace: "mcp__ow__", Input: map[string]any{"path": "/a"}}}})
+	got := post(t, ns, "/v1/responses", map[string]any{"tools": []any{map[string]any{"type": "function", "name": "x"}}})
+	if it := got[0].data["output"].([]any)[0].(map[string]any); it["namespace"] != "mcp__ow__" || it["name"] != "read" || it["arguments"] != `{"path":"/a"}` {
+		t.Fatalf("namespaced call: %v", it)
+	}
 	if sys := (Request{Body: []byte(`{"system":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}`)}).System(); sys != "a\nb" {
 		t.Fatalf("system: %q", sys)
+	}
+}
+
+func TestFuncTurnSeesEarlierResults(t *testing.T) {
+	s := New(t,
+		Turn{Tool: "Bash", Input: map[string]any{"command": "start", "run_in_background": true}},
+		Turn{Func: func(results []ToolResult) Turn {
+			id := strings.TrimPrefix(results[len(results)-1].Content, "task ")
+			return Turn{Tool: "TaskStop", Input: map[string]any{"task_id": id}}
+		}},
+	)
+	evs := post(t, s, "/v1/messages", map[string]any{"stream": true, "tools": bashTool})
+	id := evs[1].data["content_block"].(map[string]any)["id"]
+	evs = post(t, s, "/v1/messages", map[string]any{"stream": true, "tools": bashTool, "messages": []any{
+		map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": id, "content": "task b42"}}},
+	}})
+	var js strings.Builder
+	for _, e := range evs {
+		if e.name == "content_block_delta" {
+			js.WriteString(e.data["delta"].(map[string]any)["partial_json"].(string))
+		}
+	}
+	if evs[1].data["content_block"].(map[string]any)["name"] != "TaskStop" || js.String() != `{"task_id":"b42"}` {
+		t.Fatalf("made turn: %v %s", evs[1].data, js.String())
 	}
 }

@@ -1,0 +1,271 @@
+//go:build !mcpapart
+
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/openworker/openworker/core/agenthost"
+	"github.com/openworker/openworker/core/api"
+	"github.com/openworker/openworker/core/apiclient"
+	"github.com/openworker/openworker/core/backend"
+	"github.com/openworker/openworker/core/mcp"
+	"github.com/openworker/openworker/core/runner"
+)
+
+func cmdAgent(args []string) error {
+	fs := newFlags(agentCommand)
+	var f sessionFlags
+	f.register(fs, backend.ProviderAuto)
+	printConfig := fs.Bool("print-config", false, "print the routing as settings to keep (for a host started by hand or from an editor), and start nothing")
+	pos, _, err := parse(fs, agentCommand, args)
+	if err != nil {
+		return err
+	}
+	host, err := agenthost.Find(pos[0])
+	if err != nil {
+		return usagef(agentCommand.name, "%v", err)
+	}
+	if *printConfig {
+		return printAgentConfig(host, pos[1:])
+	}
+	program, err := exec.LookPath(pos[0])
+	if err != nil {
+		return fmt.Errorf("%s is not found (%v): install %s, or give its path", pos[0], err, host.Title)
+	}
+	if program, err = filepath.Abs(program); err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "openworker-agent-")
+	if err != nil {
+		return fmt.Errorf("making the host's folder: %w", err)
+	}
+	defer os.RemoveAll(work)
+	shell, err := agentShell(work)
+	if err != nil {
+		return err
+	}
+	// The host's own temporary folder: it writes its commands' output there, which a
+	// command reads back (a background server's log); the session has it read-only.
+	hostTmp := filepath.Join(work, "tmp")
+	if err := os.Mkdir(hostTmp, 0o700); err != nil {
+		return err
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	r := agenthost.Routing{Shell: shell, PathDir: filepath.Join(work, "bin"), Tmp: hostTmp}
+	keeper, err := startAgentSession(ctx, f, program, hostTmp)
+	var h mcp.Host
+	if err != nil {
+		r.Refused = err.Error()
+		fmt.Fprintf(os.Stderr, "openworker agent: the session could not start: %v\nopenworker agent: %s starts all the same, and its shell refuses every command: nothing runs outside the sandbox\n", err, host.Title)
+	} else {
+		defer keeper.end()
+		r.Socket, r.Session, h = keeper.socket, keeper.info.ID, keeper.host
+		fmt.Fprintf(os.Stderr, "openworker agent: %s's commands run in session %s (%s)\n", host.Title, keeper.info.ID, wallWords(keeper.info.Enforcement, keeper.info.Network))
+	}
+	if r.MCP, err = serveAgentMCP(ctx, h, r.Refused); err != nil {
+		return err
+	}
+	launch, err := host.Launch(r, pos[1:])
+	if err != nil {
+		return usagef(agentCommand.name, "%v", err)
+	}
+	cmd := exec.Command(program, append(launch.Args, pos[1:]...)...)
+	cmd.Env = append(os.Environ(), launch.Env...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	// Ctrl-C and Ctrl-\ are the host's: the terminal sends them to the host too, which
+	// decides what they mean (interrupt a command, quit). A SIGTERM or SIGHUP for this
+	// process is passed on to the host, which ends its commands as it does on its own.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting %s: %w", program, err)
+	}
+	go func() {
+		for sig := range sigs {
+			if sig == syscall.SIGTERM || sig == syscall.SIGHUP {
+				_ = cmd.Process.Signal(sig)
+			}
+		}
+	}()
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return exitError{128 + int(ws.Signal())}
+		}
+		return exitError{ee.ExitCode()}
+	}
+	return err
+}
+
+// agentShell is openworker-shell's path: the program beside this one, or, where there is
+// none (go run), this program by a link of that name in the run's folder, which starts as
+// the shell by its name.
+func agentShell(work string) (string, error) {
+	p, err := runner.ShellBinary()
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(work, "bin")
+	if err := os.Mkdir(bin, 0o700); err != nil {
+		return "", err
+	}
+	if p == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return "", err
+		}
+		p = filepath.Join(bin, runner.ShellName)
+		if err := os.Symlink(exe, p); err != nil {
+			return "", err
+		}
+	}
+	// bash and sh for hosts that find their shell on PATH (gemini-cli runs bash -c).
+	for _, name := range []string{"bash", "sh"} {
+		if err := os.Symlink(p, filepath.Join(bin, name)); err != nil {
+			return "", err
+		}
+	}
+	return p, nil
+}
+
+// agentSession is the host's session in the daemon, kept for the host's whole run: when the
+// daemon stops under it, a daemon is started again with a new session for the same host, to
+// which the host's shell and MCP server turn.
+type agentSession struct {
+	c      *apiclient.Client
+	socket string
+	start  api.StartRequest
+	host   *mcp.RemoteHost
+
+	mu     sync.Mutex
+	info   api.SessionInfo
+	hold   io.Closer
+	ending bool
+}
+
+func startAgentSession(ctx context.Context, f sessionFlags, program, hostTmp string) (*agentSession, error) {
+	e, err := loadEnv()
+	if err != nil {
+		return nil, err
+	}
+	e.warnSettings()
+	req, err := f.request(e.home)
+	if err != nil {
+		return nil, err
+	}
+	programs := []string{program}
+	if r, err := filepath.EvalSymlinks(program); err == nil && r != program {
+		programs = append(programs, r)
+	}
+	start := api.StartRequest{Provider: req.Provider, Writable: req.Writable, ReadOnly: append(req.ReadOnly, hostTmp), Dir: req.Dir,
+		Network: req.Network, Allow: req.Allow, Agent: true, GitMetadata: req.GitMetadata, LocalServers: req.LocalServers,
+		Owner: os.Getpid(), HostPrograms: programs}
+	sock := api.SocketPath(e.stateDir)
+	c := apiclient.New(sock)
+	if _, err := ensureDaemon(ctx, c, e); err != nil {
+		return nil, err
+	}
+	info, hold, err := c.StartHeld(ctx, start)
+	if err != nil {
+		return nil, err
+	}
+	s := &agentSession{c: c, socket: sock, start: start, info: info, hold: hold,
+		host: &mcp.RemoteHost{C: c, ID: info.ID, Socket: sock, Given: start}}
+	go s.keep(ctx, e, hold)
+	return s, nil
+}
+
+// keep starts the session again whenever the daemon stops under it, until the host's run
+// ends.
+func (s *agentSession) keep(ctx context.Context, e *env, hold io.Closer) {
+	for {
+		_, _ = io.Copy(io.Discard, hold.(io.Reader))
+		s.mu.Lock()
+		ending := s.ending
+		s.mu.Unlock()
+		if ending || ctx.Err() != nil {
+			return
+		}
+		fmt.Fprintln(os.Stderr, "openworker agent: the daemon stopped under the session; starting it again with a new session (the shell's folder and variables are lost)")
+		var info api.SessionInfo
+		var err error
+		for try := 0; try < 3; try++ {
+			if _, err = ensureDaemon(ctx, s.c, e); err == nil {
+				if info, hold, err = s.c.StartHeld(ctx, s.start); err == nil {
+					break
+				}
+			}
+			time.Sleep(time.Second)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "openworker agent: the session could not be started again (%v); the host's commands are refused until it runs again\n", err)
+			return
+		}
+		s.mu.Lock()
+		s.info, s.hold = info, hold
+		s.mu.Unlock()
+		s.host.Retarget(info.ID)
+		fmt.Fprintf(os.Stderr, "openworker agent: the host's commands now run in session %s\n", info.ID)
+	}
+}
+
+// end ends the session: the host has exited.
+func (s *agentSession) end() {
+	s.mu.Lock()
+	s.ending = true
+	hold := s.hold
+	id := s.info.ID
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = s.c.EndBecause(ctx, id, "its agent host exited")
+	hold.Close()
+}
+
+// serveAgentMCP serves OpenWorker's MCP server for host h (nil: a server that says why
+// there is no session) on loopback, for the host's run.
+func serveAgentMCP(ctx context.Context, h mcp.Host, refused string) (agenthost.MCPServer, error) {
+	mcp.Version = version
+	var srv *mcp.Server
+	if h == nil {
+		srv = mcp.NewUnavailable(refused)
+	} else {
+		srv = mcp.New(h, mcp.Options{})
+	}
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return agenthost.MCPServer{}, err
+	}
+	token := hex.EncodeToString(b)
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return agenthost.MCPServer{}, fmt.Errorf("serving the host's MCP server: %w", err)
+	}
+	hs := &http.Server{Handler: mcp.HTTPHandler(srv, token), ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(l)
+	context.AfterFunc(ctx, func() { hs.Close() })
+	return agenthost.MCPServer{URL: "http://" + l.Addr().String() + "/mcp", Token: token}, nil
+}
+
+// printAgentConfig prints host's routing as settings to keep.
+func printAgentConfig(host *agenthost.Host, args []string) error {
+	return errors.New("not yet")
+}

@@ -1,0 +1,126 @@
+// Package agenthost says how each agent host (Claude Code, Codex, gemini-cli) is started so
+// that its own shell and file tools go through an OpenWorker session: the arguments and
+// variables that point its shell at openworker-shell, replace or switch off the tools that
+// would read, write or fetch from the host's own process, and add OpenWorker's MCP server.
+// It decides from what it is given and touches nothing: openworker agent starts the host,
+// and --print-config prints the same as settings a person keeps.
+//
+// It is not where a host's commands are carried out (core/agentshell, the session) nor
+// where the wall is (core/session and the providers).
+package agenthost
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/openworker/openworker/core/agentshell"
+)
+
+// Host is an agent host OpenWorker knows how to route.
+type Host struct {
+	// Name is the host's program name, as a person types it: claude, codex, gemini.
+	Name string
+	// Title is how the host is called in messages.
+	Title string
+	// launch returns the host's arguments (before the person's) and variables for a run.
+	launch func(r Routing) (Launch, error)
+	// owned are the host's options whose value OpenWorker sets for the routing: given by the
+	// person too, they would undo it, so they are refused.
+	owned []string
+}
+
+// Routing is where a run's pieces are.
+type Routing struct {
+	// Shell is openworker-shell's absolute path: every shell command the host runs goes to it.
+	Shell string
+	// PathDir is a folder of links to Shell named as the shells a host runs by name (bash,
+	// sh), put first on the host's PATH for hosts that find their shell there.
+	PathDir string
+	// Tmp is the host's own temporary folder: the host writes its commands' output files
+	// there, and the session has it read-only at the same path, so that a command can read
+	// them.
+	Tmp string
+	// MCP is OpenWorker's MCP server for the run (HTTP on loopback, with a token).
+	MCP MCPServer
+	// Socket and Session are the daemon's socket and the run's session, for the shell.
+	Socket, Session string
+	// Refused says why the run has no session: the shell refuses every command with it.
+	Refused string
+}
+
+// MCPServer is an MCP server on loopback that wants Token as a bearer token.
+type MCPServer struct {
+	URL, Token string
+}
+
+// Launch is how a host is started.
+type Launch struct {
+	Args []string // before the person's arguments
+	Env  []string // NAME=VALUE, on top of the person's environment
+}
+
+// Hosts are the hosts OpenWorker routes, by name.
+var Hosts = []*Host{claude, codex, gemini}
+
+// Find returns the host whose program program is (a name or a path; .exe and a version
+// suffix are ignored), or an error that lists the hosts there are.
+func Find(program string) (*Host, error) {
+	base := strings.TrimSuffix(filepath.Base(program), ".exe")
+	for _, h := range Hosts {
+		if base == h.Name {
+			return h, nil
+		}
+	}
+	var names []string
+	for _, h := range Hosts {
+		names = append(names, h.Name+" ("+h.Title+")")
+	}
+	why := ""
+	if base == "cursor-agent" {
+		why = " cursor-agent is not among them: its settings cannot be given for one run without writing your own, and it could not be tried here."
+	}
+	return nil, fmt.Errorf("%s is not an agent host OpenWorker knows how to put behind the wall; it knows %s.%s "+
+		"For another host, add OpenWorker's MCP server (openworker mcp) to it and turn off its own shell and file tools",
+		program, strings.Join(names, ", "), why)
+}
+
+// Launch returns how h is started for a run routed as r, with the person's arguments args,
+// which may not set what the routing sets.
+func (h *Host) Launch(r Routing, args []string) (Launch, error) {
+	for _, a := range args {
+		name, _, _ := strings.Cut(a, "=")
+		if slices.Contains(h.owned, name) {
+			return Launch{}, fmt.Errorf("%s %s: openworker agent sets it itself, to route %s's tools through the sandbox; leave it out", h.Name, name, h.Title)
+		}
+		if a == "--" {
+			break
+		}
+	}
+	if r.Shell == "" || !filepath.IsAbs(r.Shell) {
+		return Launch{}, errors.New("the agent hosts' shell (openworker-shell) is not known by an absolute path")
+	}
+	l, err := h.launch(r)
+	if err != nil {
+		return Launch{}, err
+	}
+	l.Env = append(l.Env, shellVars(r)...)
+	return l, nil
+}
+
+// shellVars are what openworker-shell reads to find the run's session.
+func shellVars(r Routing) []string {
+	var env []string
+	if r.Refused != "" {
+		env = append(env, agentshell.EnvRefused+"="+r.Refused)
+	}
+	if r.Socket != "" {
+		env = append(env, agentshell.EnvSocket+"="+r.Socket)
+	}
+	if r.Session != "" {
+		env = append(env, agentshell.EnvSession+"="+r.Session)
+	}
+	return env
+}

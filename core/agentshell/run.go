@@ -1,0 +1,250 @@
+package agentshell
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/openworker/openworker/core/internal/randbytes"
+)
+
+// The variables openworker agent gives the host, which its shell reads.
+const (
+	// EnvSocket is the daemon's socket.
+	EnvSocket = "OPENWORKER_SOCKET"
+	// EnvSession is the session openworker agent started for the host; a shell whose session
+	// is gone finds the one its owner started since (a daemon started again).
+	EnvSession = "OPENWORKER_SESSION"
+	// EnvRefused says why the host has no session: every command is refused with it.
+	EnvRefused = "OPENWORKER_AGENT_REFUSED"
+)
+
+// passedVars are the few variables of the host's that its shell passes on to a command:
+// how the host wants editors, pagers and colours. Everything else of the host's environment
+// (its API keys, its sockets) stays outside; the command gets the session's.
+var passedVars = []string{"GIT_EDITOR", "GIT_PAGER", "PAGER", "CLAUDECODE", "NO_COLOR", "FORCE_COLOR", "COLORTERM", "TERM", "COLUMNS", "LINES"}
+
+// findWait is how long a shell waits for its host's session to appear: a host's MCP server
+// (which starts the session in a configuration the person keeps) may still be starting when
+// the host runs its first command.
+const findWait = 20 * time.Second
+
+// Options are where Main takes the world from, so that tests can give their own.
+type Options struct {
+	Args    []string // os.Args
+	Getenv  func(string) string
+	Stdin   *os.File
+	Stdout  io.Writer
+	Stderr  io.Writer
+	Getwd   func() (string, error)
+	Pid     int
+	Signals chan os.Signal // nil: the process's SIGINT, SIGTERM and SIGHUP
+}
+
+// Main runs the command the host gave and returns the exit status for the shell.
+func Main(o Options) int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(o.Stderr, "openworker: "+format+"\n", a...)
+		return 126
+	}
+	tmp := o.Getenv("CLAUDE_CODE_TMPDIR")
+	if tmp == "" {
+		tmp = os.TempDir()
+	}
+	inv, err := Parse(o.Args[0], o.Args[1:], o.Getenv("SHELL"), tmp)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if why := o.Getenv(EnvRefused); why != "" {
+		return fail("nothing was run: this agent host's commands go through OpenWorker's sandbox, whose session could not start: %s", why)
+	}
+	socket := o.Getenv(EnvSocket)
+	if socket == "" {
+		if socket, err = defaultSocket(o.Getenv); err != nil {
+			return fail("nothing was run: %v", err)
+		}
+	}
+	dir, err := o.Getwd()
+	if err != nil {
+		return fail("nothing was run: the working folder cannot be found (%v)", err)
+	}
+	c := &client{socket: socket}
+	id, err := findSession(c, o.Getenv(EnvSession), o.Pid)
+	if err != nil {
+		return fail("nothing was run: %v", err)
+	}
+	req := execRequest{Argv: append([]string{inv.Shell, "-c", inv.Command}, inv.Args...), Dir: dir, Apart: true, Tag: newTag()}
+	for _, name := range passedVars {
+		if v := o.Getenv(name); v != "" {
+			req.Env = append(req.Env, name+"="+v)
+		}
+	}
+	var stdin io.Reader
+	if o.Stdin != nil && readable(o.Stdin) {
+		stdin = o.Stdin
+	}
+	sigs := o.Signals
+	if sigs == nil {
+		sigs = make(chan os.Signal, 4)
+		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+		defer signal.Stop(sigs)
+		watchParent(sigs)
+	}
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case sig := <-sigs:
+				// The host stops a command by signalling this shell: the command gets it.
+				// Once the host kills this shell too, the connection's end interrupts it.
+				_ = c.signal(id, req.Tag, signalWord(sig))
+			}
+		}
+	}()
+	var trailer *cwdTrailer
+	if inv.CwdFile != "" {
+		trailer = &cwdTrailer{}
+	}
+	res, err := c.exec(id, req, stdin, func(stream string, data []byte) {
+		switch {
+		case stream == "stdout":
+			_, _ = o.Stdout.Write(data)
+		case trailer != nil:
+			_, _ = o.Stderr.Write(trailer.write(data))
+		default:
+			_, _ = o.Stderr.Write(data)
+		}
+	})
+	if trailer != nil {
+		_, _ = o.Stderr.Write(trailer.end())
+	}
+	if err != nil {
+		return fail("the command did not run to its end in the sandbox: %v", err)
+	}
+	if res.Error != "" {
+		return fail("%s", res.Error)
+	}
+	if trailer != nil && trailer.dir != "" {
+		writeCwdFile(inv.CwdFile, trailer.dir)
+	}
+	var sites []string
+	var denied []bool
+	for _, b := range res.Blocked {
+		sites = append(sites, b.Host+":"+strconv.Itoa(b.Port))
+		denied = append(denied, Denied(b.Reason))
+	}
+	if note := BlockedNote(sites, denied); note != "" {
+		fmt.Fprintf(o.Stderr, "openworker: %s\n", note)
+	}
+	return res.ExitCode
+}
+
+// findSession is the session the host's commands go into: the one openworker agent named,
+// while it runs, otherwise the one owned by the nearest of this process's ancestors (the
+// host, or openworker agent around it), waiting a while for it to appear.
+func findSession(c *client, named string, pid int) (string, error) {
+	up := ancestors(pid)
+	deadline := time.Now().Add(findWait)
+	for {
+		list, err := c.sessions()
+		if err != nil {
+			return "", err
+		}
+		for _, s := range list {
+			if named != "" && s.ID == named {
+				return named, nil
+			}
+		}
+		if id, ok := ownedSession(list, up); ok {
+			return id, nil
+		}
+		if time.Now().After(deadline) {
+			return "", errors.New("this agent host has no OpenWorker session: start it with openworker agent HOST, " +
+				"or check that the openworker MCP server of its configuration started (openworker agent --print-config HOST)")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// readable says whether a command should get f as its standard input: a pipe, a file or a
+// terminal the host writes to, not /dev/null or a socket nobody writes to.
+func readable(f *os.File) bool {
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	m := fi.Mode()
+	switch {
+	case m&os.ModeNamedPipe != 0, m.IsRegular() && fi.Size() > 0:
+		return true
+	case m&os.ModeCharDevice != 0:
+		return !isDevNull(fi)
+	}
+	return false
+}
+
+func isDevNull(fi os.FileInfo) bool {
+	null, err := os.Stat(os.DevNull)
+	return err == nil && os.SameFile(fi, null)
+}
+
+func signalWord(sig os.Signal) string {
+	switch sig {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return "SIGTERM"
+}
+
+func newTag() string {
+	b := make([]byte, 12)
+	_ = randbytes.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// writeCwdFile writes the folder the command ended in where the host reads it back: a file
+// in the host's temporary folder, never through a symbolic link.
+func writeCwdFile(path, dir string) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = f.WriteString(dir + "\n")
+}
+
+// defaultSocket is the daemon's socket for this user, where the CLI's own commands find it.
+func defaultSocket(getenv func(string) string) (string, error) {
+	dir, err := stateDir(getenv)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "openworker.sock"), nil
+}
+
+// stateDir is OpenWorker's state folder, as core/config says where it is.
+func stateDir(getenv func(string) string) (string, error) {
+	home := getenv("HOME")
+	if home == "" || !filepath.IsAbs(home) {
+		return "", errors.New("the home folder is not known; set HOME, or start the host with openworker agent")
+	}
+	if isDarwin {
+		return filepath.Join(home, "Library", "Application Support", "OpenWorker"), nil
+	}
+	if v := getenv("XDG_STATE_HOME"); v != "" && filepath.IsAbs(v) {
+		return filepath.Join(v, "openworker"), nil
+	}
+	return filepath.Join(home, ".local", "state", "openworker"), nil
+}
