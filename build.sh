@@ -13,6 +13,10 @@ readonly helper_name="openworker-runner"
 # built with -tags mcpapart, so that it links none of the server's packages (the MCP SDK,
 # its JSON schemas), which every run and session exec would otherwise start up.
 readonly mcp_name="openworker-mcp"
+# The agent hosts' shell: an agent host that openworker agent starts runs each of its shell
+# commands with it, so it is a small program of its own, without cgo.
+readonly shell_pkg="./app/openworker-shell"
+readonly shell_name="openworker-shell"
 
 # darwinkit v0.5.0's libffi bridge keeps a pointer into a slice that Go 1.25
 # and later allocate on the stack; the app then aborts at its first Cocoa
@@ -90,6 +94,12 @@ build_helper_arch() {
 	CGO_ENABLED=0 GOOS=darwin GOARCH="$arch" go build -trimpath -o "$out" "$helper_pkg"
 }
 
+# build_shell_arch builds the agent hosts' shell for one CPU into $2, without cgo.
+build_shell_arch() {
+	local arch="$1" out="$2"
+	CGO_ENABLED=0 GOOS=darwin GOARCH="$arch" go build -trimpath -o "$out" "$shell_pkg"
+}
+
 # build_mcp_arch builds the MCP server for one CPU into $2: the CLI with the
 # server in it, without cgo, so no AppKit or darwinkit in an agent's server.
 build_mcp_arch() {
@@ -163,7 +173,7 @@ PLIST
 # Developer ID in OPENWORKER_SIGN_IDENTITY, the hardened runtime and a
 # timestamp; ad hoc ("-") without it, which is enough to run on this Mac.
 sign() {
-	local helper="$bundle/Contents/Helpers/${helper_name}" mcp="$bundle/Contents/Helpers/${mcp_name}"
+	local helper="$bundle/Contents/Helpers/${helper_name}" mcp="$bundle/Contents/Helpers/${mcp_name}" shell="$bundle/Contents/Helpers/${shell_name}"
 	if ! command -v codesign >/dev/null 2>&1; then
 		step "codesign not found: ${bundle} is unsigned"
 		return
@@ -173,12 +183,14 @@ sign() {
 		step "ad-hoc signing (set OPENWORKER_SIGN_IDENTITY to sign with a Developer ID)"
 		codesign --force --sign - --timestamp=none "$helper"
 		codesign --force --sign - --timestamp=none "$mcp"
+		codesign --force --sign - --timestamp=none "$shell"
 		codesign --force --sign - --timestamp=none "$bundle"
 	else
 		step "signing with ${identity}, hardened runtime"
 		write_entitlements build/entitlements.plist
 		codesign --force --options runtime --timestamp --sign "$identity" "$helper"
 		codesign --force --options runtime --timestamp --sign "$identity" "$mcp"
+		codesign --force --options runtime --timestamp --sign "$identity" "$shell"
 		codesign --force --options runtime --timestamp --entitlements build/entitlements.plist --sign "$identity" "$bundle"
 	fi
 	codesign --verify --strict --deep "$bundle"
@@ -230,7 +242,7 @@ build_app() {
 	arm64) host=arm64 ;;
 	*) host=amd64 ;;
 	esac
-	local helpers=() mcps=()
+	local helpers=() mcps=() shells=()
 	for arch in arm64 amd64; do
 		if build_arch "$arch" "build/arch/openworker-${arch}" "$version"; then
 			built+=("build/arch/openworker-${arch}")
@@ -238,6 +250,8 @@ build_app() {
 			helpers+=("build/arch/${helper_name}-${arch}")
 			build_mcp_arch "$arch" "build/arch/${mcp_name}-${arch}" "$version"
 			mcps+=("build/arch/${mcp_name}-${arch}")
+			build_shell_arch "$arch" "build/arch/${shell_name}-${arch}"
+			shells+=("build/arch/${shell_name}-${arch}")
 		elif [ "$arch" = "$host" ]; then
 			echo "build.sh app: the ${arch} build failed" >&2
 			exit 1
@@ -250,14 +264,17 @@ build_app() {
 		built=("build/arch/openworker-${host}")
 		helpers=("build/arch/${helper_name}-${host}")
 		mcps=("build/arch/${mcp_name}-${host}")
+		shells=("build/arch/${shell_name}-${host}")
 	fi
 	[ "${#built[@]}" -gt 1 ] && step "joining arm64 and amd64 with lipo"
 	join "$bundle/Contents/MacOS/openworker" "${built[@]}"
 	join "$bundle/Contents/Helpers/${helper_name}" "${helpers[@]}"
 	join "$bundle/Contents/Helpers/${mcp_name}" "${mcps[@]}"
+	join "$bundle/Contents/Helpers/${shell_name}" "${shells[@]}"
 	check_minos "$bundle/Contents/MacOS/openworker"
 	check_minos "$bundle/Contents/Helpers/${helper_name}"
 	check_minos "$bundle/Contents/Helpers/${mcp_name}"
+	check_minos "$bundle/Contents/Helpers/${shell_name}"
 
 	cp Info.plist "$bundle/Contents/Info.plist"
 	cp -R resources/. "$bundle/Contents/Resources/"
@@ -297,6 +314,8 @@ build_cli() {
 	step "built build/openworker"
 	CGO_ENABLED=0 go build -trimpath -o "build/${mcp_name}" "$main_pkg"
 	step "built build/${mcp_name}"
+	CGO_ENABLED=0 go build -trimpath -o "build/${shell_name}" "$shell_pkg"
+	step "built build/${shell_name}"
 	build_helper
 }
 

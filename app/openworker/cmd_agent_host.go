@@ -15,13 +15,17 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/openworker/openworker/core/agentbridge"
 	"github.com/openworker/openworker/core/agenthost"
+	"github.com/openworker/openworker/core/agentshell"
 	"github.com/openworker/openworker/core/api"
 	"github.com/openworker/openworker/core/apiclient"
+	"github.com/openworker/openworker/core/apitype"
 	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/mcp"
 	"github.com/openworker/openworker/core/runner"
@@ -80,6 +84,11 @@ func cmdAgent(args []string) error {
 	}
 	if r.MCP, err = serveAgentMCP(ctx, h, r.Refused); err != nil {
 		return err
+	}
+	if host.Name == "codex" {
+		if r.Executor, err = serveCodexExecutor(ctx, keeper, program); err != nil {
+			return err
+		}
 	}
 	launch, err := host.Launch(r, pos[1:])
 	if err != nil {
@@ -263,6 +272,98 @@ func serveAgentMCP(ctx context.Context, h mcp.Host, refused string) (agenthost.M
 	go hs.Serve(l)
 	context.AfterFunc(ctx, func() { hs.Close() })
 	return agenthost.MCPServer{URL: "http://" + l.Addr().String() + "/mcp", Token: token}, nil
+}
+
+// serveCodexExecutor serves the WebSocket Codex runs its tools on (CODEX_EXEC_SERVER_URL):
+// each connection starts Codex's executor, the same program as the host's, in the session.
+// Without a session (keeper nil) every connection is refused, and Codex's tools fail.
+func serveCodexExecutor(ctx context.Context, keeper *agentSession, program string) (string, error) {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	bridge := &agentbridge.Bridge{Token: hex.EncodeToString(b), Log: func(format string, a ...any) {
+		fmt.Fprintf(os.Stderr, "openworker agent: "+format+"\n", a...)
+	}}
+	if keeper == nil {
+		bridge.Run = func(context.Context, io.Reader, func(string, []byte)) error {
+			return errors.New("the session could not start")
+		}
+	} else {
+		blocked := keeper.followRefusals(ctx)
+		bridge.Blocked = blocked.note
+		bridge.Run = func(ctx context.Context, stdin io.Reader, onChunk func(string, []byte)) error {
+			tag := hex.EncodeToString(b[:8]) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+			res, err := keeper.c.ExecStream(ctx, keeper.host.Session(), api.ExecRequest{
+				Argv: []string{program, "exec-server", "--listen", "stdio"}, Dir: keeper.start.Dir, Apart: true, Tag: tag, Stdin: true,
+			}, stdin, onChunk)
+			if err == nil && res.Error != "" {
+				err = errors.New(res.Error)
+			}
+			if err == nil && res.ExitCode != 0 {
+				err = fmt.Errorf("it exited with status %d", res.ExitCode)
+			}
+			return err
+		}
+	}
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("serving Codex's executor: %w", err)
+	}
+	hs := &http.Server{Handler: bridge, ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(l)
+	context.AfterFunc(ctx, func() { hs.Close() })
+	return "ws://" + l.Addr().String() + "/" + bridge.Token, nil
+}
+
+// refusals are the sites a session's proxy refused, as they come.
+type refusals struct {
+	mu   sync.Mutex
+	list []apitype.Refusal
+}
+
+// followRefusals follows the daemon's events for the session's refused sites.
+func (s *agentSession) followRefusals(ctx context.Context) *refusals {
+	r := &refusals{}
+	go func() {
+		for ctx.Err() == nil {
+			_ = s.c.Events(ctx, false, func(e apitype.Event) {
+				if e.Type == backend.SiteRefused && e.Refused != nil && e.Session == s.host.Session() {
+					r.mu.Lock()
+					r.list = append(r.list, *e.Refused)
+					if len(r.list) > 1024 {
+						r.list = r.list[len(r.list)-512:]
+					}
+					r.mu.Unlock()
+				}
+			})
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}()
+	return r
+}
+
+// note is what a model reads of the sites refused between from and to.
+func (r *refusals) note(from, to time.Time) string {
+	// The proxy's refusal reaches the event stream a moment after the command saw it.
+	time.Sleep(50 * time.Millisecond)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var sites []string
+	var denied []bool
+	seen := map[string]bool{}
+	for _, x := range r.list {
+		if x.Time.Before(from) || x.Time.After(to.Add(50*time.Millisecond)) || seen[x.Site] {
+			continue
+		}
+		seen[x.Site] = true
+		sites = append(sites, x.Site)
+		denied = append(denied, agentshell.Denied(x.Reason))
+	}
+	return agentshell.BlockedNote(sites, denied)
 }
 
 // printAgentConfig prints host's routing as settings to keep.

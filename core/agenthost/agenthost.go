@@ -26,10 +26,12 @@ type Host struct {
 	// Title is how the host is called in messages.
 	Title string
 	// launch returns the host's arguments (before the person's) and variables for a run.
-	launch func(r Routing) (Launch, error)
+	launch func(r Routing, args []string) (Launch, error)
 	// owned are the host's options whose value OpenWorker sets for the routing: given by the
 	// person too, they would undo it, so they are refused.
 	owned []string
+	// check refuses other arguments that would take the host's tools out of the routing.
+	check func(args []string) error
 }
 
 // Routing is where a run's pieces are.
@@ -45,6 +47,9 @@ type Routing struct {
 	Tmp string
 	// MCP is OpenWorker's MCP server for the run (HTTP on loopback, with a token).
 	MCP MCPServer
+	// Executor is the WebSocket where a host that runs its tools on a remote executor
+	// (Codex) finds the one openworker agent starts in the session for it.
+	Executor string
 	// Socket and Session are the daemon's socket and the run's session, for the shell.
 	Socket, Session string
 	// Refused says why the run has no session: the shell refuses every command with it.
@@ -99,10 +104,15 @@ func (h *Host) Launch(r Routing, args []string) (Launch, error) {
 			break
 		}
 	}
+	if h.check != nil {
+		if err := h.check(args); err != nil {
+			return Launch{}, err
+		}
+	}
 	if r.Shell == "" || !filepath.IsAbs(r.Shell) {
 		return Launch{}, errors.New("the agent hosts' shell (openworker-shell) is not known by an absolute path")
 	}
-	l, err := h.launch(r)
+	l, err := h.launch(r, args)
 	if err != nil {
 		return Launch{}, err
 	}

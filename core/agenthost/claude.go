@@ -32,7 +32,7 @@ var claudeTools = []string{"Bash", "Agent", "Skill", "ToolSearch", "TaskStop", "
 var claudeDenied = []string{"Read", "Write", "Edit", "NotebookEdit", "Glob", "Grep", "WebFetch", "Monitor",
 	"EnterWorktree", "ExitWorktree", "SendMessage", "ListAgents", "Workflow", "DesignSync", "CronCreate", "CronDelete", "CronList", "LSP"}
 
-func launchClaude(r Routing) (Launch, error) {
+func launchClaude(r Routing, _ []string) (Launch, error) {
 	env := map[string]string{"CLAUDE_CODE_SHELL_PREFIX": r.Shell}
 	if r.Tmp != "" {
 		// Its commands' output files and the file a command's folder is read back from:

@@ -131,6 +131,9 @@ func (h *RemoteHost) id() string {
 	return h.ID
 }
 
+// Session is the session the host's calls go to now.
+func (h *RemoteHost) Session() string { return h.id() }
+
 // Retarget points the host at a session started in place of its own (its daemon stopped
 // and was started again): the next command's result says the shell's state was lost.
 func (h *RemoteHost) Retarget(id string) {

@@ -87,22 +87,26 @@ func TestBuildAppForMacOS12WithTheHelpers(t *testing.T) {
 		if i := index(calls, `^go build .*-o build/arch/openworker-mcp-`+arch+` \./app/openworker CGO_ENABLED=0 GOARCH=`+arch+` `); i < 0 || strings.Contains(calls[i], "mcpapart") {
 			t.Errorf("the MCP server's %s build is missing, uses cgo or leaves the server out:\n%s", arch, strings.Join(calls, "\n"))
 		}
+		if index(calls, `^go build .*-o build/arch/openworker-shell-`+arch+` \./app/openworker-shell CGO_ENABLED=0 GOARCH=`+arch+` `) < 0 {
+			t.Errorf("the agent hosts' shell's %s build is missing or uses cgo:\n%s", arch, strings.Join(calls, "\n"))
+		}
 	}
-	for _, name := range []string{"openworker-runner", "openworker-mcp"} {
+	for _, name := range []string{"openworker-runner", "openworker-mcp", "openworker-shell"} {
 		helper := filepath.Join(project, "build", "OpenWorker.app", "Contents", "Helpers", name)
 		if b, err := os.ReadFile(helper); err != nil || string(b) != "universal\n" {
 			t.Fatalf("%s in the bundle: %q %v", name, b, err)
 		}
 	}
-	for _, bin := range []string{"Contents/MacOS/openworker", "Contents/Helpers/openworker-runner", "Contents/Helpers/openworker-mcp"} {
+	for _, bin := range []string{"Contents/MacOS/openworker", "Contents/Helpers/openworker-runner", "Contents/Helpers/openworker-mcp", "Contents/Helpers/openworker-shell"} {
 		if index(calls, `^vtool -show-build .*`+regexp.QuoteMeta(bin)+`$`) < 0 {
 			t.Errorf("%s's minimum macOS was not checked", bin)
 		}
 	}
 	// Ad hoc without an identity: the helpers, then the bundle, then a strict check.
 	h, m := index(calls, `^codesign --force --sign - --timestamp=none .*openworker-runner$`), index(calls, `^codesign --force --sign - --timestamp=none .*openworker-mcp$`)
+	sh := index(calls, `^codesign --force --sign - --timestamp=none .*openworker-shell$`)
 	a, v := index(calls, `^codesign --force --sign - --timestamp=none .*OpenWorker\.app$`), index(calls, `^codesign --verify --strict --deep`)
-	if h < 0 || m < 0 || a < h || a < m || v < a {
+	if h < 0 || m < 0 || sh < 0 || a < h || a < m || a < sh || v < a {
 		t.Errorf("ad-hoc signing, inside out: %d %d %d %d\n%s", h, m, a, v, strings.Join(calls, "\n"))
 	}
 	if index(calls, `^xcrun `) >= 0 {
