@@ -28,23 +28,36 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	// A test that runs again in a network namespace of its own (see inNetNS) is given the
+	// binaries its parent built.
+	if dir := os.Getenv(builtEnv); dir != "" {
+		binary = filepath.Join(dir, "openworker")
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "openworker-bin")
 	if err != nil {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "openworker")
-	// As build.sh builds it on Linux: static, without cgo, which starts faster.
-	build := exec.Command("go", "build", "-o", binary, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err := build.CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "building openworker: %v\n%s", err, out)
-		os.Exit(1)
+	// As build.sh builds it on Linux: static, without cgo, which starts faster; with the
+	// agent hosts' shell beside it, as build.sh puts it.
+	for _, b := range []struct{ out, pkg string }{{binary, "."}, {filepath.Join(dir, "openworker-shell"), "../openworker-shell"}} {
+		build := exec.Command("go", "build", "-o", b.out, b.pkg)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		out, err := build.CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", b.pkg, err, out)
+			os.Exit(1)
+		}
 	}
+	os.Setenv(builtEnv, dir)
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
+
+// builtEnv names the folder of the binaries the test binary built.
+const builtEnv = "OPENWORKER_TEST_BUILT"
 
 // world is a fake user: a home folder with a planted secret, settings and state of its own,
 // and a project folder outside the home.

@@ -68,7 +68,7 @@ type Launch struct {
 }
 
 // Hosts are the hosts OpenWorker routes, by name.
-var Hosts = []*Host{claude, codex, gemini}
+var Hosts = []*Host{claude, codex}
 
 // Find returns the host whose program program is (a name or a path; .exe and a version
 // suffix are ignored), or an error that lists the hosts there are.
@@ -84,8 +84,11 @@ func Find(program string) (*Host, error) {
 		names = append(names, h.Name+" ("+h.Title+")")
 	}
 	why := ""
-	if base == "cursor-agent" {
-		why = " cursor-agent is not among them: its settings cannot be given for one run without writing your own, and it could not be tried here."
+	switch base {
+	case "gemini":
+		why = " gemini-cli is not among them yet: its settings (its MCP servers, the tools it offers) can be given for one run only by moving its whole home folder, with its logins."
+	case "cursor-agent":
+		why = " cursor-agent is not among them: its settings cannot be given for one run without writing your own."
 	}
 	return nil, fmt.Errorf("%s is not an agent host OpenWorker knows how to put behind the wall; it knows %s.%s "+
 		"For another host, add OpenWorker's MCP server (openworker mcp) to it and turn off its own shell and file tools",

@@ -1,0 +1,340 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openworker/openworker/core/tstest"
+	"github.com/openworker/openworker/core/tstest/scriptmodel"
+)
+
+// These tests drive the real agent hosts, installed from npm at the versions .ci/run pins,
+// with a scripted model on loopback, in a network namespace of their own that holds only
+// loopback: nothing they do reaches another address. The same script runs against the host
+// alone, where its own tools read the home folder's key and write outside the project, and
+// under openworker agent, where none of that happens and the work gets done.
+
+// hostsEnv names the folder the hosts are installed in (node_modules/.bin under it);
+// without it, defaultHosts. Set (as .ci/run sets it), a host that is not there fails the
+// test instead of skipping it.
+const (
+	hostsEnv     = "OPENWORKER_TEST_AGENT_HOSTS"
+	defaultHosts = "/opt/openworker-agent-hosts"
+	netnsEnv     = "OPENWORKER_TEST_IN_NETNS"
+)
+
+// agentHost is the path of the host name, or skips the test where it is not installed.
+func agentHost(t *testing.T, name string) string {
+	t.Helper()
+	dir := os.Getenv(hostsEnv)
+	required := dir != ""
+	if dir == "" {
+		dir = defaultHosts
+	}
+	p := filepath.Join(dir, "node_modules", ".bin", name)
+	if _, err := os.Stat(p); err != nil {
+		if required {
+			t.Fatalf("%s is not installed in %s (%s): .ci/run installs the agent hosts with npm", name, dir, hostsEnv)
+		}
+		t.Skipf("%s is not installed in %s; set %s to where npm installed @anthropic-ai/claude-code and @openai/codex", name, dir, hostsEnv)
+	}
+	return p
+}
+
+// inNetNS runs the test again, alone, in a network namespace that has only loopback, and
+// reports whether this is that run. Outside it, it waits for that run and passes on its
+// result.
+func inNetNS(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv(netnsEnv) == "1" {
+		return true
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("a network namespace of the test's own takes root")
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("unshare is not installed")
+	}
+	cmd := exec.Command("unshare", "--net", "sh", "-c", `ip link set lo up && exec "$0" "$@"`,
+		os.Args[0], "-test.run", "^"+t.Name()+"$", "-test.v", "-test.count=1", "-test.timeout=15m")
+	cmd.Env = append(os.Environ(), netnsEnv+"=1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	t.Log(out.String())
+	if err != nil || !strings.Contains(out.String(), "--- PASS: "+t.Name()) {
+		t.Fatalf("the test in its own network namespace failed: %v", err)
+	}
+	return false
+}
+
+// hostRun is one run of a host against a script.
+type hostRun struct {
+	srv     *scriptmodel.Server
+	out     string
+	err     error
+	results []scriptmodel.ToolResult
+}
+
+// allResults is every tool result the host sent back, as text.
+func (r hostRun) allResults() string {
+	var b strings.Builder
+	for _, x := range r.results {
+		fmt.Fprintf(&b, "[%s] %s\n", x.Tool, x.Content)
+	}
+	return b.String()
+}
+
+func (r hostRun) result(t *testing.T, i int) string {
+	t.Helper()
+	if i >= len(r.results) {
+		t.Fatalf("the host sent back %d tool results, not %d:\n%s\n%s", len(r.results), i+1, r.allResults(), r.out)
+	}
+	return r.results[i].Content
+}
+
+// runHost runs args (the host, or openworker agent HOST) in w's project with the script.
+func runHost(t *testing.T, w *world, env []string, turns []scriptmodel.Turn, args ...string) hostRun {
+	t.Helper()
+	srv := scriptmodel.New(t, turns...)
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = w.project
+	cmd.Env = append(append(append([]string(nil), w.env...), env...), hostVars(srv)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Stdin = nil
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(3 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("%v did not end:\n%s", args, out.String())
+	}
+	return hostRun{srv: srv, out: out.String(), err: err, results: srv.ToolResults()}
+}
+
+// hostVars point both hosts at the scripted model and keep them off every other address.
+func hostVars(srv *scriptmodel.Server) []string {
+	return []string{
+		"ANTHROPIC_BASE_URL=" + srv.URL, "ANTHROPIC_API_KEY=sk-ant-planted",
+		"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"FAKE_KEY=sk-planted",
+	}
+}
+
+// onPath puts the host's folder first on PATH, as an installed host is.
+func onPath(host string) []string {
+	return []string{"PATH=" + filepath.Dir(host) + ":" + os.Getenv("PATH")}
+}
+
+func codexModelArgs(srv *scriptmodel.Server) []string {
+	return []string{"-c", "model_provider=fake",
+		"-c", `model_providers.fake={name="fake",base_url="` + srv.URL + `/v1",wire_api="responses",env_key="FAKE_KEY"}`,
+		"-m", "gpt-5.5"}
+}
+
+// planted is what the world's key file holds.
+const planted = "planted"
+
+// noProcess waits until no process on this machine runs a command line holding marker:
+// what a session's command started ends with the session.
+func noProcess(t *testing.T, marker string) {
+	t.Helper()
+	tstest.WaitFor(t, 10*time.Second, func() error {
+		out, _ := exec.Command("pgrep", "-f", marker).Output()
+		if len(bytes.TrimSpace(out)) > 0 {
+			return fmt.Errorf("still running: %s", out)
+		}
+		return nil
+	})
+}
+
+func TestAgentHostsBehindTheWall(t *testing.T) {
+	if !inNetNS(t) {
+		return
+	}
+	t.Run("claude", testClaudeBehindTheWall)
+	t.Run("codex", testCodexBehindTheWall)
+}
+
+func testClaudeBehindTheWall(t *testing.T) {
+	claude := agentHost(t, "claude")
+	w := newWorld(t)
+	requireSandbox(t, w)
+	key := filepath.Join(w.home, ".ssh", "id_ed25519")
+	if err := os.MkdirAll(filepath.Join(w.project, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tick, termed := filepath.Join(w.project, "tick"), filepath.Join(w.project, "termed")
+	taskID := regexp.MustCompile(`ID: ([a-z0-9]+)`)
+	script := func() []scriptmodel.Turn {
+		return []scriptmodel.Turn{
+			/* 0 */ {Tool: "Bash", Input: map[string]any{"command": "cat " + key}},
+			/* 1 */ {Tool: "Bash", Input: map[string]any{"command": "echo x > " + filepath.Join(w.home, "leak-shell")}},
+			/* 2 */ {Tool: "Read", Input: map[string]any{"file_path": key}},
+			/* 3 */ {Tool: "Write", Input: map[string]any{"file_path": filepath.Join(w.home, "leak-write"), "content": "x\n"}},
+			/* 4 */ {Tool: "Bash", Input: map[string]any{"command": "echo work > made.txt && cat made.txt && cd sub"}},
+			/* 5 */ {Tool: "Bash", Input: map[string]any{"command": "pwd"}},
+			/* 6 */ {Tool: "Bash", Input: map[string]any{"command": "curl -sS --max-time 5 https://blocked.example/ -o /dev/null; echo curl=$?"}},
+			/* 7 */ {Tool: "Bash", Input: map[string]any{"run_in_background": true,
+				"command": "trap 'echo term > " + termed + "; exit 3' TERM; while :; do date > " + tick + "; sleep 0.1; done # agent-bg-marker"}},
+			/* 8 */ {Tool: "Bash", Input: map[string]any{"command": "while [ ! -s " + tick + " ]; do sleep 0.1; done; echo ticking"}},
+			/* 9 */ {Func: func(rs []scriptmodel.ToolResult) scriptmodel.Turn {
+				m := taskID.FindStringSubmatch(rs[len(rs)-2].Content)
+				if m == nil {
+					return scriptmodel.Turn{Text: "no task id"}
+				}
+				return scriptmodel.Turn{Tool: "TaskStop", Input: map[string]any{"task_id": m[1]}}
+			}},
+			/* 10 */ {Tool: "Bash", Input: map[string]any{"command": "sleep 0.3; cat " + termed}},
+			/* 11 */ {Text: "done"},
+		}
+	}
+	args := []string{"-p", "do the work", "--output-format", "text", "--allowedTools", "Bash,Read,Write,Edit,TaskStop"}
+
+	t.Run("alone", func(t *testing.T) {
+		r := runHost(t, w, onPath(claude), script(), append([]string{claude}, args...)...)
+		if !strings.Contains(r.result(t, 0), planted) || !strings.Contains(r.result(t, 2), planted) {
+			t.Errorf("the host alone did not read the key with Bash and Read (the leak this guards against):\n%s", r.allResults())
+		}
+		for _, f := range []string{"leak-shell", "leak-write"} {
+			if _, err := os.Stat(filepath.Join(w.home, f)); err != nil {
+				t.Errorf("the host alone did not write %s into the home folder: %v\n%s", f, err, r.allResults())
+			}
+			os.Remove(filepath.Join(w.home, f))
+		}
+		noProcess(t, "agent-bg-marker")
+		os.Remove(termed)
+		os.Remove(tick)
+	})
+
+	t.Run("under_openworker_agent", func(t *testing.T) {
+		r := runHost(t, w, onPath(claude), script(), append([]string{binary, "agent", "claude"}, args...)...)
+		all := r.allResults()
+		if strings.Contains(all, planted) || strings.Contains(r.out, planted) {
+			t.Errorf("the key reached the model:\n%s", all)
+		}
+		for _, f := range []string{"leak-shell", "leak-write"} {
+			if _, err := os.Stat(filepath.Join(w.home, f)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s was written into the home folder: %v", f, err)
+			}
+		}
+		if !strings.Contains(r.result(t, 0), "No such file or directory") {
+			t.Errorf("Bash's cat of the key: %q", r.result(t, 0))
+		}
+		if !strings.Contains(r.result(t, 2), "No such tool available: Read") || !strings.Contains(r.result(t, 3), "No such tool available: Write") {
+			t.Errorf("the host's own file tools were not switched off:\n%s", all)
+		}
+		if b, err := os.ReadFile(filepath.Join(w.project, "made.txt")); err != nil || string(b) != "work\n" || !strings.Contains(r.result(t, 4), "work") {
+			t.Errorf("the work in the project: %q %v\n%s", b, err, all)
+		}
+		if got := strings.TrimSpace(r.result(t, 5)); got != filepath.Join(w.project, "sub") {
+			t.Errorf("the folder did not carry over to the next command: %q", got)
+		}
+		if res := r.result(t, 6); !strings.Contains(res, "blocked blocked.example:443") || !strings.Contains(res, "request_site") || strings.Contains(res, "--allow") {
+			t.Errorf("the refused site as the model reads it: %q", res)
+		}
+		if res := r.result(t, 8); !strings.Contains(res, "ticking") {
+			t.Errorf("the background command did not run: %q", res)
+		}
+		if res := r.result(t, 10); !strings.Contains(res, "term") {
+			t.Errorf("stopping the background command did not reach it behind the wall: %q\n%s", res, all)
+		}
+		noProcess(t, "agent-bg-marker")
+		if !strings.Contains(r.out, "commands run in session") {
+			t.Errorf("openworker agent did not say which session: %s", r.out)
+		}
+	})
+}
+
+func testCodexBehindTheWall(t *testing.T) {
+	codex := agentHost(t, "codex")
+	w := newWorld(t)
+	requireSandbox(t, w)
+	key := filepath.Join(w.home, ".ssh", "id_ed25519")
+	patch := "*** Begin Patch\n*** Add File: " + filepath.Join(w.home, "leak-patch") + "\n+leaked\n*** End Patch\n"
+	inProject := "*** Begin Patch\n*** Add File: " + filepath.Join(w.project, "patched.txt") + "\n+patched\n*** End Patch\n"
+	script := func() []scriptmodel.Turn {
+		return []scriptmodel.Turn{
+			/* 0 */ {Tool: "exec_command", Input: map[string]any{"cmd": "cat " + key}},
+			/* 1 */ {Tool: "exec_command", Input: map[string]any{"cmd": "echo x > " + filepath.Join(w.home, "leak-shell") + "; env | grep -c planted"}},
+			/* 2 */ {Calls: []scriptmodel.Call{{Tool: "apply_patch", Input: patch, Custom: true}}},
+			/* 3 */ {Calls: []scriptmodel.Call{{Tool: "apply_patch", Input: inProject, Custom: true}}},
+			/* 4 */ {Tool: "exec_command", Input: map[string]any{"cmd": "echo work > made.txt && cat made.txt patched.txt && mkdir -p sub"}},
+			/* 5 */ {Tool: "exec_command", Input: map[string]any{"cmd": "pwd", "workdir": filepath.Join(w.project, "sub")}},
+			/* 6 */ {Tool: "exec_command", Input: map[string]any{"cmd": "curl -sS --max-time 5 https://blocked.example/ -o /dev/null; echo curl=$?"}},
+			/* 7 */ {Tool: "exec_command", Input: map[string]any{"cmd": "sh -c 'while :; do sleep 0.1; done # agent-bg-marker' & echo started", "yield_time_ms": 500}},
+			/* 8 */ {Text: "done"},
+		}
+	}
+	args := []string{"exec", "--skip-git-repo-check"}
+
+	t.Run("alone", func(t *testing.T) {
+		r := runCodex(t, w, codex, script(), append([]string{codex, "--dangerously-bypass-approvals-and-sandbox"}, args...))
+		if !strings.Contains(r.result(t, 0), planted) {
+			t.Errorf("codex alone did not read the key (the leak this guards against):\n%s", r.allResults())
+		}
+		for _, f := range []string{"leak-shell", "leak-patch"} {
+			if _, err := os.Stat(filepath.Join(w.home, f)); err != nil {
+				t.Errorf("codex alone did not write %s into the home folder: %v\n%s", f, err, r.allResults())
+			}
+			os.Remove(filepath.Join(w.home, f))
+		}
+		exec.Command("pkill", "-f", "agent-bg-marker").Run()
+		os.Remove(filepath.Join(w.project, "patched.txt"))
+		os.Remove(filepath.Join(w.project, "made.txt"))
+	})
+
+	t.Run("under_openworker_agent", func(t *testing.T) {
+		r := runCodex(t, w, codex, script(), append([]string{binary, "agent", "codex"}, args...))
+		all := r.allResults()
+		if strings.Contains(all, planted+"\n") || strings.Contains(r.result(t, 0), planted) {
+			t.Errorf("the key reached the model:\n%s", all)
+		}
+		if got := r.result(t, 1); !strings.Contains(got, "Output:\n0\n") && !strings.HasSuffix(strings.TrimSpace(got), "0") {
+			t.Errorf("a planted secret variable reached the command: %q", got)
+		}
+		for _, f := range []string{"leak-shell", "leak-patch"} {
+			if _, err := os.Stat(filepath.Join(w.home, f)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s was written into the home folder: %v", f, err)
+			}
+		}
+		if b, err := os.ReadFile(filepath.Join(w.project, "patched.txt")); err != nil || string(b) != "patched\n" {
+			t.Errorf("apply_patch in the project: %q %v\n%s", b, err, all)
+		}
+		if !strings.Contains(r.result(t, 4), "work\npatched") {
+			t.Errorf("the work in the project: %q", r.result(t, 4))
+		}
+		if !strings.Contains(r.result(t, 5), filepath.Join(w.project, "sub")) {
+			t.Errorf("the command's folder: %q", r.result(t, 5))
+		}
+		if res := r.result(t, 6); !strings.Contains(res, "blocked blocked.example:443") || !strings.Contains(res, "request_site") {
+			t.Errorf("the refused site as the model reads it: %q", res)
+		}
+		noProcess(t, "agent-bg-marker")
+	})
+}
+
+func runCodex(t *testing.T, w *world, codex string, turns []scriptmodel.Turn, args []string) hostRun {
+	t.Helper()
+	srv := scriptmodel.New(t, turns...)
+	full := append(append(args[:len(args):len(args)], codexModelArgs(srv)...), "do the work")
+	cmd := exec.Command(full[0], full[1:]...)
+	cmd.Dir = w.project
+	cmd.Env = append(append(append([]string(nil), w.env...), hostVars(srv)...), onPath(codex)...)
+	out, err := cmd.CombinedOutput()
+	return hostRun{srv: srv, out: string(out), err: err, results: srv.ToolResults()}
+}
