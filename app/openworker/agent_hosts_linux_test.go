@@ -258,6 +258,67 @@ func testClaudeBehindTheWall(t *testing.T) {
 			t.Errorf("openworker agent did not say which session: %s", r.out)
 		}
 	})
+
+	// The same routing as settings a person keeps, with Claude Code started by hand.
+	t.Run("kept_configuration", func(t *testing.T) {
+		os.Remove(filepath.Join(w.project, "made.txt"))
+		printed, errs, code := w.runWith(onPath(claude), "agent", "--print-config", "claude")
+		if code != 0 {
+			t.Fatalf("agent --print-config claude: %d %s", code, errs)
+		}
+		settings := between(t, printed, "{", "#    CLAUDE_CODE_SHELL_PREFIX:")
+		if err := os.MkdirAll(filepath.Join(w.home, ".claude"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(w.home, ".claude", "settings.json"), []byte(settings), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		add := strings.Fields(between(t, printed, "claude mcp add", "\n"))
+		mcpAdd := exec.Command(claude, add[1:]...)
+		mcpAdd.Env = append(append([]string(nil), w.env...), onPath(claude)...)
+		if out, err := mcpAdd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", add, err, out)
+		}
+		turns := script()[:7]
+		turns = append(turns, scriptmodel.Turn{Tool: "mcp__openworker__session_info", Input: map[string]any{}}, scriptmodel.Turn{Text: "done"})
+		r := runHost(t, w, onPath(claude), turns, append([]string{claude}, append(args[:len(args):len(args)], "--allowedTools", "mcp__openworker")...)...)
+		all := r.allResults()
+		if strings.Contains(all, planted) {
+			t.Errorf("the key reached the model:\n%s", all)
+		}
+		for _, f := range []string{"leak-shell", "leak-write"} {
+			if _, err := os.Stat(filepath.Join(w.home, f)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s was written into the home folder: %v", f, err)
+			}
+		}
+		if b, err := os.ReadFile(filepath.Join(w.project, "made.txt")); err != nil || string(b) != "work\n" {
+			t.Errorf("the work in the project: %q %v\n%s\n%s", b, err, all, r.out)
+		}
+		if got := strings.TrimSpace(r.result(t, 5)); got != filepath.Join(w.project, "sub") {
+			t.Errorf("the folder did not carry over to the next command: %q", got)
+		}
+		if res := r.result(t, 6); !strings.Contains(res, "blocked blocked.example:443") {
+			t.Errorf("the refused site as the model reads it: %q", res)
+		}
+		if res := r.result(t, 7); !strings.Contains(res, `"enforcement":"linux"`) {
+			t.Errorf("session_info: %q", res)
+		}
+	})
+}
+
+// between is the part of s from the first from (included) to the next to after it (not
+// included).
+func between(t *testing.T, s, from, to string) string {
+	t.Helper()
+	i := strings.Index(s, from)
+	if i < 0 {
+		t.Fatalf("%q is not in:\n%s", from, s)
+	}
+	j := strings.Index(s[i:], to)
+	if j < 0 {
+		t.Fatalf("%q does not follow %q in:\n%s", to, from, s)
+	}
+	return s[i : i+j]
 }
 
 func testCodexBehindTheWall(t *testing.T) {
@@ -325,6 +386,45 @@ func testCodexBehindTheWall(t *testing.T) {
 			t.Errorf("the refused site as the model reads it: %q", res)
 		}
 		noProcess(t, "agent-bg-marker")
+	})
+
+	// The same routing as settings a person keeps, with Codex started by hand.
+	t.Run("kept_configuration", func(t *testing.T) {
+		os.Remove(filepath.Join(w.project, "made.txt"))
+		os.Remove(filepath.Join(w.project, "patched.txt"))
+		printed, errs, code := w.runWith(onPath(codex), "agent", "--print-config", "codex")
+		if code != 0 {
+			t.Fatalf("agent --print-config codex: %d %s", code, errs)
+		}
+		dir := filepath.Join(w.home, ".codex")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		files := map[string]string{
+			"environments.toml": between(t, printed, "default =", "# 2."),
+			"config.toml":       between(t, printed, "[mcp_servers.openworker]", "# 3."),
+		}
+		for name, text := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r := runCodex(t, w, codex, script()[:7], append([]string{codex, "--dangerously-bypass-approvals-and-sandbox"}, args...))
+		all := r.allResults()
+		if strings.Contains(r.result(t, 0), planted) {
+			t.Errorf("the key reached the model:\n%s", all)
+		}
+		for _, f := range []string{"leak-shell", "leak-patch"} {
+			if _, err := os.Stat(filepath.Join(w.home, f)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s was written into the home folder: %v", f, err)
+			}
+		}
+		if b, err := os.ReadFile(filepath.Join(w.project, "patched.txt")); err != nil || string(b) != "patched\n" {
+			t.Errorf("apply_patch in the project: %q %v\n%s\n%s", b, err, all, r.out)
+		}
+		for name := range files {
+			os.Remove(filepath.Join(dir, name))
+		}
 	})
 }
 

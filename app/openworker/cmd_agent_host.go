@@ -45,7 +45,10 @@ func cmdAgent(args []string) error {
 		return usagef(agentCommand.name, "%v", err)
 	}
 	if *printConfig {
-		return printAgentConfig(host, pos[1:])
+		if len(pos) > 1 {
+			return usagef(agentCommand.name, "--print-config takes the host's name only, not its arguments")
+		}
+		return printAgentConfig(host, pos[0])
 	}
 	program, err := exec.LookPath(pos[0])
 	if err != nil {
@@ -366,7 +369,40 @@ func (r *refusals) note(from, to time.Time) string {
 	return agentshell.BlockedNote(sites, denied)
 }
 
-// printAgentConfig prints host's routing as settings to keep.
-func printAgentConfig(host *agenthost.Host, args []string) error {
-	return errors.New("not yet")
+// printAgentConfig prints host's routing as settings to keep. They name the programs by
+// their installed paths: openworker-shell must lie beside this program.
+func printAgentConfig(host *agenthost.Host, program string) error {
+	shell, err := runner.ShellBinary()
+	if err != nil {
+		return err
+	}
+	if shell == "" {
+		exe, _ := os.Executable()
+		return fmt.Errorf("the settings name the agent hosts' shell, %s, by its installed path, and it is not beside this program (in %s): "+
+			"build it with ./build.sh cli, or install the app", runner.ShellName, filepath.Dir(exe))
+	}
+	mcpPath, err := runner.MCPBinary()
+	if err != nil {
+		return err
+	}
+	if mcpPath == "" {
+		if mcpPath, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	in := agenthost.Installed{Shell: shell, MCP: mcpPath, ClaudeTmp: filepath.Join(os.TempDir(), "openworker-claude-"+strconv.Itoa(os.Getuid()))}
+	p, err := exec.LookPath(program)
+	if err == nil {
+		p, err = filepath.Abs(p)
+	}
+	if err != nil {
+		return fmt.Errorf("%s is not found (%v): the settings name its program by its path; install %s, or give its path", program, err, host.Title)
+	}
+	in.Host = resolved(p)
+	text, err := host.Kept(in)
+	if err != nil {
+		return err
+	}
+	fmt.Print(text)
+	return nil
 }

@@ -28,6 +28,7 @@ func cmdMCP(args []string) error {
 	var opts mcp.Options
 	fs.DurationVar(&opts.AskWait, "ask-wait", mcp.DefaultAskWait, "how long request_site and web_fetch wait for the person before they answer \"no answer yet\" (the card stays up)")
 	fs.BoolVar(&opts.NoForms, "no-forms", false, "never ask through the agent's client's form; the person answers on a card")
+	agentHost := fs.Bool("agent-host", false, "the session is the agent host's (this server's parent): the host's own shell, pointed at openworker-shell, runs its commands in it too (see openworker agent --print-config)")
 	if _, _, err := parse(fs, mcpCommand, args); err != nil {
 		return err
 	}
@@ -46,7 +47,7 @@ func cmdMCP(args []string) error {
 	defer stop()
 	mcp.Version = version
 	var srv *mcp.Server
-	host, cleanup, err := mcpSession(ctx, f)
+	host, cleanup, err := mcpSession(ctx, f, *agentHost)
 	if err != nil {
 		// The agent's host shows nothing of a server that exits before the handshake, and
 		// the model just lacks the tools: answer it, and say why on every call.
@@ -67,7 +68,7 @@ func cmdMCP(args []string) error {
 // mcpSession starts the server's session: in the running app or daemon, or in one it starts
 // for agents. A daemon that cannot be started leaves a session hosted in this process, which
 // serves no local API: it never poses as the daemon for other clients.
-func mcpSession(ctx context.Context, f sessionFlags) (mcp.Host, func(), error) {
+func mcpSession(ctx context.Context, f sessionFlags, agentHost bool) (mcp.Host, func(), error) {
 	e, err := loadEnv()
 	if err != nil {
 		return nil, nil, err
@@ -86,6 +87,31 @@ func mcpSession(ctx context.Context, f sessionFlags) (mcp.Host, func(), error) {
 		return mcpInProcess(ctx, e, req)
 	}
 	start := api.StartRequest{Provider: req.Provider, Writable: req.Writable, ReadOnly: req.ReadOnly, Dir: req.Dir, Network: req.Network, Allow: req.Allow, Agent: true, GitMetadata: req.GitMetadata, LocalServers: req.LocalServers}
+	if agentHost {
+		// The host that started this server owns the session: its shell finds it so. Claude
+		// Code's temporary folder, where it writes its commands' output, is readable inside.
+		start.Owner = os.Getppid()
+		if tmp := os.Getenv("CLAUDE_CODE_TMPDIR"); tmp != "" {
+			if err := ownFolder(tmp); err != nil {
+				fmt.Fprintf(os.Stderr, "openworker mcp: CLAUDE_CODE_TMPDIR %s: %v; a background command's output cannot be read inside\n", tmp, err)
+			} else {
+				start.ReadOnly = append(start.ReadOnly, tmp)
+			}
+		}
+	}
+	if agentHost {
+		// The host's executor may have started its session already (Codex starts its MCP
+		// servers once its executor is up): this server serves the same one, which its
+		// starter ends.
+		if list, err := c.Sessions(ctx); err == nil {
+			for _, s := range list {
+				if s.Owner == start.Owner {
+					fmt.Fprintf(os.Stderr, "openworker mcp: the agent host's session %s (%s)\n", s.ID, wallWords(s.Enforcement, s.Network))
+					return &mcp.RemoteHost{C: c, ID: s.ID, Socket: sock, Given: start}, func() {}, nil
+				}
+			}
+		}
+	}
 	info, hold, err := c.StartHeld(ctx, start)
 	if err != nil {
 		return nil, nil, err
@@ -179,4 +205,29 @@ func mcpInProcess(ctx context.Context, e *env, req backend.Request) (mcp.Host, f
 	}
 	fmt.Fprintf(os.Stderr, "openworker mcp: session %s (%s), hosted in this process\n", s.ID, wallWords(string(s.Enforcement), string(s.Network)))
 	return &mcp.LocalHost{B: h.b, S: s, Given: req}, h.close, nil
+}
+
+// ownFolder makes path a folder of this user's alone, or checks that it is one (not a link,
+// not another user's): a host writes its commands' output there, which a session reads.
+func ownFolder(path string) error {
+	if !filepath.IsAbs(path) {
+		return errors.New("not an absolute path")
+	}
+	if err := os.Mkdir(path, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case !fi.IsDir():
+		return errors.New("not a folder (a link or a file is there)")
+	case !ok || int(st.Uid) != os.Getuid():
+		return errors.New("not this user's folder")
+	case fi.Mode().Perm()&0o077 != 0:
+		return errors.New("others may use it (it should be mode 700)")
+	}
+	return nil
 }

@@ -109,7 +109,14 @@ func (w *world) cmd(args ...string) *exec.Cmd {
 // run runs the binary and returns stdout, stderr and the exit status.
 func (w *world) run(args ...string) (string, string, int) {
 	w.t.Helper()
+	return w.runWith(nil, args...)
+}
+
+// runWith is run with env on top of the world's.
+func (w *world) runWith(env []string, args ...string) (string, string, int) {
+	w.t.Helper()
 	c := w.cmd(args...)
+	c.Env = append(c.Env[:len(c.Env):len(c.Env)], env...)
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
 	err := c.Run()

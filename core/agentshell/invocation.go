@@ -19,6 +19,9 @@ type Invocation struct {
 	Command string
 	// Args are $0 and the positional parameters that follow the command (sh -c CMD NAME…).
 	Args []string
+	// Outside is OpenWorker's own MCP server, which the host started through its shell
+	// prefix (see ownMCPServer): it runs outside, in the shell's place.
+	Outside []string
 	// CwdFile is where the host reads back the folder the command ended in (Claude Code's
 	// `pwd -P >| FILE`), outside; "" when the host does not ask. The command writes it
 	// inside, where the host cannot read it, so the shell carries it out (see cwdMarker).
@@ -34,9 +37,12 @@ var ErrNotAShellCall = errors.New(ProgramName + " runs an agent host's shell com
 // runs `bash -c CMD` and finds this program as bash, or one whose shell setting names it) it
 // gets the shell's options. shellEnv is the host's $SHELL, whose dialect a prefixed script is
 // written in.
-func Parse(argv0 string, args []string, shellEnv, tmpDir string) (Invocation, error) {
+func Parse(argv0 string, args []string, shellEnv, tmpDir, self string) (Invocation, error) {
 	name := filepath.Base(argv0)
 	if name == ProgramName && len(args) == 1 && !strings.HasPrefix(args[0], "-") {
+		if argv := ownMCPServer(args[0], self); argv != nil {
+			return Invocation{Outside: argv}, nil
+		}
 		inv := Invocation{Shell: dialect(shellEnv), Command: args[0]}
 		inv.Command, inv.CwdFile = takeCwdFile(inv.Command, tmpDir)
 		return inv, nil

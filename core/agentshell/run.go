@@ -31,6 +31,10 @@ const (
 // (its API keys, its sockets) stays outside; the command gets the session's.
 var passedVars = []string{"GIT_EDITOR", "GIT_PAGER", "PAGER", "CLAUDECODE", "NO_COLOR", "FORCE_COLOR", "COLORTERM", "TERM", "COLUMNS", "LINES"}
 
+// errNoSession is a host whose session is not found.
+var errNoSession = errors.New("this agent host has no OpenWorker session: start it with openworker agent HOST, " +
+	"or check that the openworker MCP server of its configuration started (openworker agent --print-config HOST)")
+
 // findWait is how long a shell waits for its host's session to appear: a host's MCP server
 // (which starts the session in a configuration the person keeps) may still be starting when
 // the host runs its first command.
@@ -58,9 +62,18 @@ func Main(o Options) int {
 	if tmp == "" {
 		tmp = os.TempDir()
 	}
-	inv, err := Parse(o.Args[0], o.Args[1:], o.Getenv("SHELL"), tmp)
-	if err != nil {
-		return fail("%v", err)
+	self, _ := os.Executable()
+	executor := len(o.Args) == 3 && o.Args[1] == ExecutorFlag
+	var inv Invocation
+	var err error
+	if !executor {
+		if inv, err = Parse(o.Args[0], o.Args[1:], o.Getenv("SHELL"), tmp, self); err != nil {
+			return fail("%v", err)
+		}
+	}
+	if inv.Outside != nil {
+		err := syscall.Exec(inv.Outside[0], inv.Outside, os.Environ())
+		return fail("starting OpenWorker's MCP server %s: %v", inv.Outside[0], err)
 	}
 	if why := o.Getenv(EnvRefused); why != "" {
 		return fail("nothing was run: this agent host's commands go through OpenWorker's sandbox, whose session could not start: %s", why)
@@ -76,9 +89,25 @@ func Main(o Options) int {
 		return fail("nothing was run: the working folder cannot be found (%v)", err)
 	}
 	c := &client{socket: socket}
-	id, err := findSession(c, o.Getenv(EnvSession), o.Pid)
+	wait := findWait
+	if executor {
+		// Codex starts its MCP servers once its executor is up: the executor cannot wait
+		// for the session they would start, and starts it itself.
+		wait = 0
+	}
+	id, err := findSession(c, o.Getenv(EnvSession), o.Pid, wait)
+	if err != nil && executor && (errors.Is(err, errNoSession) || errors.Is(err, errNoDaemon)) {
+		var hold io.Closer
+		id, hold, err = startSession(c, parentOf(o.Pid), dir, o.Getenv)
+		if err == nil {
+			defer hold.Close()
+		}
+	}
 	if err != nil {
 		return fail("nothing was run: %v", err)
+	}
+	if executor {
+		return runExecutor(o, c, id, o.Args[2], dir)
 	}
 	req := execRequest{Argv: append([]string{inv.Shell, "-c", inv.Command}, inv.Args...), Dir: dir, Apart: true, Tag: newTag()}
 	for _, name := range passedVars {
@@ -152,12 +181,12 @@ func Main(o Options) int {
 // findSession is the session the host's commands go into: the one openworker agent named,
 // while it runs, otherwise the one owned by the nearest of this process's ancestors (the
 // host, or openworker agent around it), waiting a while for it to appear.
-func findSession(c *client, named string, pid int) (string, error) {
+func findSession(c *client, named string, pid int, wait time.Duration) (string, error) {
 	up := ancestors(pid)
-	deadline := time.Now().Add(findWait)
+	deadline := time.Now().Add(wait)
 	for {
 		list, err := c.sessions()
-		if err != nil {
+		if err != nil && !(errors.Is(err, errNoDaemon) && time.Now().Before(deadline)) {
 			return "", err
 		}
 		for _, s := range list {
@@ -169,8 +198,7 @@ func findSession(c *client, named string, pid int) (string, error) {
 			return id, nil
 		}
 		if time.Now().After(deadline) {
-			return "", errors.New("this agent host has no OpenWorker session: start it with openworker agent HOST, " +
-				"or check that the openworker MCP server of its configuration started (openworker agent --print-config HOST)")
+			return "", errNoSession
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
