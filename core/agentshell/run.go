@@ -50,6 +50,8 @@ type Options struct {
 	Getwd   func() (string, error)
 	Pid     int
 	Signals chan os.Signal // nil: the process's SIGINT, SIGTERM and SIGHUP
+	// FindWait bounds the wait for the host's session; 0 is findWait.
+	FindWait time.Duration
 }
 
 // Main runs the command the host gave and returns the exit status for the shell.
@@ -90,6 +92,9 @@ func Main(o Options) int {
 	}
 	c := &client{socket: socket}
 	wait := findWait
+	if o.FindWait > 0 {
+		wait = o.FindWait
+	}
 	if executor {
 		// Codex starts its MCP servers once its executor is up: the executor cannot wait
 		// for the session they would start, and starts it itself.
