@@ -58,7 +58,7 @@ func cmdMCP(args []string) error {
 		defer cleanup()
 		srv = mcp.New(host, opts)
 	}
-	err = srv.Run(ctx, &mcp.StdioTransport{In: os.Stdin, Out: protocol})
+	err = srv.Run(ctx, &mcp.StdioTransport{In: os.Stdin, Out: protocol, OnEOF: srv.InputEnded})
 	if ctx.Err() != nil {
 		return nil
 	}

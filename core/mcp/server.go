@@ -10,6 +10,7 @@ package mcp
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -46,6 +47,32 @@ type Server struct {
 	// asked are the questions this server put to its client in a form, by the request state
 	// it gave each: an answer is taken only for one of them, once.
 	asked questions
+	// ending is closed once the client has closed the server's input: a host stops its
+	// server so, and kills it soon after, so an ask still waiting for the person ends.
+	ending     chan struct{}
+	endingOnce sync.Once
+}
+
+// InputEnded tells the server that its client closed its input: asks waiting for the person
+// end at once, since the session ends with the server.
+func (s *Server) InputEnded() {
+	s.endingOnce.Do(func() { close(s.ending) })
+}
+
+// errEnding is the cause of an ask cut short by the end of the client's input.
+var errEnding = errors.New("the session is ending: the agent's host stopped this server before the person answered")
+
+// unlessEnding is ctx, ended also when the client's input ends.
+func (s *Server) unlessEnding(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		select {
+		case <-s.ending:
+			cancel(errEnding)
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { cancel(nil) }
 }
 
 // Options shape how the server asks its person.
@@ -68,7 +95,7 @@ func New(host Host, opts Options) *Server {
 	if opts.AskWait <= 0 {
 		opts.AskWait = DefaultAskWait
 	}
-	s := &Server{host: host, opts: opts, asked: questions{m: map[string]question{}}}
+	s := &Server{host: host, opts: opts, asked: questions{m: map[string]question{}}, ending: make(chan struct{})}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "openworker", Title: "OpenWorker sandbox", Version: Version}, &sdk.ServerOptions{
 		Instructions: instructions,
 	})
@@ -80,7 +107,7 @@ func New(host Host, opts Options) *Server {
 // and lists its tools, so that the agent's host shows the server, and answers every call, and
 // its instructions, with why and what the person must change.
 func NewUnavailable(why string) *Server {
-	s := &Server{}
+	s := &Server{ending: make(chan struct{})}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "openworker", Title: "OpenWorker sandbox", Version: Version}, &sdk.ServerOptions{
 		Instructions: "OpenWorker's sandbox could not start, so none of these tools can run: " + why,
 	})
@@ -194,7 +221,13 @@ func (s *Server) webFetch(ctx context.Context, req *sdk.CallToolRequest, in WebF
 		elicit = false
 	}
 	stop := s.progressWhile(ctx, req, wait, "waiting for the person to answer the card for "+in.URL)
-	res, err := s.host.Fetch(ctx, in.URL, in.Reason, wait)
+	askCtx, endAsk := s.unlessEnding(ctx)
+	res, err := s.host.Fetch(askCtx, in.URL, in.Reason, wait)
+	endAsk()
+	if context.Cause(askCtx) == errEnding {
+		stop()
+		return toolError("web_fetch: not fetched: " + errEnding.Error()), nil, nil
+	}
 	stop()
 	if err != nil {
 		return toolError("web_fetch: " + err.Error()), nil, nil
@@ -529,7 +562,13 @@ func (s *Server) requestSite(ctx context.Context, req *sdk.CallToolRequest, in R
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: decisionText(out)}}}, out, nil
 	}
 	stop := s.progressWhile(ctx, req, wait, "waiting for the person to answer the card for "+site)
-	ans, err := s.host.RequestSite(ctx, site, in.Reason, wait)
+	askCtx, endAsk := s.unlessEnding(ctx)
+	ans, err := s.host.RequestSite(askCtx, site, in.Reason, wait)
+	endAsk()
+	if context.Cause(askCtx) == errEnding {
+		stop()
+		return toolError("request_site: no answer: " + errEnding.Error()), nil, nil
+	}
 	stop()
 	if err != nil {
 		return toolError("request_site: " + err.Error()), nil, nil

@@ -25,6 +25,8 @@ import (
 type StdioTransport struct {
 	In  io.ReadCloser
 	Out io.WriteCloser
+	// OnEOF, when set, is called as the input ends, before the calls read are answered.
+	OnEOF func()
 }
 
 // maxLine bounds one message, as the SDK's own transport does.
@@ -32,7 +34,7 @@ const maxLine = sdk.DefaultMaxLineLength
 
 // Connect implements sdk.Transport.
 func (t *StdioTransport) Connect(context.Context) (sdk.Connection, error) {
-	c := &stdioConn{in: t.In, out: t.Out, incoming: make(chan readResult), closed: make(chan struct{}),
+	c := &stdioConn{in: t.In, out: t.Out, onEOF: t.OnEOF, incoming: make(chan readResult), closed: make(chan struct{}),
 		pending: map[string]bool{}, cancelled: map[string]bool{}, answered: make(chan struct{}, 1)}
 	go c.readLoop()
 	return c, nil
@@ -44,6 +46,7 @@ type readResult struct {
 }
 
 type stdioConn struct {
+	onEOF    func()
 	in       io.ReadCloser
 	out      io.WriteCloser
 	incoming chan readResult
@@ -77,6 +80,9 @@ func (c *stdioConn) readLoop() {
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
+				if c.onEOF != nil {
+					c.onEOF()
+				}
 				c.drain()
 			}
 			select {
