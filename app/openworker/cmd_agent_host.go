@@ -24,7 +24,6 @@ import (
 	"github.com/openworker/openworker/core/agenthost"
 	"github.com/openworker/openworker/core/agentshell"
 	"github.com/openworker/openworker/core/api"
-	"github.com/openworker/openworker/core/apiclient"
 	"github.com/openworker/openworker/core/apitype"
 	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/mcp"
@@ -82,8 +81,9 @@ func cmdAgent(args []string) error {
 		fmt.Fprintf(os.Stderr, "openworker agent: the session could not start: %v\nopenworker agent: %s starts all the same, and its shell refuses every command: nothing runs outside the sandbox\n", err, host.Title)
 	} else {
 		defer keeper.end()
-		r.Socket, r.Session, h = keeper.socket, keeper.info.ID, keeper.host
-		fmt.Fprintf(os.Stderr, "openworker agent: %s's commands run in session %s (%s)\n", host.Title, keeper.info.ID, wallWords(keeper.info.Enforcement, keeper.info.Network))
+		info := keeper.current()
+		r.Socket, r.Session, h = keeper.socket, info.ID, keeper.host
+		fmt.Fprintf(os.Stderr, "openworker agent: %s's commands run in session %s (%s)\n", host.Title, info.ID, wallWords(info.Enforcement, info.Network))
 	}
 	if r.MCP, err = serveAgentMCP(ctx, h, r.Refused); err != nil {
 		return err
@@ -158,22 +158,7 @@ func agentShell(work string) (string, error) {
 	return p, nil
 }
 
-// agentSession is the host's session in the daemon, kept for the host's whole run: when the
-// daemon stops under it, a daemon is started again with a new session for the same host, to
-// which the host's shell and MCP server turn.
-type agentSession struct {
-	c      *apiclient.Client
-	socket string
-	start  api.StartRequest
-	host   *mcp.RemoteHost
-
-	mu     sync.Mutex
-	info   api.SessionInfo
-	hold   io.Closer
-	ending bool
-}
-
-func startAgentSession(ctx context.Context, f sessionFlags, program, hostTmp string) (*agentSession, error) {
+func startAgentSession(ctx context.Context, f sessionFlags, program, hostTmp string) (*heldSession, error) {
 	e, err := loadEnv()
 	if err != nil {
 		return nil, err
@@ -190,66 +175,7 @@ func startAgentSession(ctx context.Context, f sessionFlags, program, hostTmp str
 	start := api.StartRequest{Provider: req.Provider, Writable: req.Writable, ReadOnly: append(req.ReadOnly, hostTmp), Dir: req.Dir,
 		Network: req.Network, Allow: req.Allow, Agent: true, GitMetadata: req.GitMetadata, LocalServers: req.LocalServers,
 		Owner: os.Getpid(), HostPrograms: programs}
-	sock := api.SocketPath(e.stateDir)
-	c := apiclient.New(sock)
-	if _, err := ensureDaemon(ctx, c, e); err != nil {
-		return nil, err
-	}
-	info, hold, err := c.StartHeld(ctx, start)
-	if err != nil {
-		return nil, err
-	}
-	s := &agentSession{c: c, socket: sock, start: start, info: info, hold: hold,
-		host: &mcp.RemoteHost{C: c, ID: info.ID, Socket: sock, Given: start}}
-	go s.keep(ctx, e, hold)
-	return s, nil
-}
-
-// keep starts the session again whenever the daemon stops under it, until the host's run
-// ends.
-func (s *agentSession) keep(ctx context.Context, e *env, hold io.Closer) {
-	for {
-		_, _ = io.Copy(io.Discard, hold.(io.Reader))
-		s.mu.Lock()
-		ending := s.ending
-		s.mu.Unlock()
-		if ending || ctx.Err() != nil {
-			return
-		}
-		fmt.Fprintln(os.Stderr, "openworker agent: the daemon stopped under the session; starting it again with a new session (the shell's folder and variables are lost)")
-		var info api.SessionInfo
-		var err error
-		for try := 0; try < 3; try++ {
-			if _, err = ensureDaemon(ctx, s.c, e); err == nil {
-				if info, hold, err = s.c.StartHeld(ctx, s.start); err == nil {
-					break
-				}
-			}
-			time.Sleep(time.Second)
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "openworker agent: the session could not be started again (%v); the host's commands are refused until it runs again\n", err)
-			return
-		}
-		s.mu.Lock()
-		s.info, s.hold = info, hold
-		s.mu.Unlock()
-		s.host.Retarget(info.ID)
-		fmt.Fprintf(os.Stderr, "openworker agent: the host's commands now run in session %s\n", info.ID)
-	}
-}
-
-// end ends the session: the host has exited.
-func (s *agentSession) end() {
-	s.mu.Lock()
-	s.ending = true
-	hold := s.hold
-	id := s.info.ID
-	s.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_ = s.c.EndBecause(ctx, id, "its agent host exited")
-	hold.Close()
+	return holdSession(ctx, e, start, "openworker agent", "its agent host exited")
 }
 
 // serveAgentMCP serves OpenWorker's MCP server for host h (nil: a server that says why
@@ -280,7 +206,7 @@ func serveAgentMCP(ctx context.Context, h mcp.Host, refused string) (agenthost.M
 // serveCodexExecutor serves the WebSocket Codex runs its tools on (CODEX_EXEC_SERVER_URL):
 // each connection starts Codex's executor, the same program as the host's, in the session.
 // Without a session (keeper nil) every connection is refused, and Codex's tools fail.
-func serveCodexExecutor(ctx context.Context, keeper *agentSession, program string) (string, error) {
+func serveCodexExecutor(ctx context.Context, keeper *heldSession, program string) (string, error) {
 	b := make([]byte, 24)
 	if _, err := rand.Read(b); err != nil {
 		return "", err
@@ -326,7 +252,7 @@ type refusals struct {
 }
 
 // followRefusals follows the daemon's events for the session's refused sites.
-func (s *agentSession) followRefusals(ctx context.Context) *refusals {
+func (s *heldSession) followRefusals(ctx context.Context) *refusals {
 	r := &refusals{}
 	go func() {
 		for ctx.Err() == nil {

@@ -112,7 +112,7 @@ func mcpSession(ctx context.Context, f sessionFlags, agentHost bool) (mcp.Host, 
 			}
 		}
 	}
-	info, hold, err := c.StartHeld(ctx, start)
+	held, err := holdSession(ctx, e, start, "openworker mcp", mcp.EndReason)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -120,9 +120,9 @@ func mcpSession(ctx context.Context, f sessionFlags, agentHost bool) (mcp.Host, 
 	if started {
 		whose = "a daemon started for agents, which ends after its last session"
 	}
+	info := held.current()
 	fmt.Fprintf(os.Stderr, "openworker mcp: session %s (%s) in %s (%s)\n", info.ID, wallWords(info.Enforcement, info.Network), whose, sock)
-	h := &mcp.RemoteHost{C: c, ID: info.ID, Socket: sock, Given: start}
-	return h, func() { h.End(); hold.Close() }, nil
+	return held.host, held.end, nil
 }
 
 // ensureDaemon makes sure a daemon answers on c: the running one, or one started now that

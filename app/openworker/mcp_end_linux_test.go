@@ -105,3 +105,31 @@ func TestMCPEndOfInputEndsAWaitingAsk(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// A server whose daemon was killed starts one again (its own), with a new session, and says
+// in the next result that the session was restarted and what was lost; it never tells the
+// model of a command that would change its own sandbox.
+func TestMCPSurvivesItsDaemon(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	d, _ := w.daemon()
+	m := w.connectMCP("", nil)
+	if _, text := m.call("run_command", map[string]any{"command": "cd / && echo first"}); !strings.Contains(text, "first") {
+		t.Fatalf("run_command: %s", text)
+	}
+	d.Process.Kill()
+	d.Wait()
+	res, text := m.call("run_command", map[string]any{"command": "echo second; pwd"})
+	if res.IsError || !strings.Contains(text, "second") {
+		t.Fatalf("run_command after the daemon was killed: %s", text)
+	}
+	if !strings.Contains(text, "restarted") || !strings.Contains(text, "working folder") {
+		t.Errorf("the result does not say the session was restarted and what was lost: %s", text)
+	}
+	if strings.Contains(text, "openworker serve") || strings.Contains(text, "start it with") {
+		t.Errorf("the model is told a command to run: %s", text)
+	}
+	if _, text := m.call("run_command", map[string]any{"command": "echo third"}); strings.Contains(text, "restarted") {
+		t.Errorf("the restart is told again: %s", text)
+	}
+}

@@ -23,6 +23,22 @@ import (
 // ErrNotRunning is the error of a request to a daemon that is not running.
 var ErrNotRunning = errors.New("the daemon is not running (start it with openworker serve)")
 
+// StatusError is an answer of the daemon's other than success, in its words.
+type StatusError struct {
+	Code int
+	Msg  string
+}
+
+func (e *StatusError) Error() string { return e.Msg }
+
+// SessionGone says err is a call that found no daemon, or no such session in it (ended, or
+// the daemon is a new one): a call that never reached the session, which may be made again
+// in a session started anew.
+func SessionGone(err error) bool {
+	var se *StatusError
+	return errors.Is(err, ErrNotRunning) || errors.As(err, &se) && (se.Code == http.StatusNotFound || se.Code == http.StatusGone)
+}
+
 // errorBody is every error answer's body.
 type errorBody struct {
 	Error string `json:"error"`
@@ -94,9 +110,9 @@ func (c *Client) sendBody(ctx context.Context, method, url string, body io.Reade
 		defer resp.Body.Close()
 		var eb errorBody
 		if json.NewDecoder(resp.Body).Decode(&eb) == nil && eb.Error != "" {
-			return nil, fmt.Errorf("%s", eb.Error)
+			return nil, &StatusError{Code: resp.StatusCode, Msg: eb.Error}
 		}
-		return nil, fmt.Errorf("the daemon answered %s", resp.Status)
+		return nil, &StatusError{Code: resp.StatusCode, Msg: "the daemon answered " + resp.Status}
 	}
 	return resp, nil
 }

@@ -119,10 +119,27 @@ type RemoteHost struct {
 	Socket string
 	Given  api.StartRequest
 
+	// Reconnect, when set, starts the session again when a call finds it gone (its daemon
+	// stopped): the call is then made once more, in the new session.
+	Reconnect func(ctx context.Context) error
+
 	mu sync.Mutex // ID, once the host is running, and restarted
 	// restarted: the session was started again (Retarget) since the last command, which
 	// the next command's result says.
 	restarted bool
+}
+
+// again makes a call, and makes it once more in a session started anew when the first
+// found the session gone.
+func again[T any](ctx context.Context, h *RemoteHost, call func() (T, error)) (T, error) {
+	v, err := call()
+	if err != nil && h.Reconnect != nil && apiclient.SessionGone(err) {
+		if rerr := h.Reconnect(ctx); rerr != nil {
+			return v, rerr
+		}
+		return call()
+	}
+	return v, err
 }
 
 func (h *RemoteHost) id() string {
@@ -164,29 +181,34 @@ func (h *RemoteHost) Exec(ctx context.Context, a runner.ExecArgs, onChunk func(s
 	})
 	defer stop()
 	call := context.WithoutCancel(ctx)
-	var res *session.Result
-	var err error
-	if onChunk == nil {
-		res, err = h.C.Exec(call, h.id(), req)
-	} else {
-		res, err = h.C.ExecStream(call, h.id(), req, nil, onChunk)
-	}
+	res, err := again(ctx, h, func() (*session.Result, error) {
+		if onChunk == nil {
+			return h.C.Exec(call, h.id(), req)
+		}
+		return h.C.ExecStream(call, h.id(), req, nil, onChunk)
+	})
 	if err == nil && h.takeRestarted() {
 		res.ShellStateLost = true
 	}
 	return res, err
 }
 func (h *RemoteHost) Read(ctx context.Context, a runner.ReadArgs) (*session.Result, error) {
-	return h.C.Read(ctx, h.id(), api.ReadRequest{Path: a.Path, Offset: a.Offset, Limit: a.Limit})
+	return again(ctx, h, func() (*session.Result, error) {
+		return h.C.Read(ctx, h.id(), api.ReadRequest{Path: a.Path, Offset: a.Offset, Limit: a.Limit})
+	})
 }
 func (h *RemoteHost) Write(ctx context.Context, a runner.WriteArgs) (*session.Result, error) {
-	return h.C.Write(ctx, h.id(), api.WriteRequest{Path: a.Path, Content: a.Content})
+	return again(ctx, h, func() (*session.Result, error) {
+		return h.C.Write(ctx, h.id(), api.WriteRequest{Path: a.Path, Content: a.Content})
+	})
 }
 func (h *RemoteHost) List(ctx context.Context, a runner.ListArgs) (*session.Result, error) {
-	return h.C.List(ctx, h.id(), api.ListRequest{Path: a.Path})
+	return again(ctx, h, func() (*session.Result, error) { return h.C.List(ctx, h.id(), api.ListRequest{Path: a.Path}) })
 }
 func (h *RemoteHost) RequestSite(ctx context.Context, site, reason string, wait time.Duration) (backend.SiteAnswer, error) {
-	return h.C.RequestSite(ctx, h.id(), api.SiteRequest{Site: site, Reason: reason, WaitMS: wait.Milliseconds()})
+	return again(ctx, h, func() (backend.SiteAnswer, error) {
+		return h.C.RequestSite(ctx, h.id(), api.SiteRequest{Site: site, Reason: reason, WaitMS: wait.Milliseconds()})
+	})
 }
 func (h *RemoteHost) Answer(ctx context.Context, card, answer string) (string, error) {
 	res, err := h.C.Answer(ctx, card, api.AnswerRequest{Answer: answer})
@@ -221,7 +243,9 @@ func (h *RemoteHost) Info(ctx context.Context) (Info, error) {
 	return Info{}, errors.New("the session has ended")
 }
 func (h *RemoteHost) Fetch(ctx context.Context, url, reason string, wait time.Duration) (backend.FetchResult, error) {
-	return h.C.Fetch(ctx, h.id(), api.FetchRequest{URL: url, Reason: reason, WaitMS: wait.Milliseconds()})
+	return again(ctx, h, func() (backend.FetchResult, error) {
+		return h.C.Fetch(ctx, h.id(), api.FetchRequest{URL: url, Reason: reason, WaitMS: wait.Milliseconds()})
+	})
 }
 func (h *RemoteHost) End() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

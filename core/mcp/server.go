@@ -333,7 +333,7 @@ func (s *Server) runCommand(ctx context.Context, req *sdk.CallToolRequest, in Ru
 		notes = append(notes, "The person denied "+strings.Join(denied, ", ")+" for this session: do not ask for it again, and do not try to get around the proxy.")
 	}
 	if res.ShellStateLost {
-		notes = append(notes, "The sandbox was restarted before this command (a folder was added): the working folder and exported variables of earlier commands are gone.")
+		notes = append(notes, "The sandbox was restarted before this command (a folder was added, or its daemon stopped and was started again): the working folder and exported variables of earlier commands are gone.")
 	}
 	if res.StdoutTruncated > 0 || res.StderrTruncated > 0 {
 		notes = append(notes, fmt.Sprintf("Output was cut: %d bytes of standard output and %d of standard error were left out; redirect to a file and read parts of it.", res.StdoutTruncated, res.StderrTruncated))
