@@ -10,10 +10,10 @@ package mcp
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
