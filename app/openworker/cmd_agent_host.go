@@ -164,6 +164,9 @@ func startAgentSession(ctx context.Context, f sessionFlags, program, hostTmp str
 		return nil, err
 	}
 	e.warnSettings()
+	if err := e.brokenSettings(); err != nil {
+		return nil, err
+	}
 	req, err := f.request(e.home)
 	if err != nil {
 		return nil, err

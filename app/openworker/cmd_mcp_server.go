@@ -74,6 +74,9 @@ func mcpSession(ctx context.Context, f sessionFlags, agentHost bool) (mcp.Host, 
 		return nil, nil, err
 	}
 	e.warnSettings()
+	if err := e.brokenSettings(); err != nil {
+		return nil, nil, err
+	}
 	req, err := f.request(e.home)
 	if err != nil {
 		return nil, nil, err

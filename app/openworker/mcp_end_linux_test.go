@@ -133,3 +133,16 @@ func TestMCPSurvivesItsDaemon(t *testing.T) {
 		t.Errorf("the restart is told again: %s", text)
 	}
 }
+
+// A server whose settings file was never valid does not run with the defaults: it answers
+// the handshake, and every call names the broken file, its line and column.
+func TestMCPNeverValidSettings(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	w.settings("sandbox_network_hosts = [\"github.com\"\nsandbox_provider = \"linux\"\n")
+	m := w.connectMCP("", nil)
+	res, text := m.call("run_command", map[string]any{"command": "echo ran"})
+	if !res.IsError || strings.Contains(text, "ran\n") || !strings.Contains(text, "config.toml:") || !strings.Contains(text, "no earlier version of it was valid") {
+		t.Fatalf("a call with settings never valid: %s", text)
+	}
+}

@@ -44,6 +44,18 @@ func loadEnv() (*env, error) {
 	return &env{settingsPath: path, inForce: in, settings: in.Settings, stateDir: state, home: home}, nil
 }
 
+// brokenSettings refuses an agent's session while the settings file has problems and no
+// version of it was ever valid: which sites the person allowed and how the sandbox is set up
+// are not known, and a server that ran with the defaults would say so only where hosts hide
+// it. The error names the file's problems (FILE:LINE:COL: …).
+func (e *env) brokenSettings() error {
+	if e.inForce.Problems == nil || !e.inForce.NoLastGood {
+		return nil
+	}
+	return fmt.Errorf("the settings file %s has problems and no earlier version of it was valid, so the sandbox's settings are not known; "+
+		"the person must fix the file (openworker config check): %v", e.settingsPath, e.inForce.Problems)
+}
+
 // warnSettings says on stderr, once, that the settings file has problems and what is in force.
 func (e *env) warnSettings() {
 	if msg := e.inForce.Describe(e.settingsPath); msg != "" {

@@ -449,8 +449,12 @@ func (b *Backend) RequestSite(ctx context.Context, r SiteRequest) (SiteAnswer, e
 	}
 	ans.Outcome = w.Outcome()
 	switch {
+	case ans.Outcome == approvals.NoAnswerYet && st.agent && r.Kind == approvals.Fetch:
+		ans.Message = "the card is waiting for the person; call web_fetch again later with the same URL: it is fetched once they allow it (an answer of once is for that one fetch)"
 	case ans.Outcome == approvals.NoAnswerYet && st.agent:
 		ans.Message = "the card is waiting for the person; their answer still applies to this session when it comes: ask again with request_site later to learn it"
+	case ans.Outcome == approvals.NoAnswerYet && r.Kind == approvals.Fetch:
+		ans.Message = "card " + info.ID + " is waiting for an answer (openworker answer " + info.ID + " " + strings.Join(info.Answers, "|") + "); fetch again once it is answered"
 	case ans.Outcome == approvals.NoAnswerYet:
 		ans.Message = "card " + info.ID + " is waiting for an answer (openworker answer " + info.ID + " " + strings.Join(info.Answers, "|") + "); a later answer still applies to the session"
 	case ans.Outcome == approvals.Ended:

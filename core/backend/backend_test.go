@@ -575,3 +575,26 @@ func TestSetLocalServers(t *testing.T) {
 		t.Errorf("an unknown session: %v", err)
 	}
 }
+
+// A fetch the person has not answered yet says what applies to a fetch: to fetch again later
+// (an agent's, with web_fetch), not to ask with request_site.
+func TestFetchNoAnswerYetSaysToFetchAgain(t *testing.T) {
+	f := newFixture(t, "")
+	for _, agent := range []bool{true, false} {
+		s, err := f.b.Start(context.Background(), Request{Writable: []string{f.project}, Agent: agent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := f.b.Fetch(context.Background(), FetchRequest{Session: s.ID, URL: "http://" + origin(t) + "/", Reason: "docs", NoWait: true})
+		if err != nil || r.Outcome != "no answer yet" {
+			t.Fatalf("%+v %v", r, err)
+		}
+		if strings.Contains(r.Message, "request_site") {
+			t.Errorf("agent %v: %q", agent, r.Message)
+		}
+		if agent && !strings.Contains(r.Message, "web_fetch again") || !agent && !strings.Contains(r.Message, "openworker answer") {
+			t.Errorf("agent %v: %q", agent, r.Message)
+		}
+		f.b.End(s.ID)
+	}
+}
