@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -49,31 +50,45 @@ func agentHost(t *testing.T, name string) string {
 	return p
 }
 
-// inNetNS runs the test again, alone, in a network namespace that has only loopback, and
-// reports whether this is that run. Outside it, it waits for that run and passes on its
-// result.
-func inNetNS(t *testing.T) bool {
-	t.Helper()
+// inNetNS runs the test (or benchmark) again, alone, in a network namespace that has only
+// loopback, and reports whether this is that run. Outside it, it waits for that run and
+// passes on its result.
+func inNetNS(tb testing.TB) bool {
+	tb.Helper()
 	if os.Getenv(netnsEnv) == "1" {
 		return true
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("a network namespace of the test's own takes root")
+		tb.Skip("a network namespace of the test's own takes root")
 	}
 	if _, err := exec.LookPath("unshare"); err != nil {
-		t.Skip("unshare is not installed")
+		tb.Skip("unshare is not installed")
 	}
-	cmd := exec.Command("unshare", "--net", "sh", "-c", `ip link set lo up && exec "$0" "$@"`,
-		os.Args[0], "-test.run", "^"+t.Name()+"$", "-test.v", "-test.count=1", "-test.timeout=15m")
+	name := strings.SplitN(tb.Name(), "/", 2)[0]
+	args := []string{"-test.run", "^" + name + "$", "-test.v", "-test.count=1", "-test.timeout=15m"}
+	pass := "--- PASS: " + name
+	if _, ok := tb.(*testing.B); ok {
+		args = []string{"-test.run", "^$", "-test.bench", "^" + name + "$", "-test.benchtime", flagValue("test.benchtime"), "-test.count=1", "-test.timeout=30m"}
+		pass = "PASS"
+	}
+	cmd := exec.Command("unshare", append([]string{"--net", "sh", "-c", `ip link set lo up && exec "$0" "$@"`, os.Args[0]}, args...)...)
 	cmd.Env = append(os.Environ(), netnsEnv+"=1")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
-	t.Log(out.String())
-	if err != nil || !strings.Contains(out.String(), "--- PASS: "+t.Name()) {
-		t.Fatalf("the test in its own network namespace failed: %v", err)
+	tb.Log(out.String())
+	if err != nil || !strings.Contains(out.String(), pass) || strings.Contains(out.String(), "--- FAIL") {
+		tb.Fatalf("the run in its own network namespace failed: %v", err)
 	}
 	return false
+}
+
+// flagValue is the value of the test binary's flag name, as given.
+func flagValue(name string) string {
+	if f := flag.Lookup(name); f != nil {
+		return f.Value.String()
+	}
+	return ""
 }
 
 // hostRun is one run of a host against a script.
@@ -437,4 +452,85 @@ func runCodex(t *testing.T, w *world, codex string, turns []scriptmodel.Turn, ar
 	cmd.Env = append(append(append([]string(nil), w.env...), hostVars(srv)...), onPath(codex)...)
 	out, err := cmd.CombinedOutput()
 	return hostRun{srv: srv, out: string(out), err: err, results: srv.ToolResults()}
+}
+
+// BenchmarkAgentShellTrue is the cost of a shell call through a host under openworker agent
+// against the same host alone: Claude Code's Bash runs `true` calls times, and each call is
+// timed from the model's answer that makes it to the host's next request, which carries
+// its result; the two runs alternate, so both see the same load. It reports the medians
+// and what openworker agent adds (the target: 10 ms at most).
+//
+//	go test -run '^$' -bench AgentShellTrue -benchtime 6x ./app/openworker/
+func BenchmarkAgentShellTrue(b *testing.B) {
+	if !inNetNS(b) {
+		return
+	}
+	const calls = 20
+	for _, host := range []string{"claude", "codex"} {
+		b.Run(host, func(b *testing.B) {
+			bin := agentHostB(b, host)
+			w := benchWorld(b)
+			turns := make([]scriptmodel.Turn, 0, calls+1)
+			for i := 0; i < calls; i++ {
+				if host == "claude" {
+					turns = append(turns, scriptmodel.Turn{Tool: "Bash", Input: map[string]any{"command": "true"}})
+				} else {
+					turns = append(turns, scriptmodel.Turn{Tool: "exec_command", Input: map[string]any{"cmd": "true"}})
+				}
+			}
+			turns = append(turns, scriptmodel.Turn{Text: "done"})
+			var alone, agent []time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for _, under := range []bool{false, true} {
+					srv := scriptmodel.New(b, turns...)
+					var args []string
+					if host == "claude" {
+						args = []string{bin, "-p", "go", "--output-format", "text", "--allowedTools", "Bash"}
+					} else {
+						args = append([]string{bin, "exec", "--skip-git-repo-check"}, append(codexModelArgs(srv), "go")...)
+						if !under {
+							args = append([]string{bin, "--dangerously-bypass-approvals-and-sandbox"}, args[1:]...)
+						}
+					}
+					if under {
+						args = append([]string{binary, "agent"}, append([]string{host}, args[1:]...)...)
+					}
+					cmd := exec.Command(args[0], args[1:]...)
+					cmd.Dir = w.project
+					cmd.Env = append(append(append([]string(nil), w.env...), hostVars(srv)...), onPath(bin)...)
+					if out, err := cmd.CombinedOutput(); err != nil {
+						b.Fatalf("%v: %v\n%s", args, err, out)
+					}
+					reqs := srv.ScriptedRequests()
+					for k := 0; k+1 < len(reqs) && k < calls; k++ {
+						d := reqs[k+1].Received.Sub(reqs[k].Done)
+						if under {
+							agent = append(agent, d)
+						} else {
+							alone = append(alone, d)
+						}
+					}
+				}
+			}
+			b.StopTimer()
+			ma, mg := median(alone), median(agent)
+			b.ReportMetric(ma, "ms-median/alone")
+			b.ReportMetric(mg, "ms-median/agent")
+			b.ReportMetric(mg-ma, "ms-added")
+		})
+	}
+}
+
+// agentHostB is agentHost for a benchmark.
+func agentHostB(b *testing.B, name string) string {
+	dir := os.Getenv(hostsEnv)
+	if dir == "" {
+		dir = defaultHosts
+	}
+	p := filepath.Join(dir, "node_modules", ".bin", name)
+	if _, err := os.Stat(p); err != nil {
+		b.Skipf("%s is not installed in %s", name, dir)
+	}
+	return p
 }

@@ -128,3 +128,29 @@ func TestAgentTwoHostsTwoSessions(t *testing.T) {
 		}
 	}
 }
+
+// A daemon killed under a host's session is started again with a new session for the host,
+// and the host's next command goes there: the host's shell finds it by its owner.
+func TestAgentSurvivesItsDaemon(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	env := standIn(t, "claude", `
+"$CLAUDE_CODE_SHELL_PREFIX" "echo first > first"
+pkill -KILL -f "^`+binary+` serve --exit-when-idle"
+sleep 1
+"$CLAUDE_CODE_SHELL_PREFIX" "echo second > second"; echo "second status $?"`)
+	c := w.cmd("agent", "claude")
+	c.Env = append(c.Env, env...)
+	out, err := c.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, f := range []string{"first", "second"} {
+		if _, err := os.Stat(filepath.Join(w.project, f)); err != nil {
+			t.Errorf("%s: %v\n%s", f, err, out)
+		}
+	}
+	if !strings.Contains(string(out), "second status 0") || !strings.Contains(string(out), "daemon stopped under session") {
+		t.Errorf("%s", out)
+	}
+}

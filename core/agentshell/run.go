@@ -100,7 +100,14 @@ func Main(o Options) int {
 		// for the session they would start, and starts it itself.
 		wait = 0
 	}
-	id, err := findSession(c, o.Getenv(EnvSession), o.Pid, wait)
+	// The session openworker agent named is used as it is, without asking first: a shell
+	// call is on the host's every command's way. Should it be gone (the daemon was started
+	// again), the host's new session is found by its owner.
+	named := o.Getenv(EnvSession)
+	id := named
+	if id == "" || executor {
+		id, err = findSession(c, named, o.Pid, wait)
+	}
 	if err != nil && executor && (errors.Is(err, errNoSession) || errors.Is(err, errNoDaemon)) {
 		var hold io.Closer
 		id, hold, err = startSession(c, parentOf(o.Pid), dir, o.Getenv)
@@ -149,7 +156,7 @@ func Main(o Options) int {
 	if inv.CwdFile != "" {
 		trailer = &cwdTrailer{}
 	}
-	res, err := c.exec(id, req, stdin, func(stream string, data []byte) {
+	onChunk := func(stream string, data []byte) {
 		switch {
 		case stream == "stdout":
 			_, _ = o.Stdout.Write(data)
@@ -158,7 +165,13 @@ func Main(o Options) int {
 		default:
 			_, _ = o.Stderr.Write(data)
 		}
-	})
+	}
+	res, err := c.exec(id, req, stdin, onChunk)
+	if named != "" && sessionGone(err) {
+		if id, err = findSession(c, "", o.Pid, wait); err == nil {
+			res, err = c.exec(id, req, stdin, onChunk)
+		}
+	}
 	if trailer != nil {
 		_, _ = o.Stderr.Write(trailer.end())
 	}
@@ -207,6 +220,13 @@ func findSession(c *client, named string, pid int, wait time.Duration) (string, 
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// sessionGone says err is a call that never reached its session: no daemon, or no such
+// session in it.
+func sessionGone(err error) bool {
+	var ae *apiError
+	return errors.Is(err, errNoDaemon) || errors.As(err, &ae) && (ae.status == 404 || ae.status == 410)
 }
 
 // readable says whether a command should get f as its standard input: a pipe, a file or a
