@@ -40,11 +40,14 @@ func TestMain(m *testing.M) {
 
 // internet stands in for the internet: names resolve to documentation addresses
 // (203.0.113.0/24, which the allow list treats as public), and a dial to one of them at a
-// port reaches a server on this machine's loopback instead. Nothing is ever dialled elsewhere.
+// port reaches a server on this machine's loopback instead. Nothing is ever dialled elsewhere,
+// but for the addresses in direct: those of network namespaces a test made, which lead
+// nowhere else.
 type internet struct {
 	mu     sync.Mutex
-	names  map[string]netip.Addr
+	names  map[string][]netip.Addr
 	origin map[netip.AddrPort]string
+	direct []netip.Prefix
 	dialed []string
 }
 
@@ -52,7 +55,7 @@ func (n *internet) LookupNetIP(ctx context.Context, network, host string) ([]net
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if a, ok := n.names[host]; ok {
-		return []netip.Addr{a}, nil
+		return slices.Clone(a), nil
 	}
 	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 }
@@ -65,9 +68,10 @@ func (n *internet) Dial(ctx context.Context, network, address string) (net.Conn,
 	n.mu.Lock()
 	n.dialed = append(n.dialed, address)
 	origin, ok := n.origin[ap]
+	direct := slices.ContainsFunc(n.direct, func(p netip.Prefix) bool { return p.Contains(ap.Addr().Unmap()) })
 	n.mu.Unlock()
 	if !ok {
-		if ap.Addr().IsLoopback() {
+		if ap.Addr().IsLoopback() || direct {
 			return (&net.Dialer{}).DialContext(ctx, network, address)
 		}
 		return nil, fmt.Errorf("stand-in internet: nothing at %s (and nothing is dialled off this machine)", address)
@@ -87,7 +91,7 @@ func (n *internet) site(t *testing.T, name string, port int, handle func(net.Con
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	a := netip.AddrFrom4([4]byte{203, 0, 113, byte(10 + len(n.names))})
-	n.names[name] = a
+	n.names[name] = []netip.Addr{a}
 	n.origin[netip.AddrPortFrom(a, uint16(port))] = l.Addr().String()
 	return a
 }
@@ -133,7 +137,7 @@ func newWorld(t *testing.T) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{t: t, net: &internet{names: map[string]netip.Addr{}, origin: map[netip.AddrPort]string{}}}
+	w := &world{t: t, net: &internet{names: map[string][]netip.Addr{}, origin: map[netip.AddrPort]string{}}}
 	home := filepath.Join(root, "home")
 	w.project = filepath.Join(root, "project")
 	for _, d := range []string{home, w.project} {
