@@ -27,6 +27,14 @@ func SocketPath(stateDir string) string { return filepath.Join(stateDir, SocketN
 
 func (b Blocked) String() string { return b.Host + ":" + strconv.Itoa(b.Port) }
 
+// ToAllow is what an entry must name to open the site: Allow, or the site itself.
+func (b Blocked) ToAllow() string {
+	if b.Allow != "" {
+		return b.Allow
+	}
+	return b.String()
+}
+
 // Access is a session's Access list: its sites with where each comes from, and its denials.
 type Access struct {
 	Session string       `json:"session"`
@@ -398,6 +406,9 @@ type Blocked struct {
 	Host   string `json:"host"`
 	Port   int    `json:"port"`
 	Reason string `json:"reason"`
+	// Allow is the host:port an entry must name to open the site, where that is not the
+	// site itself: the address an allowed name led to ("127.0.0.1:5432").
+	Allow string `json:"allow,omitempty"`
 }
 
 // CredentialsRequest changes the shared logins: add (a CLI's login by Name), add-path (a
