@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openworker/openworker/core/dnsstub"
 	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/linux"
 	"github.com/openworker/openworker/core/policy"
@@ -425,5 +426,31 @@ func TestRelayAfterTheWallIsMadeAgain(t *testing.T) {
 	}
 	if out, code, _ := w.run(s, cmd); code != 0 || !strings.Contains(out, "the allowed site") {
 		t.Fatalf("after the wall was made again: exit %d:\n%s", code, out)
+	}
+}
+
+// TestStubPastItsNamesStillAnswers: a program that asks the stub for more names than a
+// session keeps (dnsstub.MaxNames) does not leave the session without names: those no
+// connection uses are given back, least recently used first, and an allowed name asked for
+// afterwards answers and is reached.
+func TestStubPastItsNamesStillAnswers(t *testing.T) {
+	w := newWorld(t)
+	w.net.site(t, "allowed.test", 80, httpSite("the allowed site"))
+	s := w.start(policy.Allowlist, "allowed.test:80")
+	out, code, _ := w.run(s, `python3 -c "
+import socket
+failed = 0
+for i in range(`+strconv.Itoa(dnsstub.MaxNames+100)+`):
+    try:
+        socket.gethostbyname('n%d.flood.test' % i)
+    except OSError:
+        failed += 1
+print('failed', failed)
+"`)
+	if code != 0 || !strings.Contains(out, "failed 0\n") {
+		t.Errorf("asking for the names, none held by a connection: exit %d:\n%s", code, out)
+	}
+	if out, code, _ := w.run(s, clientCmd(clients[0].cmd, "allowed.test")); code != 0 || !strings.Contains(out, "the allowed site") {
+		t.Errorf("an allowed name after %d others: exit %d:\n%s", dnsstub.MaxNames+100, code, out)
 	}
 }

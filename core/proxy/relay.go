@@ -25,9 +25,10 @@ import (
 
 // Relay says how ServeRelay finds names and decides.
 type Relay struct {
-	// Names is the name an address the sandbox's DNS stub gave out stands for; false for
-	// any other address.
-	Names func(netip.Addr) (string, bool)
+	// Names is the name an address the sandbox's DNS stub gave out stands for, held for the
+	// connection until it calls release (the stub gives back only names no connection
+	// holds); false for any other address.
+	Names func(netip.Addr) (name string, release func(), ok bool)
 	// Open admits every destination no denial covers, except loopback, link-local and
 	// private ones, this machine's own addresses (and the other special addresses) that no
 	// entry names literally: open network mode, where the internet is reachable and this
@@ -56,7 +57,7 @@ func (p *Proxy) ServeRelay(l net.Listener, r Relay) error {
 		r.OriginalDst = originalDst
 	}
 	if r.Names == nil {
-		r.Names = func(netip.Addr) (string, bool) { return "", false }
+		r.Names = func(netip.Addr) (string, func(), bool) { return "", nil, false }
 	}
 	return p.serveLoop(l, false, func(nc net.Conn) { p.accept(nc, &r) })
 }
@@ -76,7 +77,8 @@ func (c *conn) relay(r *Relay) {
 	}
 	c.br = getReader(c.c)
 	defer c.releaseReader()
-	if name, ok := r.Names(a); ok {
+	if name, release, ok := r.Names(a); ok {
+		defer release()
 		c.relayName(r, name, port)
 		return
 	}
