@@ -12,6 +12,7 @@ import (
 	"github.com/openworker/openworker/core/apiclient"
 	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/credentials/connect"
+	"github.com/openworker/openworker/core/termtext"
 )
 
 var credentialsCommand = command{
@@ -186,7 +187,7 @@ func printCredentials(list backend.Credentials) {
 		}
 		fmt.Printf("%s  hosts: %s\n", line, hostList(e.Hosts))
 		for _, a := range e.AlwaysAllowed {
-			fmt.Printf("        always allowed: %s\n", a)
+			fmt.Printf("        always allowed: %s\n", termtext.Escape(a.String()))
 		}
 	}
 	fmt.Println("A CLI's login")

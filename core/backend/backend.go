@@ -80,8 +80,8 @@ type sessionSites struct {
 	// refused site is opened, in words for whoever reads the session's refusals.
 	agent bool
 	hint  func(target string) string
-	// ssh are the SSH cards answered Allow for this session: "NAME SHA256:…".
-	ssh []string
+	// ssh are the SSH cards answered Allow for this session, each for its kind.
+	ssh []apitype.SSHAnswer
 }
 
 // deniedFor says whether the person denied target (host:port) for st's session.

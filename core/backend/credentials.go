@@ -57,7 +57,7 @@ func CredentialsOf(home string, settings *config.Settings) Credentials {
 			if info.Keys == "" {
 				info.Keys = config.SSHKeysCopy
 			}
-			info.AlwaysAllowed = append(slices.Clone(c.AgentLogins), c.AgentSigning...)
+			info.AlwaysAllowed = alwaysOf(c)
 		}
 		if r, ok := status[c.Name]; ok && c.Name != "" {
 			info.Title, info.Kind, info.Status = r.Title, kindOf(r.Folder, r.Label), r.Status()
