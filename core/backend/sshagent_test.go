@@ -33,6 +33,27 @@ func newSSHSigner(t *testing.T) (ssh.Signer, ed25519.PrivateKey) {
 	return s, priv
 }
 
+// newSSHWorld is a backend whose ssh login's keys stay outside: a key without a passphrase in
+// ~/.ssh, and servers of the given names in known_hosts, with their host keys.
+func newSSHWorld(t *testing.T, cardWait time.Duration, names ...string) (*fixture, ssh.Signer, map[string]ssh.Signer) {
+	t.Helper()
+	f := newFixture(t, "[[sandbox_credentials]]\nname = \"ssh\"\nkeys = \"agent\"\nenabled = true\n")
+	f.b.opts.SSHCardWait = cardWait
+	home := f.b.m.UserHome()
+	user, priv := newSSHSigner(t)
+	b, _ := ssh.MarshalPrivateKey(priv, "")
+	os.MkdirAll(filepath.Join(home, ".ssh"), 0o700)
+	os.WriteFile(filepath.Join(home, ".ssh", "id_ed25519"), pem.EncodeToMemory(b), 0o600)
+	servers := map[string]ssh.Signer{}
+	var kh string
+	for _, name := range names {
+		servers[name], _ = newSSHSigner(t)
+		kh += name + " " + string(ssh.MarshalAuthorizedKey(servers[name].PublicKey()))
+	}
+	os.WriteFile(filepath.Join(home, ".ssh", "known_hosts"), []byte(kh), 0o644)
+	return f, user, servers
+}
+
 // sshLogin binds a new connection to the agent at sock to the server hostKey, as OpenSSH
 // does, and asks for the signature that logs in to it with key.
 func sshLogin(t *testing.T, sock string, hostKey ssh.Signer, key ssh.PublicKey) error {
@@ -68,17 +89,8 @@ func sshLogin(t *testing.T, sock string, hostKey ssh.Signer, key ssh.PublicKey) 
 // Always keeps the host and key with the ssh entry in the settings file, and the next session
 // signs without a card.
 func TestSSHCardWaitAndAnswers(t *testing.T) {
-	f := newFixture(t, "[[sandbox_credentials]]\nname = \"ssh\"\nkeys = \"agent\"\nenabled = true\n")
-	f.b.opts.SSHCardWait = 300 * time.Millisecond
-	home := f.b.m.UserHome()
-	user, priv := newSSHSigner(t)
-	b, _ := ssh.MarshalPrivateKey(priv, "")
-	os.MkdirAll(filepath.Join(home, ".ssh"), 0o700)
-	os.WriteFile(filepath.Join(home, ".ssh", "id_ed25519"), pem.EncodeToMemory(b), 0o600)
-	one, _ := newSSHSigner(t)
-	two, _ := newSSHSigner(t)
-	kh := "one.example " + string(ssh.MarshalAuthorizedKey(one.PublicKey())) + "two.example " + string(ssh.MarshalAuthorizedKey(two.PublicKey()))
-	os.WriteFile(filepath.Join(home, ".ssh", "known_hosts"), []byte(kh), 0o644)
+	f, user, servers := newSSHWorld(t, 300*time.Millisecond, "one.example", "two.example")
+	one, two := servers["one.example"], servers["two.example"]
 	fp := ssh.FingerprintSHA256(user.PublicKey())
 
 	s, _ := f.start(t)
@@ -166,21 +178,8 @@ func sshSign(t *testing.T, sock string, key ssh.PublicKey, namespace string) err
 // card a signature for a namespace of the server's name: each asks on a card of its own kind,
 // for the session and always alike.
 func TestSSHAnswerKeepsItsKind(t *testing.T) {
-	f := newFixture(t, "[[sandbox_credentials]]\nname = \"ssh\"\nkeys = \"agent\"\nenabled = true\n")
-	f.b.opts.SSHCardWait = 30 * time.Second
-	home := f.b.m.UserHome()
-	user, priv := newSSHSigner(t)
-	b, _ := ssh.MarshalPrivateKey(priv, "")
-	os.MkdirAll(filepath.Join(home, ".ssh"), 0o700)
-	os.WriteFile(filepath.Join(home, ".ssh", "id_ed25519"), pem.EncodeToMemory(b), 0o600)
 	// A server per case: an Always answer holds for the cases after it.
-	servers := map[string]ssh.Signer{}
-	var kh string
-	for _, name := range []string{"one.example", "two.example", "three.example", "four.example", "five.example"} {
-		servers[name], _ = newSSHSigner(t)
-		kh += name + " " + string(ssh.MarshalAuthorizedKey(servers[name].PublicKey()))
-	}
-	os.WriteFile(filepath.Join(home, ".ssh", "known_hosts"), []byte(kh), 0o644)
+	f, user, servers := newSSHWorld(t, 30*time.Second, "one.example", "two.example", "three.example", "four.example", "five.example")
 	fp := ssh.FingerprintSHA256(user.PublicKey())
 	login := func(name string) func(string) error {
 		return func(sock string) error { return sshLogin(t, sock, servers[name], user.PublicKey()) }
