@@ -24,7 +24,8 @@ switched on is copied, owner-only, into the private home of every session starte
 with the variable its tool reads pointed at the copy and its hosts on the session's allow list;
 the copy goes with the session. A running session keeps what it started with.
 
-  credentials list                 the entries with their switches and hosts, and the CLI
+  credentials list                 the entries with their switches and hosts, the files a
+                                   session would leave out of each and why, and the CLI
                                    logins this machine has (found or not found)
   credentials add NAME             share a CLI's login: ssh, gh, aws-config, aws-credentials,
                                    kubectl, npm, docker, gcloud, terraform
@@ -188,6 +189,9 @@ func printCredentials(list backend.Credentials) {
 		fmt.Printf("%s  hosts: %s\n", line, hostList(e.Hosts))
 		for _, a := range e.AlwaysAllowed {
 			fmt.Printf("        always allowed: %s\n", termtext.Escape(a.String()))
+		}
+		for _, l := range e.LeftOut {
+			fmt.Printf("        left out: %s\n", termtext.Escape(l))
 		}
 	}
 	fmt.Println("A CLI's login")

@@ -136,6 +136,9 @@ type CredentialInfo struct {
 	Keys string `json:"keys,omitempty"`
 	// AlwaysAllowed are the ssh login's SSH cards answered Always allow, each with its kind.
 	AlwaysAllowed []SSHAnswer `json:"always_allowed,omitempty"`
+	// LeftOut are the files a session started now would not get, each with why (for the
+	// ssh login whose keys stay outside, every file that holds a private key).
+	LeftOut []string `json:"left_out,omitempty"`
 }
 
 // CatalogRow is one row of "Add… ▸ A CLI's login".
