@@ -959,3 +959,15 @@ func TestAccessMenuSaysSSHAnswersKinds(t *testing.T) {
 		}
 	}
 }
+
+// An entry's files that a session would not get are said under its switch, with why.
+func TestLoginsSayWhatIsLeftOut(t *testing.T) {
+	s := previewState("linux", "allowlist")
+	s.HasLogins = true
+	s.Added = []AddedLogin{{Key: "ssh", Title: "SSH keys", From: "~/.ssh", Enabled: true, Status: "found", Keys: config.SSHKeysAgent,
+		LeftOut: []string{"~/.ssh/client.p12 is a PKCS#12 bundle, which holds private keys; it stays outside"}}}
+	dump := view.DumpWindow(view.Window{Body: loginsSection(s)})
+	if !strings.Contains(dump, "Left out: ~/.ssh/client.p12 is a PKCS#12 bundle") {
+		t.Errorf("the logins do not say what is left out:\n%s", dump)
+	}
+}

@@ -739,10 +739,17 @@ func loginsSection(s State) view.Node {
 		} else if a.Status != "" && a.Status != "found" {
 			detail += " · " + a.Status
 		}
-		rows = append(rows, view.Row{Items: []view.Node{
-			view.Switch{Title: a.Title, Detail: detail, On: a.Enabled, Action: SetLoginEnabled{Key: a.Key, On: !a.Enabled}},
-			view.Button{Title: "Remove", Action: RemoveLogin{Key: a.Key}},
-		}})
+		var sw view.Node = view.Switch{Title: a.Title, Detail: detail, On: a.Enabled, Action: SetLoginEnabled{Key: a.Key, On: !a.Enabled}}
+		if len(a.LeftOut) > 0 {
+			// What a session would not get, and why: a key file kept outside, a link that
+			// leads out of the home folder.
+			lines := []view.Node{sw}
+			for _, l := range a.LeftOut {
+				lines = append(lines, view.Label{Text: "Left out: " + l, Style: view.Secondary})
+			}
+			sw = view.Stack{Children: lines}
+		}
+		rows = append(rows, view.Row{Items: []view.Node{sw, view.Button{Title: "Remove", Action: RemoveLogin{Key: a.Key}}}})
 	}
 	var cli view.Menu
 	for _, c := range s.Logins {
