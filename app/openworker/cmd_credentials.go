@@ -24,9 +24,10 @@ switched on is copied, owner-only, into the private home of every session starte
 with the variable its tool reads pointed at the copy and its hosts on the session's allow list;
 the copy goes with the session. A running session keeps what it started with.
 
-  credentials list                 the entries with their switches and hosts, the files a
-                                   session would leave out of each and why, and the CLI
-                                   logins this machine has (found or not found)
+  credentials list                 the entries with their switches and hosts (for SSH keys
+                                   kept outside, the files of ~/.ssh a session leaves out,
+                                   and why), and the CLI logins this machine has (found or
+                                   not found)
   credentials add NAME             share a CLI's login: ssh, gh, aws-config, aws-credentials,
                                    kubectl, npm, docker, gcloud, terraform
   credentials add ssh --agent|--copy

@@ -136,8 +136,8 @@ type CredentialInfo struct {
 	Keys string `json:"keys,omitempty"`
 	// AlwaysAllowed are the ssh login's SSH cards answered Always allow, each with its kind.
 	AlwaysAllowed []SSHAnswer `json:"always_allowed,omitempty"`
-	// LeftOut are the files a session started now would not get, each with why (for the
-	// ssh login whose keys stay outside, every file that holds a private key).
+	// LeftOut, for the ssh login whose keys stay outside, are the files of ~/.ssh a session
+	// started now would not get, each with why (every file that holds a private key).
 	LeftOut []string `json:"left_out,omitempty"`
 }
 

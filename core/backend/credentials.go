@@ -52,8 +52,12 @@ func CredentialsOf(home string, settings *config.Settings) Credentials {
 	for _, c := range settings.Credentials {
 		e := credentials.EntryFor(c)
 		info := CredentialInfo{Key: c.Key(), Title: c.Key(), From: "~/" + e.Path, Var: e.Var, Hosts: hostStrings(e.Hosts), Enabled: c.Enabled}
-		if s := credentials.Survey(credentials.Options{UserHome: home}, []credentials.Entry{e}); len(s) == 1 {
-			info.LeftOut = s[0].LeftOut
+		if c.Name == "ssh" && c.SSHAgent() {
+			// Which of ~/.ssh's files stay outside, and why: a small folder, looked through
+			// each time the list is read (the app reads it with every change it shows).
+			if s := credentials.Survey(credentials.Options{UserHome: home}, []credentials.Entry{e}); len(s) == 1 {
+				info.LeftOut = s[0].LeftOut
+			}
 		}
 		if c.Name == "ssh" {
 			info.Keys = c.Keys
