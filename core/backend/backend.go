@@ -17,6 +17,7 @@ import (
 	"github.com/openworker/openworker/core/approvals"
 	"github.com/openworker/openworker/core/audit"
 	"github.com/openworker/openworker/core/config"
+	"github.com/openworker/openworker/core/credentials"
 	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/proxy"
 	"github.com/openworker/openworker/core/sandbox"
@@ -60,6 +61,8 @@ type Backend struct {
 
 	mu       sync.Mutex
 	sessions map[string]*sessionSites
+	// scans keeps what the credentials list's look through ~/.ssh came to, file by file.
+	scans credentials.ScanMemo
 }
 
 // sessionSites is one session's allow list in layers, with its own lock, separate from the

@@ -10,7 +10,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/hosts"
@@ -81,6 +83,51 @@ type Options struct {
 	// SSHAgentSocket is where the session serves OpenWorker's SSH agent (in its private
 	// tmp), for an ssh entry whose keys stay outside.
 	SSHAgentSocket string
+	// Memo, for Survey, keeps what the files looked through for keys came to, so that a
+	// list read again looks through only the files that changed. Copy never uses it.
+	Memo *ScanMemo
+}
+
+// ScanMemo is Survey's memory of the files it looked through for private keys: by path, the
+// size and modification time each had and why it stays out ("" for none). It is a display's
+// (the person changes ~/.ssh, no sandbox can): what a session gets, Copy decides afresh.
+type ScanMemo struct {
+	mu sync.Mutex
+	m  map[string]scanned
+}
+
+type scanned struct {
+	size  int64
+	mtime time.Time
+	why   string
+}
+
+// maxMemo bounds a ScanMemo; past it, it starts again empty.
+const maxMemo = 4096
+
+func (m *ScanMemo) get(path string, st fs.FileInfo) (string, bool) {
+	if m == nil {
+		return "", false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.m[path]
+	if !ok || s.size != st.Size() || !s.mtime.Equal(st.ModTime()) {
+		return "", false
+	}
+	return s.why, true
+}
+
+func (m *ScanMemo) put(path string, st fs.FileInfo, why string) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.m == nil || len(m.m) >= maxMemo {
+		m.m = map[string]scanned{}
+	}
+	m.m[path] = scanned{size: st.Size(), mtime: st.ModTime(), why: why}
 }
 
 // Copied is what became of one entry.
@@ -367,7 +414,17 @@ func (c *copier) file(src, dst, shown string) error {
 	if c.noPrivateKeys {
 		// The whole file is looked through before any of it is copied: a key after a
 		// certificate chain is a key too.
-		why, err := sshagent.ScanKeyFile(io.LimitReader(f, st.Size()))
+		why, seen := "", false
+		if c.survey {
+			why, seen = c.o.Memo.get(src, st)
+		}
+		var err error
+		if !seen {
+			why, err = sshagent.ScanKeyFile(io.LimitReader(f, st.Size()))
+			if err == nil && c.survey {
+				c.o.Memo.put(src, st, why)
+			}
+		}
 		switch {
 		case err != nil:
 			c.leftOut(shown, "could not be read through for private keys ("+reason(err)+"); it stays outside")

@@ -119,3 +119,46 @@ func TestSSHAgentModeKeepsKeysWhereverTheyAre(t *testing.T) {
 		t.Errorf("the %d-byte known_hosts was not copied as it is: %v", len(knownHosts), err)
 	}
 }
+
+// TestSurveyLooksAgainOnlyAtWhatChanged: a list read again looks through a file of ~/.ssh
+// only when its size or modification time changed; a session's copy always looks afresh.
+func TestSurveyLooksAgainOnlyAtWhatChanged(t *testing.T) {
+	home := t.TempDir()
+	path := filepath.Join(home, ".ssh", "notes")
+	clean := "a note of the same length as the key line that follows---\n"
+	key := "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIE\n--------\n"
+	if len(clean) != len(key) {
+		t.Fatalf("the two texts differ in length: %d, %d", len(clean), len(key))
+	}
+	write(t, path, clean, 0o600)
+	then := time.Now().Add(-time.Hour).Truncate(time.Second)
+	os.Chtimes(path, then, then)
+	memo := &ScanMemo{}
+	survey := func() string {
+		s := Survey(Options{UserHome: home, Memo: memo}, entries(t, config.Credential{Name: "ssh", Keys: config.SSHKeysAgent}))
+		return strings.Join(s[0].LeftOut, "\n")
+	}
+	if lo := survey(); lo != "" {
+		t.Fatalf("a clean file is left out: %s", lo)
+	}
+	// The same size and time: the memo's verdict stands (only the person changes ~/.ssh).
+	write(t, path, key, 0o600)
+	os.Chtimes(path, then, then)
+	if lo := survey(); lo != "" {
+		t.Fatalf("a file whose size and time did not change was looked through again: %s", lo)
+	}
+	// A session's copy looks through it afresh whatever the memo says.
+	sandbox := t.TempDir()
+	res, err := Copy(Options{UserHome: home, SandboxHome: sandbox, Helper: "/bin/true", SSHAgentSocket: filepath.Join(t.TempDir(), "s"), Memo: memo},
+		entries(t, config.Credential{Name: "ssh", Keys: config.SSHKeysAgent}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(sandbox, ".ssh", "notes")); err == nil || len(res.Entries[0].LeftOut) != 1 {
+		t.Fatalf("the copy went by the memo: %v %v", err, res.Entries[0].LeftOut)
+	}
+	os.Chtimes(path, time.Now(), time.Now())
+	if lo := survey(); !strings.Contains(lo, "~/.ssh/notes holds a private key") {
+		t.Fatalf("a file whose time changed was not looked through again: %q", lo)
+	}
+}
