@@ -113,9 +113,17 @@ func cardLine(c backend.CardInfo) string {
 			blocked += " during \"" + termtext.Show(c.BlockedCommand, 60) + "\""
 		}
 	}
+	// An SSH card's answer holds for its kind of signature only: the line says which.
+	kind := c.Kind
+	switch approvals.Kind(c.Kind) {
+	case approvals.SSHLogin:
+		kind, blocked = "SSH login", "an answer holds for logins to this server, not for signatures"
+	case approvals.SSHSigning:
+		kind, blocked = "SSH signing", "an answer holds for signatures for this, not for logins"
+	}
 	// The reason is the agent's and the command the command's: shown escaped, never as
 	// terminal controls or extra lines.
-	return fmt.Sprintf("%s  session %s  %s  (%s; %s)  reason: %s  [answers: %s]", termtext.Escape(c.ID), termtext.Escape(c.Session), termtext.Escape(c.Site), termtext.Escape(c.Kind), blocked, termtext.Escape(c.Reason), termtext.Escape(strings.Join(c.Answers, ", ")))
+	return fmt.Sprintf("%s  session %s  %s  (%s; %s)  reason: %s  [answers: %s]", termtext.Escape(c.ID), termtext.Escape(c.Session), termtext.Escape(c.Site), termtext.Escape(kind), blocked, termtext.Escape(c.Reason), termtext.Escape(strings.Join(c.Answers, ", ")))
 }
 
 var answerCommand = command{
@@ -205,7 +213,8 @@ var accessCommand = command{
 	name:     "access",
 	synopsis: "access SESSION [--allow HOST[:PORT]]… [--revoke HOST[:PORT]]…",
 	about: `Shows a session's Access list: its sites, from the settings, from shared logins, and those
-allowed for this session only (Session only), and its denials. --allow allows a site for the
+allowed for this session only (Session only), its denials, and the SSH signatures its cards
+allowed, each a login to a server or a signature for what it names, never both. --allow allows a site for the
 session at once (and takes back a denial of it); --revoke takes back a Session only site, and
 open tunnels to it close at once.`,
 	example: "openworker access 3f9c2a1b7d0e --allow api.example.com --revoke test.example.com:8443",
@@ -252,6 +261,13 @@ func cmdAccess(args []string) error {
 	}
 	for _, d := range a.Denied {
 		fmt.Printf("  %s  Denied\n", termtext.Escape(d))
+	}
+	for _, s := range a.SSH {
+		mark := "  (settings: always allowed)"
+		if s.Source == backend.SessionOnly {
+			mark = "  Session only"
+		}
+		fmt.Printf("  SSH %s%s\n", termtext.Escape(s.String()), mark)
 	}
 	for _, p := range a.Pending {
 		fmt.Printf("  pending write to the settings file: %s\n", termtext.Escape(p))

@@ -12,6 +12,7 @@ import (
 	"github.com/openworker/openworker/core/apiclient"
 	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/credentials/connect"
+	"github.com/openworker/openworker/core/termtext"
 )
 
 var credentialsCommand = command{
@@ -23,8 +24,10 @@ switched on is copied, owner-only, into the private home of every session starte
 with the variable its tool reads pointed at the copy and its hosts on the session's allow list;
 the copy goes with the session. A running session keeps what it started with.
 
-  credentials list                 the entries with their switches and hosts, and the CLI
-                                   logins this machine has (found or not found)
+  credentials list                 the entries with their switches and hosts (for SSH keys
+                                   kept outside, the files of ~/.ssh a session leaves out,
+                                   and why), and the CLI logins this machine has (found or
+                                   not found)
   credentials add NAME             share a CLI's login: ssh, gh, aws-config, aws-credentials,
                                    kubectl, npm, docker, gcloud, terraform
   credentials add ssh --agent|--copy
@@ -186,7 +189,10 @@ func printCredentials(list backend.Credentials) {
 		}
 		fmt.Printf("%s  hosts: %s\n", line, hostList(e.Hosts))
 		for _, a := range e.AlwaysAllowed {
-			fmt.Printf("        always allowed: %s\n", a)
+			fmt.Printf("        always allowed: %s\n", termtext.Escape(a.String()))
+		}
+		for _, l := range e.LeftOut {
+			fmt.Printf("        left out: %s\n", termtext.Escape(l))
 		}
 	}
 	fmt.Println("A CLI's login")

@@ -292,12 +292,13 @@ func cmdRun(args []string) error {
 }
 
 // reportBlocked lists the sites the proxy refused during a command, each with how to allow
-// it where the command ran: how, with HOST:PORT standing for the site.
+// it where the command ran: how, with HOST:PORT standing for what an entry must name (the
+// site, or the address an allowed name led to).
 func reportBlocked(w io.Writer, bs []session.Blocked, how string) {
 	for _, b := range bs {
 		hint := ""
 		if how != "" {
-			hint = " (" + strings.ReplaceAll(how, "HOST:PORT", b.String()) + ")"
+			hint = " (" + strings.ReplaceAll(how, "HOST:PORT", b.ToAllow()) + ")"
 		}
 		fmt.Fprintf(w, "openworker: blocked %s — %s%s\n", termtext.Escape(b.String()), termtext.Escape(b.Reason), termtext.Escape(hint))
 	}

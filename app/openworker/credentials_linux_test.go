@@ -1,8 +1,13 @@
 package main
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
 	"fmt"
 	"io/fs"
+	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -359,4 +364,41 @@ func sshPath(t *testing.T) string {
 		t.Skip("no ssh client (Debian: openssh-client)")
 	}
 	return p
+}
+
+// TestCredentialsListSaysWhatStaysOut: with the ssh login's keys kept outside, credentials
+// list says which files of ~/.ssh no session gets and why, a key after a certificate chain
+// (here in DER) included, with the daemon and without it.
+func TestCredentialsListSaysWhatStaysOut(t *testing.T) {
+	w := newWorld(t)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkcs8, _ := x509.MarshalPKCS8PrivateKey(key)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour)}
+	var bundle []byte
+	for len(bundle) < 5<<10 {
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bundle = append(bundle, der...)
+	}
+	if err := os.WriteFile(filepath.Join(w.home, ".ssh", "client.der"), append(bundle, pkcs8...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.settings("[[sandbox_credentials]]\nname = \"ssh\"\nkeys = \"agent\"\nenabled = true\n")
+	check := func(how string) {
+		out, errs, code := w.run("credentials", "list")
+		for _, want := range []string{"left out: ~/.ssh/client.der holds a private key (DER, PKCS#8); it stays outside", "left out: ~/.ssh/id_ed25519 holds a private key"} {
+			if code != 0 || !strings.Contains(out, want) {
+				t.Errorf("credentials list (%s) does not say %q: exit %d\n%s%s", how, want, code, out, errs)
+			}
+		}
+	}
+	check("the settings file")
+	_, stop := w.daemon()
+	defer stop()
+	check("the daemon")
 }

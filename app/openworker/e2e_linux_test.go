@@ -325,6 +325,42 @@ func TestRunReportsBlockedSitesAndAdmitsAllowedOnes(t *testing.T) {
 	}
 }
 
+// TestRunSaysWhichAddressOpensANameThatLeadsToLoopback: an allowed name that resolves to a
+// loopback address is refused by the proxy, and the line after the command says to allow the
+// address (the name is allowed already), as the proxy's own refusal text does. The name is
+// made to resolve to 127.0.0.1 by a hosts file of the test's own, bound over /etc/hosts in a
+// mount namespace of the run's own.
+func TestRunSaysWhichAddressOpensANameThatLeadsToLoopback(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	for _, p := range []string{"curl", "unshare"} {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Skipf("%s is not installed", p)
+		}
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("binding a hosts file over /etc/hosts needs root")
+	}
+	origin := httpOrigin(t, "the host's own service")
+	_, port, _ := net.SplitHostPort(origin)
+	hostsFile := filepath.Join(t.TempDir(), "hosts")
+	if err := os.WriteFile(hostsFile, []byte("127.0.0.1 localhost\n127.0.0.1 db.test\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := exec.Command("unshare", "--mount", "--propagation", "private", "--", "sh", "-c", `mount --bind "$1" /etc/hosts && shift && exec "$@"`,
+		"sh", hostsFile, binary, "run", "--allow", "db.test:"+port, "--", "curl", "-sS", "http://db.test:"+port+"/")
+	c.Env, c.Dir = w.env, w.project
+	var out, errs bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errs
+	c.Run()
+	if strings.Contains(out.String(), "own service") {
+		t.Fatalf("an allowed name that resolves to 127.0.0.1 reached the host's service:\n%s", out.String())
+	}
+	if want := "(allow with --allow 127.0.0.1:" + port + ")"; !strings.Contains(errs.String(), "openworker: blocked db.test:"+port+" — ") || !strings.Contains(errs.String(), want) {
+		t.Fatalf("the refusal line does not say %s:\n%s", want, errs.String())
+	}
+}
+
 func httpOrigin(t *testing.T, body string) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -35,7 +35,7 @@ func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.
 	}
 	// A listener outside the wall on the host's loopback, which the direct-connection probe
 	// must not reach: nothing is ever sent to any other address.
-	ln, err := wallcheck.ListenOutside()
+	ln, err := sandbox.ListenOutside(nil)
 	if err != nil {
 		return nil, fmt.Errorf("holding a loopback port for the check: %w", err)
 	}

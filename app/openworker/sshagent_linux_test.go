@@ -263,7 +263,7 @@ func TestSSHKeysThroughTheAgent(t *testing.T) {
 		if !strings.Contains(string(text), `agent_logins = ["`+name1+` `+fp+`"]`) {
 			t.Fatalf("Always allow is not kept with the ssh entry:\n%s", text)
 		}
-		if out, errs, code := w.run("credentials", "list"); code != 0 || !strings.Contains(out, "always allowed: "+name1+" "+fp) {
+		if out, errs, code := w.run("credentials", "list"); code != 0 || !strings.Contains(out, "always allowed: login to "+name1+" with "+fp) {
 			t.Errorf("credentials list: %s %s", out, errs)
 		}
 		out, errs, code = w.run("run", "--rw", w.project, "--", "git", "ls-remote", "gitbox:"+srv.repo)

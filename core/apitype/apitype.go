@@ -27,6 +27,14 @@ func SocketPath(stateDir string) string { return filepath.Join(stateDir, SocketN
 
 func (b Blocked) String() string { return b.Host + ":" + strconv.Itoa(b.Port) }
 
+// ToAllow is what an entry must name to open the site: Allow, or the site itself.
+func (b Blocked) ToAllow() string {
+	if b.Allow != "" {
+		return b.Allow
+	}
+	return b.String()
+}
+
 // Access is a session's Access list: its sites with where each comes from, and its denials.
 type Access struct {
 	Session string       `json:"session"`
@@ -42,6 +50,35 @@ type Access struct {
 	// FoldersRefused are this session's folders that macOS does not let OpenWorker use
 	// (checked when the session started), with where to allow them.
 	FoldersRefused []tcc.Refusal `json:"folders_refused,omitempty"`
+	// SSH are the SSH cards' answers that hold for this session: its own (Source "session
+	// only") and the ssh login's Always allow ("settings").
+	SSH []SSHAnswer `json:"ssh,omitempty"`
+}
+
+// SSH answer kinds: a login to a server, or a signature for what it names (git's commits).
+// An answer holds for its kind only.
+const (
+	SSHLogin   = "login"
+	SSHSigning = "signing"
+)
+
+// SSHAnswer is an SSH card's Allow: for a Kind of signature, with the key whose fingerprint
+// is Key, for Name — the server's (SSHLogin) or the namespace a signature is for
+// (SSHSigning).
+type SSHAnswer struct {
+	Kind   string `json:"kind"`
+	Name   string `json:"name"`
+	Key    string `json:"key"`
+	Source string `json:"source,omitempty"`
+}
+
+// String is the answer in words: "login to github.com with SHA256:…", "signing for "git"
+// with SHA256:…".
+func (a SSHAnswer) String() string {
+	if a.Kind == SSHSigning {
+		return "signing for " + strconv.Quote(a.Name) + " with " + a.Key
+	}
+	return "login to " + a.Name + " with " + a.Key
 }
 
 // AccessSite is one site of a session's list.
@@ -97,8 +134,11 @@ type CredentialInfo struct {
 	// Keys, for the ssh login, is how its keys reach sessions: "agent" (they stay outside,
 	// and OpenWorker's agent signs for the hosts the person allows) or "copy".
 	Keys string `json:"keys,omitempty"`
-	// AlwaysAllowed are the ssh login's SSH cards answered Always allow: "NAME SHA256:…".
-	AlwaysAllowed []string `json:"always_allowed,omitempty"`
+	// AlwaysAllowed are the ssh login's SSH cards answered Always allow, each with its kind.
+	AlwaysAllowed []SSHAnswer `json:"always_allowed,omitempty"`
+	// LeftOut, for the ssh login whose keys stay outside, are the files of ~/.ssh a session
+	// started now would not get, each with why (every file that holds a private key).
+	LeftOut []string `json:"left_out,omitempty"`
 }
 
 // CatalogRow is one row of "Add… ▸ A CLI's login".
@@ -419,6 +459,9 @@ type Blocked struct {
 	Host   string `json:"host"`
 	Port   int    `json:"port"`
 	Reason string `json:"reason"`
+	// Allow is the host:port an entry must name to open the site, where that is not the
+	// site itself: the address an allowed name led to ("127.0.0.1:5432").
+	Allow string `json:"allow,omitempty"`
 }
 
 // CredentialsRequest changes the shared logins: add (a CLI's login by Name), add-path (a

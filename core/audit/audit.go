@@ -37,8 +37,13 @@ const (
 	GitMetadataMoved = "git_metadata.moved"
 	// SSHSigned and SSHRefused: OpenWorker's SSH agent signed with one of the person's keys
 	// for a session (Host, Key, Command say for what), or refused to (Reason says why).
+	// Summary is the signature's kind: "login" (Host is the server) or "signing" (Host is
+	// what it signs for, its namespace).
 	SSHSigned  = "ssh.signed"
 	SSHRefused = "ssh.refused"
+	// SSHAnswered: a person answered an SSH card (By says how): Summary is its kind, as
+	// above, Host and Key what it allows or denies, Outcome the answer.
+	SSHAnswered = "ssh.answered"
 )
 
 // Event is one line of the audit trail.

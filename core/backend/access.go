@@ -56,6 +56,7 @@ func (b *Backend) Access(id string) (Access, error) {
 	for _, e := range st.denied {
 		a.Denied = append(a.Denied, e.String())
 	}
+	a.SSH = append(slices.Clone(st.ssh), alwaysSSH(settings)...)
 	return a, nil
 }
 
@@ -69,11 +70,16 @@ const (
 // recordSite writes a person's change to the audit trail: what changed, to which site, in
 // which session (none: the machine's list), and by whom.
 func (b *Backend) recordSite(session, change, by string) {
-	e := audit.Event{Time: time.Now(), Type: audit.SiteChanged, Session: session, Summary: change, By: by}
+	b.record(audit.Event{Type: audit.SiteChanged, Session: session, Summary: change, By: by})
+}
+
+// record writes a person's change to the audit trail and tells the bus.
+func (b *Backend) record(e audit.Event) {
+	e.Time = time.Now()
 	if b.opts.Session.Audit != nil {
 		_ = b.opts.Session.Audit.Write(e)
 	}
-	b.bus.publish(Event{Time: e.Time, Type: e.Type, Session: session, Audit: &e})
+	b.bus.publish(Event{Time: e.Time, Type: e.Type, Session: e.Session, Audit: &e})
 }
 
 // AllowForSession is AllowForSessionBy the app.

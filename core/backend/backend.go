@@ -17,6 +17,7 @@ import (
 	"github.com/openworker/openworker/core/approvals"
 	"github.com/openworker/openworker/core/audit"
 	"github.com/openworker/openworker/core/config"
+	"github.com/openworker/openworker/core/credentials"
 	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/proxy"
 	"github.com/openworker/openworker/core/sandbox"
@@ -60,6 +61,8 @@ type Backend struct {
 
 	mu       sync.Mutex
 	sessions map[string]*sessionSites
+	// scans keeps what the credentials list's look through ~/.ssh came to, file by file.
+	scans credentials.ScanMemo
 }
 
 // sessionSites is one session's allow list in layers, with its own lock, separate from the
@@ -80,8 +83,8 @@ type sessionSites struct {
 	// refused site is opened, in words for whoever reads the session's refusals.
 	agent bool
 	hint  func(target string) string
-	// ssh are the SSH cards answered Allow for this session: "NAME SHA256:…".
-	ssh []string
+	// ssh are the SSH cards answered Allow for this session, each for its kind.
+	ssh []apitype.SSHAnswer
 }
 
 // deniedFor says whether the person denied target (host:port) for st's session.

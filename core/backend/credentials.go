@@ -28,7 +28,7 @@ const applyNote = "a change applies to sessions started afterwards; a running se
 
 // Credentials lists the shared logins as the settings in force have them.
 func (b *Backend) Credentials() Credentials {
-	out := CredentialsOf(b.m.UserHome(), b.store.InForce().Settings)
+	out := credentialsOf(b.m.UserHome(), b.store.InForce().Settings, &b.scans)
 	out.Pending = b.store.Pending()
 	return out
 }
@@ -36,6 +36,11 @@ func (b *Backend) Credentials() Credentials {
 // CredentialsOf is the credentials list for settings and the home folder home, as the
 // settings file has it (a client without a daemon shows it).
 func CredentialsOf(home string, settings *config.Settings) Credentials {
+	return credentialsOf(home, settings, nil)
+}
+
+// credentialsOf is CredentialsOf with memo, what earlier lists found in ~/.ssh.
+func credentialsOf(home string, settings *config.Settings, memo *credentials.ScanMemo) Credentials {
 	rows := credentials.Rows(home)
 	out := Credentials{Note: applyNote}
 	status := map[string]credentials.Row{}
@@ -52,12 +57,20 @@ func CredentialsOf(home string, settings *config.Settings) Credentials {
 	for _, c := range settings.Credentials {
 		e := credentials.EntryFor(c)
 		info := CredentialInfo{Key: c.Key(), Title: c.Key(), From: "~/" + e.Path, Var: e.Var, Hosts: hostStrings(e.Hosts), Enabled: c.Enabled}
+		if c.Name == "ssh" && c.SSHAgent() {
+			// Which of ~/.ssh's files stay outside, and why: a small folder, whose files are
+			// looked through again when they changed (the app reads the list with every
+			// change it shows).
+			if s := credentials.Survey(credentials.Options{UserHome: home, Memo: memo}, []credentials.Entry{e}); len(s) == 1 {
+				info.LeftOut = s[0].LeftOut
+			}
+		}
 		if c.Name == "ssh" {
 			info.Keys = c.Keys
 			if info.Keys == "" {
 				info.Keys = config.SSHKeysCopy
 			}
-			info.AlwaysAllowed = append(slices.Clone(c.AgentLogins), c.AgentSigning...)
+			info.AlwaysAllowed = alwaysOf(c)
 		}
 		if r, ok := status[c.Name]; ok && c.Name != "" {
 			info.Title, info.Kind, info.Status = r.Title, kindOf(r.Folder, r.Label), r.Status()

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openworker/openworker/core/apitype"
 	"github.com/openworker/openworker/core/approvals"
+	"github.com/openworker/openworker/core/audit"
 	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/session"
 	"github.com/openworker/openworker/core/sshagent"
@@ -40,24 +42,70 @@ func (b *Backend) sshHooks(st *sessionSites) *session.SSHAgentHooks {
 // for (openworker run): the settings' Always allow, and a refusal for the rest. A session
 // the backend starts gets its cards instead (sshHooks).
 func alwaysOnlySSH(s *config.Settings) *session.SSHAgentHooks {
-	var logins, signing []string
-	for _, c := range s.Credentials {
-		if c.Name == "ssh" {
-			logins, signing = slices.Clone(c.AgentLogins), slices.Clone(c.AgentSigning)
-		}
-	}
+	always := alwaysSSH(s)
 	return &session.SSHAgentHooks{
 		Allowed: func(_ string, kind string, names []string, fp, ns string) bool {
-			list, want := logins, names
-			if kind == sshagent.Signing {
-				list, want = signing, []string{ns}
-			}
-			return slices.ContainsFunc(want, func(n string) bool { return slices.Contains(list, n+" "+fp) })
+			return sshCovered(always, kind, names, fp, ns)
 		},
 		Ask: func(context.Context, string, sshagent.Question) sshagent.Decision {
 			return sshagent.Decision{Why: "no card can be shown for this command (openworker run); only hosts always allowed for the key are signed for"}
 		},
 	}
+}
+
+// alwaysSSH are the Always allow answers of the ssh login in s.
+func alwaysSSH(s *config.Settings) []apitype.SSHAnswer {
+	var out []apitype.SSHAnswer
+	for _, c := range s.Credentials {
+		if c.Name == "ssh" {
+			out = append(out, alwaysOf(c)...)
+		}
+	}
+	return out
+}
+
+// alwaysOf are an ssh entry's Always allow answers, each with its kind: agent_logins are
+// logins, agent_signing signatures, though their text ("NAME SHA256:…") is alike.
+func alwaysOf(c config.Credential) []apitype.SSHAnswer {
+	var out []apitype.SSHAnswer
+	for _, l := range []struct {
+		kind   string
+		values []string
+	}{{apitype.SSHLogin, c.AgentLogins}, {apitype.SSHSigning, c.AgentSigning}} {
+		for _, v := range l.values {
+			i := strings.LastIndexByte(v, ' ')
+			if i < 0 {
+				continue
+			}
+			out = append(out, apitype.SSHAnswer{Kind: l.kind, Name: v[:i], Key: v[i+1:], Source: FromSettings})
+		}
+	}
+	return out
+}
+
+// sshCovered says whether an answer in answers allows a signature of kind (sshagent.Login
+// for one of the server's names, sshagent.Signing for namespace ns) with the key fp. An
+// answer holds for its own kind only: a signature for a namespace named like a server never
+// stands for a login to it, nor the other way round.
+func sshCovered(answers []apitype.SSHAnswer, kind string, names []string, fp, ns string) bool {
+	want, k := names, apitype.SSHLogin
+	if kind == sshagent.Signing {
+		want, k = []string{ns}, apitype.SSHSigning
+	} else if kind != sshagent.Login {
+		return false
+	}
+	return slices.ContainsFunc(answers, func(a apitype.SSHAnswer) bool {
+		return a.Kind == k && a.Key == fp && slices.Contains(want, a.Name)
+	})
+}
+
+// sshAnswerTo is what an answer to an SSH card allows: its kind, name and key.
+func sshAnswerTo(a approvals.Ask) apitype.SSHAnswer {
+	kind := apitype.SSHLogin
+	if a.Kind == approvals.SSHSigning {
+		kind = apitype.SSHSigning
+	}
+	return apitype.SSHAnswer{Kind: kind, Name: a.Host, Key: a.Key}
 }
 
 // sshAsk is what a card about q asks: its kind, and the name it is for (the server's, or
@@ -74,26 +122,10 @@ func sshAsk(id string, q sshagent.Question) approvals.Ask {
 // Allow for this session, maybe after its signature gave up waiting) or always (the ssh
 // entry's agent_logins or agent_signing).
 func (b *Backend) sshAllowed(st *sessionSites, kind string, names []string, fp, ns string) bool {
-	want := names
-	list := func(c config.Credential) []string { return c.AgentLogins }
-	if kind == sshagent.Signing {
-		want = []string{ns}
-		list = func(c config.Credential) []string { return c.AgentSigning }
-	}
 	st.mu.Lock()
-	own := slices.Clone(st.ssh)
+	answers := slices.Clone(st.ssh)
 	st.mu.Unlock()
-	for _, c := range b.store.InForce().Settings.Credentials {
-		if c.Name == "ssh" {
-			own = append(own, list(c)...)
-		}
-	}
-	for _, n := range want {
-		if slices.Contains(own, n+" "+fp) {
-			return true
-		}
-	}
-	return false
+	return sshCovered(append(answers, alwaysSSH(b.store.InForce().Settings)...), kind, names, fp, ns)
 }
 
 // askSSH puts a signature's question on a card and waits for the answer, SSHCardWait at
@@ -131,16 +163,27 @@ func (b *Backend) askSSH(ctx context.Context, id string, q sshagent.Question) ss
 }
 
 // answerSSH carries out an SSH card's answer: for this session, the session's agents sign
-// for that name and key from now on; Always keeps it with the ssh entry in the settings. A
-// denial the broker remembers itself.
+// signatures of the card's kind for that name and key from now on; Always keeps it with the
+// ssh entry in the settings, in the list of its kind. A denial the broker remembers itself.
+// The audit trail and the session's Access list say which.
 func (b *Backend) answerSSH(e approvals.Effect) error {
 	a := e.Card.Ask
-	value := a.Host + " " + a.Key
+	ans := sshAnswerTo(a)
+	what := "denied for the session"
+	switch {
+	case e.AddToSettings:
+		what = "always allowed"
+	case e.OpenForSession:
+		what = "allowed for the session"
+	}
+	b.record(audit.Event{Type: audit.SSHAnswered, Session: a.Session, Summary: ans.Kind, Host: ans.Name, Key: ans.Key, Outcome: what, By: ByCard})
+	defer b.publishAccess(a.Session)
 	if e.OpenForSession {
 		if st, err := b.sites(a.Session); err == nil {
 			st.mu.Lock()
-			if !slices.Contains(st.ssh, value) {
-				st.ssh = append(st.ssh, value)
+			ans.Source = SessionOnly
+			if !slices.Contains(st.ssh, ans) {
+				st.ssh = append(st.ssh, ans)
 			}
 			st.mu.Unlock()
 		}
@@ -149,13 +192,13 @@ func (b *Backend) answerSSH(e approvals.Effect) error {
 		return nil
 	}
 	list := "agent_logins"
-	if a.Kind == approvals.SSHSigning {
+	if ans.Kind == apitype.SSHSigning {
 		list = "agent_signing"
 	}
 	if strings.ContainsAny(a.Host, " \t") {
 		return nil // no name the settings could keep; the session's answer holds
 	}
-	return b.store.Apply(AddSSHAllowance(list, value))
+	return b.store.Apply(AddSSHAllowance(list, a.Host+" "+a.Key))
 }
 
 // SetSSHKeys chooses how the ssh login's keys reach sessions started afterwards.

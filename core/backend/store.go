@@ -357,8 +357,12 @@ func SetSSHKeys(mode string) Change {
 // AddSSHAllowance is the change that keeps an SSH card's Always allow with the ssh entry:
 // list is "agent_logins" or "agent_signing", value "NAME SHA256:…".
 func AddSSHAllowance(list, value string) Change {
+	what := "always allow SSH logins to " + value
+	if list == "agent_signing" {
+		what = "always allow SSH signing for " + value
+	}
 	return Change{
-		What: "always allow SSH signing for " + value,
+		What: what,
 		mem: func(s *config.Settings) {
 			for i := range s.Credentials {
 				c := &s.Credentials[i]

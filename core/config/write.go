@@ -456,7 +456,8 @@ func (e *Editor) SetSSHKeys(mode string) error {
 
 // AddSSHAllowance keeps an "Always allow" answer of an SSH card with the ssh entry: list is
 // "agent_logins" ("HOST SHA256:…") or "agent_signing" ("NAMESPACE SHA256:…"). One already
-// there is left as it is.
+// in that list is left as it is; the same text in the other list is another answer, for
+// another kind of signature.
 func (e *Editor) AddSSHAllowance(list, value string) error {
 	if list != "agent_logins" && list != "agent_signing" {
 		return fmt.Errorf("%s is not a list of SSH answers; use agent_logins or agent_signing", list)
@@ -468,7 +469,11 @@ func (e *Editor) AddSSHAllowance(list, value string) error {
 	if c == nil {
 		return errors.New("there is no [[sandbox_credentials]] entry for ssh to keep the answer with")
 	}
-	if slices.Contains(c.cred.AgentLogins, value) || slices.Contains(c.cred.AgentSigning, value) {
+	have := c.cred.AgentLogins
+	if list == "agent_signing" {
+		have = c.cred.AgentSigning
+	}
+	if slices.Contains(have, value) {
 		return nil
 	}
 	if vi, ok := c.keys[list]; ok {

@@ -10,7 +10,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/hosts"
@@ -81,6 +83,51 @@ type Options struct {
 	// SSHAgentSocket is where the session serves OpenWorker's SSH agent (in its private
 	// tmp), for an ssh entry whose keys stay outside.
 	SSHAgentSocket string
+	// Memo, for Survey, keeps what the files looked through for keys came to, so that a
+	// list read again looks through only the files that changed. Copy never uses it.
+	Memo *ScanMemo
+}
+
+// ScanMemo is Survey's memory of the files it looked through for private keys: by path, the
+// size and modification time each had and why it stays out ("" for none). It is a display's
+// (the person changes ~/.ssh, no sandbox can): what a session gets, Copy decides afresh.
+type ScanMemo struct {
+	mu sync.Mutex
+	m  map[string]scanned
+}
+
+type scanned struct {
+	size  int64
+	mtime time.Time
+	why   string
+}
+
+// maxMemo bounds a ScanMemo; past it, it starts again empty.
+const maxMemo = 4096
+
+func (m *ScanMemo) get(path string, st fs.FileInfo) (string, bool) {
+	if m == nil {
+		return "", false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.m[path]
+	if !ok || s.size != st.Size() || !s.mtime.Equal(st.ModTime()) {
+		return "", false
+	}
+	return s.why, true
+}
+
+func (m *ScanMemo) put(path string, st fs.FileInfo, why string) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.m == nil || len(m.m) >= maxMemo {
+		m.m = map[string]scanned{}
+	}
+	m.m[path] = scanned{size: st.Size(), mtime: st.ModTime(), why: why}
 }
 
 // Copied is what became of one entry.
@@ -152,6 +199,34 @@ type copier struct {
 	// noPrivateKeys leaves every private key file out of the copy (the ssh login used
 	// through OpenWorker's agent).
 	noPrivateKeys bool
+	// survey: nothing is written, nothing run; the entries are only looked through (Survey).
+	survey bool
+}
+
+// Survey says what Copy would make of each entry now, without writing or running anything:
+// the files and bytes it would copy, and those it would leave out and why (for the ssh
+// login whose keys stay outside, the files that hold a private key, wherever in the file).
+// Where the copy wires a login up (ssh's config, gh's token, kubeconfig's paths), the
+// survey says nothing of it.
+func Survey(o Options, entries []Entry) []Copied {
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.MaxFiles <= 0 {
+		o.MaxFiles = DefaultMaxFiles
+	}
+	realHome, err := filepath.EvalSymlinks(o.UserHome)
+	if err != nil {
+		return nil
+	}
+	c := &copier{o: o, realHome: realHome, survey: true}
+	var out []Copied
+	for _, e := range entries {
+		cp, _ := c.entry(e, &Result{Vars: map[string]string{}})
+		cp.Copy = ""
+		out = append(out, cp)
+	}
+	return out
 }
 
 func (c *copier) entry(e Entry, res *Result) (Copied, error) {
@@ -161,7 +236,7 @@ func (c *copier) entry(e Entry, res *Result) (Copied, error) {
 	if e.Name == "ssh" && e.SSHAgent && c.o.SSHAgentSocket != "" {
 		agentSock = c.o.SSHAgentSocket
 	}
-	c.noPrivateKeys = agentSock != ""
+	c.noPrivateKeys = agentSock != "" || c.survey && e.Name == "ssh" && e.SSHAgent
 	defer func() { c.noPrivateKeys = false }()
 	src := filepath.Join(c.o.UserHome, e.Path)
 	dst := filepath.Join(c.o.SandboxHome, e.Path)
@@ -191,8 +266,10 @@ func (c *copier) entry(e Entry, res *Result) (Copied, error) {
 		return cp, nil
 	}
 	cp.Found = true
-	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
-		return cp, err
+	if !c.survey {
+		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+			return cp, err
+		}
 	}
 	switch {
 	case st.IsDir():
@@ -208,22 +285,24 @@ func (c *copier) entry(e Entry, res *Result) (Copied, error) {
 		return cp, nil
 	}
 	cp.Copy = dst
-	switch e.Name {
-	case "ssh":
+	switch {
+	case c.survey:
+		// Nothing is wired up, nor a token asked for.
+	case e.Name == "ssh":
 		if err := c.wireSSH(dst, res, agentSock); err != nil {
 			return cp, err
 		}
-	case "gh":
+	case e.Name == "gh":
 		if err := c.ghTokens(dst); err != nil {
 			return cp, err
 		}
-	case "kubectl":
+	case e.Name == "kubectl":
 		servers, err := c.kubeconfig(src, dst)
 		if err != nil {
 			return cp, err
 		}
 		e.Hosts = append(e.Hosts, servers...)
-	case "docker":
+	case e.Name == "docker":
 		if err := c.dockerConfig(dst); err != nil {
 			return cp, err
 		}
@@ -251,8 +330,10 @@ func (c *copier) dir(src, dst, root string) error {
 		return nil
 	}
 	c.visited[src] = true
-	if err := os.Mkdir(dst, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return err
+	if !c.survey {
+		if err := os.Mkdir(dst, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
 	}
 	des, err := os.ReadDir(src)
 	if err != nil {
@@ -326,11 +407,30 @@ func (c *copier) file(src, dst, shown string) error {
 		c.leftOut(shown, reason(err))
 		return nil
 	}
+	if c.bytes+st.Size() > c.o.MaxBytes {
+		c.leftOut(shown, fmt.Sprintf("was not copied: it is %d bytes, and the copies are limited to %d bytes in all", st.Size(), c.o.MaxBytes))
+		return nil
+	}
 	if c.noPrivateKeys {
-		head := make([]byte, 4096)
-		n, _ := io.ReadFull(f, head)
-		if sshagent.IsPrivateKey(head[:n]) {
-			c.cur.Notes = append(c.cur.Notes, c.show(shown)+" stays outside: OpenWorker's SSH agent signs with it for the hosts you allow")
+		// The whole file is looked through before any of it is copied: a key after a
+		// certificate chain is a key too.
+		why, seen := "", false
+		if c.survey {
+			why, seen = c.o.Memo.get(src, st)
+		}
+		var err error
+		if !seen {
+			why, err = sshagent.ScanKeyFile(io.LimitReader(f, st.Size()))
+			if err == nil && c.survey {
+				c.o.Memo.put(src, st, why)
+			}
+		}
+		switch {
+		case err != nil:
+			c.leftOut(shown, "could not be read through for private keys ("+reason(err)+"); it stays outside")
+			return nil
+		case why != "":
+			c.leftOut(shown, why+"; it stays outside (the keys of ~/.ssh are used through OpenWorker's SSH agent)")
 			return nil
 		}
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
@@ -338,8 +438,11 @@ func (c *copier) file(src, dst, shown string) error {
 			return nil
 		}
 	}
-	if c.bytes+st.Size() > c.o.MaxBytes {
-		c.leftOut(shown, fmt.Sprintf("was not copied: it is %d bytes, and the copies are limited to %d bytes in all", st.Size(), c.o.MaxBytes))
+	if c.survey {
+		c.files++
+		c.bytes += st.Size()
+		c.cur.Files++
+		c.cur.Bytes += st.Size()
 		return nil
 	}
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)

@@ -656,8 +656,10 @@ func TestSSHAgentModeCopiesNoPrivateKey(t *testing.T) {
 	if !strings.Contains(string(b), "  IdentityAgent \""+sock+"\"\n") || strings.Contains(string(b), "IdentityFile") {
 		t.Errorf("the ssh config:\n%s", b)
 	}
-	if len(res.Entries) != 1 || !slices.ContainsFunc(res.Entries[0].Notes, func(n string) bool { return strings.Contains(n, "~/.ssh/id_ed25519 stays outside") }) {
-		t.Errorf("notes: %+v", res.Entries)
+	if len(res.Entries) != 1 || !slices.ContainsFunc(res.Entries[0].LeftOut, func(n string) bool {
+		return strings.Contains(n, "~/.ssh/id_ed25519 holds a private key; it stays outside")
+	}) {
+		t.Errorf("left out: %+v", res.Entries)
 	}
 	// Copy mode, the same folder: the keys are copied, as before.
 	sandbox2 := t.TempDir()

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 
@@ -21,51 +22,183 @@ import (
 // itself never connects to.
 var Range = netip.MustParsePrefix("198.18.0.0/15")
 
-// MaxNames bounds a session's names, and so the memory its map holds (a program trying
-// endless names gets SERVFAIL past it, not more memory).
+// MaxNames bounds a session's names, and so the memory its map holds: past it, the name no
+// connection uses that was asked for or connected to longest ago is given back. Only when
+// every one of them is held by an open connection is a new name refused (SERVFAIL), and the
+// map keeps which (TakeRefused) for the session to say.
 const MaxNames = 16384
 
-// TTL is how long a client may keep an answer: the address stands for the name for the
-// whole session.
+// TTL is how long a client may keep an answer. A name given back after MaxNames newer ones
+// loses its address; the address is given to another name only once the rest of Range has
+// been handed out since (more than 100,000 names later), so a client that kept an old
+// answer reaches nothing rather than another name.
 const TTL = 3600
+
+// maxRefusedKept bounds the refused names kept for the session to say.
+const maxRefusedKept = 8
 
 // Map is one session's names and the addresses that stand for them.
 type Map struct {
 	mu     sync.Mutex
-	byName map[string]netip.Addr
-	byAddr map[netip.Addr]string
-	next   netip.Addr
+	byName map[string]*entry
+	byAddr map[netip.Addr]*entry
+	// free is the list of names no connection holds, most recently used first; held ones
+	// are off it until their last connection ends.
+	free list
+	next netip.Addr
+	// refused are names that could not be given an address since the last TakeRefused,
+	// the first maxRefusedKept of them, and refusedTotal how many in all.
+	refused      []string
+	refusedTotal int
+}
+
+// entry is one name and its address.
+type entry struct {
+	name       string
+	addr       netip.Addr
+	held       int
+	prev, next *entry // on Map.free while held is 0
+}
+
+// list is a doubly linked list of entries, most recently used at the front.
+type list struct{ front, back *entry }
+
+func (l *list) pushFront(e *entry) {
+	e.prev, e.next = nil, l.front
+	if l.front != nil {
+		l.front.prev = e
+	} else {
+		l.back = e
+	}
+	l.front = e
+}
+
+func (l *list) remove(e *entry) {
+	if e.prev != nil {
+		e.prev.next = e.next
+	} else {
+		l.front = e.next
+	}
+	if e.next != nil {
+		e.next.prev = e.prev
+	} else {
+		l.back = e.prev
+	}
+	e.prev, e.next = nil, nil
 }
 
 // NewMap returns an empty map.
 func NewMap() *Map {
-	return &Map{byName: map[string]netip.Addr{}, byAddr: map[netip.Addr]string{}, next: Range.Addr().Next()}
+	return &Map{byName: map[string]*entry{}, byAddr: map[netip.Addr]*entry{}, next: Range.Addr().Next()}
 }
 
-// AddrFor is the address that stands for name, given out now if it had none; false once the
-// session has MaxNames names.
+// used marks e as just used; m.mu is held.
+func (m *Map) used(e *entry) {
+	if e.held == 0 {
+		m.free.remove(e)
+		m.free.pushFront(e)
+	}
+}
+
+// AddrFor is the address that stands for name, given out now if it had none; false when the
+// session has MaxNames names and every one is held by an open connection.
 func (m *Map) AddrFor(name string) (netip.Addr, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if a, ok := m.byName[name]; ok {
-		return a, true
+	if e, ok := m.byName[name]; ok {
+		m.used(e)
+		return e.addr, true
 	}
-	if len(m.byName) >= MaxNames || !Range.Contains(m.next) {
-		return netip.Addr{}, false
+	if len(m.byName) >= MaxNames {
+		old := m.free.back
+		if old == nil {
+			m.refusedTotal++
+			if len(m.refused) < maxRefusedKept && !slices.Contains(m.refused, name) {
+				m.refused = append(m.refused, name)
+			}
+			return netip.Addr{}, false
+		}
+		m.free.remove(old)
+		delete(m.byName, old.name)
+		delete(m.byAddr, old.addr)
 	}
-	a := m.next
-	m.next = a.Next()
-	m.byName[name] = a
-	m.byAddr[a] = name
+	a := m.nextFree()
+	e := &entry{name: name, addr: a}
+	m.byName[name] = e
+	m.byAddr[a] = e
+	m.free.pushFront(e)
 	return a, true
 }
 
-// Name is the name a stands for; false for an address the map did not give out.
+// nextFree is the next address of Range that stands for no name, in turn through the whole
+// range; m.mu is held, and fewer than MaxNames addresses are taken, so one is found.
+func (m *Map) nextFree() netip.Addr {
+	for {
+		a := m.next
+		m.next = a.Next()
+		if !Range.Contains(m.next) || m.next == lastAddr {
+			m.next = Range.Addr().Next()
+		}
+		if _, taken := m.byAddr[a]; !taken {
+			return a
+		}
+	}
+}
+
+// lastAddr is Range's broadcast-like last address, never given out.
+var lastAddr = func() netip.Addr {
+	b := Range.Addr().As4()
+	n := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+	n |= 1<<(32-Range.Bits()) - 1
+	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
+}()
+
+// Name is the name a stands for; false for an address the map did not give out. It counts
+// as a use of the name.
 func (m *Map) Name(a netip.Addr) (string, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	n, ok := m.byAddr[a.Unmap()]
-	return n, ok
+	e, ok := m.byAddr[a.Unmap()]
+	if !ok {
+		return "", false
+	}
+	m.used(e)
+	return e.name, true
+}
+
+// Hold is Name for a connection to a: the name is not given back until release is called
+// (once; later calls do nothing), when the connection has ended.
+func (m *Map) Hold(a netip.Addr) (name string, release func(), ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.byAddr[a.Unmap()]
+	if !ok {
+		return "", nil, false
+	}
+	if e.held == 0 {
+		m.free.remove(e)
+	}
+	e.held++
+	var once sync.Once
+	return e.name, func() {
+		once.Do(func() {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			if e.held--; e.held == 0 {
+				m.free.pushFront(e)
+			}
+		})
+	}, true
+}
+
+// TakeRefused returns the names that could not be given an address since it was last
+// called (the first few of them) and how many there were in all, and forgets them.
+func (m *Map) TakeRefused() (names []string, total int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	names, total = m.refused, m.refusedTotal
+	m.refused, m.refusedTotal = nil, 0
+	return names, total
 }
 
 // Serve answers queries on pc until it is closed.

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openworker/openworker/core/dnsstub"
 	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/linux"
 	"github.com/openworker/openworker/core/policy"
@@ -40,11 +41,14 @@ func TestMain(m *testing.M) {
 
 // internet stands in for the internet: names resolve to documentation addresses
 // (203.0.113.0/24, which the allow list treats as public), and a dial to one of them at a
-// port reaches a server on this machine's loopback instead. Nothing is ever dialled elsewhere.
+// port reaches a server on this machine's loopback instead. Nothing is ever dialled elsewhere,
+// but for the addresses in direct: those of network namespaces a test made, which lead
+// nowhere else.
 type internet struct {
 	mu     sync.Mutex
-	names  map[string]netip.Addr
+	names  map[string][]netip.Addr
 	origin map[netip.AddrPort]string
+	direct []netip.Prefix
 	dialed []string
 }
 
@@ -52,7 +56,7 @@ func (n *internet) LookupNetIP(ctx context.Context, network, host string) ([]net
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if a, ok := n.names[host]; ok {
-		return []netip.Addr{a}, nil
+		return slices.Clone(a), nil
 	}
 	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 }
@@ -65,9 +69,10 @@ func (n *internet) Dial(ctx context.Context, network, address string) (net.Conn,
 	n.mu.Lock()
 	n.dialed = append(n.dialed, address)
 	origin, ok := n.origin[ap]
+	direct := slices.ContainsFunc(n.direct, func(p netip.Prefix) bool { return p.Contains(ap.Addr().Unmap()) })
 	n.mu.Unlock()
 	if !ok {
-		if ap.Addr().IsLoopback() {
+		if ap.Addr().IsLoopback() || direct {
 			return (&net.Dialer{}).DialContext(ctx, network, address)
 		}
 		return nil, fmt.Errorf("stand-in internet: nothing at %s (and nothing is dialled off this machine)", address)
@@ -87,7 +92,7 @@ func (n *internet) site(t *testing.T, name string, port int, handle func(net.Con
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	a := netip.AddrFrom4([4]byte{203, 0, 113, byte(10 + len(n.names))})
-	n.names[name] = a
+	n.names[name] = []netip.Addr{a}
 	n.origin[netip.AddrPortFrom(a, uint16(port))] = l.Addr().String()
 	return a
 }
@@ -133,7 +138,7 @@ func newWorld(t *testing.T) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{t: t, net: &internet{names: map[string]netip.Addr{}, origin: map[netip.AddrPort]string{}}}
+	w := &world{t: t, net: &internet{names: map[string][]netip.Addr{}, origin: map[netip.AddrPort]string{}}}
 	home := filepath.Join(root, "home")
 	w.project = filepath.Join(root, "project")
 	for _, d := range []string{home, w.project} {
@@ -421,5 +426,31 @@ func TestRelayAfterTheWallIsMadeAgain(t *testing.T) {
 	}
 	if out, code, _ := w.run(s, cmd); code != 0 || !strings.Contains(out, "the allowed site") {
 		t.Fatalf("after the wall was made again: exit %d:\n%s", code, out)
+	}
+}
+
+// TestStubPastItsNamesStillAnswers: a program that asks the stub for more names than a
+// session keeps (dnsstub.MaxNames) does not leave the session without names: those no
+// connection uses are given back, least recently used first, and an allowed name asked for
+// afterwards answers and is reached.
+func TestStubPastItsNamesStillAnswers(t *testing.T) {
+	w := newWorld(t)
+	w.net.site(t, "allowed.test", 80, httpSite("the allowed site"))
+	s := w.start(policy.Allowlist, "allowed.test:80")
+	out, code, _ := w.run(s, `python3 -c "
+import socket
+failed = 0
+for i in range(`+strconv.Itoa(dnsstub.MaxNames+100)+`):
+    try:
+        socket.gethostbyname('n%d.flood.test' % i)
+    except OSError:
+        failed += 1
+print('failed', failed)
+"`)
+	if code != 0 || !strings.Contains(out, "failed 0\n") {
+		t.Errorf("asking for the names, none held by a connection: exit %d:\n%s", code, out)
+	}
+	if out, code, _ := w.run(s, clientCmd(clients[0].cmd, "allowed.test")); code != 0 || !strings.Contains(out, "the allowed site") {
+		t.Errorf("an allowed name after %d others: exit %d:\n%s", dnsstub.MaxNames+100, code, out)
 	}
 }

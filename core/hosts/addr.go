@@ -31,6 +31,11 @@ const (
 	// Reserved: "this network", reserved and broadcast, protocol assignments, benchmarking,
 	// deprecated site-local, IPv4-compatible IPv6 and local-use NAT64.
 	Reserved
+	// ThisMachine: an address that would be public but is this machine's own (one of its
+	// interfaces', or one it routes to itself), which reaches its services as loopback does.
+	// ClassifyAddr, being pure, never says so: the proxy and the web fetch ask the kernel
+	// (package ownaddr) about each Public address they are to connect to.
+	ThisMachine
 )
 
 // Special reports whether c is an address a name must never lead to.
@@ -55,6 +60,8 @@ func (c AddrClass) String() string {
 		return "shared (carrier-grade NAT)"
 	case Multicast:
 		return "multicast"
+	case ThisMachine:
+		return "local (this machine's own)"
 	}
 	return "reserved"
 }
@@ -105,10 +112,23 @@ func ClassifyAddr(a netip.Addr) AddrClass {
 			return Reserved
 		}
 	}
-	if b := a.As16(); nat64.Contains(a) {
-		return ClassifyAddr(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
-	} else if sixToFour.Contains(a) {
-		return ClassifyAddr(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))
+	if v4, ok := CarriedIPv4(a); ok {
+		return ClassifyAddr(v4)
 	}
 	return Public
+}
+
+// CarriedIPv4 is the IPv4 address an IPv6 one translates to (NAT64) or carries (6to4),
+// which a connection to it reaches in the end.
+func CarriedIPv4(a netip.Addr) (netip.Addr, bool) {
+	b := a.As16()
+	switch {
+	case !a.Is6() || a.Is4In6():
+		return netip.Addr{}, false
+	case nat64.Contains(a):
+		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}), true
+	case sixToFour.Contains(a):
+		return netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}), true
+	}
+	return netip.Addr{}, false
 }

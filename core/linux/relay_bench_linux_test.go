@@ -84,7 +84,7 @@ func newRelayRig(b *testing.B, origin string) *relayRig {
 	}
 	b.Cleanup(func() { p.Close() })
 	synthetic := netip.MustParseAddr("198.18.0.1")
-	go p.ServeRelay(l, proxy.Relay{Names: func(a netip.Addr) (string, bool) { return "bench.test", a == synthetic }})
+	go p.ServeRelay(l, proxy.Relay{Names: func(a netip.Addr) (string, func(), bool) { return "bench.test", func() {}, a == synthetic }})
 	return &relayRig{inside: func(fn func()) {
 		done := make(chan struct{})
 		work <- func() { fn(); close(done) }

@@ -35,6 +35,9 @@ type target struct {
 	host string
 	port int
 	addr netip.Addr
+	// special: addr is one a name may not lead to (loopback, private, this machine's own),
+	// as it was when the connection was made.
+	special bool
 	// open: a relayed connection of open network mode, admitted unless denied.
 	open bool
 }
@@ -224,7 +227,13 @@ func (c *conn) decide(req *request) (hosts.Decision, bool) {
 
 // refuse records a refusal and answers it.
 func (c *conn) refuse(code, host string, port int, reason string) {
-	ref := Refusal{Host: host, Port: port, Time: c.p.opts.Now(), Reason: reason, Header: code}
+	c.refuseAt(code, host, port, "", reason)
+}
+
+// refuseAt is refuse for a site that only another entry would open: allow is that entry's
+// host:port (the address an allowed name led to), which the refusal's reason names too.
+func (c *conn) refuseAt(code, host string, port int, allow, reason string) {
+	ref := Refusal{Host: host, Port: port, Allow: allow, Time: c.p.opts.Now(), Reason: reason, Header: code}
 	c.p.record.add(ref)
 	if c.p.opts.OnRefusal != nil {
 		c.p.opts.OnRefusal(ref)
@@ -257,8 +266,9 @@ func (c *conn) startsHTTP() bool {
 
 // dial resolves the decided host, checks every address it leads to, and connects to one of
 // those it checked. A name that leads to any address the sandbox may not reach is refused as a
-// whole: a rebinding name gets no chance to have its other address tried.
-func (c *conn) dial(d hosts.Decision) (net.Conn, netip.Addr, bool) {
+// whole: a rebinding name gets no chance to have its other address tried. special says the
+// address connected to is one only an entry naming it may reach (see target).
+func (c *conn) dial(d hosts.Decision) (up net.Conn, addr netip.Addr, special, ok bool) {
 	p := c.p
 	deadline := time.Now().Add(p.opts.DialTimeout)
 	var addrs []netip.Addr
@@ -278,36 +288,40 @@ func (c *conn) dial(d hosts.Decision) (net.Conn, netip.Addr, bool) {
 				why = err.Error()
 			}
 			c.fail(http.StatusBadGateway, "the proxy could not find "+d.Target()+" ("+why+"); check the name")
-			return nil, netip.Addr{}, false
+			return nil, netip.Addr{}, false, false
 		}
 		addrs = found
 	}
+	specials := make([]bool, len(addrs))
 	for i, a := range addrs {
 		a = a.Unmap()
 		addrs[i] = a
-		if p.forbidden(a, d.Port) {
+		class, err := p.addrClass(a)
+		specials[i] = class.Special()
+		if p.forbidden(a, d.Port, class) {
 			c.refuse(BlockedPrivateAddress, d.Host, d.Port, d.Target()+" leads to "+netip.AddrPortFrom(a, uint16(d.Port)).String()+
 				", the proxy's own address or one of the app's own services, which the sandbox may never reach")
-			return nil, netip.Addr{}, false
+			return nil, netip.Addr{}, false, false
 		}
-		if !d.Literal && special(a) {
-			c.refuse(BlockedPrivateAddress, d.Host, d.Port, d.Target()+" resolves to "+a.String()+
-				", a loopback or private address, which the proxy does not reach through a name; to reach it, allow the address itself ("+
-				net.JoinHostPort(a.String(), strconv.Itoa(d.Port))+"): "+c.p.howToAllow(net.JoinHostPort(a.String(), strconv.Itoa(d.Port))))
-			return nil, netip.Addr{}, false
+		if !d.Literal && specials[i] {
+			at := netip.AddrPortFrom(a, uint16(d.Port)).String()
+			c.refuseAt(BlockedPrivateAddress, d.Host, d.Port, at, d.Target()+" resolves to "+a.String()+
+				", "+whatAddr(class, err)+", which the proxy does not reach through a name; to reach it, allow the address itself ("+
+				at+"): "+c.p.howToAllow(at))
+			return nil, netip.Addr{}, false, false
 		}
 	}
 	var lastErr error
 	ctx := dialContext{Context: context.Background(), deadline: deadline}
-	for _, a := range addrs {
+	for i, a := range addrs {
 		up, err := p.opts.Dial(ctx, "tcp", netip.AddrPortFrom(a, uint16(d.Port)).String())
 		if err == nil {
-			return up, a, true
+			return up, a, specials[i], true
 		}
 		lastErr = err
 	}
 	c.fail(http.StatusBadGateway, "the proxy could not connect to "+d.Target()+" ("+lastErr.Error()+")")
-	return nil, netip.Addr{}, false
+	return nil, netip.Addr{}, false, false
 }
 
 // dialContext gives Options.Dial the dial timeout as a deadline alone. Nothing else ends a
@@ -324,9 +338,9 @@ func (c dialContext) Deadline() (time.Time, bool) { return c.deadline, true }
 // attach makes up the connection's upstream, unless the list changed since the decision and
 // no longer admits it: deciding again here, under the lock swaps take, means no tunnel can
 // slip past a revocation.
-func (c *conn) attach(up net.Conn, d hosts.Decision, addr netip.Addr) bool {
+func (c *conn) attach(up net.Conn, d hosts.Decision, addr netip.Addr, special bool) bool {
 	p := c.p
-	t := &target{host: d.Host, port: d.Port, addr: addr, open: c.open}
+	t := &target{host: d.Host, port: d.Port, addr: addr, special: special, open: c.open}
 	p.mu.Lock()
 	if c.closed || p.closed {
 		p.mu.Unlock()
@@ -356,11 +370,11 @@ func (c *conn) connect(req *request) {
 	if !ok {
 		return
 	}
-	up, addr, ok := c.dial(d)
+	up, addr, special, ok := c.dial(d)
 	if !ok {
 		return
 	}
-	if !c.attach(up, d, addr) {
+	if !c.attach(up, d, addr, special) {
 		return
 	}
 	c.c.SetWriteDeadline(time.Now().Add(c.p.opts.HeadTimeout))
@@ -395,11 +409,11 @@ func (c *conn) forward(r *request) bool {
 	}
 	req := r.http
 	if key := d.Target(); c.up == nil || c.upKey != key {
-		up, addr, ok := c.dial(d)
+		up, addr, special, ok := c.dial(d)
 		if !ok {
 			return false
 		}
-		if !c.attach(up, d, addr) {
+		if !c.attach(up, d, addr, special) {
 			return false
 		}
 		c.upBr = bufio.NewReaderSize(up, MaxResponseHeadBytes)

@@ -211,7 +211,7 @@ func (f *Forward) relay(c *conn, ip netip.Addr) {
 			Reason: "a direct connection to " + dest + " inside the sandbox: " + d.Reason()})
 		return
 	}
-	if p.forbidden(ip, f.port) {
+	if p.forbidden(ip, f.port, hosts.ClassifyAddr(ip)) {
 		p.record.add(Refusal{Host: ip.String(), Port: f.port, Time: p.opts.Now(), Header: BlockedPrivateAddress,
 			Reason: dest + " is the proxy's own address or one of the app's own services, which the sandbox may never reach"})
 		return

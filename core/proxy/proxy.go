@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/openworker/openworker/core/hosts"
+	"github.com/openworker/openworker/core/ownaddr"
 )
 
 // User is the user name of the proxy's Basic credentials; the password is the token.
@@ -101,6 +102,10 @@ type Options struct {
 	// names them literally: the app's own local services. A loopback address here forbids
 	// its port at every loopback address.
 	Forbidden []netip.AddrPort
+	// OwnAddr says whether an address is this machine's own, which the proxy then treats as
+	// loopback: reached only through an entry that names it. It is asked at each connection.
+	// Default: ownaddr.Is, the kernel's answer.
+	OwnAddr func(netip.Addr) (bool, error)
 }
 
 // rules is what a decision reads: swapped as one value so a request never sees an allow list
@@ -174,6 +179,9 @@ func New(opts Options) (*Proxy, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.OwnAddr == nil {
+		opts.OwnAddr = ownaddr.Is
+	}
 	p := &Proxy{
 		opts:      opts,
 		auth:      User + ":" + opts.Token,
@@ -241,13 +249,14 @@ func (p *Proxy) swap(change func(*rules)) {
 	}
 }
 
-// stillAllowed re-decides an open connection's destination under r.
+// stillAllowed re-decides an open connection's destination under r, with the class its
+// address had when it was connected.
 func (p *Proxy) stillAllowed(r *rules, t *target) bool {
 	d := hosts.Decide(r.allow, r.denied, t.host, t.port)
 	if t.open && d.Why == hosts.NotOnList {
-		return !special(t.addr)
+		return !t.special
 	}
-	return d.Allowed && (d.Literal || !special(t.addr))
+	return d.Allowed && (d.Literal || !t.special)
 }
 
 // Close stops accepting, ends every connection and tunnel, and waits for them to finish.

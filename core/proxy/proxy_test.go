@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/base64"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -226,8 +227,17 @@ func TestPrivateDestinations(t *testing.T) {
 	ep := echo.Addr().(*net.TCPAddr).Port
 	forbidden := echoServer(t, "tcp4", "127.0.0.1:0")
 	fp := forbidden.Addr().(*net.TCPAddr).Port
-	s := startProxy(t, Options{Forbidden: []netip.AddrPort{netip.MustParseAddrPort(forbidden.Addr().String())}},
+	// 203.0.113.7 stands for an address of this machine's own, and the kernel cannot be
+	// asked about 203.0.113.8.
+	own := func(a netip.Addr) (bool, error) {
+		if a == netip.MustParseAddr("203.0.113.8") {
+			return false, errors.New("too many open files")
+		}
+		return a == netip.MustParseAddr("203.0.113.7"), nil
+	}
+	s := startProxy(t, Options{Forbidden: []netip.AddrPort{netip.MustParseAddrPort(forbidden.Addr().String())}, OwnAddr: own},
 		"rebind.example:"+strconv.Itoa(ep), "mixed.example:"+strconv.Itoa(ep), "mapped.example:"+strconv.Itoa(ep),
+		"own.example:"+strconv.Itoa(ep), "unknown.example:"+strconv.Itoa(ep), "[64:ff9b::cb00:7107]:"+strconv.Itoa(fp),
 		"ten.example:"+strconv.Itoa(ep), "cgnat.example:"+strconv.Itoa(ep), "*.wild.example:"+strconv.Itoa(ep),
 		"127.0.0.1:"+strconv.Itoa(ep), "localhost:"+strconv.Itoa(ep),
 		"[::1]:"+strconv.Itoa(fp), "127.0.0.1:"+strconv.Itoa(fp), "localhost:"+strconv.Itoa(fp))
@@ -238,6 +248,8 @@ func TestPrivateDestinations(t *testing.T) {
 	s.net.resolveTo("ten.example", "10.1.2.3")
 	s.net.resolveTo("cgnat.example", "100.64.0.1")
 	s.net.resolveTo("a.wild.example", "127.0.0.1")
+	s.net.resolveTo("own.example", "203.0.113.99", "203.0.113.7")
+	s.net.resolveTo("unknown.example", "203.0.113.8")
 	addr := "127.0.0.1:" + strconv.Itoa(s.port)
 	tests := []struct {
 		name, target string
@@ -250,6 +262,10 @@ func TestPrivateDestinations(t *testing.T) {
 		{"name_to_private", "ten.example:" + strconv.Itoa(ep), 403, BlockedPrivateAddress, "10.1.2.3"},
 		{"name_to_cgnat", "cgnat.example:" + strconv.Itoa(ep), 403, BlockedPrivateAddress, "100.64.0.1"},
 		{"wildcard_to_loopback", "a.wild.example:" + strconv.Itoa(ep), 403, BlockedPrivateAddress, "resolves to 127.0.0.1"},
+		{"name_to_this_machine", "own.example:" + strconv.Itoa(ep), 403, BlockedPrivateAddress,
+			"resolves to 203.0.113.7, an address of this machine, which the proxy does not reach through a name; to reach it, allow the address itself (203.0.113.7:" + strconv.Itoa(ep) + ")"},
+		{"kernel_cannot_say", "unknown.example:" + strconv.Itoa(ep), 403, BlockedPrivateAddress, "since the kernel could not say whether it is one (too many open files)"},
+		{"forbidden_through_nat64", "[64:ff9b::cb00:7107]:" + strconv.Itoa(fp), 403, BlockedPrivateAddress, "app's own services"},
 		{"literal_loopback", "127.0.0.1:" + strconv.Itoa(ep), 200, "", ""},
 		{"localhost_literal", "localhost:" + strconv.Itoa(ep), 200, "", ""},
 		{"own_port_literal", "127.0.0.1:" + strconv.Itoa(s.port), 403, BlockedPrivateAddress, "the proxy's own address"},
@@ -281,6 +297,17 @@ func TestPrivateDestinations(t *testing.T) {
 	for _, d := range s.net.dials() {
 		if ap := netip.MustParseAddrPort(d); ap.Port() != uint16(ep) {
 			t.Errorf("the proxy dialled %s, a refused destination", d)
+		}
+	}
+	// The record says which entry would open a name that led to a special address: the
+	// address's own.
+	for _, r := range s.p.Blocked(time.Time{}, time.Now()) {
+		want, ok := map[string]string{"own.example": "203.0.113.7:", "rebind.example": "127.0.0.1:", "127.0.0.1": ""}[r.Host]
+		if want != "" {
+			want += strconv.Itoa(ep)
+		}
+		if ok && r.Allow != want {
+			t.Errorf("the refusal of %s says an entry for %q would open it, want %q", r.Target(), r.Allow, want)
 		}
 	}
 }

@@ -12,7 +12,10 @@ import (
 type Refusal struct {
 	Host string
 	Port int
-	Time time.Time
+	// Allow is the host:port an entry must name to open the site, where that is not Host
+	// and Port: the address an allowed name led to ("127.0.0.1:5432"). "" otherwise.
+	Allow string
+	Time  time.Time
 	// Reason is the line the client was sent; Header is its X-Proxy-Error value.
 	Reason string
 	Header string

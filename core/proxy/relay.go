@@ -25,12 +25,14 @@ import (
 
 // Relay says how ServeRelay finds names and decides.
 type Relay struct {
-	// Names is the name an address the sandbox's DNS stub gave out stands for; false for
-	// any other address.
-	Names func(netip.Addr) (string, bool)
+	// Names is the name an address the sandbox's DNS stub gave out stands for, held for the
+	// connection until it calls release (the stub gives back only names no connection
+	// holds); false for any other address.
+	Names func(netip.Addr) (name string, release func(), ok bool)
 	// Open admits every destination no denial covers, except loopback, link-local and
-	// private ones (and the other special addresses) that no entry names literally: open
-	// network mode, where the internet is reachable and this machine's services are not.
+	// private ones, this machine's own addresses (and the other special addresses) that no
+	// entry names literally: open network mode, where the internet is reachable and this
+	// machine's services are not.
 	Open bool
 	// OriginalDst reads where a redirected connection was going. Default: the socket's
 	// original destination as the kernel's connection tracking kept it (Linux).
@@ -55,7 +57,7 @@ func (p *Proxy) ServeRelay(l net.Listener, r Relay) error {
 		r.OriginalDst = originalDst
 	}
 	if r.Names == nil {
-		r.Names = func(netip.Addr) (string, bool) { return "", false }
+		r.Names = func(netip.Addr) (string, func(), bool) { return "", nil, false }
 	}
 	return p.serveLoop(l, false, func(nc net.Conn) { p.accept(nc, &r) })
 }
@@ -75,7 +77,8 @@ func (c *conn) relay(r *Relay) {
 	}
 	c.br = getReader(c.c)
 	defer c.releaseReader()
-	if name, ok := r.Names(a); ok {
+	if name, release, ok := r.Names(a); ok {
+		defer release()
 		c.relayName(r, name, port)
 		return
 	}
@@ -89,11 +92,11 @@ func (c *conn) relayName(r *Relay, name string, port int) {
 		c.refuseRelay(d)
 		return
 	}
-	up, addr, ok := c.dial(d)
+	up, addr, special, ok := c.dial(d)
 	if !ok {
 		return
 	}
-	c.startRelay(up, d, addr, r.Open)
+	c.startRelay(up, d, addr, special, r.Open)
 }
 
 // relayAddr carries a connection to an address the stub did not give out: a literal in the
@@ -148,12 +151,13 @@ func containsAddr(list []netip.Addr, a netip.Addr) bool {
 func (c *conn) dialAddr(d hosts.Decision, a netip.Addr, port int, open bool) {
 	p := c.p
 	target := net.JoinHostPort(a.String(), strconv.Itoa(port))
-	if p.forbidden(a, port) {
+	class, err := p.addrClass(a)
+	if p.forbidden(a, port, class) {
 		c.refuse(BlockedPrivateAddress, a.String(), port, target+" is one of the app's own services, which the sandbox may never reach")
 		return
 	}
-	if !d.Literal && special(a) {
-		c.refuse(BlockedPrivateAddress, a.String(), port, target+" is a loopback or private address, which the sandbox reaches only when it is allowed by that address: "+
+	if !d.Literal && class.Special() {
+		c.refuse(BlockedPrivateAddress, a.String(), port, target+" is "+whatAddr(class, err)+", which the sandbox reaches only when it is allowed by that address: "+
 			c.p.howToAllow(target))
 		return
 	}
@@ -162,13 +166,13 @@ func (c *conn) dialAddr(d hosts.Decision, a netip.Addr, port int, open bool) {
 	if err != nil {
 		return
 	}
-	c.startRelay(up, d, a, open)
+	c.startRelay(up, d, a, class.Special(), open)
 }
 
 // startRelay attaches up and copies both ways, the bytes already read first.
-func (c *conn) startRelay(up net.Conn, d hosts.Decision, addr netip.Addr, open bool) {
+func (c *conn) startRelay(up net.Conn, d hosts.Decision, addr netip.Addr, special, open bool) {
 	c.open = open
-	if !c.attach(up, d, addr) {
+	if !c.attach(up, d, addr, special) {
 		return
 	}
 	c.tunnel(up)

@@ -27,6 +27,8 @@ type relayRig struct {
 	mu   sync.Mutex
 	dst  map[string]netip.AddrPort
 	refs []Refusal
+	// held counts the connections that hold each stub name now, taken those that did.
+	held, taken map[netip.Addr]int
 }
 
 func newRelayRig(t *testing.T, open bool, names map[netip.Addr]string, allow ...string) *relayRig {
@@ -35,7 +37,7 @@ func newRelayRig(t *testing.T, open bool, names map[netip.Addr]string, allow ...
 
 // newRelayRigCap is newRelayRig with the proxy's connection cap (0: the default).
 func newRelayRigCap(t *testing.T, maxConns int, open bool, names map[netip.Addr]string, allow ...string) *relayRig {
-	r := &relayRig{t: t, fn: newFakeNet(), dst: map[string]netip.AddrPort{}}
+	r := &relayRig{t: t, fn: newFakeNet(), dst: map[string]netip.AddrPort{}, held: map[netip.Addr]int{}, taken: map[netip.Addr]int{}}
 	p, err := New(Options{Token: NewToken(), Allow: entries(t, allow...), Resolver: r.fn, Dial: r.fn.Dial, MaxConns: maxConns,
 		OnRefusal: func(ref Refusal) { r.mu.Lock(); r.refs = append(r.refs, ref); r.mu.Unlock() }})
 	if err != nil {
@@ -49,7 +51,17 @@ func newRelayRigCap(t *testing.T, maxConns int, open bool, names map[netip.Addr]
 	}
 	r.addr = l.Addr().String()
 	go p.ServeRelay(l, Relay{Open: open,
-		Names: func(a netip.Addr) (string, bool) { n, ok := names[a]; return n, ok },
+		Names: func(a netip.Addr) (string, func(), bool) {
+			n, ok := names[a]
+			if !ok {
+				return "", nil, false
+			}
+			r.mu.Lock()
+			r.held[a]++
+			r.taken[a]++
+			r.mu.Unlock()
+			return n, func() { r.mu.Lock(); r.held[a]--; r.mu.Unlock() }, true
+		},
 		OriginalDst: func(c net.Conn) (netip.AddrPort, error) {
 			// The client records where it "connected" once its dial returns, which may be
 			// after the accept.
@@ -135,6 +147,39 @@ func TestRelayDecidesByTheStubsName(t *testing.T) {
 	if b, err := io.ReadAll(c); len(b) != 0 || err != nil {
 		t.Errorf("a refused raw connection read %q, %v; want a clean close", b, err)
 	}
+}
+
+// TestRelayHoldsTheStubsNameWhileConnected: a connection to a name's stand-in address holds
+// the name, which the stub then never gives back, until the connection ends; a refused one
+// lets it go at once.
+func TestRelayHoldsTheStubsNameWhileConnected(t *testing.T) {
+	echo := echoServer(t, "tcp4", "127.0.0.1:0")
+	a, b := netip.MustParseAddr("198.18.0.1"), netip.MustParseAddr("198.18.0.2")
+	r := newRelayRig(t, false, map[netip.Addr]string{a: "allowed.test", b: "other.test"}, "allowed.test:7")
+	r.fn.route("allowed.test", 7, echo.Addr().String())
+	held := func(x netip.Addr) int { r.mu.Lock(); defer r.mu.Unlock(); return r.held[x] }
+	c := r.dial("198.18.0.1:7")
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	io.WriteString(c, "ping")
+	if buf := make([]byte, 4); func() error { _, err := io.ReadFull(c, buf); return err }() != nil || held(a) != 1 {
+		t.Fatalf("while the connection is open, the name is held by %d connections, want 1", held(a))
+	}
+	c.Close()
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		if n := held(a); n != 0 {
+			return fmt.Errorf("the ended connection still holds the name (%d)", n)
+		}
+		return nil
+	})
+	r.dial("198.18.0.2:7").Close()
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if n, was := r.held[b], r.taken[b]; was != 1 || n != 0 {
+			return fmt.Errorf("the refused connection took the name %d times and holds it %d times; want once, and no more", was, n)
+		}
+		return nil
+	})
 }
 
 func TestRelayChecksTheServerNameOfALiteralAddress(t *testing.T) {

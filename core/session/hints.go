@@ -7,13 +7,16 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/openworker/openworker/core/config"
+	"github.com/openworker/openworker/core/dnsstub"
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
+	"github.com/openworker/openworker/core/termtext"
 )
 
 // Hints are lines the core adds to a command's error output about what the wall changed for
@@ -396,6 +399,9 @@ func (s *Session) addHints(r *Result, a *runner.ExecArgs, onChunk func(string, [
 	if line := s.directAttempt(r.Result); line != "" {
 		lines = append(lines, line)
 	}
+	if line := s.stubRefused(); line != "" {
+		lines = append(lines, line)
+	}
 	s.countNext()
 	for _, line := range lines {
 		if onChunk != nil {
@@ -403,4 +409,27 @@ func (s *Session) addHints(r *Result, a *runner.ExecArgs, onChunk func(string, [
 		}
 		r.Stderr = append(r.Stderr, line...)
 	}
+}
+
+// stubRefused says which names the session's DNS stub could not give an address since the
+// last result: every one of its names was held by an open connection, so a program's lookup
+// failed (SERVFAIL) for a reason it cannot tell. "" when there were none.
+func (s *Session) stubRefused() string {
+	if s.names == nil {
+		return ""
+	}
+	names, total := s.names.TakeRefused()
+	if total == 0 {
+		return ""
+	}
+	shown := make([]string, len(names))
+	for i, n := range names {
+		shown[i] = termtext.Show(n, 100)
+	}
+	lookups := "1 lookup"
+	if total > 1 {
+		lookups = strconv.Itoa(total) + " lookups"
+	}
+	return fmt.Sprintf("openworker: the sandbox's DNS stub could not answer %s (of %s): all %d of the session's names are held by open connections; close some and look the names up again\n",
+		lookups, strings.Join(shown, ", "), dnsstub.MaxNames)
 }

@@ -4,9 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/openworker/openworker/core/dnsstub"
 	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/runner"
@@ -112,5 +114,35 @@ func TestGitMetadataHint(t *testing.T) {
 				t.Errorf("said twice: %s", again)
 			}
 		})
+	}
+}
+
+// A name the DNS stub could not give an address (every one of the session's names held by an
+// open connection) is said with the next result, once, escaped as a command's text is.
+func TestStubRefusalIsSaid(t *testing.T) {
+	m := dnsstub.NewMap()
+	for i := range dnsstub.MaxNames {
+		a, _ := m.AddrFor("n" + strconv.Itoa(i) + ".test")
+		if _, _, ok := m.Hold(a); !ok {
+			t.Fatal("a name given out cannot be held")
+		}
+	}
+	for _, n := range []string{"wanted.test", "evil\x1b[2J.test", "wanted.test"} {
+		if _, ok := m.AddrFor(n); ok {
+			t.Fatalf("%q was given an address with every name held", n)
+		}
+	}
+	s := &Session{names: m}
+	line := s.stubRefused()
+	for _, want := range []string{"wanted.test", `evil\x1b[2J.test`, "3 lookups", "16384", "held by open connections"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("the line does not say %q: %s", want, line)
+		}
+	}
+	if strings.Contains(line, "\x1b") {
+		t.Errorf("the line carries a name's escape sequence: %q", line)
+	}
+	if again := s.stubRefused(); again != "" {
+		t.Errorf("said twice: %s", again)
 	}
 }

@@ -64,7 +64,7 @@ func (s *Session) serveRelay(proc sandbox.Process) error {
 	s.stub, s.relayLn = pc, l
 	s.relayed = true
 	go dnsstub.Serve(pc, s.names)
-	go px.ServeRelay(l, proxy.Relay{Names: s.names.Name, Open: s.Network == policy.Open})
+	go px.ServeRelay(l, proxy.Relay{Names: s.names.Hold, Open: s.Network == policy.Open})
 	return nil
 }
 

@@ -266,7 +266,7 @@ func (m *Manager) start(ctx context.Context, spec Spec, first *pending) (_ *Sess
 			// proxy's listener and the forwarded host ports are.
 			s.forwardAddrs = forwardsOf(allowList(spec))
 			for s.port == 0 || slices.ContainsFunc(s.forwardAddrs, func(a netip.AddrPort) bool { return int(a.Port()) == s.port }) {
-				s.port = 20000 + int(randUint16()%40000)
+				s.port = sandbox.ProxyPortLow + int(randUint16()%40000)
 			}
 		} else if s.port, err = px.ListenLoopback(); err != nil {
 			return nil, fmt.Errorf("starting the egress proxy: %w", err)
@@ -513,7 +513,7 @@ type wallCheck struct {
 }
 
 func (s *Session) sendWallCheck(client *runner.Client, pol *policy.Policy, ownNetwork bool) (*wallCheck, error) {
-	canary, err := listenCanary(s.port)
+	canary, err := s.listenCanary()
 	if err != nil {
 		return nil, &RefusedError{Check: "canary", Reason: "cannot open a canary port on loopback: " + err.Error()}
 	}
@@ -790,19 +790,19 @@ func hostVar(env []string, name string) string {
 	return ""
 }
 
-// listenCanary opens the canary on the host's loopback, on any port but the proxy's: inside
-// a Linux sandbox the proxy's port answers, so a canary there would prove nothing.
-func listenCanary(proxyPort int) (net.Listener, error) {
-	for {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		if l.Addr().(*net.TCPAddr).Port != proxyPort {
-			return l, nil
-		}
-		l.Close()
-	}
+// listenCanary opens the canary on the host's loopback at a port no listener of the
+// sandbox's own can have: inside a Linux sandbox 127.0.0.1 is the sandbox's loopback, where
+// its proxy, the relay's listener and the forwarded host ports answer, so a canary at one of
+// their ports would turn the check's proof into a false refusal. The range is the one the
+// sandbox check's outside listener keeps to (below the proxy's and the relay's ports), less
+// the proxy's port and the forwarded ones, which a person chooses.
+func (s *Session) listenCanary() (net.Listener, error) {
+	s.fwdMu.Lock()
+	forwards := slices.Clone(s.forwardAddrs)
+	s.fwdMu.Unlock()
+	return sandbox.ListenOutside(func(port int) bool {
+		return port == s.port || slices.ContainsFunc(forwards, func(a netip.AddrPort) bool { return int(a.Port()) == port })
+	})
 }
 
 // sessionView is the session's folders and wall as last started.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/openworker/openworker/core/audit"
 	"github.com/openworker/openworker/core/hosts"
+	"github.com/openworker/openworker/core/linux"
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
@@ -24,6 +25,7 @@ import (
 
 // The test binary doubles as the tool runner, as the openworker binary does.
 func TestMain(m *testing.M) {
+	linux.MaybeRunInit()
 	if len(os.Args) > 1 && os.Args[1] == RunnerArg {
 		if err := runner.Main(); err != nil {
 			os.Exit(2)

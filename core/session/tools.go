@@ -18,6 +18,7 @@ import (
 
 	"github.com/openworker/openworker/core/audit"
 	"github.com/openworker/openworker/core/policy"
+	"github.com/openworker/openworker/core/proxy"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
 	"github.com/openworker/openworker/core/termtext"
@@ -362,7 +363,7 @@ func (s *Session) blockedBetween(from, to time.Time) []Blocked {
 	var out []Blocked
 	seen := map[string]bool{}
 	for _, r := range px.Blocked(from, to.Add(50*time.Millisecond)) {
-		b := Blocked{Host: r.Host, Port: r.Port, Reason: shortReason(r.Header, r.Reason)}
+		b := Blocked{Host: r.Host, Port: r.Port, Reason: shortReason(r.Header, r.Reason, r.Allow), Allow: r.Allow}
 		if !seen[b.String()] {
 			seen[b.String()] = true
 			out = append(out, b)
@@ -677,12 +678,14 @@ func removeAll(dir string) error {
 func truncate(s string, n int) string { return termtext.Short(s, n) }
 
 // shortReason is the few words a result gives for a refusal; the client got the full line.
-func shortReason(header, line string) string {
-	switch header {
-	case "blocked-by-allowlist":
+func shortReason(header, line, allow string) string {
+	switch {
+	case header == proxy.BlockedByAllowlist:
 		return "not on the allow list"
-	case "blocked-private-address":
-		return "a loopback or private address, allowed only by an entry that names it literally"
+	case header == proxy.BlockedPrivateAddress && allow != "":
+		return "leads to " + allow + ", a loopback, private or this machine's own address, which only an entry naming that address opens"
+	case header == proxy.BlockedPrivateAddress:
+		return "a loopback, private or this machine's own address, allowed only by an entry that names it literally"
 	}
 	return line
 }

@@ -82,8 +82,9 @@ type Decision struct {
 
 // Record is one signature or refusal, for the audit trail.
 type Record struct {
-	Signed  bool
-	Kind    string // Login, Signing, or "" for a request that is neither
+	Signed bool
+	Kind   string // Login, Signing, or "" for a request that is neither
+	// Host is the server's name for a Login, the namespace for a Signing.
 	Host    string
 	KeyFP   string
 	Command string
@@ -401,9 +402,9 @@ func (c *conn) SignWithFlags(pub ssh.PublicKey, data []byte, flags agent.Signatu
 		q := Question{Kind: Signing, Key: k.Name, KeyFP: k.FP(), Namespace: ns, Command: a.command()}
 		d := a.decide(q, "sign "+k.FP()+" "+ns)
 		if !d.Allowed {
-			return nil, a.refuse(Signing, "", k.FP(), "signing data for "+fmt.Sprintf("%q", ns)+" with "+k.Name+" was not allowed ("+d.Why+")")
+			return nil, a.refuse(Signing, ns, k.FP(), "signing data for "+fmt.Sprintf("%q", ns)+" with "+k.Name+" was not allowed ("+d.Why+")")
 		}
-		return a.signed(k, data, flags, Signing, "")
+		return a.signed(k, data, flags, Signing, ns)
 	}
 	return nil, a.refuse("", "", k.FP(), "the data to sign is neither an SSH login nor an SSH signature (SSHSIG); OpenWorker's agent signs nothing else")
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -653,5 +654,42 @@ func TestCloseDoesNotWaitForThePersonsAgent(t *testing.T) {
 	}
 	if err := <-signed; err == nil {
 		t.Fatal("signed after the agent was closed")
+	}
+}
+
+// ScanKeyFile looks through the whole file, a chunk at a time: a mark or a character across
+// two chunks is seen as one, and anything that is not text stays out.
+func TestScanKeyFile(t *testing.T) {
+	pad := func(n int) string { return strings.Repeat("a", n) }
+	// Where the first chunk ends: the scan reads a chunk and room for the longest mark.
+	edge := scanChunk + len("PuTTY-User-Key-File") - 1
+	for _, tc := range []struct {
+		name, data string
+		want       string // a part of why; "" for a file that may enter
+	}{
+		{"empty", "", ""},
+		{"config", "Host box\n  User me\n", ""},
+		{"large_text", strings.Repeat("github.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5 é\n", 50000), ""},
+		{"character_across_chunks", pad(edge-1) + "é" + pad(10), ""},
+		{"character_across_later_chunks", pad(edge+scanChunk-2) + "€" + pad(10), ""},
+		{"key_at_start", "-----BEGIN OPENSSH PRIVATE KEY-----\n", "holds a private key"},
+		{"key_after_a_chunk", pad(3*scanChunk) + "\n-----BEGIN EC PRIVATE KEY-----\n", "holds a private key"},
+		{"mark_across_chunks", pad(edge-16) + "-----BEGIN PRIVATE KEY-----\n", "holds a private key"}, // "PRIVA" | "TE KEY"
+		{"mark_across_later_chunks", pad(edge+scanChunk-7) + "PuTTY-User-Key-File-2\n", "PuTTY"},
+		{"putty", pad(5000) + "\nPuTTY-User-Key-File-3: ssh-ed25519\n", "PuTTY"},
+		{"nul_far_in", pad(2*scanChunk+7) + "\x00", "is not text"},
+		{"invalid_utf8", pad(100) + "\xff\xfe" + pad(100), "is not text"},
+		{"ends_inside_a_character", pad(scanChunk+3) + "\xc3", "is not text"},
+		{"pkcs12_header", "\x30\x82\x0a\x00\x02\x01\x03\x30\x82\x09\xf0\x06\x09\x2a\x86\x48\x86\xf7\x0d\x01\x07\x01" + "\x00", "PKCS#12"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			why, err := ScanKeyFile(strings.NewReader(tc.data))
+			if err != nil || (tc.want == "") != (why == "") || !strings.Contains(why, tc.want) {
+				t.Errorf("ScanKeyFile = %q, %v; want %q", why, err, tc.want)
+			}
+		})
+	}
+	if _, err := ScanKeyFile(iotest.ErrReader(errors.New("EIO"))); err == nil {
+		t.Error("a read error was not said")
 	}
 }

@@ -15,6 +15,12 @@ func Serve(tb testing.TB, handle func(net.Conn)) net.Listener {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return ServeOn(tb, l, handle)
+}
+
+// ServeOn is Serve on a listener of the caller's (at other addresses, or made in another
+// network namespace): it takes l over and closes it when tb ends.
+func ServeOn(tb testing.TB, l net.Listener, handle func(net.Conn)) net.Listener {
 	tb.Cleanup(func() { l.Close() })
 	go func() {
 		for {

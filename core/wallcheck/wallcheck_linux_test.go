@@ -280,7 +280,7 @@ func runBattery(t *testing.T, ctx context.Context, prov sandbox.Provider) (rs []
 	}
 	// The listener a direct connection must not reach: on the host's loopback, outside the
 	// wall's network namespace.
-	ln, err := ListenOutside()
+	ln, err := sandbox.ListenOutside(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

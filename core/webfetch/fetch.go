@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/openworker/openworker/core/hosts"
+	"github.com/openworker/openworker/core/ownaddr"
 )
 
 // Defaults for the zero Options.
@@ -56,6 +57,10 @@ type Options struct {
 	// Forbidden, when set, names addresses never fetched from, whatever the entry: the
 	// proxy's own listener and the app's own services.
 	Forbidden func(netip.AddrPort) bool
+	// OwnAddr says whether an address is this machine's own, which a fetch then treats as
+	// loopback: reached only through an entry that names it. The default is ownaddr.Is, the
+	// kernel's answer at the moment of the fetch.
+	OwnAddr func(netip.Addr) (bool, error)
 	// MaxBytes bounds the body read; past it the text is cut and Result.Truncated set.
 	// The default is DefaultMaxBytes.
 	MaxBytes int64
@@ -135,9 +140,11 @@ type PrivateError struct {
 	Host        string
 	Port        int
 	Hop         int
-	// Addr is the address that decided the refusal, and Class its kind.
-	Addr  netip.Addr
-	Class hosts.AddrClass
+	// Addr is the address that decided the refusal, and Class its kind. Unsure says why an
+	// address was taken for this machine's own without the kernel's word for it.
+	Addr   netip.Addr
+	Class  hosts.AddrClass
+	Unsure error
 	// Forbidden is true when Addr is one of Options.Forbidden.
 	Forbidden bool
 
@@ -151,8 +158,12 @@ func (e *PrivateError) Error() string {
 		return refusedAt(e.URL, e.HopURL, e.Hop) + target + " leads to " + at +
 			", the proxy's own address or one of the app's own services, which a web fetch may never reach, whatever the entry"
 	}
-	return refusedAt(e.URL, e.HopURL, e.Hop) + target + " resolves to " + e.Addr.String() + ", a " + e.Class.String() +
-		" address, which a web fetch does not reach through a name; to reach it, allow the address itself (" + at + "): " +
+	what := "a " + e.Class.String() + " address"
+	if e.Unsure != nil {
+		what = "taken for an address of this machine, since the kernel could not say whether it is one (" + e.Unsure.Error() + ")"
+	}
+	return refusedAt(e.URL, e.HopURL, e.Hop) + target + " resolves to " + e.Addr.String() + ", " + what +
+		", which a web fetch does not reach through a name; to reach it, allow the address itself (" + at + "): " +
 		howToAllow(e.how, at)
 }
 
@@ -231,6 +242,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.Dial == nil {
 		o.Dial = (&net.Dialer{}).DialContext
+	}
+	if o.OwnAddr == nil {
+		o.OwnAddr = ownaddr.Is
 	}
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = DefaultMaxBytes
@@ -444,6 +458,9 @@ func (o *Options) checkedAddrs(ctx context.Context, d hosts.Decision, start, hop
 		a = a.Unmap()
 		addrs[i] = a
 		refuse := &PrivateError{URL: start, HopURL: hopURL, Host: d.Host, Port: d.Port, Hop: hop, Addr: a, Class: hosts.ClassifyAddr(a), how: o.HowToAllow}
+		if refuse.Class == hosts.Public {
+			refuse.Class, refuse.Unsure = o.ownClass(a)
+		}
 		if o.Forbidden != nil && o.Forbidden(netip.AddrPortFrom(a, uint16(d.Port))) {
 			refuse.Forbidden = true
 			return nil, refuse
@@ -453,6 +470,20 @@ func (o *Options) checkedAddrs(ctx context.Context, d hosts.Decision, start, hop
 		}
 	}
 	return addrs, nil
+}
+
+// ownClass is ThisMachine for a public address that is this machine's own, or that the
+// kernel could not place (with why), and Public otherwise. An address carried in a NAT64 or
+// 6to4 one is asked about too: a translator on this machine would reach it.
+func (o *Options) ownClass(a netip.Addr) (hosts.AddrClass, error) {
+	own, err := o.OwnAddr(a)
+	if v4, ok := hosts.CarriedIPv4(a); ok && !own && err == nil {
+		own, err = o.OwnAddr(v4)
+	}
+	if own || err != nil {
+		return hosts.ThisMachine, err
+	}
+	return hosts.Public, nil
 }
 
 // read turns a final response into a Result, reading at most MaxBytes of its body.

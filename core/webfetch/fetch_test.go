@@ -110,7 +110,15 @@ func TestRefused(t *testing.T) {
 	ps := strconv.Itoa(p)
 	base := "http://" + o
 	allowed := []string{"127.0.0.1:" + ps, "rebind.example:" + ps, "mixed.example:" + ps, "mapped.example:" + ps,
-		"ten.example:" + ps, "meta.example:" + ps, "*.wild.example:" + ps, "hop.example:" + ps, "six.example:" + ps}
+		"ten.example:" + ps, "meta.example:" + ps, "*.wild.example:" + ps, "hop.example:" + ps, "six.example:" + ps, "own.example:" + ps, "unsure.example:" + ps}
+	// 203.0.113.7 stands for an address of this machine's own; the kernel cannot be asked about
+	// 203.0.113.8.
+	own := func(a netip.Addr) (bool, error) {
+		if a == netip.MustParseAddr("203.0.113.8") {
+			return false, errors.New("too many open files")
+		}
+		return a == netip.MustParseAddr("203.0.113.7"), nil
+	}
 	type want struct {
 		blocked *BlockedError
 		private *PrivateError
@@ -146,6 +154,12 @@ func TestRefused(t *testing.T) {
 			want{private: &PrivateError{Host: "meta.example", Port: p, Addr: netip.MustParseAddr("169.254.169.254"), Class: hosts.LinkLocal}, says: []string{"link-local"}}},
 		{"name_to_nat64_loopback", "http://six.example:" + ps + "/", Options{},
 			want{private: &PrivateError{Host: "six.example", Port: p, Addr: netip.MustParseAddr("64:ff9b::7f00:1"), Class: hosts.Loopback}, says: []string{"64:ff9b::7f00:1"}}},
+		{"name_to_this_machine", "http://own.example:" + ps + "/", Options{OwnAddr: own},
+			want{private: &PrivateError{Host: "own.example", Port: p, Addr: netip.MustParseAddr("203.0.113.7"), Class: hosts.ThisMachine},
+				says: []string{"resolves to 203.0.113.7, a local (this machine's own) address", "allow the address itself (203.0.113.7:" + ps + ")"}}},
+		{"kernel_cannot_say", "http://unsure.example:" + ps + "/", Options{OwnAddr: own},
+			want{private: &PrivateError{Host: "unsure.example", Port: p, Addr: netip.MustParseAddr("203.0.113.8"), Class: hosts.ThisMachine},
+				says: []string{"taken for an address of this machine, since the kernel could not say whether it is one (too many open files)"}}},
 		{"wildcard_to_loopback", "http://a.wild.example:" + ps + "/", Options{},
 			want{private: &PrivateError{Host: "a.wild.example", Port: p, Addr: netip.MustParseAddr("127.0.0.1"), Class: hosts.Loopback}}},
 		{"redirect_to_loopback_name", base + "/redirect?to=http://rebind.example:" + ps + "/text", Options{},
@@ -180,6 +194,8 @@ func TestRefused(t *testing.T) {
 			n.resolveTo("six.example", "64:ff9b::7f00:1")
 			n.resolveTo("a.wild.example", "127.0.0.1")
 			n.resolveTo("hop.example", "203.0.113.5")
+			n.resolveTo("own.example", "203.0.113.9", "203.0.113.7")
+			n.resolveTo("unsure.example", "203.0.113.8")
 			n.route("203.0.113.5", p, o)
 			opts := tt.opts
 			opts.Decide, opts.Resolver, opts.Dial = allowing(t, allowed...), n, n.Dial
@@ -240,6 +256,8 @@ func TestRedirects(t *testing.T) {
 		t.Run(strconv.Itoa(code), func(t *testing.T) {
 			n := newFakeNet(t)
 			n.resolveTo("hop.example", "203.0.113.5")
+			n.resolveTo("own.example", "203.0.113.9", "203.0.113.7")
+			n.resolveTo("unsure.example", "203.0.113.8")
 			n.route("203.0.113.5", p, o)
 			var mu sync.Mutex
 			var decided []string

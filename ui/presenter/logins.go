@@ -16,7 +16,7 @@ func (l BackendLogins) List() LoginList {
 	out := LoginList{Note: c.Note}
 	for _, e := range c.Entries {
 		out.Added = append(out.Added, AddedLogin{Key: e.Key, Title: e.Title, From: e.From, Kind: e.Kind, Hosts: e.Hosts,
-			Enabled: e.Enabled, Status: e.Status, Problem: e.Problem, Keys: e.Keys})
+			Enabled: e.Enabled, Status: e.Status, Problem: e.Problem, Keys: e.Keys, LeftOut: e.LeftOut})
 	}
 	for _, r := range c.Catalog {
 		out.Catalog = append(out.Catalog, CatalogLogin{Name: r.Name, Title: r.Title, From: r.From, Kind: r.Kind, Lets: r.Lets,

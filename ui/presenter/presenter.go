@@ -83,6 +83,9 @@ type AddedLogin struct {
 	Problem string // why it cannot be copied, if it cannot
 	// Keys, for the SSH keys, is how they are shared: "agent" or "copy".
 	Keys string
+	// LeftOut are the files a session started now would not get, each with why (the SSH
+	// keys' files when the keys stay outside).
+	LeftOut []string
 }
 
 // LoginList is the shared logins: the entries added and the catalog.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openworker/openworker/core/apitype"
 	"github.com/openworker/openworker/core/approvals"
 	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/config"
@@ -941,5 +942,32 @@ func TestFolderRefusedOnSessionLine(t *testing.T) {
 		if it.Submenu != nil && strings.Contains(it.Title, "macOS") {
 			t.Errorf("a session without refusals says %q", it.Title)
 		}
+	}
+}
+
+// A session's Access menu lists its SSH answers, each with its kind, and whether it holds
+// for the session or always.
+func TestAccessMenuSaysSSHAnswersKinds(t *testing.T) {
+	s := previewState("seatbelt", "allowlist").withSession()
+	s.Sessions[0].Access.SSH = []apitype.SSHAnswer{
+		{Kind: apitype.SSHSigning, Name: "git", Key: "SHA256:k", Source: backend.SessionOnly},
+		{Kind: apitype.SSHLogin, Name: "github.com", Key: "SHA256:k", Source: backend.FromSettings},
+	}
+	for _, want := range []string{`SSH signing for "git" with SHA256:k — Session only`, "SSH login to github.com with SHA256:k — always"} {
+		if it, ok := findItem(Menu(s), want); !ok || !it.Disabled {
+			t.Errorf("the Access menu has no %q (found %v)", want, ok)
+		}
+	}
+}
+
+// An entry's files that a session would not get are said under its switch, with why.
+func TestLoginsSayWhatIsLeftOut(t *testing.T) {
+	s := previewState("linux", "allowlist")
+	s.HasLogins = true
+	s.Added = []AddedLogin{{Key: "ssh", Title: "SSH keys", From: "~/.ssh", Enabled: true, Status: "found", Keys: config.SSHKeysAgent,
+		LeftOut: []string{"~/.ssh/client.p12 is a PKCS#12 bundle, which holds private keys; it stays outside"}}}
+	dump := view.DumpWindow(view.Window{Body: loginsSection(s)})
+	if !strings.Contains(dump, "Left out: ~/.ssh/client.p12 is a PKCS#12 bundle") {
+		t.Errorf("the logins do not say what is left out:\n%s", dump)
 	}
 }

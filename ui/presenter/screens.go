@@ -365,6 +365,18 @@ func (s State) accessMenu(ss Session) view.Menu {
 		sub := view.Menu{Items: []view.MenuItem{{Title: "Allow for this session", Action: AllowForSession{Session: ss.ID, Site: d}}}}
 		add(view.MenuItem{Title: d + " — denied", Submenu: &sub})
 	}
+	// SSH answers, each for its kind of signature: the session's, then those always allowed
+	// (changed with the ssh login in Settings ▸ Sandbox).
+	for i, a := range ss.Access.SSH {
+		if i == 0 {
+			add(view.MenuItem{Title: "SSH signatures allowed", Disabled: true})
+		}
+		mark := " — Session only"
+		if a.Source != backend.SessionOnly {
+			mark = " — always"
+		}
+		add(view.MenuItem{Title: "SSH " + a.String() + mark, Disabled: true, Indent: 1})
+	}
 	add(view.MenuItem{Separator: true},
 		view.MenuItem{Title: "Allow another site…", Action: ShowWindow{ID: AllowWindow, Session: ss.ID}},
 		view.MenuItem{Title: "Choose sites…", Action: ShowWindow{ID: SitesWindow, Session: ss.ID}})
@@ -493,12 +505,17 @@ func (s State) card(c backend.CardInfo, focused bool) view.Node {
 		view.Label{Text: blocked, Style: view.Secondary},
 	}
 	if approvals.Kind(c.Kind).SSH() {
-		// The card's text is the agent's question, not a coworker's reason.
+		// The card's text is the agent's question, not a coworker's reason. An answer holds
+		// for its kind of signature only, which the card says.
+		asks, holds := "OpenWorker's SSH agent asks to sign in to a server", "An answer holds for logins to this server only, never for signing data."
+		if approvals.Kind(c.Kind) == approvals.SSHSigning {
+			asks, holds = "OpenWorker's SSH agent asks to sign data for", "An answer holds for signatures for this only, never for a login to a server."
+		}
 		children = []view.Node{
-			view.Label{Text: "OpenWorker's SSH agent asks", Style: view.Secondary},
+			view.Label{Text: asks, Style: view.Secondary},
 			view.Label{Text: c.Site, Style: view.Headline},
 			view.Label{Text: c.Reason},
-			view.Label{Text: "Your key stays outside the sandbox; this allows its signature, not a copy. The allow list still decides where the connection may go.", Style: view.Secondary},
+			view.Label{Text: "Your key stays outside the sandbox; this allows its signature, not a copy. " + holds + " The allow list still decides where the connection may go.", Style: view.Secondary},
 		}
 	}
 	if c.Askers > 1 {
@@ -722,10 +739,17 @@ func loginsSection(s State) view.Node {
 		} else if a.Status != "" && a.Status != "found" {
 			detail += " · " + a.Status
 		}
-		rows = append(rows, view.Row{Items: []view.Node{
-			view.Switch{Title: a.Title, Detail: detail, On: a.Enabled, Action: SetLoginEnabled{Key: a.Key, On: !a.Enabled}},
-			view.Button{Title: "Remove", Action: RemoveLogin{Key: a.Key}},
-		}})
+		var sw view.Node = view.Switch{Title: a.Title, Detail: detail, On: a.Enabled, Action: SetLoginEnabled{Key: a.Key, On: !a.Enabled}}
+		if len(a.LeftOut) > 0 {
+			// What a session would not get, and why: a key file kept outside, a link that
+			// leads out of the home folder.
+			lines := []view.Node{sw}
+			for _, l := range a.LeftOut {
+				lines = append(lines, view.Label{Text: "Left out: " + l, Style: view.Secondary})
+			}
+			sw = view.Stack{Children: lines}
+		}
+		rows = append(rows, view.Row{Items: []view.Node{sw, view.Button{Title: "Remove", Action: RemoveLogin{Key: a.Key}}}})
 	}
 	var cli view.Menu
 	for _, c := range s.Logins {
