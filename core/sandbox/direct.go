@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+	"time"
 
 	"github.com/openworker/openworker/core/policy"
 )
@@ -37,10 +38,21 @@ func (DirectProvider) Start(ctx context.Context, p *policy.Policy, spec RunnerSp
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the tool runner: %w", err)
 	}
-	return &directProcess{cmd: cmd}, nil
+	d := &directProcess{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		d.err = cmd.Wait()
+		close(d.done)
+	}()
+	return d, nil
 }
 
-type directProcess struct{ cmd *exec.Cmd }
+type directProcess struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+var _ Stopper = (*directProcess)(nil)
 
 func (d *directProcess) Pid() int                    { return d.cmd.Process.Pid }
 func (d *directProcess) ProxyListener() net.Listener { return nil }
@@ -55,4 +67,19 @@ func (d *directProcess) Kill() error {
 	return err
 }
 
-func (d *directProcess) Wait() error { return d.cmd.Wait() }
+// Stop waits, once the caller has closed the runner's connection, for the runner to end its
+// commands' groups and exit (see Stopper), then kills its group.
+func (d *directProcess) Stop() error {
+	t := time.NewTimer(StopWait)
+	defer t.Stop()
+	select {
+	case <-d.done:
+	case <-t.C:
+	}
+	return d.Kill()
+}
+
+func (d *directProcess) Wait() error {
+	<-d.done
+	return d.err
+}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"net"
 	"os"
+	"time"
 
 	"github.com/openworker/openworker/core/policy"
 )
@@ -91,6 +92,20 @@ type Process interface {
 	// Active lists the parts of the wall in force ("namespaces", "landlock ABI 6", ...).
 	Active() []string
 }
+
+// Stopper is a Process whose runner, once the caller closes its connection, ends what its
+// commands started itself (SIGTERM to their process groups, a second for their traps,
+// SIGKILL; runner.Server) and then exits, and whose wall would not end those otherwise
+// (Seatbelt and direct: no process namespace). Stop, called after the connection is closed,
+// waits for the runner up to StopWait, then kills what is left as Kill does. A Process
+// that is not one is killed at once: its wall ends everything with the runner.
+type Stopper interface {
+	Stop() error
+}
+
+// StopWait bounds a Stopper's wait for its runner: the runner gives its commands a second
+// between SIGTERM and SIGKILL, and more would keep a person waiting on End.
+const StopWait = 1500 * time.Millisecond
 
 // Forwarder is a Process whose wall holds listeners, inside the sandbox's own network, for
 // the policy's forwarded host ports (linux, allowlist mode). The caller relays them.
