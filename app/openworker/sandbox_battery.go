@@ -95,7 +95,12 @@ func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.
 		RosettaMissing:       rosettaMissing,
 	})
 	rs = wallcheck.Run(ctx, checkExec(s), probes, exec.LookPath)
+	// What a command left running in the background, in a group of its own and deaf to
+	// SIGTERM, must end with the session: on a Mac, which has no process namespace, only the
+	// sweep of the runner's session reaches it.
+	left := wallcheck.Run(ctx, checkExec(s), []wallcheck.Probe{wallcheck.LeftRunningProbe()}, exec.LookPath)[0]
 	s.EndBecause("the wall check finished")
+	rs = append(rs, wallcheck.AfterEnd(left, work, 5*time.Second))
 	// The same session's servers with the local-servers switch on, in a second session: on a
 	// Mac the switch is what lets them bind; on Linux it changes nothing.
 	spec.LocalServers = true
