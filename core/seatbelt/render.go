@@ -596,6 +596,12 @@ func (r *renderer) render() {
 		r.rule("deny", fileOps+" "+execOps, []string{guard})
 	}
 	r.line("")
+	r.line("; The data volume's own path, %s: every file of this Mac that is not on the", policy.DarwinDataVolume)
+	r.line("; system volume has a second spelling below it, the home folder's included. Whether")
+	r.line("; Seatbelt matches that spelling or the firmlinked one is not documented; denied whole,")
+	r.line("; as the home folder is, it is no way around the denies above and below either way.")
+	r.rule("deny", fileOps+" "+execOps, []string{"(subpath " + quote(policy.DarwinDataVolume) + ")"})
+	r.line("")
 	if len(p.Hidden) > 0 {
 		r.line("; The files inside toolchains that hold logins (registry tokens) are out of reach.")
 		var hidden []string
