@@ -324,9 +324,10 @@ c=socket.socket(socket.AF_UNIX); c.connect(p); print("connected"); os.unlink(p)'
 }
 
 // macQuestions are lines whose outcome no public source settles: whether an x86_64 program
-// (Intel Homebrew on Apple silicon) starts under Rosetta behind the wall, and who logs a
-// refused service lookup (the kernel, or sandboxd, whose reports the follower reads too),
-// which the report's denial line names.
+// (Intel Homebrew on Apple silicon) starts under Rosetta behind the wall, who logs a refused
+// service lookup (the kernel, or sandboxd, whose reports the follower reads too), which the
+// report's denial line names, and which spelling of a path through the data volume Seatbelt
+// matches.
 func macQuestions(o Options) []Probe {
 	var ps []Probe
 	if o.RosettaMissing != nil {
@@ -336,7 +337,14 @@ func macQuestions(o Options) []Probe {
 	if o.ReportsDenials {
 		p.Reported = "mach-lookup"
 	}
-	return append(ps, p)
+	// The data volume's own path to every file, the home folders included: the profile
+	// denies it whole; the denial says which spelling Seatbelt matched (the path as given,
+	// or /Users through the firmlink).
+	data := Probe{Name: "ls /System/Volumes/Data/Users (the data volume's path to the home folders)", Command: "ls /System/Volumes/Data/Users", Refused: true}
+	if o.ReportsDenials {
+		data.Reported = "/Users"
+	}
+	return append(ps, p, data)
 }
 
 // buildProbes are the toolchains' everyday work: the JVM starting, npm installing a package
