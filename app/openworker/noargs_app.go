@@ -121,7 +121,7 @@ func runApp() error {
 		if probed, _, _ := seatbelt.RecordedLinkChecks(e.stateDir); !probed {
 			go func() {
 				pr := &seatbelt.Provider{StateDir: e.stateDir}
-				if _, _, err := pr.ProbeLinks(ctx); err != nil {
+				if _, err := pr.ProbeLinks(ctx); err != nil {
 					fmt.Fprintf(os.Stderr, "openworker: the link probe: %v\n", err)
 				}
 				p.SetWall(wall) // redraw with the answer

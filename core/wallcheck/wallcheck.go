@@ -94,6 +94,9 @@ type Result struct {
 	Private bool `json:"-"`
 	// Info says Detail is what the program found, shown however it went.
 	Info bool `json:"info,omitempty"`
+	// Raw are what the line rests on, one attempt each, for the report (the link probe's
+	// six attempts and how each went).
+	Raw []string `json:"raw,omitempty"`
 }
 
 // Options describe the machine the battery runs on.
