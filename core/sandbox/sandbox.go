@@ -107,6 +107,14 @@ type Stopper interface {
 // between SIGTERM and SIGKILL, and more would keep a person waiting on End.
 const StopWait = 1500 * time.Millisecond
 
+// LinkRefuser is a Provider whose wall may refuse every hard link and clone: Seatbelt, on a
+// Mac where the link probe has not proved which ends of one it checks. The session then makes
+// npm's links copies and says, after a command that failed on one, why.
+type LinkRefuser interface {
+	// RefusesLinks says whether the walls Start builds now refuse every link and clone.
+	RefusesLinks() bool
+}
+
 // Forwarder is a Process whose wall holds listeners, inside the sandbox's own network, for
 // the policy's forwarded host ports (linux, allowlist mode). The caller relays them.
 type Forwarder interface {

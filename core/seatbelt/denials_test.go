@@ -297,11 +297,13 @@ func TestBindRefusedNamesLocalServers(t *testing.T) {
 	}
 }
 
-// A refused link or clone (npm's cache, cargo's copies) says why and what proves it safe.
+// A refused link or clone (npm's cache, cargo's copies) says why, what still works meanwhile,
+// and what proves it safe.
 func TestLinkRefusedSaysWhy(t *testing.T) {
 	ds := []Denial{{Process: "node", Operation: "file-link", Target: "/private/tmp/openworker-1/cache/npm/_cacache/content-v2/x", Count: 1}}
 	s := SummarizeRun(ds, Run{Failed: true})
-	if !strings.Contains(s.Text, "hard links and clones are allowed only within the session's folders, and only once `openworker sandbox check` has proved") || strings.Count(s.Text, "hard links and clones") != 1 {
+	if !strings.Contains(s.Text, "hard links and clones are allowed only within the session's folders, and only once `openworker sandbox check` has proved") ||
+		!strings.Contains(s.Text, "until then npm's links are made copies, and cargo build, rustup and Rust's fs::copy fail") || strings.Count(s.Text, "hard links and clones") != 1 {
 		t.Errorf("report:\n%s", s.Text)
 	}
 }

@@ -37,6 +37,7 @@ func (pr *Provider) UseStateDir(dir string) { pr.StateDir = dir }
 var (
 	_ sandbox.Provider       = (*Provider)(nil)
 	_ sandbox.DenialReporter = (*Provider)(nil)
+	_ sandbox.LinkRefuser    = (*Provider)(nil)
 )
 
 // Name is the enforcement word every result of a Seatbelt session carries.

@@ -54,6 +54,9 @@ type EnvOptions struct {
 	DeveloperTools DeveloperTools
 	// ToolchainHomes are the home variables of the toolchains switched on (ToolchainHomes).
 	ToolchainHomes map[string]string
+	// NpmLinkCopies, when set, is npmLinkCopies's file: the wall refuses hard links, and
+	// Node loads it first in every process (NODE_OPTIONS), so that npm's become copies.
+	NpmLinkCopies string
 }
 
 // toolchainHomes are the home-folder toolchains whose programs find their data through a
@@ -229,6 +232,9 @@ func BuildEnv(o EnvOptions) []string {
 	// Node's built-in fetch uses the proxy variables only when asked (Node 22.21+, 24.5+);
 	// older Nodes ignore it, and their fetch reaches nothing (the session says so).
 	vars["NODE_USE_ENV_PROXY"] = "1"
+	if o.NpmLinkCopies != "" {
+		vars["NODE_OPTIONS"] = "--require=" + o.NpmLinkCopies
+	}
 	if o.GOOS == "darwin" {
 		// Foundation's NSHomeDirectory (and so its preferences, and Java's user.home) takes
 		// the account's home folder, not HOME, unless this says otherwise.

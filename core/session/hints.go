@@ -31,6 +31,9 @@ type hints struct {
 	pathSaid    bool
 	firstDone   bool
 	gitSaid     bool
+	// linksRefused says the wall refuses every hard link and clone (sandbox.LinkRefuser);
+	// linkSaid that the session said why.
+	linksRefused, linkSaid bool
 	// noRoute is the sandbox's count of direct attempts before the running command.
 	noRoute    uint64
 	noRouteSet bool
@@ -180,6 +183,33 @@ func (h *hints) gitMetadataHint(res *runner.Result, guarded bool) string {
 	return "openworker: each repository's .git/config and .git/hooks are read-only in this sandbox (sandbox_git_metadata = \"protected\"): " +
 		"the person's own git runs and obeys them outside it. A person may allow writing them for one session with --git-metadata writable, " +
 		"or for all with sandbox_git_metadata = \"writable\" in the settings (Settings ▸ Sandbox), which lets a command plant what git runs outside the sandbox\n"
+}
+
+// linkRefused finds a tool's words when a hard link or a clone it made was refused: cargo's
+// "failed to link or copy", Node's "operation not permitted, link|copyfile" (npm's, whose
+// syscall line names it too), ln's and cp -c's "Operation not permitted".
+var linkRefused = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?im)failed to link or copy|operation not permitted, (?:link|copyfile|clonefile)|syscall (?:link|clonefile)|^ln: .*operation not permitted|clonefile failed`)
+})
+
+// linkHint says, once a session, that a command failed on a refused link or clone, where the
+// wall refuses them all (a Mac the link probe has not proved), what still works, and what
+// proves the Mac.
+func (h *hints) linkHint(res *runner.Result) string {
+	if h.linkSaid || !h.linksRefused || res == nil || res.ExitCode == 0 {
+		return ""
+	}
+	stderr := res.Stderr
+	if len(h.stderr) > 0 {
+		stderr = h.stderr
+	}
+	if !linkRefused().Match(stderr) {
+		return ""
+	}
+	h.linkSaid = true
+	return "openworker: hard links and clones are refused in this sandbox: that Seatbelt checks both ends of one is not proved on this Mac. " +
+		"npm's links are made copies; cargo build, rustup and Rust's fs::copy fail until the person runs `openworker sandbox check` " +
+		"(Check this Mac… in the app) and the session is started again\n"
 }
 
 // includePath is a path line of git's include and includeIf paths in a settings file.
@@ -387,6 +417,9 @@ func (s *Session) addHints(r *Result, a *runner.ExecArgs, onChunk func(string, [
 		lines = append(lines, line)
 	}
 	if line := s.hints.gitMetadataHint(r.Result, s.gitSnap != nil); line != "" {
+		lines = append(lines, line)
+	}
+	if line := s.hints.linkHint(r.Result); line != "" {
 		lines = append(lines, line)
 	}
 	s.hints.firstDone, s.hints.stderr = true, nil

@@ -114,3 +114,40 @@ func TestGitMetadataHint(t *testing.T) {
 		})
 	}
 }
+
+// A tool's words when a refused link or clone made it fail bring, where the wall refuses them
+// all, the line that says why and what still works; other failures, and walls that allow
+// them, do not.
+func TestLinkHint(t *testing.T) {
+	for _, tc := range []struct {
+		name, stderr string
+		refused      bool
+		want         bool
+	}{
+		{"cargo", "error: failed to link or copy `/p/target/debug/deps/app-1` to `/p/target/debug/app`\n\nCaused by:\n  Operation not permitted (os error 1)\n", true, true},
+		{"npm", "npm error code EPERM\nnpm error syscall link\nnpm error Error: EPERM: operation not permitted, link '/t/a' -> '/t/b'\n", true, true},
+		{"node_clone", "Error: EPERM: operation not permitted, copyfile '/p/a' -> '/p/b'\n", true, true},
+		{"ln", "ln: /p/b: Operation not permitted\n", true, true},
+		{"cp_clone", "cp: /p/b: clonefile failed: Operation not permitted\n", true, true},
+		{"allowed_here", "error: failed to link or copy `/a` to `/b`\n", false, false},
+		{"other_failure", "error: could not compile `app`\n", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := hints{linksRefused: tc.refused}
+			got := h.linkHint(&runner.Result{ExitCode: 1, Stderr: []byte(tc.stderr)})
+			if (got != "") != tc.want {
+				t.Fatalf("hint %q, want one: %v", got, tc.want)
+			}
+			if got != "" && (!strings.Contains(got, "npm's links are made copies") || !strings.Contains(got, "openworker sandbox check") || !strings.HasSuffix(got, "\n")) {
+				t.Errorf("the hint: %s", got)
+			}
+			if again := h.linkHint(&runner.Result{ExitCode: 1, Stderr: []byte(tc.stderr)}); again != "" {
+				t.Errorf("said twice: %s", again)
+			}
+		})
+	}
+	h := hints{linksRefused: true}
+	if got := h.linkHint(&runner.Result{ExitCode: 0, Stderr: []byte("ln: /p/b: Operation not permitted\n")}); got != "" {
+		t.Errorf("said after a command that succeeded: %s", got)
+	}
+}

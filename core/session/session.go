@@ -398,9 +398,18 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	if m.opts.GOOS == "darwin" {
 		dev = m.opts.DeveloperTools()
 	}
+	// A wall that refuses every hard link and clone (a Mac the link probe has not proved)
+	// gets npm's links made copies, and a line after a command that failed on one.
+	var npmCopies string
+	if lr, ok := prov.(sandbox.LinkRefuser); ok && lr.RefusesLinks() {
+		if npmCopies, err = writeNpmLinkCopies(s.tmp); err != nil {
+			return fmt.Errorf("writing npm's link copies into the private tmp: %w", err)
+		}
+		s.hints.linksRefused = true
+	}
 	host := WithVars(m.opts.HostEnv, s.spec.ClientEnv)
 	env := BuildEnv(EnvOptions{Host: host, Home: s.home, Tmp: s.tmp, ProxyURL: s.proxyURL, GOOS: m.opts.GOOS, Readable: readable, ExtraVars: s.loginVars(), PathFirst: s.loginPath(), DeveloperTools: dev,
-		ToolchainHomes: ToolchainHomes(m.opts.UserHome, s.spec.Toolchains, readable)})
+		ToolchainHomes: ToolchainHomes(m.opts.UserHome, s.spec.Toolchains, readable), NpmLinkCopies: npmCopies})
 	if readable != nil {
 		s.hints.order = filepath.SplitList(hostVar(host, "PATH"))
 		s.hints.kept, s.hints.dropped = InsidePath(hostVar(host, "PATH"), readable)

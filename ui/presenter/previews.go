@@ -225,7 +225,7 @@ func Previews() []Preview {
 			{Name: "server on loopback without --local-servers", Status: "refused", OK: true},
 			{Name: "server on loopback with --local-servers", Status: "works", OK: true},
 			{Name: "read of " + previewHome + "/.ssh/known_hosts", Status: "refused", OK: true},
-			{Name: "links and clones: which ends Seatbelt checks", Status: "not proved (the new name only is checked): links and clones stay denied, so npm install and cargo build fail", OK: true},
+			{Name: "links and clones: which ends Seatbelt checks", Status: "not proved (the link from the denied folder into the allowed one was made: Seatbelt does not check the existing file): links and clones stay refused; npm's links are made copies, and cargo build, rustup and Rust's fs::copy fail", OK: true},
 		},
 	}
 	add(Preview{Name: "check-done", Title: "Check this Mac…: each program's line and the report", State: checked})

@@ -625,9 +625,9 @@ func LinksLine(l Links) string {
 	case l.Probed && l.Both:
 		return "Hard links and clones: allowed inside the session's folders (checked on this Mac)"
 	case l.Probed:
-		return "Hard links and clones: denied: " + l.Why
+		return "Hard links and clones: denied: " + l.Why + ". npm's links are made copies; cargo build fails"
 	}
-	return "Hard links and clones: denied until Check this Mac… proves that macOS checks both ends of each"
+	return "Hard links and clones: denied until Check this Mac… proves that macOS checks both ends of each. npm's links are made copies meanwhile; cargo build fails"
 }
 
 // machineSection is Settings ▸ Sandbox's part about what this machine's sandbox does: on a
