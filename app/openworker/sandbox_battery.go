@@ -105,8 +105,10 @@ func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.
 	// Mac the switch is what lets them bind; on Linux it changes nothing.
 	spec.LocalServers = true
 	if ls, err := m.Start(ctx, spec); err != nil {
-		rs = append(rs, wallcheck.Result{Name: "server on loopback with --local-servers", Status: wallcheck.Failed,
-			Detail: "starting a session with local servers on: " + err.Error()})
+		for _, p := range wallcheck.LocalServerProbes() {
+			rs = append(rs, wallcheck.Result{Name: p.Name, Command: p.Command, Status: wallcheck.Failed,
+				Detail: "starting a session with local servers on: " + err.Error()})
+		}
 	} else {
 		rs = append(rs, wallcheck.Run(ctx, checkExec(ls), wallcheck.LocalServerProbes(), exec.LookPath)...)
 		ls.EndBecause("the wall check finished")

@@ -779,10 +779,12 @@ func (r *renderer) render() {
 	}
 	if p.LocalServers {
 		r.line("; Local servers, which the person switched on for this session: a command's servers bind")
-		r.line("; and accept on loopback (127.0.0.1 and ::1, never an address the network reaches), and")
-		r.line("; its clients connect to any loopback port. Seatbelt cannot tell the session's own ports")
-		r.line("; from those of this Mac's other programs, so those are reachable too.")
-		r.line(`(allow network-bind network-inbound (local ip "localhost:*"))`)
+		r.line("; on any local address (Node's listen(port), Express, supertest and python3 -m http.server")
+		r.line("; bind :: or 0.0.0.0), and take only connections that arrive at loopback (127.0.0.1 and")
+		r.line("; ::1); its clients connect to any loopback port. Seatbelt cannot tell the session's own")
+		r.line("; ports from those of this Mac's other programs, so those are reachable too. (codex's shape.)")
+		r.line(`(allow network-bind (local ip "*:*"))`)
+		r.line(`(allow network-inbound (local ip "localhost:*"))`)
 		r.line(`(allow network-outbound (remote ip "localhost:*"))`)
 	}
 	r.line("")

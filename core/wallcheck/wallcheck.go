@@ -396,12 +396,20 @@ func buildProbes(o Options) []Probe {
 }
 
 // LocalServerProbes are run in a second session, with the local-servers switch on: a server
-// on loopback must then bind and take a connection (on Linux, as without the switch).
+// on loopback must then bind and take a connection (on Linux, as without the switch), and so
+// must one bound to every address, ::, as Node's listen(port), Express, supertest and
+// python3 -m http.server bind, taking a connection made to ::1.
 func LocalServerProbes() []Probe {
 	return []Probe{{
 		Name: "server on loopback with --local-servers",
 		Command: `python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
 c=socket.create_connection(s.getsockname()); a,_=s.accept(); print("served")'`,
+		Needs: "python3",
+		Judge: wantOutput("served"),
+	}, {
+		Name: "server on :: (every address) with --local-servers",
+		Command: `python3 -c 'import socket; s=socket.socket(socket.AF_INET6); s.bind(("::", 0)); s.listen(1)
+c=socket.create_connection(("::1", s.getsockname()[1])); a,_=s.accept(); print("served")'`,
 		Needs: "python3",
 		Judge: wantOutput("served"),
 	}}

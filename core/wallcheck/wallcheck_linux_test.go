@@ -165,8 +165,14 @@ func TestServerWithLocalServers(t *testing.T) {
 		t.Skipf("the Linux wall cannot run here: %s", st.Reason)
 	}
 	s := startSession(t, ctx, prov, false, 0, true)
-	if r := Run(ctx, sessionExec(s), LocalServerProbes(), exec.LookPath)[0]; r.Status != Works {
-		t.Errorf("%s: %q (%s)", r.Name, r.Status, r.Detail)
+	rs := Run(ctx, sessionExec(s), LocalServerProbes(), exec.LookPath)
+	if len(rs) != 2 {
+		t.Fatalf("%d lines, want the loopback server's and the one on ::", len(rs))
+	}
+	for _, r := range rs {
+		if r.Status != Works {
+			t.Errorf("%s: %q (%s)", r.Name, r.Status, r.Detail)
+		}
 	}
 }
 

@@ -321,7 +321,8 @@ func (s State) sessionMenu(ss Session) view.Menu {
 }
 
 // localServersTip says what the local-servers switch opens, and what turning it costs.
-const localServersTip = "Lets the session's commands run servers on loopback (go test with httptest, dev servers) and connect to loopback ports. " +
+const localServersTip = "Lets the session's commands run servers (go test with httptest, dev servers) and connect to loopback ports. " +
+	"A server may listen on every address, but it takes only connections made on this Mac's loopback, none from the network. " +
 	"macOS cannot tell the session's ports from other programs', so it also reaches your own local services (databases, dev servers) on this Mac. " +
 	"Switching restarts the session's shell."
 
