@@ -96,11 +96,11 @@ func ToolchainHomes(userHome string, enabled, readable []string) map[string]stri
 // DeveloperTools is the Mac's active developer folder (xcode-select -p) and SDK, found
 // outside the sandbox. Inside, the /usr/bin shims (git, make, cc, clang, python3) would ask
 // xcrun for them, and xcrun's cache is out of reach; with DEVELOPER_DIR set and the folder's
-// binaries first on PATH, the real tools run and xcrun has nothing to look up.
+// binaries on PATH just before /usr/bin, the real tools run and xcrun has nothing to look up.
 type DeveloperTools struct {
 	Dir       string   // DEVELOPER_DIR; empty when none is installed
 	SDKRoot   string   // SDKROOT; empty when unknown
-	PathFirst []string // Dir/usr/bin, and the default toolchain's usr/bin in Xcode.app
+	PathFirst []string // Dir/usr/bin, and the default toolchain's usr/bin in Xcode.app: put before /usr/bin
 }
 
 // loopbackNoProxy are the names of the sandbox's own loopback. On Linux the sandbox has a
@@ -153,6 +153,19 @@ func InsidePath(path string, readable []string) (kept, dropped []string) {
 	return kept, dropped
 }
 
+// beforeUsrBin is path with dirs put just before its first /usr/bin, or at its end when it
+// has none. The developer folder replaces only the /usr/bin shims of git, make, clang and
+// python3 (whose xcrun cache is out of reach inside); first on PATH it would shadow the
+// person's own python3, pip3, git and make (Homebrew's, pyenv's, uv's), which come earlier.
+func beforeUsrBin(path string, dirs []string) string {
+	entries := filepath.SplitList(path)
+	i := slices.Index(entries, "/usr/bin")
+	if i < 0 {
+		i = len(entries)
+	}
+	return strings.Join(slices.Concat(entries[:i], dirs, entries[i:]), string(filepath.ListSeparator))
+}
+
 // BuildEnv returns the environment of the sandbox's commands.
 func BuildEnv(o EnvOptions) []string {
 	vars := map[string]string{}
@@ -184,7 +197,7 @@ func BuildEnv(o EnvOptions) []string {
 			vars["SDKROOT"] = dev.SDKRoot
 		}
 		if len(dev.PathFirst) > 0 {
-			vars["PATH"] = strings.Join(dev.PathFirst, ":") + ":" + vars["PATH"]
+			vars["PATH"] = beforeUsrBin(vars["PATH"], dev.PathFirst)
 		}
 	}
 	if len(o.PathFirst) > 0 {

@@ -140,23 +140,34 @@ func envMap(env []string) map[string]string {
 	return m
 }
 
-// On a Mac the developer folder is found outside: its real binaries come first on PATH, so
-// that git, make and clang run without xcrun's shim (and its cache) in between.
+// On a Mac the developer folder is found outside: its real binaries stand just before
+// /usr/bin on PATH, so that git, make and clang run without xcrun's shim (and its cache) in
+// between, and the person's own python3, pip3, git and make (Homebrew's, pyenv's, uv's),
+// earlier on PATH, still come first.
 func TestBuildEnvDeveloperTools(t *testing.T) {
 	dev := DeveloperTools{Dir: "/Applications/Xcode.app/Contents/Developer", SDKRoot: "/Applications/Xcode.app/Contents/Developer/Platforms/MacOSX.platform/Developer/SDKs/MacOSX.sdk",
 		PathFirst: []string{"/Applications/Xcode.app/Contents/Developer/usr/bin", "/Applications/Xcode.app/Contents/Developer/Toolchains/XcodeDefault.xctoolchain/usr/bin"}}
+	devPath := strings.Join(dev.PathFirst, ":")
 	host := []string{"PATH=/opt/homebrew/bin:/usr/bin:/bin"}
 	v := envMap(BuildEnv(EnvOptions{Host: host, Home: "/private/tmp/ow/home", Tmp: "/private/tmp/ow", GOOS: "darwin", DeveloperTools: dev}))
 	if v["DEVELOPER_DIR"] != dev.Dir || v["SDKROOT"] != dev.SDKRoot {
 		t.Errorf("DEVELOPER_DIR = %q, SDKROOT = %q", v["DEVELOPER_DIR"], v["SDKROOT"])
 	}
-	if want := strings.Join(dev.PathFirst, ":") + ":/opt/homebrew/bin:/usr/bin:/bin"; v["PATH"] != want {
-		t.Errorf("PATH = %q, want %q", v["PATH"], want)
+	for _, tt := range []struct{ path, want string }{
+		{"/opt/homebrew/bin:/usr/bin:/bin", "/opt/homebrew/bin:" + devPath + ":/usr/bin:/bin"},
+		{"/Users/me/.pyenv/shims:/Users/me/.local/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin", "/Users/me/.pyenv/shims:/Users/me/.local/bin:/usr/local/bin:" + devPath + ":/usr/bin:/bin:/usr/sbin"},
+		{"/usr/bin:/opt/homebrew/bin:/usr/bin", devPath + ":/usr/bin:/opt/homebrew/bin:/usr/bin"}, // before the first
+		{"/opt/homebrew/bin:/bin", "/opt/homebrew/bin:/bin:" + devPath},                           // none: last
+	} {
+		v := envMap(BuildEnv(EnvOptions{Host: []string{"PATH=" + tt.path}, Home: "/h", Tmp: "/t", GOOS: "darwin", DeveloperTools: dev}))
+		if v["PATH"] != tt.want {
+			t.Errorf("PATH %s: %q, want %q", tt.path, v["PATH"], tt.want)
+		}
 	}
 	// The person's shared logins' wrapper stays first of all.
 	v = envMap(BuildEnv(EnvOptions{Host: host, Home: "/h", Tmp: "/t", GOOS: "darwin", DeveloperTools: dev, PathFirst: []string{"/t/home/.openworker/bin"}}))
-	if !strings.HasPrefix(v["PATH"], "/t/home/.openworker/bin:"+dev.PathFirst[0]+":") {
-		t.Errorf("PATH = %q", v["PATH"])
+	if want := "/t/home/.openworker/bin:/opt/homebrew/bin:" + devPath + ":/usr/bin:/bin"; v["PATH"] != want {
+		t.Errorf("PATH = %q, want %q", v["PATH"], want)
 	}
 	// Nothing found: nothing set.
 	v = envMap(BuildEnv(EnvOptions{Host: host, Home: "/h", Tmp: "/t", GOOS: "darwin"}))
