@@ -407,7 +407,7 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 		}
 		s.hints.linksRefused = true
 	}
-	host := WithVars(m.opts.HostEnv, s.spec.ClientEnv)
+	host := WithVars(m.hostEnv(), s.spec.ClientEnv)
 	env := BuildEnv(EnvOptions{Host: host, Home: s.home, Tmp: s.tmp, ProxyURL: s.proxyURL, GOOS: m.opts.GOOS, Readable: readable, ExtraVars: s.loginVars(), PathFirst: s.loginPath(), DeveloperTools: dev,
 		ToolchainHomes: ToolchainHomes(m.opts.UserHome, s.spec.Toolchains, readable), NpmLinkCopies: npmCopies})
 	if readable != nil {
