@@ -1,7 +1,6 @@
 package session
 
 import (
-	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -111,26 +110,15 @@ type DeveloperTools struct {
 // without them.
 var loopbackNoProxy = []string{"localhost", "127.0.0.1", "::1"}
 
-// javaOptions are the JVM's options on a Mac, where Java reads neither HOME nor the proxy
+// javaToolOptions is JAVA_TOOL_OPTIONS on a Mac, where Java reads neither HOME nor the proxy
 // variables. Seatbelt matches 127.0.0.1 and ::1 but not ::ffff:127.0.0.1, so a dual-stack JVM
 // cannot reach the proxy until it uses IPv4; user.home comes from NSHomeDirectory (Gradle's,
-// Maven's and sbt's caches live under it); the proxy wants its login, which Java sends on a
-// CONNECT only when Basic is not disabled for tunnels. No host bypasses the proxy but those
-// the session names, as for NO_PROXY on a Mac.
-func javaOptions(o EnvOptions) []string {
-	opts := []string{"-Djava.net.preferIPv4Stack=true", "-Duser.home=" + o.Home}
-	u, err := url.Parse(o.ProxyURL)
-	if o.ProxyURL == "" || err != nil || u.Hostname() == "" || u.Port() == "" {
-		return opts
-	}
-	for _, scheme := range []string{"http", "https"} {
-		opts = append(opts, "-D"+scheme+".proxyHost="+u.Hostname(), "-D"+scheme+".proxyPort="+u.Port())
-		if u.User != nil {
-			pw, _ := u.User.Password()
-			opts = append(opts, "-D"+scheme+".proxyUser="+u.User.Username(), "-D"+scheme+".proxyPassword="+pw)
-		}
-	}
-	return append(opts, "-Djdk.http.auth.tunneling.disabledSchemes=", "-Dhttp.nonProxyHosts="+strings.Join(o.NoProxyFor, "|"))
+// Maven's and sbt's caches and settings live under it). Nothing else: every JVM prints the
+// variable whole on its error output ("Picked up JAVA_TOOL_OPTIONS: ..."), into an agent's
+// transcript and a CI log, so the proxy and its login go to Gradle and Maven through their
+// own files in the sandbox home (writeJVMProxyFiles).
+func javaToolOptions(home string) string {
+	return "-Djava.net.preferIPv4Stack=true -Duser.home=" + home
 }
 
 // InsidePath splits a PATH into the entries that exist inside a sandbox that can read
@@ -252,7 +240,7 @@ func BuildEnv(o EnvOptions) []string {
 		// Foundation's NSHomeDirectory (and so its preferences, and Java's user.home) takes
 		// the account's home folder, not HOME, unless this says otherwise.
 		vars["CFFIXED_USER_HOME"] = o.Home
-		vars["JAVA_TOOL_OPTIONS"] = strings.Join(javaOptions(o), " ")
+		vars["JAVA_TOOL_OPTIONS"] = javaToolOptions(o.Home)
 	}
 	for k, v := range o.ExtraVars {
 		vars[k] = v

@@ -407,6 +407,12 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 		}
 		s.hints.linksRefused = true
 	}
+	if m.opts.GOOS == "darwin" {
+		// Java reads no proxy variable on a Mac; Gradle and Maven read their own files.
+		if err := writeJVMProxyFiles(s.home, s.proxyURL, nil); err != nil {
+			return fmt.Errorf("writing Gradle's and Maven's proxy settings into the sandbox home: %w", err)
+		}
+	}
 	host := WithVars(m.hostEnv(), s.spec.ClientEnv)
 	env := BuildEnv(EnvOptions{Host: host, Home: s.home, Tmp: s.tmp, ProxyURL: s.proxyURL, GOOS: m.opts.GOOS, Readable: readable, ExtraVars: s.loginVars(), PathFirst: s.loginPath(), DeveloperTools: dev,
 		ToolchainHomes: ToolchainHomes(m.opts.UserHome, s.spec.Toolchains, readable), NpmLinkCopies: npmCopies})
