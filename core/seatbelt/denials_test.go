@@ -307,3 +307,17 @@ func TestLinkRefusedSaysWhy(t *testing.T) {
 		t.Errorf("report:\n%s", s.Text)
 	}
 }
+
+// The kernel refuses a set-user-ID program (ps, sudo, top) in every sandbox and logs it
+// without the profile's marker: no command's report takes it, as no rule of the profile made
+// it; README's known limits say ps does not run inside.
+func TestSetUIDRefusalIsNotReported(t *testing.T) {
+	line := []byte(`{"processImagePath": "/kernel", "processID": 0, "eventMessage": "Sandbox: bash(80139) deny(1) forbidden-exec-sugid", "timestamp": "2025-03-04 10:11:12.345678-0800"}`)
+	if d, ok := ParseLogLine(line, testMarker); ok {
+		t.Errorf("an unmarked forbidden-exec-sugid line was taken: %+v", d)
+	}
+	marked := []byte(`{"processImagePath": "/kernel", "processID": 0, "eventMessage": "Sandbox: bash(80139) deny(1) file-read-data /Users/me/x\n` + testMarker + `", "timestamp": "2025-03-04 10:11:12.345678-0800"}`)
+	if _, ok := ParseLogLine(marked, testMarker); !ok {
+		t.Error("the same shape with the marker was not taken: the test proves nothing")
+	}
+}

@@ -125,6 +125,11 @@ var escapes = []attempt{
 	{"read_login_window_users", file("file-read-data", "/Library/Preferences/com.apple.loginwindow.plist")},
 	{"list_system_preferences", file("file-read-data", "/Library/Preferences")},
 	{"other_programs_semaphore", ipc("ipc-posix-sem", "/com.example.app.lock")},
+	// SysV IPC: its keys are one namespace for all of the person's programs (a PostgreSQL
+	// server's shared memory, another program's semaphores), which no filter can split.
+	{"sysv_shared_memory", sbpl.Query{Op: "ipc-sysv-shm"}},
+	{"sysv_semaphore", sbpl.Query{Op: "ipc-sysv-sem"}},
+	{"sysv_message_queue", sbpl.Query{Op: "ipc-sysv-msg"}},
 }
 
 // uses are what a legitimate command in a session of macPolicy needs.
