@@ -56,6 +56,9 @@ type EnvOptions struct {
 	// NpmLinkCopies, when set, is npmLinkCopies's file: the wall refuses hard links, and
 	// Node loads it first in every process (NODE_OPTIONS), so that npm's become copies.
 	NpmLinkCopies string
+	// GitSystemConfig, when set, is the git system settings the session's git reads
+	// (GIT_CONFIG_SYSTEM; see writeGitSystemConfig).
+	GitSystemConfig string
 }
 
 // toolchainHomes are the home-folder toolchains whose programs find their data through a
@@ -233,6 +236,9 @@ func BuildEnv(o EnvOptions) []string {
 	// Node's built-in fetch uses the proxy variables only when asked (Node 22.21+, 24.5+);
 	// older Nodes ignore it, and their fetch reaches nothing (the session says so).
 	vars["NODE_USE_ENV_PROXY"] = "1"
+	if o.GitSystemConfig != "" {
+		vars["GIT_CONFIG_SYSTEM"] = o.GitSystemConfig
+	}
 	if o.NpmLinkCopies != "" {
 		vars["NODE_OPTIONS"] = "--require=" + o.NpmLinkCopies
 	}

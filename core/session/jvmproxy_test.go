@@ -159,8 +159,8 @@ func TestMavenTakesTheProxyFromItsSettings(t *testing.T) {
 	t.Fatalf("the proxy saw %q, not %q; Maven said:\n%s", seen, want, out)
 }
 
-// A Mac session with a proxy writes the files into its sandbox home; its JVMs see the home
-// as user.home.
+// A Mac session with a proxy writes the files into its sandbox home, its JVMs see the home as
+// user.home, and its git reads the session's system settings.
 func TestMacSessionWritesJVMProxyFiles(t *testing.T) {
 	f := newFixture(t, map[sandbox.Enforcement]sandbox.Provider{sandbox.Direct: sandbox.DirectProvider{}})
 	exe, _ := os.Executable()
@@ -175,12 +175,12 @@ func TestMacSessionWritesJVMProxyFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Exec(runner.ExecArgs{Command: `cat "$HOME/.m2/settings.xml" "$HOME/.gradle/gradle.properties"; echo "$JAVA_TOOL_OPTIONS"`}, nil)
+	res, err := s.Exec(runner.ExecArgs{Command: `cat "$HOME/.m2/settings.xml" "$HOME/.gradle/gradle.properties" "$GIT_CONFIG_SYSTEM"; echo "$JAVA_TOOL_OPTIONS"`}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := string(res.Stdout)
-	for _, want := range []string{"<protocol>https</protocol>", "systemProp.https.proxyPassword=", "-Duser.home=" + s.home} {
+	for _, want := range []string{"<protocol>https</protocol>", "systemProp.https.proxyPassword=", "[credential]\n\thelper =\n", "-Duser.home=" + s.home} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the session's home and JVM options lack %q:\n%s%s", want, out, res.Stderr)
 		}
