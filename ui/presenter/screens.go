@@ -33,12 +33,14 @@ func Build(s State) view.App {
 	return view.App{Icon: Icon(s), Menu: Menu(s), Windows: Windows(s), Busy: busy(s)}
 }
 
-// busy is why the app must keep working at full speed in the background: a running session's
-// commands go through its proxy and its agent waits on its API. An idle app may nap.
+// busy is why the app must keep working at full speed in the background, for its whole life:
+// a running session's commands go through its proxy and its agent waits on its API, and with
+// none running, the CLI, an MCP server's attach and the first session start wait on the local
+// API, which a napping app answers late.
 func busy(s State) string {
 	switch n := len(s.Sessions); n {
 	case 0:
-		return ""
+		return "OpenWorker serves the local API that the CLI and agents' MCP servers start sessions through"
 	case 1:
 		return "OpenWorker is the proxy and API of a running session"
 	default:
