@@ -105,6 +105,9 @@ func (p *process) Kill() error {
 			return fmt.Errorf("seatbelt: killing the runner's process group %d: %w", sid, err)
 		}
 	}
+	// A process SIGKILLed in an earlier round is dying and forks no more; it may still be
+	// listed for a moment (not yet a zombie), and is not counted again.
+	signalled := map[int]bool{}
 	for range maxKillRounds {
 		pids, err := sessionPIDs(sid)
 		if err != nil {
@@ -112,7 +115,8 @@ func (p *process) Kill() error {
 		}
 		killed := 0
 		for _, pid := range pids {
-			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+			if !signalled[pid] && syscall.Kill(pid, syscall.SIGKILL) == nil {
+				signalled[pid] = true
 				killed++
 			}
 		}
