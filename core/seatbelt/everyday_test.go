@@ -164,6 +164,41 @@ func TestPrivateTmpNotInVarFolders(t *testing.T) {
 	}
 }
 
+// TestRunnerNotInVarFolders: an app opened where it was downloaded or unzipped runs from a
+// translocated copy under /private/var/folders; its runner's files there would make the
+// person's per-user folders stat-able, as a private tmp there would. Render refuses it, and
+// says what to do.
+func TestRunnerNotInVarFolders(t *testing.T) {
+	p := macPolicy()
+	p.RunnerFiles = []string{"/private/var/folders/xy/abc123/T/AppTranslocation/1A2B3C4D-5E6F/d/OpenWorker.app/Contents/Helpers/openworker-runner"}
+	_, err := Render(p)
+	if err == nil || !strings.Contains(err.Error(), "/private/var/folders") || !strings.Contains(err.Error(), "move OpenWorker.app to /Applications") {
+		t.Errorf("Render err = %v, want a refusal naming /private/var/folders and what to do", err)
+	}
+}
+
+// A binary under /private/var/folders is the app's translocated copy (or another temporary
+// one): sessions are refused until the app is moved, and the reason says how.
+func TestTranslocated(t *testing.T) {
+	for bin, want := range map[string]bool{
+		"/private/var/folders/xy/abc123/T/AppTranslocation/1A2B/d/OpenWorker.app/Contents/Helpers/openworker-runner": true,
+		"/private/var/folders/xy/abc123/T/go-build123/exe/openworker":                                                true,
+		"/Applications/OpenWorker.app/Contents/Helpers/openworker-runner":                                            false,
+		"/Users/me/Downloads/OpenWorker.app/Contents/Helpers/openworker-runner":                                      false,
+	} {
+		why := runnerPlace(bin)
+		if (why != "") != want {
+			t.Errorf("runnerPlace(%s) = %q, want a reason: %v", bin, why, want)
+		}
+		if want && !strings.Contains(why, "/Applications") {
+			t.Errorf("runnerPlace(%s) = %q: it does not say where to move the app", bin, why)
+		}
+	}
+	if why := runnerPlace("/private/var/folders/xy/abc123/T/AppTranslocation/1A2B/d/OpenWorker.app/Contents/Helpers/openworker-runner"); !strings.Contains(why, "App Translocation") {
+		t.Errorf("a translocated app: %q", why)
+	}
+}
+
 func bindUnix(path string) sbpl.Query   { return sbpl.Query{Op: "network-bind", Path: path} }
 func acceptUnix(path string) sbpl.Query { return sbpl.Query{Op: "network-inbound", Path: path} }
 

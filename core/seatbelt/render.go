@@ -290,6 +290,9 @@ func check(p *policy.Policy) error {
 	}
 	for _, d := range p.RunnerFiles {
 		checkPath("runner file", d)
+		if why := runnerPlace(d); why != "" {
+			return fmt.Errorf("seatbelt: %s", why)
+		}
 	}
 	for _, d := range p.Hidden {
 		checkPath("hidden file", d)
