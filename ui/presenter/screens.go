@@ -655,7 +655,7 @@ func machineSection(s State) view.Node {
 		if !running {
 			rows = append(rows, view.Label{Text: "Local servers are off in every session until you switch them on in its menu.", Style: view.Secondary})
 		}
-		footer = "Local servers let a session's commands serve and connect on loopback (go test, dev servers); macOS cannot tell their ports from other programs', so they reach your own local services too. " + footer
+		footer = "Local servers let a session's commands serve and connect on loopback (go test, dev servers): a server may listen on every address, but takes connections made on this Mac's loopback only; macOS cannot tell their ports from other programs', so they reach your own local services too. " + footer
 	}
 	rows = append(rows, view.Stack{Axis: view.Horizontal, Children: []view.Node{view.Button{Title: s.checkTitle(), Action: CheckMachine{}}}})
 	return view.Section{Title: upperFirst(s.machineWord()), Children: rows, Footer: footer}
