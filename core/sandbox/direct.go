@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
-	"time"
 
 	"github.com/openworker/openworker/core/policy"
 )
@@ -69,15 +68,7 @@ func (d *directProcess) Kill() error {
 
 // Stop waits, once the caller has closed the runner's connection, for the runner to end its
 // commands' groups and exit (see Stopper), then kills its group.
-func (d *directProcess) Stop() error {
-	t := time.NewTimer(StopWait)
-	defer t.Stop()
-	select {
-	case <-d.done:
-	case <-t.C:
-	}
-	return d.Kill()
-}
+func (d *directProcess) Stop() error { return StopAfter(d.done, d.Kill) }
 
 func (d *directProcess) Wait() error {
 	<-d.done

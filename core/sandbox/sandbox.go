@@ -107,6 +107,18 @@ type Stopper interface {
 // between SIGTERM and SIGKILL, and more would keep a person waiting on End.
 const StopWait = 1500 * time.Millisecond
 
+// StopAfter is a Stopper's Stop: it waits until done is closed (the runner exited) or
+// StopWait has passed, then calls kill for whatever is left.
+func StopAfter(done <-chan struct{}, kill func() error) error {
+	t := time.NewTimer(StopWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+	return kill()
+}
+
 // LinkRefuser is a Provider whose wall may refuse every hard link and clone: Seatbelt, on a
 // Mac where the link probe has not proved which ends of one it checks. The session then makes
 // npm's links copies and says, after a command that failed on one, why.

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"syscall"
-	"time"
 
 	"github.com/openworker/openworker/core/sandbox"
 )
@@ -144,15 +143,7 @@ func sessionGroups(sid int) ([]int, error) {
 // traps a second, SIGKILLs them and exits. Stop waits for that up to sandbox.StopWait, then kills
 // whatever is left as Kill does (a command that ignored SIGTERM and left its group, a runner
 // that did not end). Killing at once would give no command its grace.
-func (p *process) Stop() error {
-	t := time.NewTimer(sandbox.StopWait)
-	defer t.Stop()
-	select {
-	case <-p.done:
-	case <-t.C:
-	}
-	return p.Kill()
-}
+func (p *process) Stop() error { return sandbox.StopAfter(p.done, p.Kill) }
 
 // maxKillRounds bounds Kill's sweep of the runner's session.
 const maxKillRounds = 16

@@ -31,9 +31,8 @@ type hints struct {
 	pathSaid    bool
 	firstDone   bool
 	gitSaid     bool
-	// linksRefused says the wall refuses every hard link and clone (sandbox.LinkRefuser);
-	// linkSaid that the session said why.
-	linksRefused, linkSaid bool
+	// linksRefused says the wall refuses every hard link and clone (sandbox.LinkRefuser).
+	linksRefused bool
 	// enforcement is the session's wall; allowlist says the network is the proxy's alone.
 	// toolSaid are the tool hints said (toolHints), by name.
 	enforcement sandbox.Enforcement
@@ -197,26 +196,6 @@ var linkRefused = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?im)failed to link or copy|operation not permitted, (?:link|copyfile|clonefile)|syscall (?:link|clonefile)|^ln: .*operation not permitted|clonefile failed`)
 })
 
-// linkHint says, once a session, that a command failed on a refused link or clone, where the
-// wall refuses them all (a Mac the link probe has not proved), what still works, and what
-// proves the Mac.
-func (h *hints) linkHint(res *runner.Result) string {
-	if h.linkSaid || !h.linksRefused || res == nil || res.ExitCode == 0 {
-		return ""
-	}
-	stderr := res.Stderr
-	if len(h.stderr) > 0 {
-		stderr = h.stderr
-	}
-	if !linkRefused().Match(stderr) {
-		return ""
-	}
-	h.linkSaid = true
-	return "openworker: hard links and clones are refused in this sandbox: that Seatbelt checks both ends of one is not proved on this Mac. " +
-		"npm's links are made copies; cargo build, rustup and Rust's fs::copy fail until the person runs `openworker sandbox check` " +
-		"(Check this Mac… in the app) and the session is started again\n"
-}
-
 // toolHint is a line the session says once, after a command that failed with words matching
 // re, where when says it holds for the session's wall.
 type toolHint struct {
@@ -227,6 +206,16 @@ type toolHint struct {
 }
 
 var toolHintList = []toolHint{
+	{
+		// Where the wall refuses every hard link and clone (a Mac the link probe has not
+		// proved): what still works, and what proves the Mac.
+		name: "links",
+		re:   linkRefused,
+		when: func(h *hints) bool { return h.linksRefused },
+		line: "openworker: hard links and clones are refused in this sandbox: that Seatbelt checks both ends of one is not proved on this Mac. " +
+			"npm's links are made copies; cargo build, rustup and Rust's fs::copy fail until the person runs `openworker sandbox check` " +
+			"(Check this Mac… in the app) and the session is started again\n",
+	},
 	{
 		name: "sysv",
 		// initdb's "could not create shared memory segment" / "semaphores" and its failed
@@ -492,9 +481,6 @@ func (s *Session) addHints(r *Result, a *runner.ExecArgs, onChunk func(string, [
 		lines = append(lines, line)
 	}
 	if line := s.hints.gitMetadataHint(r.Result, s.gitSnap != nil); line != "" {
-		lines = append(lines, line)
-	}
-	if line := s.hints.linkHint(r.Result); line != "" {
 		lines = append(lines, line)
 	}
 	lines = append(lines, s.hints.toolHints(r.Result)...)

@@ -134,21 +134,21 @@ func TestLinkHint(t *testing.T) {
 		{"other_failure", "error: could not compile `app`\n", true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := hints{linksRefused: tc.refused}
-			got := h.linkHint(&runner.Result{ExitCode: 1, Stderr: []byte(tc.stderr)})
+			h := hints{linksRefused: tc.refused, enforcement: sandbox.Seatbelt}
+			got := strings.Join(h.toolHints(&runner.Result{ExitCode: 1, Stderr: []byte(tc.stderr)}), "")
 			if (got != "") != tc.want {
 				t.Fatalf("hint %q, want one: %v", got, tc.want)
 			}
 			if got != "" && (!strings.Contains(got, "npm's links are made copies") || !strings.Contains(got, "openworker sandbox check") || !strings.HasSuffix(got, "\n")) {
 				t.Errorf("the hint: %s", got)
 			}
-			if again := h.linkHint(&runner.Result{ExitCode: 1, Stderr: []byte(tc.stderr)}); again != "" {
+			if again := h.toolHints(&runner.Result{ExitCode: 1, Stderr: []byte(tc.stderr)}); len(again) != 0 {
 				t.Errorf("said twice: %s", again)
 			}
 		})
 	}
-	h := hints{linksRefused: true}
-	if got := h.linkHint(&runner.Result{ExitCode: 0, Stderr: []byte("ln: /p/b: Operation not permitted\n")}); got != "" {
+	h := hints{linksRefused: true, enforcement: sandbox.Seatbelt}
+	if got := h.toolHints(&runner.Result{ExitCode: 0, Stderr: []byte("ln: /p/b: Operation not permitted\n")}); len(got) != 0 {
 		t.Errorf("said after a command that succeeded: %s", got)
 	}
 }
