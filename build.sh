@@ -38,9 +38,12 @@ commands:
           build/OpenWorker-VERSION-macos.zip. macOS only.
           Signed ad hoc, unless OPENWORKER_SIGN_IDENTITY names a Developer
           ID ("Developer ID Application: …"): then with the hardened
-          runtime and a timestamp. With OPENWORKER_NOTARY_PROFILE (a
-          notarytool keychain profile) too, the zip is notarized and the
-          ticket stapled to the app.
+          runtime and a timestamp, each helper verified strictly. With
+          OPENWORKER_NOTARY_PROFILE (a notarytool keychain profile) too, the
+          zip is notarized (anything but Accepted stops the build with the
+          service's log), the ticket stapled to the app, and Gatekeeper asked
+          (spctl). OPENWORKER_UNSIGNED_EXECUTABLE_MEMORY=0 signs the app
+          without its one entitlement (see the switch's reason below).
   helper  build build/openworker-runner, the helper that runs inside the
           wall on a Mac (the runner, ssh's ProxyCommand), without cgo.
   cli     build build/openworker, the CLI and daemon for this machine, with
@@ -150,12 +153,22 @@ check_minos() {
 	step "$(basename "$bin") runs on macOS ${min_macos} and later (minos: $(echo $found))"
 }
 
+# unsigned_executable_memory is the app's one entitlement under the hardened
+# runtime, as one switch: 1 grants
+# com.apple.security.cs.allow-unsigned-executable-memory, 0 signs the app with
+# no entitlement at all. Why it is there: darwinkit calls Objective-C through
+# libffi, whose closures (every delegate and target/action callback) may need
+# memory that is written and then executed, which the hardened runtime
+# forbids unless this is granted. Why it may go: macOS's own libffi (macOS 11
+# and later) makes closures from pre-mapped trampolines, so darwinkit may need
+# none; only a Mac can show it. To try: build signed with
+# OPENWORKER_UNSIGNED_EXECUTABLE_MEMORY=0, open the app, open Settings and
+# answer a card (delegates and actions fire); if they do, make 0 the default.
+# The helpers get no entitlement: they are plain Go, without cgo.
+readonly unsigned_executable_memory="${OPENWORKER_UNSIGNED_EXECUTABLE_MEMORY:-1}"
+
 # write_entitlements writes the app binary's entitlements for the hardened
-# runtime to $1. darwinkit calls Objective-C through libffi, whose closures
-# (every delegate and target/action callback) may need memory that is
-# writable and then executable, which the hardened runtime forbids unless
-# allow-unsigned-executable-memory is granted. The helper gets none: it is
-# plain Go, without cgo.
+# runtime to $1 (see unsigned_executable_memory).
 write_entitlements() {
 	cat >"$1" <<'PLIST'
 <?xml version="1.0" encoding="UTF-8"?>
@@ -182,18 +195,36 @@ sign() {
 	if [ -z "$identity" ]; then
 		step "ad-hoc signing (set OPENWORKER_SIGN_IDENTITY to sign with a Developer ID)"
 		codesign --force --sign - --timestamp=none "$helper"
+		codesign --verify --strict --verbose=2 "$helper"
 		codesign --force --sign - --timestamp=none "$mcp"
+		codesign --verify --strict --verbose=2 "$mcp"
 		codesign --force --sign - --timestamp=none "$shell"
+		codesign --verify --strict --verbose=2 "$shell"
 		codesign --force --sign - --timestamp=none "$bundle"
 	else
 		step "signing with ${identity}, hardened runtime"
-		write_entitlements build/entitlements.plist
 		codesign --force --options runtime --timestamp --sign "$identity" "$helper"
+		codesign --verify --strict --verbose=2 "$helper"
 		codesign --force --options runtime --timestamp --sign "$identity" "$mcp"
+		codesign --verify --strict --verbose=2 "$mcp"
 		codesign --force --options runtime --timestamp --sign "$identity" "$shell"
-		codesign --force --options runtime --timestamp --entitlements build/entitlements.plist --sign "$identity" "$bundle"
+		codesign --verify --strict --verbose=2 "$shell"
+		rm -f build/entitlements.plist
+		if [ "$unsigned_executable_memory" = 1 ]; then
+			write_entitlements build/entitlements.plist
+			codesign --force --options runtime --timestamp --entitlements build/entitlements.plist --sign "$identity" "$bundle"
+		else
+			step "the app is signed with no entitlement (OPENWORKER_UNSIGNED_EXECUTABLE_MEMORY=0)"
+			codesign --force --options runtime --timestamp --sign "$identity" "$bundle"
+		fi
 	fi
 	codesign --verify --strict --deep "$bundle"
+}
+
+# json_field prints the string value of the top-level field $1 of the one-line
+# JSON object on standard input (notarytool's --output-format json), or nothing.
+json_field() {
+	sed -n 's/.*"'"$1"'"[[:space:]]*:[[:space:]]*"\([^"]*\)".*/\1/p' | head -n1
 }
 
 # notarize sends the zip $1 to Apple's notary service with the keychain
@@ -210,14 +241,37 @@ notarize() {
 		exit 1
 	fi
 	step "notarizing ${zip} (profile ${profile})"
-	xcrun notarytool submit "$zip" --keychain-profile "$profile" --wait
+	# --wait exits 0 for a submission the service judged Invalid too: its status
+	# is read, and anything but Accepted stops the build with the service's log.
+	local answer id status
+	answer="$(xcrun notarytool submit "$zip" --keychain-profile "$profile" --wait --output-format json)"
+	id="$(printf '%s\n' "$answer" | json_field id)"
+	status="$(printf '%s\n' "$answer" | json_field status)"
+	if [ "$status" != "Accepted" ]; then
+		echo "build.sh app: the notary service's answer for ${zip} is \"${status:-none}\", not Accepted: ${answer}" >&2
+		if [ -n "$id" ]; then
+			echo "build.sh app: its log (xcrun notarytool log ${id}):" >&2
+			xcrun notarytool log "$id" --keychain-profile "$profile" >&2 || true
+		fi
+		exit 1
+	fi
+	step "notarized (submission ${id})"
 	xcrun stapler staple "$bundle"
 	xcrun stapler validate "$bundle"
+	# What Gatekeeper will say on another Mac: accepted, from a notarized Developer ID.
+	spctl -a -vv -t exec "$bundle"
 	rm -f "$zip"
 	ditto -c -k --keepParent "$bundle" "$zip"
 }
 
 build_app() {
+	case "$unsigned_executable_memory" in
+	0 | 1) ;;
+	*)
+		echo "build.sh app: OPENWORKER_UNSIGNED_EXECUTABLE_MEMORY is \"${unsigned_executable_memory}\"; it is 1 (the app gets allow-unsigned-executable-memory) or 0 (no entitlement)" >&2
+		exit 2
+		;;
+	esac
 	if [ "$(uname -s)" != "Darwin" ]; then
 		echo "build.sh app: the menu-bar app is built on macOS (cgo links against Cocoa); this is $(uname -s). To check the macOS code from here, run ./build.sh check." >&2
 		exit 1

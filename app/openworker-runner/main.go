@@ -1,6 +1,7 @@
 // Command openworker-runner is the small helper that runs inside the wall: the tool runner
 // that carries out a session's commands and file tools, ssh's ProxyCommand (`__connect`)
-// and, on Linux, the wall builder, which serves the runner itself. It is built without cgo
+// and, on Linux, the wall builder, which serves the runner itself; and, outside every wall,
+// what prints the person's login shell's environment (`__print-env`). It is built without cgo
 // and links neither the CLI's packages (the MCP SDK, JSON schemas, YAML, HTML) nor, on a
 // Mac, AppKit or darwinkit, so that every start inside the wall costs what a small static
 // program costs, reads no bundle and makes no denial of its own. The CLI, the daemon and the
@@ -32,6 +33,10 @@ func main() {
 		}
 	case connect.Arg:
 		os.Exit(connect.Connect(os.Args[2:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
+	case runner.EnvArg:
+		if err := runner.PrintEnv(os.Stdout); err != nil {
+			os.Exit(1)
+		}
 	default:
 		fmt.Fprintf(os.Stderr, "openworker-runner: unknown argument %q; this helper is started by openworker inside a session's wall\n", os.Args[1])
 		os.Exit(2)

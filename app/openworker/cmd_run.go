@@ -62,10 +62,14 @@ func (f *sessionFlags) register(fs *flag.FlagSet, defaultProvider string) {
 
 // localServersAbout is --local-servers' help, for the commands that start sessions and for
 // sandbox profile.
-const localServersAbout = "on a Mac, let commands run servers on loopback (go test with httptest, dev servers; bind 127.0.0.1, not 0.0.0.0) " +
-	"and connect to any loopback port: Seatbelt cannot tell the session's ports from this Mac's other programs', so those " +
-	"(databases, Ollama, Jupyter, a browser's debugging port) become reachable too. Off by default. On Linux the sandbox " +
-	"has a loopback of its own where servers always work, and this changes nothing"
+const localServersAbout = "on a Mac, let commands run servers (go test with httptest, dev servers, python3 -m http.server) " +
+	"and connect to any loopback port. A server may bind any address (::, 0.0.0.0, as Node's listen(port) does), but Seatbelt " +
+	"lets it take only connections that arrive at 127.0.0.1 or ::1: a person on the network cannot reach the session's servers, " +
+	"and the session reaches nothing of theirs (outbound stays loopback and the proxy). Whether macOS holds that for every " +
+	"connection a server bound to every address takes is not proved on every macOS version: where it matters, keep the " +
+	"macOS firewall on, or bind 127.0.0.1. Seatbelt cannot tell the session's ports from this Mac's other programs', so " +
+	"those (databases, Ollama, Jupyter, a browser's debugging port) become reachable from the session too. Off by default. " +
+	"On Linux the sandbox has a loopback of its own where servers always work, and this changes nothing"
 
 // folders turns the folder flags into absolute folders and the first working folder. With no
 // --rw, the current folder is writable and the working folder (--ro adds read-only folders

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sync"
 
 	"github.com/openworker/openworker/core/api"
 	"github.com/openworker/openworker/core/audit"
 	"github.com/openworker/openworker/core/backend"
+	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/session"
 )
 
@@ -18,6 +20,9 @@ type hosted struct {
 	b     *backend.Backend
 	store *backend.Store
 	log   *audit.Log
+	// loginEnv is the person's login environment, read once in the background; nil when
+	// the backend's sessions take this process's own.
+	loginEnv func() []string
 }
 
 // hostBackend opens the settings store (following the file until ctx ends), the audit trail
@@ -26,7 +31,8 @@ type hosted struct {
 //
 // login says the backend's sessions get the person's login PATH and language where their
 // client sends none (the app, and a daemon a person starts, whose own environment may be
-// launchd's or systemd's minimal one); see session.LoginEnv.
+// launchd's or systemd's minimal one); see session.LoginEnv. It is read in the background:
+// hostBackend does not wait for it, a session does.
 func (e *env) hostBackend(ctx context.Context, login bool) (*hosted, error) {
 	store, err := backend.OpenStore(ctx, e.settingsPath, e.stateDir, runtime.GOOS, true)
 	if err != nil {
@@ -38,15 +44,22 @@ func (e *env) hostBackend(ctx context.Context, login bool) (*hosted, error) {
 		return nil, err
 	}
 	hostEnv := os.Environ()
+	var loginEnv func() []string
 	if login {
-		hostEnv = session.LoginEnv(ctx, hostEnv, runtime.GOOS)
+		// Read off the start, so that the menu-bar item and the local API come at once: a
+		// person's startup files (nvm's, conda's) take seconds, and only sessions need it.
+		helper, _ := runner.Binary()
+		loginEnv = sync.OnceValue(func() []string {
+			return session.LoginEnv(ctx, hostEnv, session.LoginOptions{GOOS: runtime.GOOS, Helper: helper})
+		})
+		go loginEnv()
 	}
 	machine := e.machine()
 	b, err := backend.New(backend.Options{
 		Settings: store, Native: machine.Native, OpenOwnNetwork: machine.OpenOwnNetwork, GOOS: runtime.GOOS,
 		Session: session.Options{
 			Providers: providers(nativeProvider()), UserHome: e.home, StateDir: e.stateDir, SettingsPath: e.settingsPath, GOOS: runtime.GOOS,
-			HostEnv: hostEnv, Audit: log, RunnerStderr: os.Stderr,
+			HostEnv: hostEnv, LoginEnv: loginEnv, Audit: log, RunnerStderr: os.Stderr,
 		},
 	})
 	if err != nil {
@@ -55,7 +68,16 @@ func (e *env) hostBackend(ctx context.Context, login bool) (*hosted, error) {
 		return nil, err
 	}
 	auditEvents(b, log)
-	return &hosted{b: b, store: store, log: log}, nil
+	return &hosted{b: b, store: store, log: log, loginEnv: loginEnv}, nil
+}
+
+// env is the environment this process's sessions start from: the login environment (waiting
+// for it) where the backend reads one, this process's own otherwise.
+func (h *hosted) env() []string {
+	if h.loginEnv != nil {
+		return h.loginEnv()
+	}
+	return os.Environ()
 }
 
 func (h *hosted) close() { h.closeBecause("the process that hosted it stopped") }

@@ -8,14 +8,14 @@ import (
 // sandbox profile shows what --local-servers and a loopback --allow open on a Mac.
 func TestSandboxProfileLocalServersAndLoopbackAllow(t *testing.T) {
 	w := newWorld(t)
-	bind := `(allow network-bind network-inbound (local ip "localhost:*"))`
+	bind, inbound := `(allow network-bind (local ip "*:*"))`, `(allow network-inbound (local ip "localhost:*"))`
 	pg := `(remote ip "localhost:5432")`
 	out, errs, code := w.run("sandbox", "profile", "--rw", w.project)
-	if code != 0 || strings.Contains(out, bind) || strings.Contains(out, pg) {
+	if code != 0 || strings.Contains(out, bind) || strings.Contains(out, inbound) || strings.Contains(out, pg) {
 		t.Fatalf("default profile (exit %d, %s): local servers or a loopback port open:\n%s", code, errs, out)
 	}
 	out, errs, code = w.run("sandbox", "profile", "--rw", w.project, "--local-servers", "--allow", "127.0.0.1:5432", "--allow", "example.com")
-	if code != 0 || !strings.Contains(out, bind) || !strings.Contains(out, `(allow network-outbound (remote ip "localhost:*"))`) || !strings.Contains(out, pg) {
+	if code != 0 || !strings.Contains(out, bind) || !strings.Contains(out, inbound) || !strings.Contains(out, `(allow network-outbound (remote ip "localhost:*"))`) || !strings.Contains(out, pg) {
 		t.Fatalf("exit %d, %s: the profile lacks the local servers' rules or the allowed loopback port:\n%s", code, errs, out)
 	}
 	if _, errs, code = w.run("sandbox", "profile", "--allow", "not a host"); code == 0 {

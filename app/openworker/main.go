@@ -206,6 +206,12 @@ func dispatch(args []string) error {
 		return cmdCredentials(rest)
 	case connect.Arg:
 		return cmdConnect(rest)
+	case runner.EnvArg:
+		// The login shell's environment, when no helper lies beside this binary.
+		if err := runner.PrintEnv(os.Stdout); err != nil {
+			return exitError{1}
+		}
+		return nil
 	case "version", "--version":
 		if _, _, err := parse(newFlags(versionCommand), versionCommand, rest); err != nil {
 			return err

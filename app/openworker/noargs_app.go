@@ -9,14 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/openworker/openworker/core/api"
 	"github.com/openworker/openworker/core/seatbelt"
-	"github.com/openworker/openworker/core/session"
 	"github.com/openworker/openworker/ui/cocoa"
 	"github.com/openworker/openworker/ui/presenter"
 )
@@ -104,8 +102,7 @@ func runApp() error {
 		// the login environment the app's sessions get (the app's own is launchd's), and
 		// keeps its report in the state folder.
 		CheckMachine: func(ctx context.Context) (presenter.Check, error) {
-			env := session.LoginEnv(ctx, os.Environ(), runtime.GOOS)
-			mc, err := runMachineCheck(ctx, exe, filepath.Join(e.stateDir, "check-report.txt"), env)
+			mc, err := runMachineCheck(ctx, exe, filepath.Join(e.stateDir, "check-report.txt"), h.env())
 			c := presenter.Check{Summary: mc.summary(), Report: mc.Report, ReportPath: mc.ReportPath}
 			for _, r := range mc.Programs {
 				c.Lines = append(c.Lines, presenter.CheckLine{Name: r.Name, Status: r.Status, Detail: r.Detail, OK: r.OK, Info: r.Info})
@@ -121,7 +118,7 @@ func runApp() error {
 		if probed, _, _ := seatbelt.RecordedLinkChecks(e.stateDir); !probed {
 			go func() {
 				pr := &seatbelt.Provider{StateDir: e.stateDir}
-				if _, _, err := pr.ProbeLinks(ctx); err != nil {
+				if _, err := pr.ProbeLinks(ctx); err != nil {
 					fmt.Fprintf(os.Stderr, "openworker: the link probe: %v\n", err)
 				}
 				p.SetWall(wall) // redraw with the answer

@@ -55,7 +55,7 @@ func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.
 	// starts, so that its profile (and every later session's) follows the answer.
 	var links []wallcheck.Result
 	if lp, ok := native.(interface {
-		ProbeLinks(context.Context) (seatbelt.LinkChecks, string, error)
+		ProbeLinks(context.Context) (seatbelt.LinkAnswer, error)
 	}); ok {
 		links = append(links, linkProbeResult(lp.ProbeLinks(ctx)))
 	}
@@ -95,13 +95,20 @@ func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.
 		RosettaMissing:       rosettaMissing,
 	})
 	rs = wallcheck.Run(ctx, checkExec(s), probes, exec.LookPath)
+	// What a command left running in the background, in a group of its own and deaf to
+	// SIGTERM, must end with the session: on a Mac, which has no process namespace, only the
+	// sweep of the runner's session reaches it.
+	left := wallcheck.Run(ctx, checkExec(s), []wallcheck.Probe{wallcheck.LeftRunningProbe()}, exec.LookPath)[0]
 	s.EndBecause("the wall check finished")
+	rs = append(rs, wallcheck.AfterEnd(left, work, 5*time.Second))
 	// The same session's servers with the local-servers switch on, in a second session: on a
 	// Mac the switch is what lets them bind; on Linux it changes nothing.
 	spec.LocalServers = true
 	if ls, err := m.Start(ctx, spec); err != nil {
-		rs = append(rs, wallcheck.Result{Name: "server on loopback with --local-servers", Status: wallcheck.Failed,
-			Detail: "starting a session with local servers on: " + err.Error()})
+		for _, p := range wallcheck.LocalServerProbes() {
+			rs = append(rs, wallcheck.Result{Name: p.Name, Command: p.Command, Status: wallcheck.Failed,
+				Detail: "starting a session with local servers on: " + err.Error()})
+		}
 	} else {
 		rs = append(rs, wallcheck.Run(ctx, checkExec(ls), wallcheck.LocalServerProbes(), exec.LookPath)...)
 		ls.EndBecause("the wall check finished")
@@ -168,16 +175,24 @@ func batteryAdvice(rs []wallcheck.Result, goos string) string {
 }
 
 // linkProbeResult is the battery's line for the link probe: proved lets sessions link and
-// clone within their folders (npm install, cargo build); not proved keeps both denied.
-func linkProbeResult(answer seatbelt.LinkChecks, why string, err error) wallcheck.Result {
+// clone within their folders (npm install, cargo build); not proved keeps both refused, with
+// npm's links made copies and cargo failing. Each of the probe's attempts goes into the
+// report as it went.
+func linkProbeResult(a seatbelt.LinkAnswer, err error) wallcheck.Result {
 	r := wallcheck.Result{Name: "links and clones: which ends Seatbelt checks", Command: "ln and cp -c under a test profile", OK: true}
+	for _, lr := range a.Results {
+		r.Raw = append(r.Raw, lr.String())
+	}
 	switch {
 	case err != nil:
-		r.Status = "not proved: " + err.Error()
-	case answer == seatbelt.LinkChecksBoth:
+		r.Status = "not proved: " + err.Error() + "; " + linksRefused
+	case a.Checks == seatbelt.LinkChecksBoth:
 		r.Status = "both ends: links and clones within the session's folders are allowed"
 	default:
-		r.Status = "not proved (" + why + "): links and clones stay denied, so npm install and cargo build fail"
+		r.Status = "not proved (" + a.Why + "): " + linksRefused
 	}
 	return r
 }
+
+// linksRefused is what sessions on a Mac the link probe has not proved get.
+const linksRefused = "links and clones stay refused; npm's links are made copies, and cargo build, rustup and Rust's fs::copy fail"

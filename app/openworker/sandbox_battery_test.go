@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/openworker/openworker/core/seatbelt"
 	"github.com/openworker/openworker/core/wallcheck"
 )
 
@@ -23,5 +25,31 @@ func TestBatteryAdviceNamesThisOSsCommands(t *testing.T) {
 	}
 	if a := batteryAdvice([]wallcheck.Result{{Name: "env", Status: wallcheck.Works, OK: true}}, "linux"); a != "" {
 		t.Errorf("a battery that passed says %q", a)
+	}
+}
+
+// The link probe's line keeps each of its six attempts for the report, and says what a Mac
+// whose answer stays unknown gets: npm's links made copies, cargo failing.
+func TestLinkProbeResult(t *testing.T) {
+	var results []seatbelt.LinkResult
+	for _, lp := range seatbelt.LinkProbes {
+		results = append(results, seatbelt.LinkResult{Probe: lp, Done: lp.Want(), Err: map[bool]string{true: "", false: "ln: new: Operation not permitted"}[lp.Want()]})
+	}
+	results[1].Done, results[1].Err = true, ""
+	why := "the link from the allowed folder into the denied one was made: Seatbelt checks the new name neither as a link nor as the create it makes"
+	r := linkProbeResult(seatbelt.LinkAnswer{Checks: seatbelt.LinkChecksUnknown, Why: why, Results: results}, nil)
+	if len(r.Raw) != 6 || r.Raw[1] != "link from the allowed folder into the denied one: made" || !strings.Contains(r.Raw[0], "refused (ln: new: Operation not permitted)") {
+		t.Errorf("raw attempts: %q", r.Raw)
+	}
+	if !strings.Contains(r.Status, why) || !strings.Contains(r.Status, "npm's links are made copies") || !strings.Contains(r.Status, "cargo build") {
+		t.Errorf("unknown: %q", r.Status)
+	}
+	both := linkProbeResult(seatbelt.LinkAnswer{Checks: seatbelt.LinkChecksBoth, Results: results}, nil)
+	if !strings.Contains(both.Status, "allowed") || len(both.Raw) != 6 {
+		t.Errorf("both: %+v", both)
+	}
+	failed := linkProbeResult(seatbelt.LinkAnswer{Checks: seatbelt.LinkChecksUnknown}, errors.New("no state folder"))
+	if !strings.Contains(failed.Status, "no state folder") {
+		t.Errorf("failed: %+v", failed)
 	}
 }

@@ -150,6 +150,16 @@ func TestMachineFoldersAreRefused(t *testing.T) {
 	if got := refuse("writable", "/Library/x", "/Library/x", "/Users/u", "darwin", nil, nil); got == nil {
 		t.Error("darwin: a writable folder in /Library was accepted")
 	}
+	// The data volume's spelling of a folder is never a session folder, read-only either:
+	// every profile denies it whole.
+	for _, kind := range []string{"writable", "read-only"} {
+		for _, d := range []string{"/System/Volumes/Data", "/System/Volumes/Data/Users/u/src/app", "/System/Volumes/Data/Volumes/Work"} {
+			got := refuse(kind, d, d, "/Users/u", "darwin", nil, nil)
+			if got == nil || !strings.Contains(got.Error(), "without /System/Volumes/Data") {
+				t.Errorf("darwin: %s folder %s: %v, want it refused with its usual path named", kind, d, got)
+			}
+		}
+	}
 }
 
 // TestPlantedSymlinkIsNotFollowed: a symlink inside a folder a sandboxed command may write

@@ -115,13 +115,16 @@ func TestSystemPathsAndMarker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"/private/etc", "/Library/Frameworks", "/System"} {
+	for _, want := range []string{"/private/etc", "/Library/Frameworks", "/System/Library", "/System/Cryptexes", "/System/Volumes/Preboot", "/System/iOSSupport"} {
 		if !slices.Contains(p.System, want) {
 			t.Errorf("darwin system paths lack %s", want)
 		}
 	}
-	if slices.Contains(p.System, "/Library") || slices.Contains(p.System, "/private/var") {
-		t.Error("darwin system paths include all of /Library or /private/var")
+	// Not /System or /System/Volumes whole: /System/Volumes/Data is every file of the Mac.
+	for _, d := range p.System {
+		if d == "/Library" || d == "/private/var" || Within(d, DarwinDataVolume) {
+			t.Errorf("darwin system paths include %s, which holds all of /Library, /private/var or the data volume", d)
+		}
 	}
 	if p.Home != filepath.Join(tmp, "home") || !slices.Contains(p.WritableAll(), tmp) {
 		t.Errorf("home %s, writable %v", p.Home, p.WritableAll())

@@ -8,12 +8,19 @@ import (
 var hostGOOS = runtime.GOOS
 
 // darwinSystem is what a sandboxed command may read of a Mac (first seed, narrowed by the
-// second: of /Library only the parts programs and toolchains need).
+// second: of /Library only the parts programs and toolchains need). Of /System only what
+// programs load: its Library (frameworks, and the dyld shared cache up to macOS 12), the
+// Cryptexes and the Preboot volume (the dyld shared cache from macOS 13 on), and the Mac
+// Catalyst frameworks. Not /System/Volumes whole: /System/Volumes/Data is the data volume's
+// own path to every file of the Mac, the home folder included (DarwinDataVolume).
 var darwinSystem = []string{
 	"/usr",
 	"/bin",
 	"/sbin",
-	"/System",
+	"/System/Library",
+	"/System/Cryptexes",
+	"/System/Volumes/Preboot",
+	"/System/iOSSupport",
 	"/opt",
 	"/Applications",
 	"/private/etc",
@@ -27,6 +34,13 @@ var darwinSystem = []string{
 	"/Library/Preferences",
 	"/Library/Managed Preferences",
 }
+
+// DarwinDataVolume is the data volume's own path on a Mac (macOS 10.15 and later): every file
+// that is not on the system volume has a second spelling below it (/Users/me/.ssh is also
+// /System/Volumes/Data/Users/me/.ssh). Whether Seatbelt matches that spelling as given or
+// the firmlinked one is not documented, so a profile denies it whole, as it denies the home
+// folder, and it is never a session folder.
+const DarwinDataVolume = "/System/Volumes/Data"
 
 // linuxSystem is what a sandboxed command may read of a Linux machine. Of /etc only what
 // programs need: name lookups, certificates, time zone, alternatives.
@@ -131,6 +145,7 @@ var linuxFolders = []systemFolder{
 var darwinFolders = []systemFolder{
 	{path: "/dev", inside: true, readOnly: true, what: "this machine's devices", reason: "the sandbox reaches the few it needs already"},
 	{path: "/private/etc", inside: true, readOnly: true, what: "this machine's settings", reason: "it holds its secrets, and the sandbox already reads what programs need of it"},
+	{path: DarwinDataVolume, inside: true, readOnly: true, what: "the data volume's own path to every file of this Mac", reason: "the sandbox never reaches anything by it; share the folder by its usual path (without " + DarwinDataVolume + ")"},
 	{path: "/System", inside: true, what: partOfSystem, reason: systemReadOnly},
 	{path: "/usr", inside: true, what: partOfSystem, reason: systemReadOnly},
 	{path: "/bin", inside: true, what: partOfSystem, reason: systemReadOnly},

@@ -19,7 +19,7 @@ func startServerOn(t *testing.T, dir string, polled bool) *Client {
 	}
 	t.Chdir(dir)
 	t.Setenv("TMPDIR", t.TempDir())
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,10 +37,21 @@ func (DirectProvider) Start(ctx context.Context, p *policy.Policy, spec RunnerSp
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the tool runner: %w", err)
 	}
-	return &directProcess{cmd: cmd}, nil
+	d := &directProcess{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		d.err = cmd.Wait()
+		close(d.done)
+	}()
+	return d, nil
 }
 
-type directProcess struct{ cmd *exec.Cmd }
+type directProcess struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+var _ Stopper = (*directProcess)(nil)
 
 func (d *directProcess) Pid() int                    { return d.cmd.Process.Pid }
 func (d *directProcess) ProxyListener() net.Listener { return nil }
@@ -55,4 +66,11 @@ func (d *directProcess) Kill() error {
 	return err
 }
 
-func (d *directProcess) Wait() error { return d.cmd.Wait() }
+// Stop waits, once the caller has closed the runner's connection, for the runner to end its
+// commands' groups and exit (see Stopper), then kills its group.
+func (d *directProcess) Stop() error { return StopAfter(d.done, d.Kill) }
+
+func (d *directProcess) Wait() error {
+	<-d.done
+	return d.err
+}

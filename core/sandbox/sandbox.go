@@ -9,6 +9,7 @@ import (
 	"context"
 	"net"
 	"os"
+	"time"
 
 	"github.com/openworker/openworker/core/policy"
 )
@@ -90,6 +91,40 @@ type Process interface {
 	Wait() error
 	// Active lists the parts of the wall in force ("namespaces", "landlock ABI 6", ...).
 	Active() []string
+}
+
+// Stopper is a Process whose runner, once the caller closes its connection, ends what its
+// commands started itself (SIGTERM to their process groups, a second for their traps,
+// SIGKILL; runner.Server) and then exits, and whose wall would not end those otherwise
+// (Seatbelt and direct: no process namespace). Stop, called after the connection is closed,
+// waits for the runner up to StopWait, then kills what is left as Kill does. A Process
+// that is not one is killed at once: its wall ends everything with the runner.
+type Stopper interface {
+	Stop() error
+}
+
+// StopWait bounds a Stopper's wait for its runner: the runner gives its commands a second
+// between SIGTERM and SIGKILL, and more would keep a person waiting on End.
+const StopWait = 1500 * time.Millisecond
+
+// StopAfter is a Stopper's Stop: it waits until done is closed (the runner exited) or
+// StopWait has passed, then calls kill for whatever is left.
+func StopAfter(done <-chan struct{}, kill func() error) error {
+	t := time.NewTimer(StopWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+	return kill()
+}
+
+// LinkRefuser is a Provider whose wall may refuse every hard link and clone: Seatbelt, on a
+// Mac where the link probe has not proved which ends of one it checks. The session then makes
+// npm's links copies and says, after a command that failed on one, why.
+type LinkRefuser interface {
+	// RefusesLinks says whether the walls Start builds now refuse every link and clone.
+	RefusesLinks() bool
 }
 
 // Forwarder is a Process whose wall holds listeners, inside the sandbox's own network, for

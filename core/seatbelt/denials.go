@@ -256,7 +256,7 @@ func SummarizeRun(ds []Denial, run Run) Summary {
 		}
 		if (d.Operation == "file-link" || d.Operation == "file-clone") && !linkHinted {
 			linkHinted = true
-			b.WriteString("    (hard links and clones are allowed only within the session's folders, and only once `openworker sandbox check` has proved on this Mac that Seatbelt checks both ends of each, which npm install and cargo build need: run it once (or Check this Mac… in the app), then start the session again)\n")
+			b.WriteString("    (hard links and clones are allowed only within the session's folders, and only once `openworker sandbox check` has proved on this Mac that Seatbelt checks both ends of each; until then npm's links are made copies, and cargo build, rustup and Rust's fs::copy fail: run it once (or Check this Mac… in the app), then start the session again)\n")
 		}
 		if isIPBind(d) && !run.LocalServers && !bindHinted {
 			bindHinted = true

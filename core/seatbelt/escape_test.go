@@ -125,6 +125,11 @@ var escapes = []attempt{
 	{"read_login_window_users", file("file-read-data", "/Library/Preferences/com.apple.loginwindow.plist")},
 	{"list_system_preferences", file("file-read-data", "/Library/Preferences")},
 	{"other_programs_semaphore", ipc("ipc-posix-sem", "/com.example.app.lock")},
+	// SysV IPC: its keys are one namespace for all of the person's programs (a PostgreSQL
+	// server's shared memory, another program's semaphores), which no filter can split.
+	{"sysv_shared_memory", sbpl.Query{Op: "ipc-sysv-shm"}},
+	{"sysv_semaphore", sbpl.Query{Op: "ipc-sysv-sem"}},
+	{"sysv_message_queue", sbpl.Query{Op: "ipc-sysv-msg"}},
 }
 
 // uses are what a legitimate command in a session of macPolicy needs.
@@ -533,5 +538,92 @@ func TestTrustdNeedsNetwork(t *testing.T) {
 				t.Errorf("%s in %s mode: allowed = %v, want %v", svc, mode, d.Allowed, want)
 			}
 		}
+	}
+}
+
+// dataVolume is the data volume's own path (macOS 10.15 and later): every file of a Mac that
+// is not on the system volume has a second spelling below it, /Users/me/.ssh as
+// /System/Volumes/Data/Users/me/.ssh. Whether Seatbelt matches that spelling as given or the
+// firmlinked one is not documented, so no test of the profile may depend on either.
+const dataVolume = "/System/Volumes/Data"
+
+// TestDataVolumeSpellingIsDenied: every file a session may not reach, spelled through the
+// data volume, is denied too, and reported, in every golden profile: the escapes' targets,
+// the hidden login files, the folders narrowed out of the system paths, another account's
+// home, the person's per-user temp folder. So are the session's own folders by that
+// spelling: a session reaches them by the spelling it was given.
+func TestDataVolumeSpellingIsDenied(t *testing.T) {
+	var targets []sbpl.Query
+	for _, a := range escapes {
+		if (strings.HasPrefix(a.q.Op, "file") || strings.HasPrefix(a.q.Op, "process-exec")) && strings.HasPrefix(a.q.Path, "/") &&
+			!strings.HasPrefix(a.q.Path, "/dev/") && !strings.HasPrefix(a.q.Path, "/System/") {
+			targets = append(targets, a.q)
+		}
+	}
+	targets = append(targets,
+		file("file-read-data", "/Users/me/.cargo/credentials.toml"),
+		file("file-read-data", "/Users/other/.ssh/id_rsa"),
+		file("file-read-data", "/Users"),
+		file("file-read-data", "/private/var/folders/xy/abc/T/TemporaryItems/secret"),
+		file("file-read-data", "/opt/homebrew/var/redis/dump.rdb"),
+		file("file-read-data", "/Library/Preferences/SystemConfiguration/preferences.plist"),
+		file("file-read-metadata", "/Users/me/.ssh"),
+		file("file-read-data", "/Users/me/src/app/main.go"),
+		file("file-write-data", "/Users/me/src/app/main.go"),
+		file("file-read-data", "/Users/me/docs/specs/a.md"),
+		file("file-read-data", "/private/tmp/openworker-7f3a91/home/.gitconfig"),
+		file("file-read-data", ""), // the data volume's root itself
+	)
+	for name, p := range goldenPolicies() {
+		_, ev := render(t, p)
+		for _, q := range targets {
+			q.Path = dataVolume + q.Path
+			t.Run(name+"/"+q.String(), func(t *testing.T) {
+				d := decide(t, ev, q)
+				if d.Allowed {
+					t.Fatalf("%s was allowed by %s", q, ev.Rules[d.Rule].Source)
+				}
+				if d.Message != testMarker {
+					t.Errorf("%s was denied by %s without the run's marker, so it would not be reported", q, ev.Rules[d.Rule].Source)
+				}
+			})
+		}
+	}
+}
+
+// TestSystemNarrowed: of /System, what programs load stays readable (frameworks, the dyld
+// shared cache where each macOS keeps it, the Mac Catalyst frameworks), and the folders on the
+// way can be stat'ed; the rest of /System/Volumes (the data volume, the swap files, the
+// update and boot volumes' other folders) cannot be read.
+func TestSystemNarrowed(t *testing.T) {
+	_, ev := render(t, macPolicy())
+	tests := []struct {
+		q    sbpl.Query
+		want bool
+	}{
+		{file("file-read-data", "/System/Library/Frameworks/Foundation.framework/Foundation"), true},
+		{file("file-map-executable", "/System/Library/Frameworks/Security.framework/Security"), true},
+		{file("process-exec", "/System/Library/Frameworks/Python.framework/Versions/Current/bin/python3"), true},
+		{file("file-read-data", "/System/Library/dyld/dyld_shared_cache_arm64e"), true},
+		{file("file-read-data", "/System/Cryptexes/OS/System/Library/dyld/dyld_shared_cache_arm64e"), true},
+		{file("file-map-executable", "/System/Volumes/Preboot/Cryptexes/OS/System/Library/dyld/dyld_shared_cache_arm64e"), true},
+		{file("file-read-data", "/System/iOSSupport/System/Library/Frameworks/UIKit.framework/UIKit"), true},
+		{file("file-read-metadata", "/System"), true},
+		{file("file-read-metadata", "/System/Volumes"), true},
+		{file("file-read-data", "/System"), false},
+		{file("file-read-data", "/System/Volumes"), false},
+		{file("file-read-data", "/System/Volumes/Data"), false},
+		{file("file-read-metadata", "/System/Volumes/Data"), false},
+		{file("file-read-data", "/System/Volumes/VM/swapfile0"), false},
+		{file("file-read-data", "/System/Volumes/Update/mnt1"), false},
+		{file("file-read-data", "/System/Applications/Calculator.app/Contents/MacOS/Calculator"), false},
+		{file("file-write-data", "/System/Library/Frameworks/Foundation.framework/Foundation"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.q.String(), func(t *testing.T) {
+			if d := decide(t, ev, tt.q); d.Allowed != tt.want {
+				t.Errorf("allowed = %v, want %v (rule %s)", d.Allowed, tt.want, ev.Rules[d.Rule].Source)
+			}
+		})
 	}
 }

@@ -164,6 +164,41 @@ func TestPrivateTmpNotInVarFolders(t *testing.T) {
 	}
 }
 
+// TestRunnerNotInVarFolders: an app opened where it was downloaded or unzipped runs from a
+// translocated copy under /private/var/folders; its runner's files there would make the
+// person's per-user folders stat-able, as a private tmp there would. Render refuses it, and
+// says what to do.
+func TestRunnerNotInVarFolders(t *testing.T) {
+	p := macPolicy()
+	p.RunnerFiles = []string{"/private/var/folders/xy/abc123/T/AppTranslocation/1A2B3C4D-5E6F/d/OpenWorker.app/Contents/Helpers/openworker-runner"}
+	_, err := Render(p)
+	if err == nil || !strings.Contains(err.Error(), "/private/var/folders") || !strings.Contains(err.Error(), "move OpenWorker.app to /Applications") {
+		t.Errorf("Render err = %v, want a refusal naming /private/var/folders and what to do", err)
+	}
+}
+
+// A binary under /private/var/folders is the app's translocated copy (or another temporary
+// one): sessions are refused until the app is moved, and the reason says how.
+func TestTranslocated(t *testing.T) {
+	for bin, want := range map[string]bool{
+		"/private/var/folders/xy/abc123/T/AppTranslocation/1A2B/d/OpenWorker.app/Contents/Helpers/openworker-runner": true,
+		"/private/var/folders/xy/abc123/T/go-build123/exe/openworker":                                                true,
+		"/Applications/OpenWorker.app/Contents/Helpers/openworker-runner":                                            false,
+		"/Users/me/Downloads/OpenWorker.app/Contents/Helpers/openworker-runner":                                      false,
+	} {
+		why := runnerPlace(bin)
+		if (why != "") != want {
+			t.Errorf("runnerPlace(%s) = %q, want a reason: %v", bin, why, want)
+		}
+		if want && !strings.Contains(why, "/Applications") {
+			t.Errorf("runnerPlace(%s) = %q: it does not say where to move the app", bin, why)
+		}
+	}
+	if why := runnerPlace("/private/var/folders/xy/abc123/T/AppTranslocation/1A2B/d/OpenWorker.app/Contents/Helpers/openworker-runner"); !strings.Contains(why, "App Translocation") {
+		t.Errorf("a translocated app: %q", why)
+	}
+}
+
 func bindUnix(path string) sbpl.Query   { return sbpl.Query{Op: "network-bind", Path: path} }
 func acceptUnix(path string) sbpl.Query { return sbpl.Query{Op: "network-inbound", Path: path} }
 
@@ -203,23 +238,24 @@ func TestUnixSocketsInPrivateTmp(t *testing.T) {
 func bindIP(addr string) sbpl.Query   { return sbpl.Query{Op: "network-bind", Addr: addr} }
 func acceptIP(addr string) sbpl.Query { return sbpl.Query{Op: "network-inbound", Addr: addr} }
 
-// TestLocalServers: the person's switch lets a session's servers bind and be reached on this
-// Mac's loopback, and its clients reach any loopback port (Seatbelt cannot tell the
-// session's own from the host's). Off, none of it.
+// TestLocalServers: the person's switch lets a session's servers bind on any local address
+// (Node's listen(port), Express, supertest and python3 -m http.server bind :: or 0.0.0.0)
+// and take connections that arrive at loopback, and its clients reach any loopback port
+// (Seatbelt cannot tell the session's own from the host's). Off, none of it.
 func TestLocalServers(t *testing.T) {
 	loopback := []sbpl.Query{
 		bindIP("127.0.0.1:8080"), bindIP("[::1]:3000"), bindIP("127.0.0.1:0"),
+		bindIP("[::]:3000"), bindIP("0.0.0.0:8000"), bindIP("[::]:0"), bindIP("192.168.1.20:8080"),
 		acceptIP("127.0.0.1:8080"), acceptIP("[::1]:3000"),
 		dial("127.0.0.1:8080"), dial("[::1]:5432"),
 	}
-	// Never, switch or not: binding where others on the network reach it, and host sockets;
-	// in allowlist and none modes, the internet and the rest of 127/8 (open mode cannot
-	// name it, as its profile says).
+	// Never, switch or not: a connection that arrives at an address the network reaches, and
+	// host sockets; in allowlist and none modes, the internet and the rest of 127/8 (open
+	// mode cannot name it, as its profile says).
 	never := []expect{
-		deny(bindIP("0.0.0.0:8080")),
-		deny(bindIP("[::]:8080")),
-		deny(bindIP("192.168.1.20:8080")),
 		deny(acceptIP("192.168.1.20:8080")),
+		deny(acceptIP("[fe80::1]:3000")),
+		deny(acceptIP("10.0.0.5:8000")),
 		deny(unix("/private/var/run/docker.sock")),
 	}
 	for _, mode := range []policy.Network{policy.Allowlist, policy.Open, policy.None} {

@@ -215,3 +215,94 @@ func TestLaunchEmptyEnvironment(t *testing.T) {
 		t.Errorf("a nil Env passed OpenWorker's environment: %q", line)
 	}
 }
+
+// stopRunner plays a runner that, once the core closes its connection, sends SIGTERM to the
+// groups its commands left running, waits for them as the runner's grace does, and exits:
+// one command traps SIGTERM and writes $1 as it ends, the other ignores it. Each is in a
+// process group of its own in the runner's session.
+const stopRunner = `perl -e '$SIG{TERM} = sub { open(F, ">", $ARGV[0]); print F "termed\n"; close F; exit 0 }; setpgrp(0, 0); sleep 60' "$1" &
+t=$!
+perl -e '$SIG{TERM} = "IGNORE"; setpgrp(0, 0); sleep 60' &
+i=$!
+echo "$t $i" >&3
+cat <&3 >/dev/null
+perl -e 'kill "TERM", -$ARGV[0], -$ARGV[1]' $t $i
+wait $t
+exit 0`
+
+// Ending a session on a Mac: the core closes the runner's connection, the runner stops its
+// commands' groups (their traps run), and what ignored it is killed after, found in the
+// runner's session. Killing at once, as before, gave no command its grace.
+func TestStopGivesTheRunnerItsGraceThenKills(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("perl is not installed")
+	}
+	core, runner := socketPair(t)
+	trapped := filepath.Join(t.TempDir(), "trapped")
+	p, err := launch(writeFake(t), []string{"-p", "(version 1)", "/bin/sh", "-c", stopRunner, "sh", trapped}, sandbox.RunnerSpec{Conn: runner}, nil)
+	runner.Close()
+	if err != nil {
+		core.Close()
+		t.Fatal(err)
+	}
+	defer p.Kill()
+	var trapper, ignorer int
+	if _, err := fmt.Fscan(bufio.NewReader(core), &trapper, &ignorer); err != nil {
+		t.Fatal(err)
+	}
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		for _, pid := range []int{trapper, ignorer} {
+			if pgid, err := syscall.Getpgid(pid); err != nil || pgid != pid {
+				return fmt.Errorf("command %d is not yet in a group of its own (%d, %v)", pid, pgid, err)
+			}
+		}
+		return nil
+	})
+	core.Close()
+	start := time.Now()
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > sandbox.StopWait+time.Second {
+		t.Errorf("Stop took %v", took)
+	}
+	if b, err := os.ReadFile(trapped); err != nil || string(b) != "termed\n" {
+		t.Errorf("the command's SIGTERM trap did not run before it was killed: %q %v", b, err)
+	}
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		if err := syscall.Kill(ignorer, 0); errors.Is(err, syscall.ESRCH) || isZombie(ignorer) {
+			return nil
+		}
+		return fmt.Errorf("the command %d that ignored SIGTERM survived Stop", ignorer)
+	})
+}
+
+// A runner that does not end when its connection closes is waited for sandbox.StopWait, no longer,
+// and killed with everything in its session.
+func TestStopKillsARunnerThatDoesNotEnd(t *testing.T) {
+	core, runner := socketPair(t)
+	defer core.Close()
+	p, err := launch(writeFake(t), []string{"-p", "(version 1)", "/bin/sh", "-c", "sleep 60 & echo $! >&3; exec sleep 60"}, sandbox.RunnerSpec{Conn: runner}, nil)
+	runner.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var child int
+	if _, err := fmt.Fscan(bufio.NewReader(core), &child); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < sandbox.StopWait || took > sandbox.StopWait+2*time.Second {
+		t.Errorf("Stop returned after %v, want about %v", took, sandbox.StopWait)
+	}
+	p.Wait()
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		if err := syscall.Kill(child, 0); errors.Is(err, syscall.ESRCH) || isZombie(child) {
+			return nil
+		}
+		return fmt.Errorf("the runner's child %d survived Stop", child)
+	})
+}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"syscall"
 
@@ -80,18 +81,32 @@ func (p *process) Pid() int                    { return p.cmd.Process.Pid }
 func (p *process) ProxyListener() net.Listener { return nil }
 func (p *process) Active() []string            { return append([]string(nil), p.active...) }
 
-// Kill ends the runner's session: the runner's process group, then every process left in
-// the session it leads — the process groups of the commands it started and whatever they
-// started — found in the kernel's process table, in rounds until none is left (one may fork
-// while the last round runs). macOS has no process namespace to end them with the runner. A
-// process that made a session of its own (setsid) is out of reach and survives; the profile
-// still confines it.
+// Kill ends the runner's session at once: it records the process groups in it, then kills the
+// runner's group and each recorded one, then every process left in the session — what the
+// commands started, whatever group they moved to — found in the kernel's process table, in
+// rounds until none is left (one may fork while the last round runs). macOS has no process
+// namespace to end them with the runner, and the runner may be gone already, its commands
+// still in its session. A process that made a session of its own (setsid) is out of reach
+// and survives; the profile still confines it.
 func (p *process) Kill() error {
 	sid := p.cmd.Process.Pid
-	err := syscall.Kill(-sid, syscall.SIGKILL)
-	if err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("seatbelt: killing the runner's process group %d: %w", sid, err)
+	groups := []int{sid}
+	// A listing that fails here fails in the sweep below too, which says so.
+	listed, _ := sessionGroups(sid)
+	for _, g := range listed {
+		if !slices.Contains(groups, g) {
+			groups = append(groups, g)
+		}
 	}
+	for _, g := range groups {
+		err := syscall.Kill(-g, syscall.SIGKILL)
+		if err != nil && !errors.Is(err, syscall.ESRCH) && g == sid {
+			return fmt.Errorf("seatbelt: killing the runner's process group %d: %w", sid, err)
+		}
+	}
+	// A process SIGKILLed in an earlier round is dying and forks no more; it may still be
+	// listed for a moment (not yet a zombie), and is not counted again.
+	signalled := map[int]bool{}
 	for range maxKillRounds {
 		pids, err := sessionPIDs(sid)
 		if err != nil {
@@ -99,7 +114,8 @@ func (p *process) Kill() error {
 		}
 		killed := 0
 		for _, pid := range pids {
-			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+			if !signalled[pid] && syscall.Kill(pid, syscall.SIGKILL) == nil {
+				signalled[pid] = true
 				killed++
 			}
 		}
@@ -109,6 +125,25 @@ func (p *process) Kill() error {
 	}
 	return fmt.Errorf("seatbelt: processes of the runner's session %d were still starting after %d rounds of SIGKILL", sid, maxKillRounds)
 }
+
+// sessionGroups lists the process groups of session sid.
+func sessionGroups(sid int) ([]int, error) {
+	ps, err := (hostProcs{}).session(sid)
+	var out []int
+	for _, pr := range ps {
+		if !slices.Contains(out, pr.pgid) {
+			out = append(out, pr.pgid)
+		}
+	}
+	return out, err
+}
+
+// Stop ends the runner's session once the caller has closed the runner's connection: the
+// runner, reading the close, sends SIGTERM to the groups its commands started, gives their
+// traps a second, SIGKILLs them and exits. Stop waits for that up to sandbox.StopWait, then kills
+// whatever is left as Kill does (a command that ignored SIGTERM and left its group, a runner
+// that did not end). Killing at once would give no command its grace.
+func (p *process) Stop() error { return sandbox.StopAfter(p.done, p.Kill) }
 
 // maxKillRounds bounds Kill's sweep of the runner's session.
 const maxKillRounds = 16

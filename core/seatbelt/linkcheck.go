@@ -65,12 +65,17 @@ var LinkProbes = []LinkProbe{
 }
 
 // ProbeProfile is the profile the probe runs each attempt under: everything allowed but links
-// and clones, which are allowed only in the allowed folder. It must be given the folders'
-// resolved paths as the parameters ALLOWED and DENIED.
+// and clones, which are allowed only in the allowed folder, and writes in the denied folder.
+// So it proves what a session's profile relies on: no link or clone lands where writes are
+// denied (a session's profile denies writes wherever it denies links), whether Seatbelt
+// checks the new name as a link or as the create it makes, and none takes its source where
+// links are denied, which only the link check itself can refuse (reads stay allowed). It must
+// be given the folders' resolved paths as the parameters ALLOWED and DENIED.
 const ProbeProfile = `(version 1)
 (allow default)
 (deny file-link file-clone)
 (allow file-link file-clone (subpath (param "ALLOWED")))
+(deny ` + writeOps + ` (subpath (param "DENIED")))
 `
 
 // LinkResult is what one attempt did.
@@ -78,6 +83,33 @@ type LinkResult struct {
 	Probe LinkProbe
 	Done  bool   // the link or clone exists
 	Err   string // the tool's error, when it failed
+}
+
+// String is the attempt as a report lists it: "link from the denied folder into the allowed
+// one: refused (ln: …: Operation not permitted)".
+func (r LinkResult) String() string {
+	if r.Done {
+		return r.Probe.String() + ": made"
+	}
+	if r.Err == "" {
+		return r.Probe.String() + ": not made"
+	}
+	return r.Probe.String() + ": refused (" + r.Err + ")"
+}
+
+// LinkAnswer is what the link probe found on this Mac: its answer, why, and each attempt as
+// it went, for the check's report.
+type LinkAnswer struct {
+	Checks  LinkChecks
+	Why     string
+	Results []LinkResult
+}
+
+// RefusesLinks says whether the walls this provider starts now refuse every hard link and
+// clone: the link probe has not proved, on this macOS version, that Seatbelt checks what a
+// profile that allows them relies on.
+func (pr *Provider) RefusesLinks() bool {
+	return LoadLinkChecks(pr.StateDir, osVersion()) != LinkChecksBoth
 }
 
 // DecideLinkChecks turns the probe's results into what is known, and says why. Every attempt
@@ -95,11 +127,11 @@ func DecideLinkChecks(results []LinkResult) (LinkChecks, string) {
 		case got == nil:
 			return LinkChecksUnknown, "the " + lp.String() + " was not tried"
 		case got.Done && !lp.Want():
-			end := "the existing file only"
+			what := "Seatbelt checks the new name neither as a link nor as the create it makes"
 			if lp.FromDeny {
-				end = "the new name only"
+				what = "Seatbelt does not check the existing file"
 			}
-			return LinkChecksUnknown, fmt.Sprintf("the %s was made: Seatbelt checks %s", lp, end)
+			return LinkChecksUnknown, fmt.Sprintf("the %s was made: %s", lp, what)
 		case !got.Done && lp.Want():
 			why := "the " + lp.String() + " failed"
 			if got.Err != "" {

@@ -3,12 +3,21 @@ package seatbelt
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/openworker/openworker/core/seatbelt/internal/sbpl"
 )
 
-var linkModes = []sbpl.LinkCheck{sbpl.SourceOnly, sbpl.DestinationOnly, sbpl.BothEnds}
+// linkModes are what Seatbelt might check of a link or a clone; no public source says which,
+// but it checks them as operations of their own (the second seed), so at least one end as one.
+var linkModes = []sbpl.LinkCheck{sbpl.SourceOnly, sbpl.DestinationOnly, sbpl.BothEnds, sbpl.SourceAndCreate}
+
+// safeModes are those under which a profile that allows links within the session's folders
+// refuses every link and clone with an end outside them: the existing file is checked as a
+// link, and the new name as a link or as a create (which a session's profile denies wherever
+// it denies links).
+var safeModes = map[sbpl.LinkCheck]bool{sbpl.BothEnds: true, sbpl.SourceAndCreate: true}
 
 // probeOn runs the probe's attempts against the evaluator, configured as Seatbelt might be.
 func probeOn(t *testing.T, mode sbpl.LinkCheck) []LinkResult {
@@ -34,13 +43,18 @@ func probeOn(t *testing.T, mode sbpl.LinkCheck) []LinkResult {
 	return out
 }
 
-// TestLinkProbeDecision: the probe says "both" only where Seatbelt checks both ends; where it
-// checks one, or the probe is incomplete or its tool failed, it says "unknown".
+// TestLinkProbeDecision: the probe says "both" exactly where Seatbelt checks what a session's
+// profile relies on (safeModes): the existing file as a link, and the new name as a link or
+// as a create. Where it checks less, or the probe is incomplete or its tool failed, it says
+// "unknown". A probe whose profile let every create through said "unknown" on a Mac that
+// checks the new name as a create, where a session's profile would have been safe.
 func TestLinkProbeDecision(t *testing.T) {
-	for _, mode := range linkModes {
+	// And were the second seed wrong, and Seatbelt checked no end as a link, the probe
+	// would not say both.
+	for _, mode := range append(slices.Clone(linkModes), sbpl.CreateOnly) {
 		got, why := DecideLinkChecks(probeOn(t, mode))
 		want := LinkChecksUnknown
-		if mode == sbpl.BothEnds {
+		if safeModes[mode] {
 			want = LinkChecksBoth
 		}
 		if got != want {
@@ -87,10 +101,12 @@ var linkCases = []linkCase{
 	{"/Users/me/.cargo/credentials.toml", "/Users/me/src/app/c", false}, // hidden
 }
 
-// TestLinksAllowedOnlyWhenBoth: a profile rendered for a Mac proved to check both ends lets
-// links and clones within the session's folders through, and none with an end outside them
-// or on repository metadata, read-only or hidden files. Unproved, none at all, whatever
-// Seatbelt checks.
+// TestLinksAllowedOnlyWhenBoth: a profile rendered for a Mac the probe proved lets links and
+// clones within the session's folders through, and none with an end outside them or on
+// repository metadata, read-only or hidden files, under every mode of Seatbelt the probe
+// proves (a link into a read-only or hidden folder is refused by the link rule itself where
+// the new name is checked as a link, and by the write denies where it is checked as a
+// create). Unproved, none at all, whatever Seatbelt checks.
 func TestLinksAllowedOnlyWhenBoth(t *testing.T) {
 	p := gitPolicy()
 	p.ReadOnly = append(p.ReadOnly, "/Users/me/src/app/frozen")
@@ -112,9 +128,10 @@ func TestLinksAllowedOnlyWhenBoth(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					// Allowed only when proved, and then only as Seatbelt proved it checks.
-					want := c.allow && checks == LinkChecksBoth && mode == sbpl.BothEnds
-					if mode == sbpl.BothEnds && got != want {
+					// Allowed only when proved, and then only as Seatbelt proved it checks:
+					// under every mode the probe proves, exactly the links within.
+					want := c.allow && checks == LinkChecksBoth && safeModes[mode]
+					if safeModes[mode] && got != want {
 						t.Errorf("%s, %s of %s to %s: allowed = %v, want %v", checks, op, c.from, c.to, got, want)
 					}
 					if checks == LinkChecksUnknown && got {

@@ -26,22 +26,23 @@ func osVersion() string {
 // runs ln and cp -c (clonefile) under ProbeProfile, into, out of and within an allowed folder,
 // decides (DecideLinkChecks), and records the answer in the state folder, where sessions'
 // profiles read it. Everything it makes is removed.
-func (pr *Provider) ProbeLinks(ctx context.Context) (LinkChecks, string, error) {
+func (pr *Provider) ProbeLinks(ctx context.Context) (LinkAnswer, error) {
+	unknown := LinkAnswer{Checks: LinkChecksUnknown}
 	root, err := os.MkdirTemp(TmpRoot, "openworker-links-")
 	if err != nil {
-		return LinkChecksUnknown, "", err
+		return unknown, err
 	}
 	defer os.RemoveAll(root)
 	if root, err = filepath.EvalSymlinks(root); err != nil {
-		return LinkChecksUnknown, "", err
+		return unknown, err
 	}
 	dirs := map[bool]string{false: filepath.Join(root, "allowed"), true: filepath.Join(root, "denied")}
 	for _, d := range dirs {
 		if err := os.Mkdir(d, 0o700); err != nil {
-			return LinkChecksUnknown, "", err
+			return unknown, err
 		}
 		if err := os.WriteFile(filepath.Join(d, "file"), []byte("probe\n"), 0o600); err != nil {
-			return LinkChecksUnknown, "", err
+			return unknown, err
 		}
 	}
 	var results []LinkResult
@@ -68,8 +69,9 @@ func (pr *Provider) ProbeLinks(ctx context.Context) (LinkChecks, string, error) 
 		results = append(results, r)
 	}
 	answer, why := DecideLinkChecks(results)
+	la := LinkAnswer{Checks: answer, Why: why, Results: results}
 	if pr.StateDir == "" {
-		return answer, why, errors.New("seatbelt: no state folder to record the link probe's answer in")
+		return la, errors.New("seatbelt: no state folder to record the link probe's answer in")
 	}
-	return answer, why, SaveLinkChecks(pr.StateDir, osVersion(), answer, why)
+	return la, SaveLinkChecks(pr.StateDir, osVersion(), answer, why)
 }

@@ -1,6 +1,10 @@
 package seatbelt
 
-import sys "golang.org/x/sys/unix"
+import (
+	"os"
+
+	sys "golang.org/x/sys/unix"
+)
 
 // sessionPIDs lists the live processes of session sid, as the kernel's process table has
 // them (zombies, which a signal no longer reaches, left out).
@@ -22,25 +26,26 @@ const szomb = 5
 // hostProcs reads the kernel's process table with sysctl, from outside every wall.
 type hostProcs struct{}
 
-func (hostProcs) session(sid int) ([]proc, error) {
-	procs, err := sys.SysctlKinfoProcSlice("kern.proc.session", sid)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]proc, 0, len(procs))
-	for _, p := range procs {
-		if p.Proc.P_stat == szomb {
-			continue
-		}
-		out = append(out, proc{pid: int(p.Proc.P_pid), pgid: int(p.Eproc.Pgid)})
-	}
-	return out, nil
+func (hostProcs) session(sid int) ([]proc, error) { return kernelProcs().session(sid) }
+func (hostProcs) group(pid int) (int, bool)       { return kernelProcs().group(pid) }
+
+// kernelProcs is this Mac's process table.
+func kernelProcs() sysctlProcs {
+	return sysctlProcs{table: kinfoTable(sys.SysctlKinfoProcSlice), getsid: sys.Getsid, uid: os.Geteuid()}
 }
 
-func (hostProcs) group(pid int) (int, bool) {
-	p, err := sys.SysctlKinfoProc("kern.proc.pid", pid)
-	if err != nil || p.Proc.P_pid != int32(pid) || p.Proc.P_stat == szomb {
-		return 0, false
+// kinfoTable turns sysctl's kinfo_proc entries (x/sys's SysctlKinfoProcSlice, or a stand-in)
+// into the lister's.
+func kinfoTable(sysctl func(name string, args ...int) ([]sys.KinfoProc, error)) func(string, int) ([]kinfo, error) {
+	return func(name string, arg int) ([]kinfo, error) {
+		ps, err := sysctl("kern.proc."+name, arg)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]kinfo, 0, len(ps))
+		for _, p := range ps {
+			out = append(out, kinfo{pid: int(p.Proc.P_pid), pgid: int(p.Eproc.Pgid), zombie: p.Proc.P_stat == szomb})
+		}
+		return out, nil
 	}
-	return int(p.Eproc.Pgid), true
 }

@@ -1,7 +1,10 @@
 package seatbelt
 
 import (
+	"strings"
 	"sync"
+
+	"github.com/openworker/openworker/core/policy"
 
 	"github.com/openworker/openworker/core/sandbox"
 )
@@ -37,6 +40,7 @@ func (pr *Provider) UseStateDir(dir string) { pr.StateDir = dir }
 var (
 	_ sandbox.Provider       = (*Provider)(nil)
 	_ sandbox.DenialReporter = (*Provider)(nil)
+	_ sandbox.LinkRefuser    = (*Provider)(nil)
 )
 
 // Name is the enforcement word every result of a Seatbelt session carries.
@@ -47,4 +51,22 @@ func (pr *Provider) sandboxExec() string {
 		return pr.SandboxExec
 	}
 	return DefaultSandboxExec
+}
+
+// runnerPlace says why a session's runner may not start from bin, or "": a binary under
+// /private/var/folders would put the person's per-user temporary folders on the way to a
+// readable path, so that xcrun's confstr finds them inside and its cache moves into the
+// person's own (see xcrunCache). An app opened where it was downloaded or unzipped runs from
+// such a place (App Translocation), and so does a program `go run` built.
+func runnerPlace(bin string) string {
+	if !policy.Within(varFolders, bin) {
+		return ""
+	}
+	if strings.Contains(bin, "/AppTranslocation/") {
+		return "macOS runs this copy of OpenWorker from a temporary place under " + varFolders + " (App Translocation), because it was opened " +
+			"where it was downloaded or unzipped, and a session's runner there would open your temporary folders to the sandbox: " +
+			"move OpenWorker.app to /Applications (drag it there in Finder) and open it from there"
+	}
+	return "OpenWorker runs from " + bin + ", in " + varFolders + ", a per-user temporary folder (a program go run built, say), and a session's runner " +
+		"there would open your temporary folders to the sandbox: build it with ./build.sh cli (or move OpenWorker.app to /Applications) and run it from there"
 }

@@ -29,6 +29,13 @@ func (pr *Provider) Status(ctx context.Context) sandbox.Status {
 		st.Reason = fmt.Sprintf("%s is missing, so no Seatbelt profile can be applied; sessions are refused until it is restored (it ships with macOS)", exe)
 		return st
 	}
+	// A translocated app (or a temporary build) cannot give its sessions a runner.
+	if bin, err := runner.Binary(); err == nil {
+		if why := runnerPlace(bin); why != "" {
+			st.Reason = why
+			return st
+		}
+	}
 	out, err := exec.CommandContext(ctx, exe, "-p", "(version 1)\n(allow default)", "/usr/bin/true").CombinedOutput()
 	if err != nil {
 		st.Reason = fmt.Sprintf("OpenWorker is already running inside another sandbox, and macOS does not nest them: %s could not apply even an allow-everything profile (%s); run OpenWorker outside that sandbox",

@@ -36,8 +36,8 @@ func (pr *Provider) Start(context.Context, *policy.Policy, sandbox.RunnerSpec) (
 }
 
 // ProbeLinks says that Seatbelt exists only on macOS.
-func (pr *Provider) ProbeLinks(context.Context) (LinkChecks, string, error) {
-	return LinkChecksUnknown, "", fmt.Errorf("seatbelt: %s", pr.unavailable().Reason)
+func (pr *Provider) ProbeLinks(context.Context) (LinkAnswer, error) {
+	return LinkAnswer{Checks: LinkChecksUnknown}, fmt.Errorf("seatbelt: %s", pr.unavailable().Reason)
 }
 
 // osVersion is empty: there is no macOS version off macOS.

@@ -128,7 +128,7 @@ var programStart = []struct{ filter, why string }{
 	{`(subpath "/private/var/select")`, "the /bin/sh shim's choice of shell and the developer folder link (codex, and peers that list it)"},
 	{`(literal "/private/var/db/xcode_select_link")`, "the xcode-select link the /usr/bin developer-tool shims read"},
 	{`(subpath "/private/var/db/dyld")`, "dyld's shared cache on macOS releases that keep it here (codex)"},
-	{`(literal "/private/var/db/os_eligibility/eligibility.plist")`, "the OS's feature-eligibility answers, which libsystem's os_eligibility reads for frameworks as they start (its folder may be stat'ed, below)"},
+	{`(literal "/private/var/db/os_eligibility/eligibility.plist")`, "the OS's feature-eligibility answers, which libsystem's os_eligibility reads for frameworks as they start (its folder may be stat'ed, below): yes-or-no answers and the region they rest on, which LANG tells a command anyway; refused, it would be reported after every Foundation program, and quietly refused, frameworks would take features as unavailable"},
 }
 
 // startProbes are devices and segments nearly every program touches as it starts, readable
@@ -290,6 +290,9 @@ func check(p *policy.Policy) error {
 	}
 	for _, d := range p.RunnerFiles {
 		checkPath("runner file", d)
+		if why := runnerPlace(d); why != "" {
+			return fmt.Errorf("seatbelt: %s", why)
+		}
 	}
 	for _, d := range p.Hidden {
 		checkPath("hidden file", d)
@@ -596,6 +599,12 @@ func (r *renderer) render() {
 		r.rule("deny", fileOps+" "+execOps, []string{guard})
 	}
 	r.line("")
+	r.line("; The data volume's own path, %s: every file of this Mac that is not on the", policy.DarwinDataVolume)
+	r.line("; system volume has a second spelling below it, the home folder's included. Whether")
+	r.line("; Seatbelt matches that spelling or the firmlinked one is not documented; denied whole,")
+	r.line("; as the home folder is, it is no way around the denies above and below either way.")
+	r.rule("deny", fileOps+" "+execOps, []string{"(subpath " + quote(policy.DarwinDataVolume) + ")"})
+	r.line("")
 	if len(p.Hidden) > 0 {
 		r.line("; The files inside toolchains that hold logins (registry tokens) are out of reach.")
 		var hidden []string
@@ -691,9 +700,21 @@ func (r *renderer) render() {
 		r.line(";   not %s: %s", s.name, s.why)
 	}
 	r.line("; Nor IOKit (iokit-open) or pseudo-terminals (pseudo-tty): no rule allows them.")
+	// Decided (each stays refused; what a command does without is not reported):
+	//   - V8's write of kern.tcsm_enable: sandbox-runtime and fence allow it; V8 reads the
+	//     value, tries to set it and goes on without it, and no kernel value but the JVM's
+	//     CPU grade is written from a sandbox. Quiet in the profile.
+	//   - forbidden-exec-sugid: the kernel refuses every set-user-ID program (ps, sudo, top)
+	//     in any sandbox, whatever the profile says, and logs it without the run's marker,
+	//     so no report takes it; README's known limits say ps does not run inside.
+	//   - ~/.CFUserTextEncoding: refused with the rest of the home folder; with
+	//     __CF_USER_TEXT_ENCODING passed in, CoreFoundation has no need of it, and a read
+	//     that still comes is left out of the report (IsNoise) and kept in the violations file.
+	//   - the OS's eligibility answers (programStart): readable; see its reason there.
 	r.line("; Refused without a report: services Foundation-linked programs look up as they start and")
 	r.line("; do without, user preferences (user-preference-read; CFFIXED_USER_HOME points Foundation")
-	r.line("; at the sandbox home), and V8's write of kern.tcsm_enable (it reads it and goes on).")
+	r.line("; at the sandbox home), and V8's write of kern.tcsm_enable (it reads it and goes on; no")
+	r.line("; kernel value but the JVM's CPU grade is written from here).")
 	var quiet []string
 	for _, s := range quietServices {
 		quiet = append(quiet, "(global-name "+quote(s.name)+") ; "+s.why)
@@ -727,6 +748,9 @@ func (r *renderer) render() {
 	}
 	r.ruleCommented("allow", "ipc-posix-sem", sems)
 	r.rule("allow", "ipc-posix-shm-read-data ipc-posix-shm-read-metadata ipc-posix-shm-write-create ipc-posix-shm-write-data ipc-posix-shm-write-unlink", sharedMemory)
+	r.line("; Not SysV IPC (ipc-sysv-*): its keys are one namespace for all of the person's programs (a")
+	r.line("; PostgreSQL server's shared memory, another program's semaphores), which no filter splits.")
+	r.line("; LMDB (Parcel's cache) and PostgreSQL's initdb fail; the line after such a command says so.")
 	r.line("")
 
 	r.line("; Unix sockets: none (not Docker's, not ssh-agent's, not OpenWorker's, not one in a")
@@ -773,10 +797,12 @@ func (r *renderer) render() {
 	}
 	if p.LocalServers {
 		r.line("; Local servers, which the person switched on for this session: a command's servers bind")
-		r.line("; and accept on loopback (127.0.0.1 and ::1, never an address the network reaches), and")
-		r.line("; its clients connect to any loopback port. Seatbelt cannot tell the session's own ports")
-		r.line("; from those of this Mac's other programs, so those are reachable too.")
-		r.line(`(allow network-bind network-inbound (local ip "localhost:*"))`)
+		r.line("; on any local address (Node's listen(port), Express, supertest and python3 -m http.server")
+		r.line("; bind :: or 0.0.0.0), and take only connections that arrive at loopback (127.0.0.1 and")
+		r.line("; ::1); its clients connect to any loopback port. Seatbelt cannot tell the session's own")
+		r.line("; ports from those of this Mac's other programs, so those are reachable too. (codex's shape.)")
+		r.line(`(allow network-bind (local ip "*:*"))`)
+		r.line(`(allow network-inbound (local ip "localhost:*"))`)
 		r.line(`(allow network-outbound (remote ip "localhost:*"))`)
 	}
 	r.line("")

@@ -169,3 +169,44 @@ func TestEndReturnsOnlyOnceEnded(t *testing.T) {
 		}
 	}
 }
+
+// Ending a session on a wall without a process namespace (a Mac's, or none) ends what its
+// commands left running, in order: the runner's connection is closed, the runner sends
+// SIGTERM to its commands' process groups and gives their traps a second, and what is left is
+// killed after. Killing the runner first left `server &` running for good.
+func TestEndStopsWhatCommandsLeftRunning(t *testing.T) {
+	f := newFixture(t, map[sandbox.Enforcement]sandbox.Provider{sandbox.Direct: sandbox.DirectProvider{}})
+	s, err := f.m.Start(context.Background(), Spec{Provider: sandbox.Direct, Writable: []string{f.project}, Network: policy.None})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidFile, termed := filepath.Join(f.project, "server.pid"), filepath.Join(f.project, "termed")
+	var pid int
+	t.Cleanup(func() {
+		if pid > 1 {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	res, err := s.Exec(runner.ExecArgs{Command: `sh -c 'trap "echo termed > termed; exit 0" TERM; echo $$ > server.pid.tmp; mv server.pid.tmp server.pid; while :; do sleep 0.1; done' >/dev/null 2>&1 &`}, nil)
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("starting the server: %v %+v", err, res)
+	}
+	tstest.WaitFor(t, 10*time.Second, func() error {
+		b, err := os.ReadFile(pidFile)
+		if err != nil {
+			return err
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err
+	})
+	within(t, 10*time.Second, "End", s.End)
+	if b, err := os.ReadFile(termed); err != nil || string(b) != "termed\n" {
+		t.Errorf("the server's SIGTERM trap did not run before the session ended: %q %v", b, err)
+	}
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		if err := syscall.Kill(pid, 0); err == nil {
+			return fmt.Errorf("the command's server %d outlived the session", pid)
+		}
+		return nil
+	})
+}

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -54,6 +53,12 @@ type EnvOptions struct {
 	DeveloperTools DeveloperTools
 	// ToolchainHomes are the home variables of the toolchains switched on (ToolchainHomes).
 	ToolchainHomes map[string]string
+	// NpmLinkCopies, when set, is npmLinkCopies's file: the wall refuses hard links, and
+	// Node loads it first in every process (NODE_OPTIONS), so that npm's become copies.
+	NpmLinkCopies string
+	// GitSystemConfig, when set, is the git system settings the session's git reads
+	// (GIT_CONFIG_SYSTEM; see writeGitSystemConfig).
+	GitSystemConfig string
 }
 
 // toolchainHomes are the home-folder toolchains whose programs find their data through a
@@ -93,11 +98,11 @@ func ToolchainHomes(userHome string, enabled, readable []string) map[string]stri
 // DeveloperTools is the Mac's active developer folder (xcode-select -p) and SDK, found
 // outside the sandbox. Inside, the /usr/bin shims (git, make, cc, clang, python3) would ask
 // xcrun for them, and xcrun's cache is out of reach; with DEVELOPER_DIR set and the folder's
-// binaries first on PATH, the real tools run and xcrun has nothing to look up.
+// binaries on PATH just before /usr/bin, the real tools run and xcrun has nothing to look up.
 type DeveloperTools struct {
 	Dir       string   // DEVELOPER_DIR; empty when none is installed
 	SDKRoot   string   // SDKROOT; empty when unknown
-	PathFirst []string // Dir/usr/bin, and the default toolchain's usr/bin in Xcode.app
+	PathFirst []string // Dir/usr/bin, and the default toolchain's usr/bin in Xcode.app: put before /usr/bin
 }
 
 // loopbackNoProxy are the names of the sandbox's own loopback. On Linux the sandbox has a
@@ -108,26 +113,15 @@ type DeveloperTools struct {
 // without them.
 var loopbackNoProxy = []string{"localhost", "127.0.0.1", "::1"}
 
-// javaOptions are the JVM's options on a Mac, where Java reads neither HOME nor the proxy
+// javaToolOptions is JAVA_TOOL_OPTIONS on a Mac, where Java reads neither HOME nor the proxy
 // variables. Seatbelt matches 127.0.0.1 and ::1 but not ::ffff:127.0.0.1, so a dual-stack JVM
 // cannot reach the proxy until it uses IPv4; user.home comes from NSHomeDirectory (Gradle's,
-// Maven's and sbt's caches live under it); the proxy wants its login, which Java sends on a
-// CONNECT only when Basic is not disabled for tunnels. No host bypasses the proxy but those
-// the session names, as for NO_PROXY on a Mac.
-func javaOptions(o EnvOptions) []string {
-	opts := []string{"-Djava.net.preferIPv4Stack=true", "-Duser.home=" + o.Home}
-	u, err := url.Parse(o.ProxyURL)
-	if o.ProxyURL == "" || err != nil || u.Hostname() == "" || u.Port() == "" {
-		return opts
-	}
-	for _, scheme := range []string{"http", "https"} {
-		opts = append(opts, "-D"+scheme+".proxyHost="+u.Hostname(), "-D"+scheme+".proxyPort="+u.Port())
-		if u.User != nil {
-			pw, _ := u.User.Password()
-			opts = append(opts, "-D"+scheme+".proxyUser="+u.User.Username(), "-D"+scheme+".proxyPassword="+pw)
-		}
-	}
-	return append(opts, "-Djdk.http.auth.tunneling.disabledSchemes=", "-Dhttp.nonProxyHosts="+strings.Join(o.NoProxyFor, "|"))
+// Maven's and sbt's caches and settings live under it). Nothing else: every JVM prints the
+// variable whole on its error output ("Picked up JAVA_TOOL_OPTIONS: ..."), into an agent's
+// transcript and a CI log, so the proxy and its login go to Gradle and Maven through their
+// own files in the sandbox home (writeJVMProxyFiles).
+func javaToolOptions(home string) string {
+	return "-Djava.net.preferIPv4Stack=true -Duser.home=" + home
 }
 
 // InsidePath splits a PATH into the entries that exist inside a sandbox that can read
@@ -148,6 +142,19 @@ func InsidePath(path string, readable []string) (kept, dropped []string) {
 		}
 	}
 	return kept, dropped
+}
+
+// beforeUsrBin is path with dirs put just before its first /usr/bin, or at its end when it
+// has none. The developer folder replaces only the /usr/bin shims of git, make, clang and
+// python3 (whose xcrun cache is out of reach inside); first on PATH it would shadow the
+// person's own python3, pip3, git and make (Homebrew's, pyenv's, uv's), which come earlier.
+func beforeUsrBin(path string, dirs []string) string {
+	entries := filepath.SplitList(path)
+	i := slices.Index(entries, "/usr/bin")
+	if i < 0 {
+		i = len(entries)
+	}
+	return strings.Join(slices.Concat(entries[:i], dirs, entries[i:]), string(filepath.ListSeparator))
 }
 
 // BuildEnv returns the environment of the sandbox's commands.
@@ -181,7 +188,7 @@ func BuildEnv(o EnvOptions) []string {
 			vars["SDKROOT"] = dev.SDKRoot
 		}
 		if len(dev.PathFirst) > 0 {
-			vars["PATH"] = strings.Join(dev.PathFirst, ":") + ":" + vars["PATH"]
+			vars["PATH"] = beforeUsrBin(vars["PATH"], dev.PathFirst)
 		}
 	}
 	if len(o.PathFirst) > 0 {
@@ -229,11 +236,17 @@ func BuildEnv(o EnvOptions) []string {
 	// Node's built-in fetch uses the proxy variables only when asked (Node 22.21+, 24.5+);
 	// older Nodes ignore it, and their fetch reaches nothing (the session says so).
 	vars["NODE_USE_ENV_PROXY"] = "1"
+	if o.GitSystemConfig != "" {
+		vars["GIT_CONFIG_SYSTEM"] = o.GitSystemConfig
+	}
+	if o.NpmLinkCopies != "" {
+		vars["NODE_OPTIONS"] = "--require=" + o.NpmLinkCopies
+	}
 	if o.GOOS == "darwin" {
 		// Foundation's NSHomeDirectory (and so its preferences, and Java's user.home) takes
 		// the account's home folder, not HOME, unless this says otherwise.
 		vars["CFFIXED_USER_HOME"] = o.Home
-		vars["JAVA_TOOL_OPTIONS"] = strings.Join(javaOptions(o), " ")
+		vars["JAVA_TOOL_OPTIONS"] = javaToolOptions(o.Home)
 	}
 	for k, v := range o.ExtraVars {
 		vars[k] = v

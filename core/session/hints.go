@@ -34,6 +34,13 @@ type hints struct {
 	pathSaid    bool
 	firstDone   bool
 	gitSaid     bool
+	// linksRefused says the wall refuses every hard link and clone (sandbox.LinkRefuser).
+	linksRefused bool
+	// enforcement is the session's wall; allowlist says the network is the proxy's alone.
+	// toolSaid are the tool hints said (toolHints), by name.
+	enforcement sandbox.Enforcement
+	allowlist   bool
+	toolSaid    map[string]bool
 	// noRoute is the sandbox's count of direct attempts before the running command.
 	noRoute    uint64
 	noRouteSet bool
@@ -183,6 +190,93 @@ func (h *hints) gitMetadataHint(res *runner.Result, guarded bool) string {
 	return "openworker: each repository's .git/config and .git/hooks are read-only in this sandbox (sandbox_git_metadata = \"protected\"): " +
 		"the person's own git runs and obeys them outside it. A person may allow writing them for one session with --git-metadata writable, " +
 		"or for all with sandbox_git_metadata = \"writable\" in the settings (Settings ▸ Sandbox), which lets a command plant what git runs outside the sandbox\n"
+}
+
+// linkRefused finds a tool's words when a hard link or a clone it made was refused: cargo's
+// "failed to link or copy", Node's "operation not permitted, link|copyfile" (npm's, whose
+// syscall line names it too), ln's and cp -c's "Operation not permitted".
+var linkRefused = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?im)failed to link or copy|operation not permitted, (?:link|copyfile|clonefile)|syscall (?:link|clonefile)|^ln: .*operation not permitted|clonefile failed`)
+})
+
+// toolHint is a line the session says once, after a command that failed with words matching
+// re, where when says it holds for the session's wall.
+type toolHint struct {
+	name string
+	re   func() *regexp.Regexp
+	when func(h *hints) bool
+	line string
+}
+
+var toolHintList = []toolHint{
+	{
+		// Where the wall refuses every hard link and clone (a Mac the link probe has not
+		// proved): what still works, and what proves the Mac.
+		name: "links",
+		re:   linkRefused,
+		when: func(h *hints) bool { return h.linksRefused },
+		line: "openworker: hard links and clones are refused in this sandbox: that Seatbelt checks both ends of one is not proved on this Mac. " +
+			"npm's links are made copies; cargo build, rustup and Rust's fs::copy fail until the person runs `openworker sandbox check` " +
+			"(Check this Mac… in the app) and the session is started again\n",
+	},
+	{
+		name: "sysv",
+		// initdb's "could not create shared memory segment" / "semaphores" and its failed
+		// system call; LMDB's mdb_env_open, which takes SysV semaphores on a Mac.
+		re: sync.OnceValue(func() *regexp.Regexp {
+			return regexp.MustCompile(`(?i)could not create (?:shared memory segment|semaphores)|(?:shmget|semget|msgget)|mdb_env_open: operation not permitted`)
+		}),
+		when: func(h *hints) bool { return h.enforcement == sandbox.Seatbelt },
+		line: "openworker: SysV shared memory and semaphores are refused in this sandbox: their keys are one namespace for all of the person's programs " +
+			"(a PostgreSQL server's among them). PostgreSQL's initdb and LMDB (Parcel's cache) cannot run here; use a database server outside the sandbox " +
+			"that the person allows (an agent asks with request_site 127.0.0.1:5432), or the tool without LMDB's locking where it offers that\n",
+	},
+	{
+		name: "urlsession",
+		// SwiftPM's binary-target and registry downloads and xcodebuild's package resolution
+		// go through URLSession, whose errors say the network is not there.
+		re: sync.OnceValue(func() *regexp.Regexp {
+			return regexp.MustCompile(`(?i)failed downloading '|Could not resolve package dependencies|The Internet connection appears to be offline|A server with the specified hostname could not be found|NSURLErrorDomain`)
+		}),
+		when: func(h *hints) bool { return h.enforcement == sandbox.Seatbelt && h.allowlist },
+		line: "openworker: Swift Package Manager and xcodebuild download binary targets and registry packages with URLSession, which ignores the sandbox's proxy " +
+			"(HTTPS_PROXY), so those downloads cannot reach the network here; packages they clone with git can. Resolve such packages outside the sandbox, " +
+			"then build here with `swift build --disable-automatic-resolution` (xcodebuild: -disableAutomaticPackageResolution)\n",
+	},
+	{
+		name: "git-https",
+		re: sync.OnceValue(func() *regexp.Regexp {
+			return regexp.MustCompile(`could not read (?:Username|Password) for 'https?://[^']*': terminal prompts disabled`)
+		}),
+		when: func(h *hints) bool { return h.enforcement != sandbox.Direct },
+		line: "openworker: git has no login for https remotes in this sandbox: the person's saved logins (the macOS keychain, which git's osxkeychain helper reads) " +
+			"are outside it, and git asks for no password here. A person can share a login on purpose (the GitHub CLI's, or SSH keys, in Settings ▸ Sandbox), " +
+			"or the remote can be an SSH one\n",
+	},
+}
+
+// toolHints are the lines toolHintList has for a command that failed, each said once a
+// session.
+func (h *hints) toolHints(res *runner.Result) []string {
+	if res == nil || res.ExitCode == 0 {
+		return nil
+	}
+	stderr := res.Stderr
+	if len(h.stderr) > 0 {
+		stderr = h.stderr
+	}
+	var lines []string
+	for _, th := range toolHintList {
+		if h.toolSaid[th.name] || !th.when(h) || !th.re().Match(stderr) {
+			continue
+		}
+		if h.toolSaid == nil {
+			h.toolSaid = map[string]bool{}
+		}
+		h.toolSaid[th.name] = true
+		lines = append(lines, th.line)
+	}
+	return lines
 }
 
 // includePath is a path line of git's include and includeIf paths in a settings file.
@@ -392,6 +486,7 @@ func (s *Session) addHints(r *Result, a *runner.ExecArgs, onChunk func(string, [
 	if line := s.hints.gitMetadataHint(r.Result, s.gitSnap != nil); line != "" {
 		lines = append(lines, line)
 	}
+	lines = append(lines, s.hints.toolHints(r.Result)...)
 	s.hints.firstDone, s.hints.stderr = true, nil
 	if line := s.loopbackRefused(r.Result); line != "" {
 		lines = append(lines, line)

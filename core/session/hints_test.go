@@ -12,6 +12,7 @@ import (
 	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/runner"
+	"github.com/openworker/openworker/core/sandbox"
 )
 
 func TestForwardsOf(t *testing.T) {
@@ -144,5 +145,102 @@ func TestStubRefusalIsSaid(t *testing.T) {
 	}
 	if again := s.stubRefused(); again != "" {
 		t.Errorf("said twice: %s", again)
+	}
+}
+
+// A tool's words when a refused link or clone made it fail bring, where the wall refuses them
+// all, the line that says why and what still works; other failures, and walls that allow
+// them, do not.
+func TestLinkHint(t *testing.T) {
+	for _, tc := range []struct {
+		name, stderr string
+		refused      bool
+		want         bool
+	}{
+		{"cargo", "error: failed to link or copy `/p/target/debug/deps/app-1` to `/p/target/debug/app`\n\nCaused by:\n  Operation not permitted (os error 1)\n", true, true},
+		{"npm", "npm error code EPERM\nnpm error syscall link\nnpm error Error: EPERM: operation not permitted, link '/t/a' -> '/t/b'\n", true, true},
+		{"node_clone", "Error: EPERM: operation not permitted, copyfile '/p/a' -> '/p/b'\n", true, true},
+		{"ln", "ln: /p/b: Operation not permitted\n", true, true},
+		{"cp_clone", "cp: /p/b: clonefile failed: Operation not permitted\n", true, true},
+		{"allowed_here", "error: failed to link or copy `/a` to `/b`\n", false, false},
+		{"other_failure", "error: could not compile `app`\n", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := hints{linksRefused: tc.refused, enforcement: sandbox.Seatbelt}
+			got := strings.Join(h.toolHints(&runner.Result{ExitCode: 1, Stderr: []byte(tc.stderr)}), "")
+			if (got != "") != tc.want {
+				t.Fatalf("hint %q, want one: %v", got, tc.want)
+			}
+			if got != "" && (!strings.Contains(got, "npm's links are made copies") || !strings.Contains(got, "openworker sandbox check") || !strings.HasSuffix(got, "\n")) {
+				t.Errorf("the hint: %s", got)
+			}
+			if again := h.toolHints(&runner.Result{ExitCode: 1, Stderr: []byte(tc.stderr)}); len(again) != 0 {
+				t.Errorf("said twice: %s", again)
+			}
+		})
+	}
+	h := hints{linksRefused: true, enforcement: sandbox.Seatbelt}
+	if got := h.toolHints(&runner.Result{ExitCode: 0, Stderr: []byte("ln: /p/b: Operation not permitted\n")}); len(got) != 0 {
+		t.Errorf("said after a command that succeeded: %s", got)
+	}
+}
+
+// What a Mac's sandbox refuses that everyday tools need, said once after a command that failed
+// on it, in words that name the tool: SysV IPC (initdb, LMDB), URLSession's downloads
+// (SwiftPM, xcodebuild), and git's https logins. Other failures, and walls where it is not
+// so, get nothing.
+func TestToolHints(t *testing.T) {
+	for _, tc := range []struct {
+		name, stderr string
+		seatbelt     bool
+		allowlist    bool
+		want         string // a word of the line; "" for none
+	}{
+		{"initdb", "FATAL:  could not create shared memory segment: Operation not permitted\nDETAIL:  Failed system call was shmget(key=5432001, size=56, 03600).\n", true, true, "SysV"},
+		{"initdb_semaphores", "FATAL:  could not create semaphores: Operation not permitted\n", true, true, "SysV"},
+		{"lmdb", "lmdb.Error: /p/.parcel-cache: mdb_env_open: Operation not permitted\n", true, true, "SysV"},
+		{"sysv_on_linux", "FATAL:  could not create shared memory segment: Operation not permitted\n", false, true, ""},
+		{"swiftpm_binary_target", "error: failed downloading 'https://example.com/Lib.xcframework.zip' which is required by binary target 'Lib': The Internet connection appears to be offline.\n", true, true, "URLSession"},
+		{"xcodebuild_resolve", "xcodebuild: error: Could not resolve package dependencies:\n  A server with the specified hostname could not be found.\n", true, true, "URLSession"},
+		{"swiftpm_open_network", "error: failed downloading 'https://example.com/Lib.zip': The Internet connection appears to be offline.\n", true, false, ""},
+		{"git_https_login", "fatal: could not read Username for 'https://github.com': terminal prompts disabled\n", true, true, "https remotes"},
+		{"git_https_login_linux", "fatal: could not read Password for 'https://me@gitlab.com': terminal prompts disabled\n", false, true, "https remotes"},
+		{"other_failure", "error: could not compile `app`\n", true, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := hints{enforcement: wallOf(tc.seatbelt), allowlist: tc.allowlist}
+			got := h.toolHints(&runner.Result{ExitCode: 1, Stderr: []byte(tc.stderr)})
+			if (len(got) > 0) != (tc.want != "") || len(got) > 1 {
+				t.Fatalf("lines %q, want one with %q", got, tc.want)
+			}
+			if tc.want == "" {
+				return
+			}
+			if !strings.Contains(got[0], tc.want) || !strings.HasPrefix(got[0], "openworker: ") || !strings.HasSuffix(got[0], "\n") {
+				t.Errorf("the line: %q", got[0])
+			}
+			if again := h.toolHints(&runner.Result{ExitCode: 1, Stderr: []byte(tc.stderr)}); len(again) != 0 {
+				t.Errorf("said twice: %q", again)
+			}
+			if ok := (&hints{enforcement: wallOf(tc.seatbelt), allowlist: tc.allowlist}).toolHints(&runner.Result{ExitCode: 0, Stderr: []byte(tc.stderr)}); len(ok) != 0 {
+				t.Errorf("said after a command that succeeded: %q", ok)
+			}
+		})
+	}
+}
+
+func wallOf(seatbelt bool) sandbox.Enforcement {
+	if seatbelt {
+		return sandbox.Seatbelt
+	}
+	return sandbox.Linux
+}
+
+// In a session with no wall the person's own logins and helpers are there: git's failure is
+// its own, and no line follows it.
+func TestGitHintNotForDirect(t *testing.T) {
+	h := hints{enforcement: sandbox.Direct, allowlist: true}
+	if got := h.toolHints(&runner.Result{ExitCode: 128, Stderr: []byte("fatal: could not read Username for 'https://github.com': terminal prompts disabled\n")}); len(got) != 0 {
+		t.Errorf("direct: %q", got)
 	}
 }

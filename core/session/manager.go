@@ -35,7 +35,10 @@ type Options struct {
 	GOOS         string
 	RunnerPath   string   // the runner's binary, started with RunnerArg; default runner.Binary()
 	HostEnv      []string // OpenWorker's own environment, filtered into the sandbox's
-	Audit        *audit.Log
+	// LoginEnv, when set, is the person's login environment (see LoginEnv), which sessions
+	// start from instead of HostEnv: read once, in the background, a session waits for it.
+	LoginEnv func() []string
+	Audit    *audit.Log
 	// RunnerStderr receives the runner's own error output (not its commands').
 	RunnerStderr *os.File
 	// OnEvent, when set, sees every event as it is written to the audit trail (for the
@@ -103,6 +106,15 @@ func NewManager(opts Options) (*Manager, error) {
 	m := &Manager{opts: opts, proxyConns: proxy.NewConnLimit(opts.ProxyConnsTotal), sessions: map[string]*Session{}}
 	m.CleanStale()
 	return m, nil
+}
+
+// hostEnv is the environment a session starts from: the login environment where there is
+// one (waiting for it), OpenWorker's own otherwise.
+func (m *Manager) hostEnv() []string {
+	if m.opts.LoginEnv != nil {
+		return m.opts.LoginEnv()
+	}
+	return m.opts.HostEnv
 }
 
 // record is what the state folder keeps of a running session, so its private tmp can be

@@ -409,9 +409,31 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	if m.opts.GOOS == "darwin" {
 		dev = m.opts.DeveloperTools()
 	}
-	host := WithVars(m.opts.HostEnv, s.spec.ClientEnv)
+	// A wall that refuses every hard link and clone (a Mac the link probe has not proved)
+	// gets npm's links made copies, and a line after a command that failed on one.
+	// Only a Mac's wall refuses SysV IPC and leaves URLSession without a network.
+	s.hints.enforcement, s.hints.allowlist = s.Enforcement, s.Network == policy.Allowlist
+	var npmCopies string
+	if lr, ok := prov.(sandbox.LinkRefuser); ok && lr.RefusesLinks() {
+		if npmCopies, err = writeNpmLinkCopies(s.tmp); err != nil {
+			return fmt.Errorf("writing npm's link copies into the private tmp: %w", err)
+		}
+		s.hints.linksRefused = true
+	}
+	var gitSystem string
+	if m.opts.GOOS == "darwin" {
+		// Java reads no proxy variable on a Mac; Gradle and Maven read their own files.
+		if err := writeJVMProxyFiles(s.home, s.proxyURL, nil); err != nil {
+			return fmt.Errorf("writing Gradle's and Maven's proxy settings into the sandbox home: %w", err)
+		}
+		// git's system credential helper (osxkeychain) reads a keychain that is out of reach.
+		if gitSystem, err = writeGitSystemConfig(s.tmp, macGitSystemConfigs); err != nil {
+			return fmt.Errorf("writing git's system settings into the private tmp: %w", err)
+		}
+	}
+	host := WithVars(m.hostEnv(), s.spec.ClientEnv)
 	env := BuildEnv(EnvOptions{Host: host, Home: s.home, Tmp: s.tmp, ProxyURL: s.proxyURL, GOOS: m.opts.GOOS, Readable: readable, ExtraVars: s.loginVars(), PathFirst: s.loginPath(), DeveloperTools: dev,
-		ToolchainHomes: ToolchainHomes(m.opts.UserHome, s.spec.Toolchains, readable)})
+		ToolchainHomes: ToolchainHomes(m.opts.UserHome, s.spec.Toolchains, readable), NpmLinkCopies: npmCopies, GitSystemConfig: gitSystem})
 	if readable != nil {
 		s.hints.order = filepath.SplitList(hostVar(host, "PATH"))
 		s.hints.kept, s.hints.dropped = InsidePath(hostVar(host, "PATH"), readable)

@@ -26,6 +26,10 @@ import (
 // The test binary doubles as the tool runner, as the openworker binary does.
 func TestMain(m *testing.M) {
 	linux.MaybeRunInit()
+	if len(os.Args) > 1 && os.Args[1] == runner.EnvArg {
+		runner.PrintEnv(os.Stdout)
+		os.Exit(0)
+	}
 	if len(os.Args) > 1 && os.Args[1] == RunnerArg {
 		if err := runner.Main(); err != nil {
 			os.Exit(2)

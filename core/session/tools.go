@@ -521,7 +521,13 @@ func (s *Session) stopRunner() {
 		s.client = nil
 	}
 	if s.proc != nil {
-		_ = s.proc.Kill()
+		if st, ok := s.proc.(sandbox.Stopper); ok {
+			// No process namespace ends the commands with the runner: the runner, which
+			// has just read the close, ends their groups, and Stop kills what is left.
+			_ = st.Stop()
+		} else {
+			_ = s.proc.Kill()
+		}
 		done := make(chan struct{})
 		go func() { _ = s.proc.Wait(); close(done) }()
 		select {
@@ -626,8 +632,12 @@ func (s *Session) teardown() {
 	s.gitMu.Unlock()
 	// The private tmp is removed while the kernel takes the sandbox down. A process still
 	// dying may write there meanwhile; once the sandbox is empty nothing can, and what is
-	// left is removed then.
-	if s.proc != nil {
+	// left is removed then. Where no process namespace ends the commands with the runner,
+	// the runner ends them itself once its connection closes, and their SIGTERM traps get
+	// their grace before their private tmp goes.
+	if _, ok := s.proc.(sandbox.Stopper); ok {
+		s.stopRunner()
+	} else if s.proc != nil {
 		_ = s.proc.Kill()
 	}
 	if s.sshAgent != nil {

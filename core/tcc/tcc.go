@@ -1,6 +1,7 @@
 // Package tcc says which of a session's folders macOS guards with a permission of its own
-// (Transparency, Consent and Control: the Documents, Desktop and Downloads folders and iCloud
-// Drive), whether the app was refused one, and what to tell the person. A command in the
+// (Transparency, Consent and Control: the Documents, Desktop and Downloads folders, iCloud
+// Drive, and removable and network volumes), whether the app was refused one, and what to
+// tell the person. A command in the
 // sandbox that touches such a folder is refused with "Operation not permitted" when the person
 // has not allowed OpenWorker, and the wall's own reports say nothing of it; the app probes
 // the folders itself when a session starts, which also asks the person up front.
@@ -31,22 +32,42 @@ var areas = []struct{ rel, name string }{
 	{"Library/Mobile Documents", "iCloud Drive"},
 }
 
+// volumes is where macOS mounts other disks: removable and network volumes, each guarded on
+// its own since macOS 10.15 (a project on an external SSD is on one). Which of the two a
+// volume is, its path does not say; the person finds both under Files and Folders.
+const volumes = "/Volumes"
+
+// UsageKeys are the Info.plist keys whose text macOS shows when it asks the person for each
+// guarded place (iCloud Drive has none of its own): the app's Info.plist must have each.
+var UsageKeys = []string{
+	"NSDesktopFolderUsageDescription", "NSDocumentsFolderUsageDescription", "NSDownloadsFolderUsageDescription",
+	"NSRemovableVolumesUsageDescription", "NSNetworkVolumesUsageDescription",
+}
+
 // Where is where a person allows OpenWorker a guarded folder.
 const Where = "System Settings ▸ Privacy & Security ▸ Files and Folders (or Full Disk Access)"
 
 // Guarded returns the guarded areas a session folder reaches: the area it is in, or those
-// inside it (a session of the whole home folder reaches all four). folder and home are
-// absolute and clean.
+// inside it (a session of the whole home folder reaches all four of it), or the removable or
+// network volume it lies on. folder and home are absolute and clean.
 func Guarded(home, folder string) []Area {
-	if home == "" || !filepath.IsAbs(folder) {
+	if !filepath.IsAbs(folder) {
 		return nil
 	}
 	var out []Area
 	for _, a := range areas {
+		if home == "" {
+			break
+		}
 		p := filepath.Join(home, a.rel)
 		if within(folder, p) || within(p, folder) {
 			out = append(out, Area{Name: a.name, Path: p})
 		}
+	}
+	if rest, ok := strings.CutPrefix(folder, volumes+"/"); ok && rest != "" {
+		name, _, _ := strings.Cut(rest, "/")
+		vol := filepath.Join(volumes, name)
+		out = append(out, Area{Name: "removable or network volume " + vol, Path: vol})
 	}
 	return out
 }

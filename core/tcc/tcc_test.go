@@ -29,6 +29,11 @@ func TestGuarded(t *testing.T) {
 		{"/Users/ann/Library/Caches", nil},
 		{"/tmp/Documents", nil},
 		{"relative/Documents", nil},
+		// Other disks: removable and network volumes are guarded on their own.
+		{"/Volumes/Work/data", []string{"removable or network volume /Volumes/Work"}},
+		{"/Volumes/My Passport", []string{"removable or network volume /Volumes/My Passport"}},
+		{"/Volumes", nil},
+		{"/Volumesque/x", nil},
 	}
 	for _, tt := range tests {
 		var got []string
@@ -152,5 +157,30 @@ func TestOpenForListingRefused(t *testing.T) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("as nobody: %v\n%s", err, out)
+	}
+}
+
+// A session folder on an external disk is probed where it is, and a refusal names the
+// volume and where to allow it.
+func TestProbeVolumes(t *testing.T) {
+	open := func(p string) error {
+		if p == "/Volumes/Work/data" {
+			return &fs.PathError{Op: "open", Path: p, Err: syscall.EPERM}
+		}
+		return nil
+	}
+	got := Probe("/Users/ann", []string{"/Volumes/Work/data", "/Volumes/Backup/x"}, open)
+	if len(got) != 1 || got[0].Folder != "/Volumes/Work/data" || !strings.Contains(got[0].Message, "removable or network volume /Volumes/Work") ||
+		!strings.Contains(got[0].Message, "Files and Folders") {
+		t.Fatalf("Probe = %+v", got)
+	}
+}
+
+// Each guarded place has the Info.plist key whose reason macOS shows when it asks the person.
+func TestUsageKeys(t *testing.T) {
+	want := []string{"NSDesktopFolderUsageDescription", "NSDocumentsFolderUsageDescription", "NSDownloadsFolderUsageDescription",
+		"NSRemovableVolumesUsageDescription", "NSNetworkVolumesUsageDescription"}
+	if !slices.Equal(UsageKeys, want) {
+		t.Errorf("UsageKeys = %q, want %q", UsageKeys, want)
 	}
 }

@@ -8,7 +8,8 @@ import (
 
 // Report is what `openworker sandbox check --report FILE` writes for a person to attach to a
 // bug report: which OpenWorker, on which system, what the battery ran and how each program
-// did, the link probe's answer (a line of the battery) and every denial the wall reported.
+// did, the link probe's answer (a line of the battery, with each of its attempts) and every
+// denial the wall reported.
 // It holds no file contents and no environment values, and writes the home folder as "~".
 type Report struct {
 	Version     string // OpenWorker's
@@ -65,6 +66,9 @@ func WriteReport(w io.Writer, r Report) error {
 			b.WriteString(home(line) + "\n")
 			if !res.OK && res.Command != "" && !res.Private {
 				b.WriteString(home("      ran: "+firstLine(res.Command)) + "\n")
+			}
+			for _, raw := range res.Raw {
+				b.WriteString(home("      tried: "+raw) + "\n")
 			}
 		}
 		var denied []string

@@ -27,7 +27,11 @@ var reportResults = []Result{
 	{Name: "ls -l /; date, with no report of denials", Status: Works, OK: true, Denials: []string{"mach-lookup com.apple.cfprefsd.daemon (date, logged by sandboxd)"}},
 	{Name: "read of /Users/me/.ssh/known_hosts", Command: "head -c 0 -- '/Users/me/.ssh/known_hosts'", Status: Refused, OK: true,
 		Denials: []string{"file-read-data /Users/me/.ssh/known_hosts (head)"}},
-	{Name: "links and clones: which ends Seatbelt checks", Command: "ln and cp -c under a test profile", Status: "not proved (the destination alone is checked): links and clones stay denied", OK: true},
+	{Name: "links and clones: which ends Seatbelt checks", Command: "ln and cp -c under a test profile", Status: "not proved (the destination alone is checked): links and clones stay denied", OK: true,
+		Raw: []string{
+			"link from the denied folder into the allowed one: made",
+			"link from the allowed folder into the denied one: refused (ln: /private/tmp/openworker-links-1/denied/new-1: Operation not permitted)",
+		}},
 }
 
 func TestReportGolden(t *testing.T) {
@@ -49,6 +53,12 @@ func TestReportGolden(t *testing.T) {
 	}
 	if b.String() != string(want) {
 		t.Errorf("report:\n%s\nwant (%s):\n%s", b.String(), golden, want)
+	}
+	// The link probe's raw attempts, each on a line of its own under its line.
+	for _, raw := range reportResults[len(reportResults)-1].Raw {
+		if !strings.Contains(b.String(), "\n      tried: "+raw+"\n") {
+			t.Errorf("the report lacks the link probe's attempt %q", raw)
+		}
 	}
 	// Nothing a person would not send: no environment values, no home folder's name.
 	for _, never := range []string{"ghp_secret", "GITHUB_TOKEN", "/Users/me"} {

@@ -94,6 +94,9 @@ type Result struct {
 	Private bool `json:"-"`
 	// Info says Detail is what the program found, shown however it went.
 	Info bool `json:"info,omitempty"`
+	// Raw are what the line rests on, one attempt each, for the report (the link probe's
+	// six attempts and how each went).
+	Raw []string `json:"raw,omitempty"`
 }
 
 // Options describe the machine the battery runs on.
@@ -324,9 +327,10 @@ c=socket.socket(socket.AF_UNIX); c.connect(p); print("connected"); os.unlink(p)'
 }
 
 // macQuestions are lines whose outcome no public source settles: whether an x86_64 program
-// (Intel Homebrew on Apple silicon) starts under Rosetta behind the wall, and who logs a
-// refused service lookup (the kernel, or sandboxd, whose reports the follower reads too),
-// which the report's denial line names.
+// (Intel Homebrew on Apple silicon) starts under Rosetta behind the wall, who logs a refused
+// service lookup (the kernel, or sandboxd, whose reports the follower reads too), which the
+// report's denial line names, and which spelling of a path through the data volume Seatbelt
+// matches.
 func macQuestions(o Options) []Probe {
 	var ps []Probe
 	if o.RosettaMissing != nil {
@@ -336,7 +340,14 @@ func macQuestions(o Options) []Probe {
 	if o.ReportsDenials {
 		p.Reported = "mach-lookup"
 	}
-	return append(ps, p)
+	// The data volume's own path to every file, the home folders included: the profile
+	// denies it whole; the denial says which spelling Seatbelt matched (the path as given,
+	// or /Users through the firmlink).
+	data := Probe{Name: "ls /System/Volumes/Data/Users (the data volume's path to the home folders)", Command: "ls /System/Volumes/Data/Users", Refused: true}
+	if o.ReportsDenials {
+		data.Reported = "/Users"
+	}
+	return append(ps, p, data)
 }
 
 // buildProbes are the toolchains' everyday work: the JVM starting, npm installing a package
@@ -385,12 +396,20 @@ func buildProbes(o Options) []Probe {
 }
 
 // LocalServerProbes are run in a second session, with the local-servers switch on: a server
-// on loopback must then bind and take a connection (on Linux, as without the switch).
+// on loopback must then bind and take a connection (on Linux, as without the switch), and so
+// must one bound to every address, ::, as Node's listen(port), Express, supertest and
+// python3 -m http.server bind, taking a connection made to ::1.
 func LocalServerProbes() []Probe {
 	return []Probe{{
 		Name: "server on loopback with --local-servers",
 		Command: `python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
 c=socket.create_connection(s.getsockname()); a,_=s.accept(); print("served")'`,
+		Needs: "python3",
+		Judge: wantOutput("served"),
+	}, {
+		Name: "server on :: (every address) with --local-servers",
+		Command: `python3 -c 'import socket; s=socket.socket(socket.AF_INET6); s.bind(("::", 0)); s.listen(1)
+c=socket.create_connection(("::1", s.getsockname()[1])); a,_=s.accept(); print("served")'`,
 		Needs: "python3",
 		Judge: wantOutput("served"),
 	}}

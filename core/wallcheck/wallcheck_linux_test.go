@@ -165,8 +165,14 @@ func TestServerWithLocalServers(t *testing.T) {
 		t.Skipf("the Linux wall cannot run here: %s", st.Reason)
 	}
 	s := startSession(t, ctx, prov, false, 0, true)
-	if r := Run(ctx, sessionExec(s), LocalServerProbes(), exec.LookPath)[0]; r.Status != Works {
-		t.Errorf("%s: %q (%s)", r.Name, r.Status, r.Detail)
+	rs := Run(ctx, sessionExec(s), LocalServerProbes(), exec.LookPath)
+	if len(rs) != 2 {
+		t.Fatalf("%d lines, want the loopback server's and the one on ::", len(rs))
+	}
+	for _, r := range rs {
+		if r.Status != Works {
+			t.Errorf("%s: %q (%s)", r.Name, r.Status, r.Detail)
+		}
 	}
 }
 
@@ -351,4 +357,33 @@ func toolchainFolders(t *testing.T) (folders []string, path string) {
 	bin := filepath.Dir(strings.TrimSpace(string(out)))
 	toolchain := filepath.Dir(bin)
 	return []string{toolchain}, bin + ":" + path
+}
+
+// TestLeftRunningEndsWithTheSession: the battery's line for what End takes with it, behind
+// the Linux wall (whose PID namespace ends everything): held while the session runs, free
+// once it has ended.
+func TestLeftRunningEndsWithTheSession(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("perl is not installed here")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	prov := &linux.Provider{}
+	if st := prov.Check(ctx); !st.OK {
+		t.Skipf("the Linux wall cannot run here: %s", st.Reason)
+	}
+	s := startSession(t, ctx, prov, false, 0, false)
+	writable, _ := s.Folders()
+	folder := writable[0]
+	r := Run(ctx, sessionExec(s), []Probe{LeftRunningProbe()}, exec.LookPath)[0]
+	if r.Status != Works {
+		t.Fatalf("%s: %q (%s)", r.Name, r.Status, r.Detail)
+	}
+	if free, err := lockFree(filepath.Join(folder, leftRunningLock)); free || err != nil {
+		t.Fatalf("nothing holds the lock while the session runs (%v, %v): the line would prove nothing", free, err)
+	}
+	s.End()
+	if r := AfterEnd(r, folder, 5*time.Second); r.Status != Works {
+		t.Errorf("%s: %q (%s)", r.Name, r.Status, r.Detail)
+	}
 }

@@ -320,11 +320,17 @@ func TestMacQuestions(t *testing.T) {
 	if !ok || !open.Refused || open.Reported != "mach-lookup" {
 		t.Errorf("open line: %+v", open)
 	}
+	// Whether Seatbelt matches the data volume's spelling of a path or the firmlinked one:
+	// the profile denies it whole, and the denial names the spelling Seatbelt saw.
+	data, ok := mac["ls /System/Volumes/Data/Users (the data volume's path to the home folders)"]
+	if !ok || data.Command != "ls /System/Volumes/Data/Users" || !data.Refused || data.Reported != "/Users" {
+		t.Errorf("data volume line: %+v", data)
+	}
 	if _, ok := byName(Options{GOOS: "darwin"})["an x86_64 program under Rosetta"]; ok {
 		t.Error("the Rosetta line without a way to tell whether Rosetta is there")
 	}
 	for name := range byName(Options{GOOS: "linux", RosettaMissing: func() string { return "" }}) {
-		if strings.Contains(name, "Rosetta") || strings.HasPrefix(name, "open -g") {
+		if strings.Contains(name, "Rosetta") || strings.HasPrefix(name, "open -g") || strings.Contains(name, "/System/Volumes/Data") {
 			t.Errorf("a Mac's line on Linux: %s", name)
 		}
 	}

@@ -23,7 +23,14 @@ echo "go $* CGO_ENABLED=$CGO_ENABLED GOARCH=$GOARCH MACOSX_DEPLOYMENT_TARGET=$MA
 	"plutil":   `exit 0`,
 	"codesign": `echo "codesign $*" >>"$LOG"`,
 	"ditto":    `echo "ditto $*" >>"$LOG"; for last; do :; done; echo zip >"$last"`,
-	"xcrun":    `echo "xcrun $*" >>"$LOG"`,
+	// notarytool answers as Apple's does with --output-format json, with the status the
+	// test names (NOTARY_STATUS, Accepted by default), and has a log for the submission.
+	"xcrun": `echo "xcrun $*" >>"$LOG"
+case "$1 $2" in
+"notarytool submit") printf '{"id":"2efe2717-52ef-43a5-96dc-0797e4ca1041","status":"%s","message":"Processing complete"}\n' "${NOTARY_STATUS:-Accepted}" ;;
+"notarytool log") printf '{"status":"Invalid","issues":[{"path":"OpenWorker.app/Contents/MacOS/openworker","message":"The binary is not signed with a valid Developer ID certificate."}]}\n' ;;
+esac`,
+	"spctl": `echo "spctl $*" >>"$LOG"; echo "$3: accepted" >&2; echo "source=Notarized Developer ID" >&2`,
 }
 
 // buildApp runs build.sh app in a copy of the project's build inputs, with the Mac's tools
@@ -109,8 +116,8 @@ func TestBuildAppForMacOS12WithTheHelpers(t *testing.T) {
 	if h < 0 || m < 0 || sh < 0 || a < h || a < m || a < sh || v < a {
 		t.Errorf("ad-hoc signing, inside out: %d %d %d %d\n%s", h, m, a, v, strings.Join(calls, "\n"))
 	}
-	if index(calls, `^xcrun `) >= 0 {
-		t.Errorf("notarized without a profile:\n%s", strings.Join(calls, "\n"))
+	if index(calls, `^xcrun `) >= 0 || index(calls, `^spctl `) >= 0 {
+		t.Errorf("notarized or assessed without a profile:\n%s", strings.Join(calls, "\n"))
 	}
 }
 
@@ -126,21 +133,79 @@ func TestBuildAppSignsAndNotarizes(t *testing.T) {
 		t.Errorf("the MCP server is not signed before the app:\n%s", strings.Join(calls, "\n"))
 	}
 	a := index(calls, `^codesign --force --options runtime --timestamp --entitlements build/entitlements\.plist --sign `+regexp.QuoteMeta(id)+` .*OpenWorker\.app$`)
-	sub := index(calls, `^xcrun notarytool submit build/OpenWorker-.*-macos\.zip --keychain-profile openworker-notary --wait$`)
+	// Each helper is checked as it is signed, strictly, before the app is.
+	for _, helper := range []string{"openworker-runner", "openworker-mcp"} {
+		v := index(calls, `^codesign --verify --strict --verbose=2 .*Helpers/`+helper+`$`)
+		if v < 0 || v < index(calls, `^codesign --force .*Helpers/`+helper+`$`) || v > a {
+			t.Errorf("%s is not verified strictly after its signing and before the app's:\n%s", helper, all)
+		}
+	}
+	sub := index(calls, `^xcrun notarytool submit build/OpenWorker-.*-macos\.zip --keychain-profile openworker-notary --wait --output-format json$`)
 	staple := index(calls, `^xcrun stapler staple build/OpenWorker\.app$`)
 	validate := index(calls, `^xcrun stapler validate build/OpenWorker\.app$`)
+	gatekeeper := index(calls, `^spctl -a -vv -t exec build/OpenWorker\.app$`)
 	rezip := -1
 	for i, c := range calls {
 		if strings.HasPrefix(c, "ditto ") && i > staple {
 			rezip = i
 		}
 	}
-	if h < 0 || a < h || sub < a || staple < sub || validate < staple || rezip < validate {
-		t.Fatalf("sign the helper, then the app with its entitlements, submit, staple, validate, zip again: %d %d %d %d %d %d\n%s", h, a, sub, staple, validate, rezip, all)
+	if h < 0 || a < h || sub < a || staple < sub || validate < staple || gatekeeper < validate || rezip < gatekeeper {
+		t.Fatalf("sign the helper, then the app with its entitlements, submit, staple, validate, ask Gatekeeper, zip again: %d %d %d %d %d %d %d\n%s", h, a, sub, staple, validate, gatekeeper, rezip, all)
+	}
+	if !strings.Contains(out, "Notarized Developer ID") {
+		t.Errorf("Gatekeeper's verdict is not shown:\n%s", out)
 	}
 	ent, err := os.ReadFile(filepath.Join(project, "build", "entitlements.plist"))
 	if err != nil || !strings.Contains(string(ent), "com.apple.security.cs.allow-unsigned-executable-memory") {
 		t.Fatalf("entitlements: %v\n%s", err, ent)
+	}
+}
+
+// A submission the notary service did not accept stops the build with the service's log,
+// before anything is stapled: notarytool submit --wait exits 0 for an Invalid one too.
+func TestBuildAppStopsOnARejectedNotarization(t *testing.T) {
+	for _, status := range []string{"Invalid", "Rejected", "In Progress"} {
+		t.Run(strings.ReplaceAll(status, " ", "_"), func(t *testing.T) {
+			calls, out, ok, _ := buildApp(t, "OPENWORKER_SIGN_IDENTITY=Developer ID Application: Example (TEAM123456)",
+				"OPENWORKER_NOTARY_PROFILE=openworker-notary", "NOTARY_STATUS="+status)
+			if ok {
+				t.Fatalf("the build went on after the notary service said %s:\n%s", status, out)
+			}
+			if index(calls, `^xcrun notarytool log 2efe2717-52ef-43a5-96dc-0797e4ca1041 --keychain-profile openworker-notary$`) < 0 ||
+				!strings.Contains(out, "not signed with a valid Developer ID certificate") || !strings.Contains(out, status) {
+				t.Errorf("the build did not show the submission's status and log:\n%s\n%s", out, strings.Join(calls, "\n"))
+			}
+			if index(calls, `^xcrun stapler`) >= 0 || index(calls, `^spctl`) >= 0 {
+				t.Errorf("stapled or assessed a submission that was not accepted:\n%s", strings.Join(calls, "\n"))
+			}
+		})
+	}
+}
+
+// The app's one entitlement is one switch in build.sh, with its reason beside it: switched
+// off, the app is signed with no entitlements at all.
+func TestBuildAppEntitlementSwitch(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "build.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^readonly unsigned_executable_memory="\$\{OPENWORKER_UNSIGNED_EXECUTABLE_MEMORY:-1\}"$`).Match(b) {
+		t.Fatal("build.sh has no unsigned_executable_memory switch")
+	}
+	calls, out, ok, project := buildApp(t, "OPENWORKER_SIGN_IDENTITY=Developer ID Application: Example (TEAM123456)", "OPENWORKER_UNSIGNED_EXECUTABLE_MEMORY=0")
+	if !ok {
+		t.Fatalf("build.sh app failed:\n%s", out)
+	}
+	a := index(calls, `^codesign --force --options runtime --timestamp .*OpenWorker\.app$`)
+	if a < 0 || strings.Contains(calls[a], "--entitlements") {
+		t.Errorf("switched off, the app is signed with entitlements: %q", calls[a:])
+	}
+	if _, err := os.Stat(filepath.Join(project, "build", "entitlements.plist")); err == nil {
+		t.Error("switched off, an entitlements file was written")
+	}
+	if _, out, ok, _ := buildApp(t, "OPENWORKER_SIGN_IDENTITY=x", "OPENWORKER_UNSIGNED_EXECUTABLE_MEMORY=yes"); ok || !strings.Contains(out, "OPENWORKER_UNSIGNED_EXECUTABLE_MEMORY") {
+		t.Errorf("a switch that is neither 0 nor 1 was taken:\n%s", out)
 	}
 }
 

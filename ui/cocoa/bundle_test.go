@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openworker/openworker/core/tcc"
 	"github.com/openworker/openworker/ui/presenter"
 )
 
@@ -103,6 +104,20 @@ func TestInfoPlist(t *testing.T) {
 			}
 			return nil
 		}},
+	}
+	// The app is the local API and the sessions' proxy for its whole life: App Nap would
+	// answer them late (the app holds an activity too).
+	tests = append(tests, struct {
+		key   string
+		check func(v string) error
+	}{"NSAppSleepDisabled", equal("true")})
+	// macOS shows these when it asks the person for a guarded place a session's folder is
+	// in (core/tcc probes them as a session starts); without one the prompt gives no reason.
+	for _, key := range tcc.UsageKeys {
+		tests = append(tests, struct {
+			key   string
+			check func(v string) error
+		}{key, matches(`^OpenWorker .{20,}\.$`)})
 	}
 	for _, tt := range tests {
 		v, ok := p[tt.key]

@@ -25,7 +25,7 @@ func (s *shell) pickPath(p view.PickPath) {
 		panel.SetPrompt(p.Prompt)
 	}
 	// An accessory app's panel opens behind the frontmost app unless the app comes forward.
-	s.app.ActivateIgnoringOtherApps(true)
+	s.activate()
 	// Not runModal: its modal loop runs the main queue's blocks, which re-enter Go, and
 	// darwinkit receives a call's return value in the calling goroutine's stack, which such
 	// a callback may move, so OK could read as Cancel and the choice be lost. The completion
@@ -42,4 +42,6 @@ func (s *shell) pickPath(p view.PickPath) {
 		}
 		s.act(p.Then.WithText(urls[0].Path()))
 	})
+	// And the panel itself to the front, key, in case the app was not yet when it opened.
+	panel.MakeKeyAndOrderFront(nil)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/progrium/darwinkit/dispatch"
 	"github.com/progrium/darwinkit/macos/appkit"
 	"github.com/progrium/darwinkit/macos/foundation"
+	"github.com/progrium/darwinkit/objc"
 
 	"github.com/openworker/openworker/ui/view"
 )
@@ -146,8 +147,20 @@ func (s *shell) show(nw *window) {
 		nw.ns.OrderFrontRegardless()
 		return
 	}
-	s.app.ActivateIgnoringOtherApps(true)
+	s.activate()
 	nw.ns.MakeKeyAndOrderFront(nil)
+}
+
+// activate brings the app forward, for a window or panel the person asked for. From macOS
+// 14 NSApplication's activate does it (activateIgnoringOtherApps: is deprecated there, and
+// macOS 26 ignores it, so an accessory app's windows came up behind the frontmost app);
+// macOS 12 and 13 have no activate, and take the old call.
+func (s *shell) activate() {
+	if s.app.RespondsToSelector(objc.Sel("activate")) {
+		objc.Call[objc.Void](s.app, objc.Sel("activate"))
+		return
+	}
+	s.app.ActivateIgnoringOtherApps(true)
 }
 
 // maxContentHeight is the tallest a window's content may be: the main screen's visible

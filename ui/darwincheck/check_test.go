@@ -59,6 +59,7 @@ func TestRun(t *testing.T) {
 		{pkg: "nomainmenu", wantProblems: true, why: "an accessory app run without a main menu, so the standard keys do nothing"},
 		{pkg: "willopen", wantProblems: true, why: "menu items removed and added in menuWillOpen:, directly, through a helper and through a named callback; menuNeedsUpdate: and a title change are not reported"},
 		{pkg: "focusredraw", wantProblems: true, why: "a content view replaced from window-delegate callbacks, directly and through a helper; a key equivalent set in place is not reported"},
+		{pkg: "activate", wantProblems: true, why: "the app brought forward only with activateIgnoringOtherApps:, which macOS 26 ignores, and with activate sent where macOS 12 and 13 lack it; asking first and falling back is not reported"},
 		{pkg: "offmain", wantProblems: true, why: "AppKit called from goroutines, directly, through the package's own functions, on a global queue, from time.AfterFunc and WaitGroup.Go; the main-queue blocks are not reported"},
 	}
 	for _, tt := range tests {

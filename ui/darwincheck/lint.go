@@ -98,6 +98,11 @@ func (l *lint) run() {
 		}
 	}
 	for _, f := range l.files {
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
+				l.checkActivation(fd.Body)
+			}
+		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.CallExpr:
@@ -596,4 +601,52 @@ func (l *lint) position(pos token.Pos) string {
 func appKitName(fn *types.Func) string {
 	q := qualifiedName(fn, fn.Pkg().Path())
 	return fn.Pkg().Name() + "." + q
+}
+
+// activateSelector is NSApplication's activate, macOS 14's way to bring an app forward.
+const activateSelector = "activate"
+
+// checkActivation reports, in one function's body, an app brought forward only with
+// activateIgnoringOtherApps: (deprecated since macOS 14, ignored on macOS 26: an accessory
+// app's windows and open panel come up behind the frontmost app), and activate sent without
+// asking respondsToSelector: first (macOS 12 and 13 lack it: unrecognized selector).
+func (l *lint) checkActivation(body *ast.BlockStmt) {
+	var old []token.Pos
+	var sends []token.Pos
+	asks := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		fn := l.callee(call)
+		if qualifiedName(fn, appkitPkg) == "Application.ActivateIgnoringOtherApps" {
+			old = append(old, callPos(call))
+		}
+		isActivate := func(e ast.Expr) bool {
+			c, ok := ast.Unparen(e).(*ast.CallExpr)
+			if !ok || qualifiedName(l.callee(c), objcPkg) != "Sel" || len(c.Args) != 1 {
+				return false
+			}
+			v, ok := l.constString(c.Args[0])
+			return ok && v == activateSelector
+		}
+		if fn != nil && fn.Name() == "RespondsToSelector" && len(call.Args) == 1 && isActivate(call.Args[0]) {
+			asks = true
+		}
+		if s, ok := selectorSenders[qualifiedName(fn, objcPkg)]; ok && s.selArg < len(call.Args) && isActivate(call.Args[s.selArg]) {
+			sends = append(sends, callPos(call))
+		}
+		return true
+	})
+	if len(sends) == 0 {
+		for _, pos := range old {
+			l.report(pos, "the app is brought forward only with activateIgnoringOtherApps:, which macOS 14 deprecates and macOS 26 ignores, so its windows and open panels come up behind the frontmost app; send NSApplication's activate where it responds to it (macOS 14 and later) and keep this for earlier ones")
+		}
+	}
+	if !asks {
+		for _, pos := range sends {
+			l.report(pos, "activate is sent without asking respondsToSelector: first: macOS 12 and 13 have no NSApplication activate, and the app would crash there (unrecognized selector)")
+		}
+	}
 }

@@ -83,9 +83,9 @@ func TestSettingsShowsThisMac(t *testing.T) {
 		links Links
 		want  string
 	}{
-		{Links{Probed: true, Why: "the link into the allowed folder was made: Seatbelt checks the new name only"},
-			"Hard links and clones: denied: the link into the allowed folder was made: Seatbelt checks the new name only"},
-		{Links{}, "Hard links and clones: denied until Check this Mac… proves that macOS checks both ends of each"},
+		{Links{Probed: true, Why: "the link from the denied folder into the allowed one was made: Seatbelt does not check the existing file"},
+			"Hard links and clones: denied: the link from the denied folder into the allowed one was made: Seatbelt does not check the existing file. npm's links are made copies; cargo build fails"},
+		{Links{}, "Hard links and clones: denied until Check this Mac… proves that macOS checks both ends of each. npm's links are made copies meanwhile; cargo build fails"},
 	} {
 		if got := LinksLine(tt.links); got != tt.want {
 			t.Errorf("LinksLine(%+v) = %q, want %q", tt.links, got, tt.want)

@@ -883,12 +883,13 @@ func TestSettingsGitMetadataSwitch(t *testing.T) {
 	}
 }
 
-// The app is the proxy and API of every running session: while one runs it must not nap,
-// and with none it may.
-func TestBusyWhileSessionsRun(t *testing.T) {
+// The app is the local API, the MCP servers' daemon and the proxy of every session: it must
+// answer at once whether or not a session runs (the first session start, an attach, a card's
+// answer), so it never naps, and says why.
+func TestBusyForTheAppsWholeLife(t *testing.T) {
 	s := previewState("seatbelt", "allowlist")
-	if got := Build(s).Busy; got != "" {
-		t.Errorf("no session, Busy = %q, want empty so the app may nap", got)
+	if got := Build(s).Busy; !strings.Contains(got, "local API") {
+		t.Errorf("no session, Busy = %q, want the app kept awake for its local API", got)
 	}
 	s.Sessions = []Session{{ID: "a", Writable: []string{"/home/p/one"}}}
 	if got := Build(s).Busy; !strings.Contains(got, "a running session") {

@@ -200,7 +200,7 @@ func Previews() []Preview {
 	add(Preview{Name: "settings-this-mac", Title: "Settings ▸ Sandbox ▸ This Mac: links proved, a session's local servers on", State: mac})
 
 	notProved := previewState("seatbelt", "allowlist", "github").withSession()
-	notProved.Links = &Links{Probed: true, Why: "the link into the allowed folder was made: Seatbelt checks the new name only"}
+	notProved.Links = &Links{Probed: true, Why: "the link from the denied folder into the allowed one was made: Seatbelt does not check the existing file"}
 	notProved.UI.Open = []string{SettingsWindow}
 	add(Preview{Name: "settings-links-denied", Title: "Settings ▸ Sandbox ▸ This Mac: the link probe proved nothing", State: notProved})
 
@@ -224,8 +224,11 @@ func Previews() []Preview {
 			{Name: "java -version", Status: "skipped", OK: true, Detail: "no Java runtime is installed"},
 			{Name: "server on loopback without --local-servers", Status: "refused", OK: true},
 			{Name: "server on loopback with --local-servers", Status: "works", OK: true},
+			{Name: "server on :: (every address) with --local-servers", Status: "works", OK: true},
+			{Name: "a command's background process, after End", Status: "works", OK: true},
+			{Name: "ls /System/Volumes/Data/Users (the data volume's path to the home folders)", Status: "refused", OK: true},
 			{Name: "read of " + previewHome + "/.ssh/known_hosts", Status: "refused", OK: true},
-			{Name: "links and clones: which ends Seatbelt checks", Status: "not proved (the new name only is checked): links and clones stay denied, so npm install and cargo build fail", OK: true},
+			{Name: "links and clones: which ends Seatbelt checks", Status: "not proved (the link from the denied folder into the allowed one was made: Seatbelt does not check the existing file): links and clones stay refused; npm's links are made copies, and cargo build, rustup and Rust's fs::copy fail", OK: true},
 		},
 	}
 	add(Preview{Name: "check-done", Title: "Check this Mac…: each program's line and the report", State: checked})

@@ -33,12 +33,14 @@ func Build(s State) view.App {
 	return view.App{Icon: Icon(s), Menu: Menu(s), Windows: Windows(s), Busy: busy(s)}
 }
 
-// busy is why the app must keep working at full speed in the background: a running session's
-// commands go through its proxy and its agent waits on its API. An idle app may nap.
+// busy is why the app must keep working at full speed in the background, for its whole life:
+// a running session's commands go through its proxy and its agent waits on its API, and with
+// none running, the CLI, an MCP server's attach and the first session start wait on the local
+// API, which a napping app answers late.
 func busy(s State) string {
 	switch n := len(s.Sessions); n {
 	case 0:
-		return ""
+		return "OpenWorker serves the local API that the CLI and agents' MCP servers start sessions through"
 	case 1:
 		return "OpenWorker is the proxy and API of a running session"
 	default:
@@ -321,7 +323,8 @@ func (s State) sessionMenu(ss Session) view.Menu {
 }
 
 // localServersTip says what the local-servers switch opens, and what turning it costs.
-const localServersTip = "Lets the session's commands run servers on loopback (go test with httptest, dev servers) and connect to loopback ports. " +
+const localServersTip = "Lets the session's commands run servers (go test with httptest, dev servers) and connect to loopback ports. " +
+	"A server may listen on every address, but it takes only connections made on this Mac's loopback, none from the network. " +
 	"macOS cannot tell the session's ports from other programs', so it also reaches your own local services (databases, dev servers) on this Mac. " +
 	"Switching restarts the session's shell."
 
@@ -642,9 +645,9 @@ func LinksLine(l Links) string {
 	case l.Probed && l.Both:
 		return "Hard links and clones: allowed inside the session's folders (checked on this Mac)"
 	case l.Probed:
-		return "Hard links and clones: denied: " + l.Why
+		return "Hard links and clones: denied: " + l.Why + ". npm's links are made copies; cargo build fails"
 	}
-	return "Hard links and clones: denied until Check this Mac… proves that macOS checks both ends of each"
+	return "Hard links and clones: denied until Check this Mac… proves that macOS checks both ends of each. npm's links are made copies meanwhile; cargo build fails"
 }
 
 // machineSection is Settings ▸ Sandbox's part about what this machine's sandbox does: on a
@@ -669,7 +672,7 @@ func machineSection(s State) view.Node {
 		if !running {
 			rows = append(rows, view.Label{Text: "Local servers are off in every session until you switch them on in its menu.", Style: view.Secondary})
 		}
-		footer = "Local servers let a session's commands serve and connect on loopback (go test, dev servers); macOS cannot tell their ports from other programs', so they reach your own local services too. " + footer
+		footer = "Local servers let a session's commands serve and connect on loopback (go test, dev servers): a server may listen on every address, but takes connections made on this Mac's loopback only; macOS cannot tell their ports from other programs', so they reach your own local services too. " + footer
 	}
 	rows = append(rows, view.Stack{Axis: view.Horizontal, Children: []view.Node{view.Button{Title: s.checkTitle(), Action: CheckMachine{}}}})
 	return view.Section{Title: upperFirst(s.machineWord()), Children: rows, Footer: footer}

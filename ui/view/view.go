@@ -266,8 +266,8 @@ type App struct {
 	// Menu is the status item's menu, rebuilt each time it opens.
 	Menu    Menu
 	Windows []Window
-	// Busy is why the app is at work for someone while it sits in the background (sessions
-	// are running: it is their proxy and API), or "" when it is idle. While it is set, the
-	// shell keeps the OS from throttling the app (macOS's App Nap).
+	// Busy is why the app is at work for someone while it sits in the background (it serves
+	// the local API; sessions are running: it is their proxy and API), or "" when it is idle.
+	// While it is set, the shell keeps the OS from throttling the app (macOS's App Nap).
 	Busy string
 }

@@ -112,6 +112,7 @@ var knownOps = []string{
 	"ipc-posix-sem", "ipc-posix-shm*", "ipc-posix-shm-read*", "ipc-posix-shm-read-data",
 	"ipc-posix-shm-read-metadata", "ipc-posix-shm-write*", "ipc-posix-shm-write-create",
 	"ipc-posix-shm-write-data", "ipc-posix-shm-write-unlink",
+	"ipc-sysv*", "ipc-sysv-msg", "ipc-sysv-sem", "ipc-sysv-shm",
 	"mach-host-exception-port-set", "mach-host-special-port-set",
 	"iokit-open", "pseudo-tty", "user-preference-read", "system-socket",
 }

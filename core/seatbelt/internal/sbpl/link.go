@@ -13,6 +13,13 @@ const (
 	DestinationOnly
 	// BothEnds checks each; both must be allowed.
 	BothEnds
+	// SourceAndCreate checks the existing file against the link or clone, and the new name
+	// as the file-write-create it makes. XNU's link hook (mac_vnode_check_link) hands a
+	// policy the existing file and the new name's folder and name, so a policy may check the
+	// name as a create rather than as a link.
+	SourceAndCreate
+	// CreateOnly checks the new name as a file-write-create, and neither end as a link.
+	CreateOnly
 )
 
 func (c LinkCheck) String() string {
@@ -23,6 +30,10 @@ func (c LinkCheck) String() string {
 		return "destination only"
 	case BothEnds:
 		return "both ends"
+	case SourceAndCreate:
+		return "the existing file, and the new name as a create"
+	case CreateOnly:
+		return "the new name as a create only"
 	}
 	return fmt.Sprintf("LinkCheck(%d)", int(c))
 }
@@ -33,19 +44,23 @@ func (p *Profile) EvalLink(op, src, dst string, c LinkCheck) (bool, error) {
 	if op != "file-link" && op != "file-clone" {
 		return false, fmt.Errorf("sbpl: %q is not file-link or file-clone", op)
 	}
-	var ends []string
+	var checks []Query
 	switch c {
 	case SourceOnly:
-		ends = []string{src}
+		checks = []Query{{Op: op, Path: src}}
 	case DestinationOnly:
-		ends = []string{dst}
+		checks = []Query{{Op: op, Path: dst}}
 	case BothEnds:
-		ends = []string{src, dst}
+		checks = []Query{{Op: op, Path: src}, {Op: op, Path: dst}}
+	case SourceAndCreate:
+		checks = []Query{{Op: op, Path: src}, {Op: "file-write-create", Path: dst}}
+	case CreateOnly:
+		checks = []Query{{Op: "file-write-create", Path: dst}}
 	default:
 		return false, fmt.Errorf("sbpl: unknown link check %d", int(c))
 	}
-	for _, path := range ends {
-		d, err := p.Eval(Query{Op: op, Path: path})
+	for _, q := range checks {
+		d, err := p.Eval(q)
 		if err != nil || !d.Allowed {
 			return false, err
 		}
