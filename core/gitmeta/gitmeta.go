@@ -134,6 +134,70 @@ func (s *Snapshot) Protect() []Entry {
 	return out
 }
 
+// Anchor is a folder bound over itself, writable, so that it cannot be renamed or removed
+// while the sandbox runs (a mount point cannot be): a repository's own folder and every folder
+// from a root down to the repository. A command can then neither move the person's .git
+// aside and make its own in its place, nor do the same with a folder that holds it; inside
+// them everything stays writable.
+type Anchor struct {
+	Path     string
+	Dev, Ino uint64
+}
+
+// Anchors returns the folders to anchor for the repositories the walk found: each .git
+// folder, the folder that holds it or a .git file, and every folder between that and its
+// root. A folder that is not one any more (a link in its place) is left out.
+func (s *Snapshot) Anchors() []Anchor {
+	seen := map[string]bool{}
+	var out []Anchor
+	add := func(path string) {
+		if seen[path] {
+			return
+		}
+		seen[path] = true
+		var st unix.Stat_t
+		if unix.Lstat(path, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return
+		}
+		out = append(out, Anchor{Path: path, Dev: uint64(st.Dev), Ino: uint64(st.Ino)})
+	}
+	up := func(dir string) {
+		root := ""
+		for _, r := range s.roots {
+			if within(r, dir) && len(r) > len(root) {
+				root = r
+			}
+		}
+		if root == "" {
+			return
+		}
+		for d := dir; d != root && within(root, d); d = filepath.Dir(d) {
+			add(d)
+		}
+	}
+	var dirs []string
+	for d := range s.gitDirs {
+		if filepath.Base(d) == ".git" {
+			dirs = append(dirs, d)
+		}
+	}
+	for _, e := range s.Entries {
+		if e.Kind == GitFile {
+			dirs = append(dirs, e.Path)
+		}
+	}
+	slices.Sort(dirs)
+	for _, d := range dirs {
+		if filepath.Base(d) == ".git" {
+			if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
+				add(d)
+			}
+		}
+		up(filepath.Dir(d))
+	}
+	return out
+}
+
 // Scan walks roots (absolute, resolved folders) within b.
 func Scan(roots []string, b Bounds) *Snapshot { return scan(roots, b, nil) }
 

@@ -446,3 +446,31 @@ func TestDecodeFoldersRefuses(t *testing.T) {
 		t.Errorf("more folders than the bounds read back")
 	}
 }
+
+// Every repository's own folder, the folder that holds it or a .git file, and every folder
+// between that and its root are anchored; nothing else is, and the root is not.
+func TestAnchors(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{".git/hooks", "a/b/.git/hooks", "a/c", "w/x", "plain/deep"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{".git/HEAD", "a/b/.git/HEAD"} {
+		os.WriteFile(filepath.Join(root, f), []byte("ref: refs/heads/main\n"), 0o644)
+	}
+	os.WriteFile(filepath.Join(root, "w/x/.git"), []byte("gitdir: "+filepath.Join(root, ".git", "worktrees", "x")+"\n"), 0o644)
+	var got []string
+	for _, a := range Scan([]string{root}, DefaultBounds).Anchors() {
+		rel, _ := filepath.Rel(root, a.Path)
+		got = append(got, rel)
+		if a.Ino == 0 {
+			t.Errorf("%s has no inode", rel)
+		}
+	}
+	slices.Sort(got)
+	want := []string{".git", "a", "a/b", "a/b/.git", "w", "w/x"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("anchors %q, want %q", got, want)
+	}
+}

@@ -192,7 +192,8 @@ func planWall(p *policy.Policy, spec sandbox.RunnerSpec) (*wallSetup, error) {
 		steps = append(steps, checked(mountStep{Src: d, Dst: d}))
 	}
 	// Repository metadata found in the writable folders, each bound over itself read-only,
-	// deeper than its folder.
+	// deeper than its folder, and the folders that hold the repositories, each bound over
+	// itself writable.
 	for _, pr := range p.Protected {
 		if err := abs("protected", pr.Path); err != nil {
 			return nil, err
@@ -200,7 +201,9 @@ func planWall(p *policy.Policy, spec sandbox.RunnerSpec) (*wallSetup, error) {
 		if !slices.ContainsFunc(p.Writable, func(w string) bool { return w != pr.Path && policy.Within(w, pr.Path) }) {
 			return nil, fmt.Errorf("linux sandbox: %s is kept read-only but lies in no writable folder", pr.Path)
 		}
-		steps = append(steps, mountStep{Src: pr.Path, Dst: pr.Path, Dev: pr.ID.Dev, Ino: pr.ID.Ino})
+		// An anchor is bound writable: a mount point cannot be renamed or removed, so the
+		// repository it holds stays where the person's git finds it.
+		steps = append(steps, mountStep{Src: pr.Path, Dst: pr.Path, Dev: pr.ID.Dev, Ino: pr.ID.Ino, Writable: pr.Anchor})
 	}
 	// The login files inside toolchains are covered last, being deeper than the folder that
 	// shows them.

@@ -139,11 +139,13 @@ type Options struct {
 	Programs []string
 }
 
-// Protected is one file or folder kept read-only inside a writable folder.
+// Protected is one file or folder kept read-only inside a writable folder, or, anchored, a
+// folder that stays writable but cannot be renamed or removed (see gitmeta.Anchor).
 type Protected struct {
-	Path string
-	Dir  bool
-	ID   FileID
+	Path   string
+	Dir    bool
+	ID     FileID
+	Anchor bool
 }
 
 // FileID is what a file is on its disk: its device and inode numbers.

@@ -56,6 +56,9 @@ func (s *Session) scanGitMetadata(pol *policy.Policy) {
 	for _, e := range snap.Protect() {
 		pol.Protected = append(pol.Protected, policy.Protected{Path: e.Path, Dir: e.IsDir(), ID: policy.FileID{Dev: e.Dev, Ino: e.Ino}})
 	}
+	for _, a := range snap.Anchors() {
+		pol.Protected = append(pol.Protected, policy.Protected{Path: a.Path, Dir: true, ID: policy.FileID{Dev: a.Dev, Ino: a.Ino}, Anchor: true})
+	}
 	if snap.Truncated {
 		s.hints.sayOnce(fmt.Sprintf("openworker: the writable folders are larger than the repository check reads (%d folders deep, %d entries); "+
 			"hooks and settings planted in repositories beyond that are not moved aside\n", gitmeta.DefaultBounds.MaxDepth, gitmeta.DefaultBounds.MaxEntries))

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A command that moves a repository's .git aside (or a folder that holds a repository) and
+// makes one of its own in its place, then runs on — a build, a dev server — must not have
+// the person's git run its settings meanwhile: a shell prompt runs git status on every Enter.
+// The person's git runs concurrently with the command here, as a prompt would.
+func TestSwappedRepositoryWhileACommandRuns(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	marks := filepath.Join(filepath.Dir(w.home), "marks")
+	if err := os.Mkdir(marks, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.repository(w.project)
+	nested := filepath.Join(w.project, "src", "lib")
+	w.repository(nested)
+	swap := `for r in . src/lib; do (cd $r && { mv .git .git-aside 2>&1; mkdir -p .git/hooks .git/objects .git/refs; echo 'ref: refs/heads/main' > .git/HEAD; ` + plant(marks) + `; }); done; ` +
+		`mv src src-aside 2>&1; mkdir -p src/lib && (cd src/lib && git init -q && ` + plant(marks) + `); ` +
+		`echo swapped; sleep 8`
+	c := w.cmd("run", "--", "sh", "-c", swap)
+	var out syncBuffer
+	c.Stdout, c.Stderr = &out, &out
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(out.String(), "swapped") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the command did not get as far: %s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The person's prompt, while the command runs on.
+	var ran []string
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); {
+		for _, dir := range []string{w.project, nested} {
+			w.git(dir, "status")
+		}
+		for _, m := range []string{"fsmonitor"} {
+			if _, err := os.Stat(filepath.Join(marks, m)); err == nil {
+				ran = append(ran, m)
+				os.Remove(filepath.Join(marks, m))
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(ran) > 0 {
+		t.Errorf("the person's git ran what the command planted while it ran: %v\n%s", ran, out.String())
+	}
+	if err := <-done; err != nil {
+		t.Logf("run: %v", err)
+	}
+	if got := w.afterwards(w.project, marks); len(got) > 0 {
+		t.Errorf("afterwards the person's git ran %v", got)
+	}
+	if got := w.afterwards(nested, marks); len(got) > 0 {
+		t.Errorf("afterwards the person's git ran %v in the nested repository", got)
+	}
+}
