@@ -368,6 +368,10 @@ func TestRunSaysWhichToolchainAMissingCommandNeeds(t *testing.T) {
 		!strings.Contains(errs, "onlyinpyenv was not found inside the sandbox; outside it, PATH finds "+filepath.Join(shims, "onlyinpyenv")) {
 		t.Errorf("want one line naming onlyinpyenv, the .pyenv toolchain and sandbox_toolchains, got %d", n)
 	}
+	// On Linux the line names the setting and where the file is, not a Mac's screen.
+	if strings.Contains(errs, "Settings ▸") || !strings.Contains(errs, "openworker config path") {
+		t.Errorf("the toolchain line on Linux sends the person to a Mac's screen, or not to the settings file: %q", errs)
+	}
 	// A command found inside, but outside found first in the toolchain: a different program
 	// runs, and the note says so.
 	out, errs, code = w.run("run", "--", "sh", "-c", "echo inside")

@@ -94,7 +94,11 @@ func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.
 		JavaMissing:          javaMissing,
 		RosettaMissing:       rosettaMissing,
 	})
-	rs = wallcheck.Run(ctx, checkExec(s), probes, exec.LookPath)
+	// A program that fails inside is tried outside too, in a folder of the check's own: the
+	// wall is blamed only for one that works there.
+	outside := wallcheck.Outside{LookPath: exec.LookPath, Exec: wallcheck.ExecOutside(filepath.Join(filepath.Dir(work), "outside"), os.Environ()),
+		Advice: func(dir string) string { return session.ToolchainAdvice(dir, e.home, runtime.GOOS) }}
+	rs = wallcheck.Run(ctx, checkExec(s), probes, outside)
 	s.EndBecause("the wall check finished")
 	// The same session's servers with the local-servers switch on, in a second session: on a
 	// Mac the switch is what lets them bind; on Linux it changes nothing.
@@ -103,7 +107,7 @@ func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.
 		rs = append(rs, wallcheck.Result{Name: "server on loopback with --local-servers", Status: wallcheck.Failed,
 			Detail: "starting a session with local servers on: " + err.Error()})
 	} else {
-		rs = append(rs, wallcheck.Run(ctx, checkExec(ls), wallcheck.LocalServerProbes(), exec.LookPath)...)
+		rs = append(rs, wallcheck.Run(ctx, checkExec(ls), wallcheck.LocalServerProbes(), outside)...)
 		ls.EndBecause("the wall check finished")
 	}
 	return append(rs, links...), nil

@@ -84,7 +84,7 @@ var notFound = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(
 // pathHint is what the session says about a command that the host's PATH would have run
 // from a folder that is not inside: it was not found, or another program of the same name
 // ran. Only the session's first command is looked at.
-func (h *hints) pathHint(a *runner.ExecArgs, res *runner.Result, userHome string) string {
+func (h *hints) pathHint(a *runner.ExecArgs, res *runner.Result, userHome, goos string) string {
 	if h.pathSaid || h.firstDone || len(h.dropped) == 0 || a == nil || res == nil {
 		return ""
 	}
@@ -125,23 +125,33 @@ func (h *hints) pathHint(a *runner.ExecArgs, res *runner.Result, userHome string
 			what = name + " inside the sandbox is " + inside
 		}
 		return fmt.Sprintf("openworker: %s; outside it, PATH finds %s first, in %s, which is not inside: %s\n",
-			what, outside, filepath.Dir(outside), toolchainAdvice(filepath.Dir(outside), userHome))
+			what, outside, filepath.Dir(outside), ToolchainAdvice(filepath.Dir(outside), userHome, goos))
 	}
 	return ""
 }
 
-// toolchainAdvice says how to make dir readable inside.
-func toolchainAdvice(dir, userHome string) string {
+// ToolchainAdvice says how a person makes dir, a folder a program was found in outside,
+// readable inside on goos: a toolchain of the list switched on, or a folder of their own under
+// userHome added, in Settings ▸ Sandbox on a Mac and in sandbox_toolchains of the settings
+// file on Linux, which has no such screen.
+func ToolchainAdvice(dir, userHome, goos string) string {
+	where := `to sandbox_toolchains in the settings file (openworker config path says where)`
+	if goos == "darwin" {
+		where = "in Settings ▸ Sandbox ▸ Developer toolchains (or to sandbox_toolchains in config.toml)"
+	}
 	for _, t := range config.KnownToolchains() {
 		if policy.Within(filepath.Join(userHome, t), dir) {
-			return fmt.Sprintf("switch on the toolchain %s (Settings ▸ Sandbox, or sandbox_toolchains in config.toml)", t)
+			if goos == "darwin" {
+				return fmt.Sprintf("switch on the toolchain %s %s", t, where)
+			}
+			return fmt.Sprintf("switch on the toolchain %s: add %q %s", t, t, where)
 		}
 	}
 	if policy.Within(userHome, dir) {
 		rel, _ := filepath.Rel(userHome, dir)
-		return fmt.Sprintf("add the folder %s to the toolchains (Settings ▸ Sandbox, or sandbox_toolchains in config.toml)", rel)
+		return fmt.Sprintf("add the folder %s %s", rel, where)
 	}
-	return "share that folder with --ro, or add it to the toolchains (sandbox_toolchains in config.toml)"
+	return "share that folder with --ro, or add it to the toolchains (sandbox_toolchains in the settings file)"
 }
 
 // lookIn is the first executable named name in dirs, or "".
@@ -383,7 +393,7 @@ func (s *Session) addHints(r *Result, a *runner.ExecArgs, onChunk func(string, [
 	lines = append(lines, s.lateHints...)
 	s.lateHints = nil
 	s.fwdMu.Unlock()
-	if line := s.hints.pathHint(a, r.Result, s.m.opts.UserHome); line != "" {
+	if line := s.hints.pathHint(a, r.Result, s.m.opts.UserHome, s.m.opts.GOOS); line != "" {
 		lines = append(lines, line)
 	}
 	if line := s.hints.gitMetadataHint(r.Result, s.gitSnap != nil); line != "" {
