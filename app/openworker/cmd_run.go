@@ -292,12 +292,16 @@ func cmdRun(args []string) error {
 }
 
 // reportBlocked lists the sites the proxy refused during a command, each with how to allow
-// it where the command ran: how, with HOST:PORT standing for the site.
+// it where the command ran: how, with HOST:PORT standing for the site, or where how is "",
+// what the session said for the site in its state (Blocked.Allow, the proxy's words).
 func reportBlocked(w io.Writer, bs []session.Blocked, how string) {
 	for _, b := range bs {
-		hint := ""
+		hint := b.Allow
 		if how != "" {
-			hint = " (" + strings.ReplaceAll(how, "HOST:PORT", b.String()) + ")"
+			hint = strings.ReplaceAll(how, "HOST:PORT", b.String())
+		}
+		if hint != "" {
+			hint = " (" + hint + ")"
 		}
 		fmt.Fprintf(w, "openworker: blocked %s — %s%s\n", termtext.Escape(b.String()), termtext.Escape(b.Reason), termtext.Escape(hint))
 	}

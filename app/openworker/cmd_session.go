@@ -399,9 +399,7 @@ func notices(w io.Writer, res *session.Result, streamed bool) {
 			fmt.Fprintln(w, "openworker: shell state not taken:", termtext.Escape(res.StateRefused))
 		}
 	}
-	how := ""
-	if p, err := config.Path(); err == nil {
-		how = backend.SessionHowToAllow(p, res.Session)("HOST:PORT")
-	}
-	reportBlocked(w, res.Blocked, how)
+	// The daemon says how each site opens in the session's state (after a Deny, with full
+	// access, in a direct session), in the words its proxy answered the command with.
+	reportBlocked(w, res.Blocked, "")
 }

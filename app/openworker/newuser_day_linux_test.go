@@ -64,3 +64,83 @@ func TestSandboxCheckTriesToolsOutside(t *testing.T) {
 		t.Error("the try outside wrote in the home folder's ~/.cargo")
 	}
 }
+
+// blockedLine is the line openworker printed after a command about a site it blocked.
+func blockedLine(errs string) string {
+	for _, l := range strings.Split(errs, "\n") {
+		if strings.HasPrefix(l, "openworker: blocked ") {
+			return l
+		}
+	}
+	return ""
+}
+
+// hintOf is what a blocked line says in its parentheses: how the site is opened.
+func hintOf(line string) string {
+	if i := strings.Index(line, " ("); i >= 0 && strings.HasSuffix(line, ")") {
+		return line[i+2 : len(line)-1]
+	}
+	return ""
+}
+
+// The line after a command that a site was blocked names only the ways that open it in the
+// session's state, in the proxy's words: a card, the Access list or the settings while
+// nothing stands in the way; after the person's Deny, only the Access list, where the Deny
+// is taken back; with full access, the settings (there are no cards); in a direct session,
+// that nothing is enforced.
+func TestBlockedLineFitsTheSessionsState(t *testing.T) {
+	t.Run("ask_then_deny", func(t *testing.T) {
+		cw := newCardsWorld(t, "")
+		_, errs, _ := cw.run("session", "exec", cw.id, "--", "curl", "-sSf", "--noproxy", "", "--max-time", "5", "http://"+cw.origin+"/")
+		l := blockedLine(errs)
+		for _, want := range []string{"not on the allow list", "openworker request-site " + cw.id + " " + cw.origin, "openworker access " + cw.id + " --allow " + cw.origin, "sandbox_network_hosts"} {
+			if !strings.Contains(l, want) {
+				t.Errorf("before any answer the line %q lacks %q\n%s", l, want, errs)
+			}
+		}
+		go cw.run("request-site", cw.id, cw.origin, "--reason", "fixtures", "--wait", "30s")
+		card, _ := cw.pendingCard(cw.origin)
+		if _, errs, code := cw.run("answer", card, "deny"); code != 0 {
+			t.Fatalf("answer deny: %s", errs)
+		}
+		_, errs, _ = cw.run("session", "exec", cw.id, "--", "curl", "-sSf", "--noproxy", "", "--max-time", "5", "http://"+cw.origin+"/")
+		l = blockedLine(errs)
+		if !strings.Contains(l, "denied for this session") || !strings.Contains(l, "take the Deny back in the session's Access list (openworker access "+cw.id+" --allow "+cw.origin+")") ||
+			strings.Contains(l, "request-site") || strings.Contains(l, "sandbox_network_hosts") || strings.Contains(l, "not on the allow list") {
+			t.Errorf("after the Deny the line is %q; want only the Access list\n%s", l, errs)
+		}
+		// request-site's answer says it in the same words.
+		if _, errs, code := cw.run("request-site", cw.id, cw.origin, "--reason", "again"); code != 1 || hintOf(l) == "" || !strings.Contains(errs, hintOf(l)) {
+			t.Errorf("request-site after the Deny: exit %d, %q; want the blocked line's words %q", code, errs, hintOf(l))
+		}
+	})
+	t.Run("full_access", func(t *testing.T) {
+		cw := newCardsWorld(t, "sandbox_approvals = \"full-access\"\n")
+		_, errs, _ := cw.run("session", "exec", cw.id, "--", "curl", "-sSf", "--noproxy", "", "--max-time", "5", "http://"+cw.origin+"/")
+		l := blockedLine(errs)
+		if !strings.Contains(l, "openworker sites add "+cw.origin) || strings.Contains(l, "request-site") || strings.Contains(l, "card (") {
+			t.Errorf("with full access the line is %q; want the settings, and no card\n%s", l, errs)
+		}
+		if _, errs, code := cw.run("request-site", cw.id, cw.origin, "--reason", "r"); code != 1 || hintOf(l) == "" || !strings.Contains(errs, hintOf(l)) || strings.Contains(errs, "Settings ▸") {
+			t.Errorf("request-site with full access: exit %d, %q; want the blocked line's words %q, and no Mac screen on Linux", code, errs, hintOf(l))
+		}
+	})
+	t.Run("direct", func(t *testing.T) {
+		w := newWorld(t)
+		requireSandbox(t, w)
+		_, stop := w.daemon()
+		t.Cleanup(stop)
+		id, errs, code := w.run("session", "start")
+		if code != 0 {
+			t.Fatalf("session start: %s", errs)
+		}
+		id = strings.TrimSpace(id)
+		t.Cleanup(func() { w.run("session", "end", id) })
+		origin := httpOrigin(t, "hello")
+		_, errs, _ = w.run("session", "exec", id, "--", "curl", "-sSf", "--noproxy", "", "--max-time", "5", "http://"+origin+"/")
+		l := blockedLine(errs)
+		if !strings.Contains(l, "nothing is enforced") || strings.Contains(l, "request-site") || strings.Contains(l, "sandbox_network_hosts") {
+			t.Errorf("in a direct session the line is %q; want that nothing is enforced\n%s", l, errs)
+		}
+	})
+}

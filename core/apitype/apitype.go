@@ -398,6 +398,10 @@ type Blocked struct {
 	Host   string `json:"host"`
 	Port   int    `json:"port"`
 	Reason string `json:"reason"`
+	// Allow is how whoever reads the session's refusals opens the site in its state when the
+	// call ended, in the words of the proxy's refusal (a person's ways, or for an agent's
+	// session only that it may ask); empty where the session says none.
+	Allow string `json:"allow,omitempty"`
 }
 
 // CredentialsRequest changes the shared logins: add (a CLI's login by Name), add-path (a

@@ -181,16 +181,6 @@ func (m Machine) Rule() []string {
 	return rule
 }
 
-// SessionHowToAllow says how a person allows a site for the daemon's sessions, where there
-// is no app to answer a card: on a card the coworker asks for, for the session with
-// openworker access, or in the settings file, which running sessions take at once. session
-// is the session's ID, or "" when it is not known yet.
-func SessionHowToAllow(settingsPath, session string) func(target string) string {
-	return func(target string) string {
-		return howToAllow(settingsPath, session, target, false, false)
-	}
-}
-
 // howToAllow names only the ways that open target in the state it is in: after a Deny, the
 // session's Access list (where the Deny is taken back; a card or the settings file would
 // change nothing while it stands); with full access, the settings (there are no cards);

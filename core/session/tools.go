@@ -350,23 +350,6 @@ func (p *stdinPump) stop() {
 	p.mu.Unlock()
 }
 
-func (s *Session) blockedBetween(from, to time.Time) []Blocked {
-	px := s.egress()
-	if px == nil {
-		return nil
-	}
-	var out []Blocked
-	seen := map[string]bool{}
-	for _, r := range px.Blocked(from, to.Add(50*time.Millisecond)) {
-		b := Blocked{Host: r.Host, Port: r.Port, Reason: shortReason(r.Header, r.Reason)}
-		if !seen[b.String()] {
-			seen[b.String()] = true
-			out = append(out, b)
-		}
-	}
-	return out
-}
-
 // Exec runs a shell command (or argv) behind the wall.
 func (s *Session) Exec(a runner.ExecArgs, onChunk func(stream string, data []byte)) (*Result, error) {
 	return s.ExecContext(context.Background(), a, nil, onChunk)
@@ -664,14 +647,3 @@ func removeAll(dir string) error {
 
 // truncate cuts on a character boundary: a summary is shown on cards and in the audit trail.
 func truncate(s string, n int) string { return termtext.Short(s, n) }
-
-// shortReason is the few words a result gives for a refusal; the client got the full line.
-func shortReason(header, line string) string {
-	switch header {
-	case "blocked-by-allowlist":
-		return "not on the allow list"
-	case "blocked-private-address":
-		return "a loopback or private address, allowed only by an entry that names it literally"
-	}
-	return line
-}
