@@ -203,11 +203,14 @@ func cmdRequestSite(args []string) error {
 
 var accessCommand = command{
 	name:     "access",
-	synopsis: "access SESSION [--allow HOST[:PORT]]… [--revoke HOST[:PORT]]…",
+	synopsis: "access SESSION [--allow HOST[:PORT]]… [--revoke HOST[:PORT]]… [--publish PORT]… [--unpublish PORT]…",
 	about: `Shows a session's Access list: its sites, from the settings, from shared logins, and those
-allowed for this session only (Session only), and its denials. --allow allows a site for the
-session at once (and takes back a denial of it); --revoke takes back a Session only site, and
-open tunnels to it close at once.`,
+allowed for this session only (Session only), and its denials; and the ports of its sandbox
+published on this machine's 127.0.0.1. --allow allows a site for the session at once (and
+takes back a denial of it); --revoke takes back a Session only site, and open tunnels to it
+close at once. --publish PORT publishes that port of the sandbox's own loopback (Linux) on
+this machine's 127.0.0.1 while a server listens there, at the same port or the next free
+one; --unpublish takes that back.`,
 	example: "openworker access 3f9c2a1b7d0e --allow api.example.com --revoke test.example.com:8443",
 	minArgs: 1, maxArgs: 1,
 	needs: "a session ID (openworker session ls lists them)",
@@ -218,6 +221,9 @@ func cmdAccess(args []string) error {
 	var allow, revoke siteFlags
 	fs.Var(&allow, "allow", "allow a site for this session only (repeatable)")
 	fs.Var(&revoke, "revoke", "take back a Session only site (repeatable)")
+	var publish, unpublish portFlags
+	fs.Var(&publish, "publish", "publish this port of the sandbox's loopback on this machine's 127.0.0.1 while a server listens there (repeatable)")
+	fs.Var(&unpublish, "unpublish", "take back a port asked for with --publish (repeatable)")
 	pos, _, err := parse(fs, accessCommand, args)
 	if err != nil {
 		return err
@@ -228,8 +234,8 @@ func cmdAccess(args []string) error {
 	}
 	ctx := context.Background()
 	var a backend.Access
-	if len(allow)+len(revoke) > 0 {
-		a, err = c.ChangeAccess(ctx, pos[0], api.AccessRequest{Allow: allow, Revoke: revoke})
+	if len(allow)+len(revoke)+len(publish)+len(unpublish) > 0 {
+		a, err = c.ChangeAccess(ctx, pos[0], api.AccessRequest{Allow: allow, Revoke: revoke, Publish: publish, Unpublish: unpublish})
 	} else {
 		a, err = c.Access(ctx, pos[0])
 	}
@@ -261,6 +267,12 @@ func cmdAccess(args []string) error {
 	}
 	if a.LoginsNote != "" {
 		fmt.Printf("  %s\n", termtext.Escape(a.LoginsNote))
+	}
+	for _, line := range publishedLines(a.Published) {
+		fmt.Printf("  %s\n", line)
+	}
+	if a.LocalServers {
+		fmt.Println("  local servers on: every port a command listens on is published while it listens")
 	}
 	return nil
 }

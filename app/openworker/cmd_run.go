@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -29,6 +30,26 @@ type sessionFlags struct {
 	noCwd             bool
 	gitMetadata       string
 	localServers      bool
+	publish           portFlags
+}
+
+// portFlags is a flag naming a port, 1 to 65535, that may be given more than once.
+type portFlags []int
+
+func (m *portFlags) String() string {
+	var words []string
+	for _, p := range *m {
+		words = append(words, strconv.Itoa(p))
+	}
+	return strings.Join(words, ",")
+}
+func (m *portFlags) Set(s string) error {
+	p, err := strconv.Atoi(s)
+	if err != nil || p < 1 || p > 65535 {
+		return fmt.Errorf("is not a port; give one from 1 to 65535 (got %q)", s)
+	}
+	*m = append(*m, p)
+	return nil
 }
 
 // siteFlags is a flag naming a site, HOST[:PORT], that may be given more than once. A value
@@ -58,14 +79,22 @@ func (f *sessionFlags) register(fs *flag.FlagSet, defaultProvider string) {
 	fs.StringVar(&f.gitMetadata, "git-metadata", "", "protected (each repository's .git/hooks and .git/config stay read-only inside) or writable; "+
 		"writable lets commands plant hooks and settings (core.fsmonitor, core.hooksPath, …) that your own git runs outside the sandbox; default: the settings' sandbox_git_metadata")
 	fs.BoolVar(&f.localServers, "local-servers", false, localServersAbout)
+	fs.Var(&f.publish, "publish", publishAbout)
 }
 
 // localServersAbout is --local-servers' help, for the commands that start sessions and for
-// sandbox profile.
-const localServersAbout = "on a Mac, let commands run servers on loopback (go test with httptest, dev servers; bind 127.0.0.1, not 0.0.0.0) " +
-	"and connect to any loopback port: Seatbelt cannot tell the session's ports from this Mac's other programs', so those " +
-	"(databases, Ollama, Jupyter, a browser's debugging port) become reachable too. Off by default. On Linux the sandbox " +
-	"has a loopback of its own where servers always work, and this changes nothing"
+// sandbox profile. One switch, one meaning on both systems: a session's servers can be
+// reached from this machine; how differs.
+const localServersAbout = "let this machine reach the servers commands start (a dev server, for your browser). On Linux the sandbox has a loopback " +
+	"of its own, where servers always work: with this, each port a command listens on there is published on this machine's 127.0.0.1 " +
+	"(never another address) while it listens, at the same port or the next free one, which the line after the command names; " +
+	"nothing inside can reach this machine through it. On a Mac the sandbox shares this Mac's loopback: this lets commands bind " +
+	"it (127.0.0.1, not 0.0.0.0) and connect to any loopback port, since Seatbelt cannot tell the session's ports from this Mac's " +
+	"other programs', so those (databases, Ollama, Jupyter, a browser's debugging port) become reachable too. Off by default"
+
+// publishAbout is --publish's help.
+const publishAbout = "Linux: publish this port of the sandbox's own loopback on this machine's 127.0.0.1 while a server listens there, " +
+	"as --local-servers does for every port (repeatable). On a Mac a session's servers bind this Mac's loopback itself, with --local-servers"
 
 // folders turns the folder flags into absolute folders and the first working folder. With no
 // --rw, the current folder is writable and the working folder (--ro adds read-only folders
@@ -130,7 +159,7 @@ func (f *sessionFlags) request(home string) (backend.Request, error) {
 	if err != nil {
 		return backend.Request{}, err
 	}
-	return backend.Request{Provider: f.provider, Writable: rw, ReadOnly: ro, Dir: dir, Network: f.network, Allow: f.allow, GitMetadata: f.gitMetadata, LocalServers: f.localServers}, nil
+	return backend.Request{Provider: f.provider, Writable: rw, ReadOnly: ro, Dir: dir, Network: f.network, Allow: f.allow, GitMetadata: f.gitMetadata, LocalServers: f.localServers, Publish: f.publish}, nil
 }
 
 // prepare starts the native wall's first process as soon as the flags are known, so that it
@@ -166,7 +195,7 @@ func absAll(dirs []string) ([]string, error) {
 
 var runCommand = command{
 	name:     "run",
-	synopsis: "run [--rw DIR]… [--ro DIR]… [--no-cwd] [--allow HOST[:PORT]]… [--network allowlist|open|none] [--provider auto|seatbelt|linux|direct] [--timeout D] -- CMD [ARG…]",
+	synopsis: "run [--rw DIR]… [--ro DIR]… [--no-cwd] [--allow HOST[:PORT]]… [--network allowlist|open|none] [--provider auto|seatbelt|linux|direct] [--local-servers] [--publish PORT]… [--timeout D] -- CMD [ARG…]",
 	about: `Runs one command in a fresh sandbox and exits with its status. The current folder is the
 working folder and writable (--no-cwd shares only the folders given); the rest of the home
 folder does not exist inside. The network is the allow-list proxy: a refused site is named
@@ -249,6 +278,8 @@ func cmdRun(args []string) error {
 		}
 	}()
 	out := newCommandOutput()
+	// The command may be the server: a port published for it is said while it runs.
+	spec.OnPublished = out.note
 	s, wait, err := m.StartExec(ctx, spec, runner.ExecArgs{Argv: argv, Timeout: time.Duration(timeout), MaxOutput: 1}, os.Stdin, out.write)
 	if s == nil {
 		if sig := got.load(); sig != 0 {

@@ -21,7 +21,7 @@ import (
 // person would.
 
 // need skips the test when a program it drives is not installed.
-func need(t *testing.T, programs ...string) {
+func need(t testing.TB, programs ...string) {
 	t.Helper()
 	for _, p := range programs {
 		if _, err := exec.LookPath(p); err != nil {
@@ -32,7 +32,7 @@ func need(t *testing.T, programs ...string) {
 
 // goProgram builds a small Go program from src into the project folder, where the sandbox
 // can run it, and returns its path.
-func goProgram(t *testing.T, w *world, name, src string) string {
+func goProgram(t testing.TB, w *world, name, src string) string {
 	t.Helper()
 	need(t, "go")
 	dir := t.TempDir()

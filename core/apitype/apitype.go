@@ -42,6 +42,10 @@ type Access struct {
 	// FoldersRefused are this session's folders that macOS does not let OpenWorker use
 	// (checked when the session started), with where to allow them.
 	FoldersRefused []tcc.Refusal `json:"folders_refused,omitempty"`
+	// LocalServers says the session's local servers are on; Published is what its sandbox's
+	// loopback publishes on this machine's 127.0.0.1, and the ports asked for.
+	LocalServers bool        `json:"local_servers,omitempty"`
+	Published    []Published `json:"published,omitempty"`
 }
 
 // AccessSite is one site of a session's list.
@@ -204,8 +208,13 @@ type StartRequest struct {
 	// or systemd, or the app opened from Finder, has a minimal PATH. apiclient fills it in.
 	Env map[string]string `json:"env,omitempty"`
 	// LocalServers: the session's commands may serve and connect on this Mac's loopback,
-	// other programs' ports included (policy.Policy.LocalServers). No change on Linux.
+	// other programs' ports included (policy.Policy.LocalServers); on Linux, every port a
+	// command listens on in the sandbox's own network is published on this machine's
+	// 127.0.0.1 while it listens (session.Spec.LocalServers).
 	LocalServers bool `json:"local_servers,omitempty"`
+	// Publish are ports of the sandbox's own loopback published on this machine's 127.0.0.1
+	// while a server listens there (Linux; session.Spec.Publish).
+	Publish []int `json:"publish,omitempty"`
 }
 
 // ClientVars are the variables a client sends with a session's start (StartRequest.Env) and
@@ -228,6 +237,10 @@ type SessionInfo struct {
 	ProxyPort   int       `json:"proxy_port,omitempty"`
 	Active      []string  `json:"active,omitempty"`
 	Started     time.Time `json:"started"`
+	// LocalServers says the session's local servers are on; Published is what its sandbox's
+	// loopback publishes on this machine's 127.0.0.1, and the ports asked for.
+	LocalServers bool        `json:"local_servers,omitempty"`
+	Published    []Published `json:"published,omitempty"`
 }
 
 // ExecRequest runs a command in a session: either a program with its arguments (Argv) or a
@@ -343,6 +356,10 @@ type CardProgress struct {
 type AccessRequest struct {
 	Allow  []string `json:"allow,omitempty"`
 	Revoke []string `json:"revoke,omitempty"`
+	// Publish and Unpublish ask for a port of the sandbox's loopback to be published on
+	// this machine's 127.0.0.1 while a server listens there, or take the ask back.
+	Publish   []int `json:"publish,omitempty"`
+	Unpublish []int `json:"unpublish,omitempty"`
 }
 
 // SitesRequest changes the "Choose sites…" list: tick or untick a group, add or remove a site.
@@ -391,6 +408,18 @@ type Result struct {
 	// GitMetadataMoved names each repository hook or settings file the call planted, which
 	// the person's git would have run or obeyed outside the sandbox, and where it was moved.
 	GitMetadataMoved []string `json:"git_metadata_moved,omitempty"`
+}
+
+// Published is a port of a sandbox's own loopback that this machine's 127.0.0.1 reaches (a
+// server a command started, with the session's local servers on or the port asked for).
+type Published struct {
+	Port int `json:"port"` // inside the sandbox
+	// HostPort is where this machine reaches it: 127.0.0.1:HostPort, the same port or the
+	// next free one. 0: not published now (nothing listens at Port yet, or no port here).
+	HostPort int `json:"host_port,omitempty"`
+	// Asked says the person asked for this port (--publish, the Access list); otherwise it
+	// is published because the session's local servers are on.
+	Asked bool `json:"asked,omitempty"`
 }
 
 // Blocked is a site the proxy refused while a call ran.

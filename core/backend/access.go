@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/openworker/openworker/core/apitype"
@@ -25,6 +26,9 @@ type Access = apitype.Access
 // AccessSite is apitype's, the local API's wire type.
 type AccessSite = apitype.AccessSite
 
+// Published is apitype's, the local API's wire type.
+type Published = apitype.Published
+
 // Access returns session id's Access list.
 func (b *Backend) Access(id string) (Access, error) {
 	st, err := b.sites(id)
@@ -38,6 +42,7 @@ func (b *Backend) Access(id string) (Access, error) {
 	if st.s != nil {
 		a.Network = string(st.s.Network)
 		a.Logins = st.s.Logins()
+		a.LocalServers, a.Published = st.s.LocalServers(), st.s.Published()
 	}
 	a.LoginsNote = loginsNote(settings, a.Logins)
 	a.FoldersRefused = slices.Clone(st.folders)
@@ -137,6 +142,28 @@ func (b *Backend) RevokeBy(id, site, by string) error {
 	st.mu.Unlock()
 	b.swap(st)
 	b.recordSite(id, "revoked for the session: "+e.String(), by)
+	b.publishAccess(id)
+	return nil
+}
+
+// SetPublishBy publishes a port of session id's sandbox loopback on this machine's 127.0.0.1
+// while a server listens there (on), or takes that ask back; the audit trail says by whom.
+func (b *Backend) SetPublishBy(id string, port int, on bool, by string) error {
+	if _, err := b.sites(id); err != nil {
+		return err
+	}
+	s, ok := b.m.Get(id)
+	if !ok {
+		return fmt.Errorf("no session %q; list them with openworker session ls", id)
+	}
+	if err := s.SetPublish(port, on); err != nil {
+		return err
+	}
+	change := "published on this machine's loopback while a server listens: port " + strconv.Itoa(port)
+	if !on {
+		change = "no longer published on this machine's loopback: port " + strconv.Itoa(port)
+	}
+	b.recordSite(id, change, by)
 	b.publishAccess(id)
 	return nil
 }

@@ -48,8 +48,10 @@ type Request struct {
 	// (apitype.StartRequest.Program) and the one the kernel says is at the other end of
 	// its connection, where known. None for a session of this process's own.
 	Programs []string
-	// LocalServers: see policy.Policy.LocalServers.
+	// LocalServers: see policy.Policy.LocalServers and session.Spec.LocalServers.
 	LocalServers bool
+	// Publish: see session.Spec.Publish.
+	Publish []int
 	// ClientEnv: see session.Spec.ClientEnv.
 	ClientEnv map[string]string
 }
@@ -100,8 +102,16 @@ func SpecFor(m Machine, r Request) (session.Spec, error) {
 	if err != nil {
 		return spec, err
 	}
+	for _, port := range r.Publish {
+		if port < 1 || port > 65535 {
+			return spec, fmt.Errorf("--publish %d is not a port; give one from 1 to 65535", port)
+		}
+	}
+	if len(r.Publish) > 0 && prov == sandbox.Seatbelt {
+		return spec, errors.New("--publish: on a Mac a session's servers bind this Mac's loopback itself once --local-servers is on; there is no port to publish")
+	}
 	return session.Spec{
-		LocalServers: r.LocalServers, ClientEnv: r.ClientEnv,
+		LocalServers: r.LocalServers, Publish: r.Publish, ClientEnv: r.ClientEnv,
 		GitMetadataWritable: gitWritable,
 		Provider:            prov, Writable: r.Writable, ReadOnly: r.ReadOnly, Dir: r.Dir, Network: network,
 		Hosts: s.NetworkHosts, SessionHosts: own, Toolchains: s.Toolchains, HowToAllow: r.HowToAllow,

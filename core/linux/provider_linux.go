@@ -144,7 +144,7 @@ func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 	}
 	if setup.Sockets {
 		b.setup.SetDeadline(time.Time{})
-		b.proc.sockets, keepSetup = b.setup, true
+		b.proc.sockets, b.proc.ownNet, keepSetup = b.setup, true, true
 	}
 	return b.proc, nil
 }
@@ -649,6 +649,7 @@ type process struct {
 	// network (publish_linux.go); nil when it has none. sockMu: one ask at a time.
 	sockMu  sync.Mutex
 	sockets *net.UnixConn
+	ownNet  bool // the sandbox has a network of its own (and asked sockets come from it)
 
 	mu     sync.Mutex
 	mntns  *os.File // the sandbox's mount namespace, held from the host; see holdMounts
@@ -940,12 +941,7 @@ func (pr *process) Wait() error {
 		pr.forwards = nil
 		pr.mu.Unlock()
 		pr.closeRelay()
-		pr.sockMu.Lock()
-		if pr.sockets != nil {
-			pr.sockets.Close()
-			pr.sockets = nil
-		}
-		pr.sockMu.Unlock()
+		pr.closeSockets()
 	})
 	return pr.waitErr
 }

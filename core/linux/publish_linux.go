@@ -72,8 +72,20 @@ func serveSockets(fd int) {
 	}
 }
 
+// closeSockets lets go of the setup socket: the sandbox is ending.
+func (pr *process) closeSockets() {
+	pr.sockMu.Lock()
+	defer pr.sockMu.Unlock()
+	if pr.sockets != nil {
+		pr.sockets.Close()
+		pr.sockets = nil
+	}
+}
+
 // socketInside asks the wall's first process for a TCP socket in the sandbox's network.
 // What comes back is checked: a stream socket of the family asked for, not listening.
+// (Sockets asked for ahead, off a connection's way, made connections slower here: on two
+// busy cores the asks ahead contend with the one that waits.)
 func (pr *process) socketInside(ctx context.Context, v6 bool) (int, error) {
 	pr.sockMu.Lock()
 	defer pr.sockMu.Unlock()
@@ -151,43 +163,36 @@ func (pr *process) DialInside(ctx context.Context, to netip.AddrPort) (net.Conn,
 			unix.Close(fd)
 		}
 	}()
-	if err := unix.SetNonblock(fd, true); err != nil {
-		return nil, err
-	}
 	var sa unix.Sockaddr
 	if ip.Is4() {
 		sa = &unix.SockaddrInet4{Port: int(to.Port()), Addr: ip.As4()}
 	} else {
 		sa = &unix.SockaddrInet6{Port: int(to.Port()), Addr: ip.As16()}
 	}
+	// On a loopback the handshake is over when connect returns, but for a server whose
+	// queue is full: the wait is bounded then (SO_SNDTIMEO bounds a blocking connect).
+	wait := 5 * time.Second
+	if d, ok := ctx.Deadline(); ok {
+		wait = max(min(wait, time.Until(d)), time.Millisecond)
+	}
+	tv := unix.NsecToTimeval(wait.Nanoseconds())
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv); err != nil {
+		return nil, err
+	}
 	err = unix.Connect(fd, sa)
+	if errors.Is(err, unix.EINTR) {
+		// A signal (the Go runtime's own) cut the wait short; the handshake goes on.
+		err = awaitConnect(fd, wait)
+	}
 	if errors.Is(err, unix.EINPROGRESS) {
-		// On a loopback this takes long only when the server's queue is full.
-		wait := 5 * time.Second
-		if d, ok := ctx.Deadline(); ok {
-			wait = min(wait, time.Until(d))
-		}
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
-		for {
-			n, perr := unix.Poll(fds, int(max(wait, 0).Milliseconds()))
-			if errors.Is(perr, unix.EINTR) {
-				continue
-			}
-			if perr == nil && n == 0 {
-				perr = unix.ETIMEDOUT
-			}
-			if perr != nil {
-				return nil, fmt.Errorf("connecting to %s inside the sandbox: %w", to, perr)
-			}
-			break
-		}
-		var soerr int
-		if soerr, err = unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR); err == nil && soerr != 0 {
-			err = unix.Errno(soerr)
-		}
+		err = unix.ETIMEDOUT // what a timed-out blocking connect says
 	}
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s inside the sandbox: %w", to, err)
+	}
+	var zero unix.Timeval
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &zero); err != nil {
+		return nil, err
 	}
 	f := os.NewFile(uintptr(fd), "published-"+to.String())
 	keep = true
@@ -195,10 +200,41 @@ func (pr *process) DialInside(ctx context.Context, to netip.AddrPort) (net.Conn,
 	return net.FileConn(f)
 }
 
+// OwnNetwork says the sandbox has a network of its own, where the wall's first process makes
+// sockets when asked.
+func (pr *process) OwnNetwork() bool { return pr.ownNet }
+
+// awaitConnect waits up to wait for the connection fd started to be made, and says how it
+// went.
+func awaitConnect(fd int, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+	for {
+		n, err := unix.Poll(fds, int(max(time.Until(deadline), 0).Milliseconds()))
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return unix.ETIMEDOUT
+		}
+		soerr, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
+		if err == nil && soerr != 0 {
+			err = unix.Errno(soerr)
+		}
+		return err
+	}
+}
+
 // Listening are the addresses TCP servers listen at in the sandbox's network, read from its
 // own /proc/net/tcp and tcp6 through its first process: its loopback's, and its every
 // address's (0.0.0.0, ::), which is its loopback too.
 func (pr *process) Listening() ([]netip.AddrPort, error) {
+	if !pr.ownNet {
+		return nil, errors.New("this sandbox has no network of its own: its servers are on this machine's loopback")
+	}
 	dir := pr.netDir()
 	var out []netip.AddrPort
 	for _, name := range []string{"tcp", "tcp6"} {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -113,5 +114,47 @@ func TestParseListening(t *testing.T) {
 	}
 	if _, err := parseListening([]byte("head\n   0: 0100007G:0BB8 00000000:0000 0A\n")); err == nil {
 		t.Error("a malformed address was read")
+	}
+}
+
+// BenchmarkDialInside is the cost of one connection from outside to a server on the
+// sandbox's own loopback: a socket asked of the sandbox's first process, connected.
+//
+//	go test -run '^$' -bench DialInside -benchtime 5000x ./core/linux/
+func BenchmarkDialInside(b *testing.B) {
+	// The system's: a wall without the home folder's toolchains runs only what is outside it.
+	python := "/usr/bin/python3"
+	if _, err := os.Stat(python); err != nil {
+		b.Skip("/usr/bin/python3 is not installed")
+	}
+	_, p := benchWorld(b)
+	proc, err := (&Provider{}).Start(context.Background(), p, sandbox.RunnerSpec{Path: python, Dir: "/", Args: []string{"-c", `
+import socket
+a = socket.socket(); a.bind(("127.0.0.1", 18291)); a.listen(128)
+while True:
+    c, _ = a.accept()
+    c.close()
+`}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { proc.Kill(); proc.Wait() })
+	pub := proc.(sandbox.Publisher)
+	to := netip.MustParseAddrPort("127.0.0.1:18291")
+	if err := tstest.Poll(10*time.Second, func() error {
+		c, err := pub.DialInside(context.Background(), to)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		c, err := pub.DialInside(context.Background(), to)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.Close()
 	}
 }

@@ -108,6 +108,9 @@ type Forwarder interface {
 // listen on that nothing outside reaches: the core can see where they listen and carry a
 // connection from this machine's loopback to one of them (a published port).
 type Publisher interface {
+	// OwnNetwork says the sandbox has a network of its own; without one (a network shared
+	// with this machine) its servers are on this machine's loopback already.
+	OwnNetwork() bool
 	// Listening are the addresses TCP servers listen at in the sandbox's network now.
 	Listening() ([]netip.AddrPort, error)
 	// DialInside connects to to, an address of the sandbox's own loopback, from inside.

@@ -389,6 +389,7 @@ func plural(n uint64) string {
 func (s *Session) addHints(r *Result, a *runner.ExecArgs, onChunk func(string, []byte)) {
 	lines := s.hints.pending
 	s.hints.pending = nil
+	lines = append(lines, s.publishNotes()...)
 	s.fwdMu.Lock()
 	lines = append(lines, s.lateHints...)
 	s.lateHints = nil

@@ -438,6 +438,12 @@ func (s *Session) SetLocalServers(ctx context.Context, on bool) error {
 	if s.LocalServers() == on {
 		return nil
 	}
+	if s.publishes() {
+		// Its servers are on a loopback of its own: the switch publishes their ports, and
+		// nothing in the wall changes.
+		s.setPublishing(&on, nil)
+		return nil
+	}
 	word := map[bool]string{true: "on", false: "off"}[on]
 	return s.restartWith(ctx, "local servers "+word, "switching local servers "+word, "local servers "+word, "local servers "+word, func(spec *Spec) {
 		spec.LocalServers = on
@@ -490,6 +496,7 @@ func (s *Session) restartWith(ctx context.Context, summary, doing, with, audited
 // stopRunner ends every process behind the wall and the runner connection.
 func (s *Session) stopRunner() {
 	s.closeForwards()
+	s.stopPublishing()
 	if s.client != nil {
 		s.client.Close()
 		s.client = nil

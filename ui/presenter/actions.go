@@ -46,7 +46,8 @@ type (
 	EditAllow       struct{ Session, Text string }
 	// Revoke takes back a session-only site.
 	Revoke struct{ Session, Site string }
-	// SetLocalServers switches a session's local servers on or off (its runner restarts).
+	// SetLocalServers switches a session's local servers on or off: on a Mac its runner
+	// restarts; on Linux its servers' ports are published, or taken back, at once.
 	SetLocalServers struct {
 		Session string
 		On      bool

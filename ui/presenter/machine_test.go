@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/sandbox"
 	"github.com/openworker/openworker/core/tstest"
 	"github.com/openworker/openworker/ui/view"
@@ -55,11 +56,36 @@ func TestLocalServersInTheSessionMenu(t *testing.T) {
 		it.Tooltip != "Hard links and clones: allowed inside the session's folders (checked on this Mac)." {
 		t.Errorf("links line when proved: %+v", it)
 	}
-	for _, other := range []string{"direct", "linux"} {
-		o := previewState(other, "allowlist").withSession()
-		if _, ok := findItem(Menu(o), "Local servers"); ok {
-			t.Errorf("a %s session's menu has the local-servers switch", other)
+	o := previewState("direct", "allowlist").withSession()
+	if _, ok := findItem(Menu(o), "Local servers"); ok {
+		t.Error("a direct session's menu has the local-servers switch")
+	}
+}
+
+// A Linux session's menu has the switch too, which publishes its servers' ports on this
+// machine's loopback with no restart, and an item per published port that opens it in the
+// browser, at the port this machine reaches it at; a port asked for that nothing listens at
+// says so.
+func TestPublishedPortsInTheSessionMenu(t *testing.T) {
+	s := previewState("linux", "allowlist").withSession()
+	if it, ok := findItem(Menu(s), "Local servers"); !ok || it.Checked || it.Action != (SetLocalServers{Session: "7f3a9c", On: true}) || !strings.Contains(it.Tooltip, "127.0.0.1") {
+		t.Errorf("off: %+v (found %v)", it, ok)
+	}
+	s.Sessions[0].LocalServers = true
+	s.Sessions[0].Access.Published = []backend.Published{{Port: 3000, HostPort: 3000}, {Port: 8080, HostPort: 8081}, {Port: 5173, Asked: true}}
+	for title, want := range map[string]view.Action{
+		"Open 127.0.0.1:3000":                    view.OpenURL{URL: "http://127.0.0.1:3000/"},
+		"Open 127.0.0.1:8081 (port 8080 inside)": view.OpenURL{URL: "http://127.0.0.1:8081/"},
+	} {
+		if it, ok := findItem(Menu(s), title); !ok || it.Action != want || it.Title != title {
+			t.Errorf("%s: %+v (found %v)", title, it, ok)
 		}
+	}
+	if it, ok := findItem(Menu(s), "Port 5173"); !ok || !it.Disabled || !strings.Contains(it.Title, "nothing listens there yet") {
+		t.Errorf("a port asked for, not listening: %+v (found %v)", it, ok)
+	}
+	if _, ok := findItem(Menu(s), "Open: this Mac's loopback ports"); ok {
+		t.Error("a Linux session's menu says this Mac's loopback is open")
 	}
 }
 

@@ -460,7 +460,7 @@ func (p *Presenter) dispatch(a view.Action) error {
 		return p.addFile()
 	case nil:
 		return nil
-	case view.Quit, view.OpenPath, view.PickPath, view.CopyText:
+	case view.Quit, view.OpenPath, view.OpenURL, view.PickPath, view.CopyText:
 		return fmt.Errorf("%T is the shell's to carry out, not the presenter's", a)
 	}
 	return fmt.Errorf("the app does not know the action %T", a)

@@ -813,7 +813,7 @@ func TestEveryActionIsKnown(t *testing.T) {
 		p := New(nopBackend{}, Options{Settings: nopEditor{}, Logins: newFakeLogins(), Home: "/home/x"})
 		for _, a := range acts {
 			switch a := a.(type) {
-			case nil, view.Quit, view.OpenPath:
+			case nil, view.Quit, view.OpenPath, view.OpenURL:
 				continue
 			case view.PickPath:
 				if a.Then == nil {

@@ -194,6 +194,13 @@ func Previews() []Preview {
 	servers.Sessions[0].LocalServers = true
 	add(Preview{Name: "local-servers", Title: "A session's local servers switched on", State: servers, Menu: []string{"project"}})
 
+	published := previewState("linux", "allowlist", "github").withSession()
+	published.Native, published.Wall = sandbox.Linux, sandbox.Status{Provider: sandbox.Linux, OK: true}
+	published.Sessions[0].LocalServers = true
+	published.Sessions[0].Access.LocalServers = true
+	published.Sessions[0].Access.Published = []backend.Published{{Port: 3000, HostPort: 3000}, {Port: 8080, HostPort: 8081}, {Port: 5173, Asked: true}}
+	add(Preview{Name: "published-ports", Title: "A Linux session's servers published on this machine's loopback", State: published, Menu: []string{"project"}})
+
 	mac := servers
 	mac.Links = &Links{Probed: true, Both: true}
 	mac.UI.Open = []string{SettingsWindow}

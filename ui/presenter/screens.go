@@ -312,12 +312,45 @@ func (s State) sessionMenu(ss Session) view.Menu {
 			add(view.MenuItem{Title: title, Disabled: true, Tooltip: LinksLine(*s.Links) + "."})
 		}
 	}
+	if ss.Enforcement == sandbox.Linux {
+		// The sandbox has a loopback of its own: the switch publishes its servers' ports on
+		// this machine's, and nothing in the wall changes.
+		add(view.MenuItem{Title: "Local servers", Checked: ss.LocalServers, Action: SetLocalServers{Session: ss.ID, On: !ss.LocalServers}, Tooltip: publishTip})
+	}
+	add(publishedItems(ss.Access.Published)...)
 	if !ss.Started.IsZero() {
 		add(view.MenuItem{Title: "Started " + ago(s.Now, ss.Started), Disabled: true})
 	}
 	access := s.accessMenu(ss)
 	add(view.MenuItem{Title: "Access", Submenu: &access})
 	return m
+}
+
+// publishTip says what the local-servers switch does where the sandbox has a loopback of its
+// own.
+const publishTip = "Publishes each port a server in the session listens on, on this machine's 127.0.0.1 (the same port, or the next free one) while it listens, " +
+	"so that your browser reaches it. Only this machine's loopback can connect in; nothing inside reaches this machine through it."
+
+// publishedItems are the session's servers this machine reaches, each opened in the browser
+// from its item, and the ports asked for that nothing listens at yet. The address is made
+// of port numbers only: nothing a command wrote.
+func publishedItems(ps []backend.Published) []view.MenuItem {
+	var items []view.MenuItem
+	for _, p := range ps {
+		if p.HostPort == 0 {
+			items = append(items, view.MenuItem{Title: fmt.Sprintf("Port %d: nothing listens there yet", p.Port), Disabled: true, Indent: 1,
+				Tooltip: fmt.Sprintf("Port %d is published on this machine's 127.0.0.1 once a server in the session listens there.", p.Port)})
+			continue
+		}
+		title := fmt.Sprintf("Open 127.0.0.1:%d", p.HostPort)
+		tip := fmt.Sprintf("A server in the session listens on port %d; this machine reaches it at 127.0.0.1:%d while it listens.", p.Port, p.HostPort)
+		if p.HostPort != p.Port {
+			title += fmt.Sprintf(" (port %d inside)", p.Port)
+			tip += fmt.Sprintf(" Port %d was taken here.", p.Port)
+		}
+		items = append(items, view.MenuItem{Title: title, Indent: 1, Tooltip: tip, Action: view.OpenURL{URL: fmt.Sprintf("http://127.0.0.1:%d/", p.HostPort)}})
+	}
+	return items
 }
 
 // localServersTip says what the local-servers switch opens, and what turning it costs.
