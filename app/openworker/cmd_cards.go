@@ -203,14 +203,16 @@ func cmdRequestSite(args []string) error {
 
 var accessCommand = command{
 	name:     "access",
-	synopsis: "access SESSION [--allow HOST[:PORT]]… [--revoke HOST[:PORT]]… [--publish PORT]… [--unpublish PORT]…",
+	synopsis: "access SESSION [--allow HOST[:PORT]]… [--revoke HOST[:PORT]]… [--publish PORT]… [--unpublish PORT]… [--local-servers on|off]",
 	about: `Shows a session's Access list: its sites, from the settings, from shared logins, and those
 allowed for this session only (Session only), and its denials; and the ports of its sandbox
 published on this machine's 127.0.0.1. --allow allows a site for the session at once (and
 takes back a denial of it); --revoke takes back a Session only site, and open tunnels to it
 close at once. --publish PORT publishes that port of the sandbox's own loopback (Linux) on
 this machine's 127.0.0.1 while a server listens there, at the same port or the next free
-one; --unpublish takes that back.`,
+one; --unpublish takes that back. --local-servers on|off switches the session's local servers,
+as its menu in the app does (on Linux every port a command listens on is then published; on a
+Mac its shell restarts).`,
 	example: "openworker access 3f9c2a1b7d0e --allow api.example.com --revoke test.example.com:8443",
 	minArgs: 1, maxArgs: 1,
 	needs: "a session ID (openworker session ls lists them)",
@@ -224,6 +226,7 @@ func cmdAccess(args []string) error {
 	var publish, unpublish portFlags
 	fs.Var(&publish, "publish", "publish this port of the sandbox's loopback on this machine's 127.0.0.1 while a server listens there (repeatable)")
 	fs.Var(&unpublish, "unpublish", "take back a port asked for with --publish (repeatable)")
+	localServers := fs.String("local-servers", "", "on or off: switch the session's local servers")
 	pos, _, err := parse(fs, accessCommand, args)
 	if err != nil {
 		return err
@@ -234,8 +237,17 @@ func cmdAccess(args []string) error {
 	}
 	ctx := context.Background()
 	var a backend.Access
-	if len(allow)+len(revoke)+len(publish)+len(unpublish) > 0 {
-		a, err = c.ChangeAccess(ctx, pos[0], api.AccessRequest{Allow: allow, Revoke: revoke, Publish: publish, Unpublish: unpublish})
+	var switched *bool
+	switch *localServers {
+	case "":
+	case "on", "off":
+		on := *localServers == "on"
+		switched = &on
+	default:
+		return usagef("access", "access: --local-servers %q is not on or off", *localServers)
+	}
+	if len(allow)+len(revoke)+len(publish)+len(unpublish) > 0 || switched != nil {
+		a, err = c.ChangeAccess(ctx, pos[0], api.AccessRequest{Allow: allow, Revoke: revoke, Publish: publish, Unpublish: unpublish, LocalServers: switched})
 	} else {
 		a, err = c.Access(ctx, pos[0])
 	}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -370,5 +371,44 @@ func TestLocalServersHelpSaysBothSystems(t *testing.T) {
 				t.Errorf("%v: exit %d, no %q in:\n%s", args, code, want, out)
 			}
 		}
+	}
+}
+
+// Local servers switched on in a running Linux session publish at once, with no restart
+// (shell state is kept), and stay on across an added folder's restart.
+func TestLocalServersSwitchedOnInARunningSession(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	server := goProgram(t, w, "server", serverSrc)
+	id := w.publishingSession()
+	port := hostFreePort(t)
+	w.run("session", "exec", id, "export KEPT=yes")
+	w.serveInside(id, server, port, "switched")
+	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
+	if got, err := hostGet(url); err == nil {
+		t.Fatalf("published with local servers off: %q", got)
+	}
+	if out, errs, code := w.run("access", id, "--local-servers", "on"); code != 0 || !strings.Contains(out, "local servers on") {
+		t.Fatalf("access --local-servers on: exit %d\n%s%s", code, out, errs)
+	}
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		if got, err := hostGet(url); err != nil || !strings.HasPrefix(got, "switched ") {
+			return fmt.Errorf("%q %v", got, err)
+		}
+		return nil
+	})
+	if out, _, _ := w.run("session", "exec", id, `echo "$KEPT"`); out != "yes\n" {
+		t.Errorf("switching local servers restarted the shell: %q", out)
+	}
+	extra := filepath.Join(filepath.Dir(w.project), "extra")
+	os.Mkdir(extra, 0o755)
+	if _, errs, code := w.run("session", "add-folder", id, "--ro", extra); code != 0 {
+		t.Fatalf("add-folder: %s", errs)
+	}
+	if out, _, _ := w.run("access", id); !strings.Contains(out, "local servers on") {
+		t.Errorf("after an added folder's restart local servers are off:\n%s", out)
+	}
+	if _, errs, code := w.run("access", id, "--local-servers", "yes"); code != 2 || !strings.Contains(errs, "not on or off") {
+		t.Errorf("access --local-servers yes: exit %d %q", code, errs)
 	}
 }

@@ -129,6 +129,12 @@ func (s *Server) changeAccess(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if req.LocalServers != nil {
+		if err := s.Backend.SetLocalServers(id, *req.LocalServers); err != nil {
+			writeErr(w, http.StatusBadRequest, err)
+			return
+		}
+	}
 	for _, ports := range []struct {
 		list []int
 		on   bool

@@ -360,6 +360,9 @@ type AccessRequest struct {
 	// this machine's 127.0.0.1 while a server listens there, or take the ask back.
 	Publish   []int `json:"publish,omitempty"`
 	Unpublish []int `json:"unpublish,omitempty"`
+	// LocalServers, when set, switches the session's local servers on or off, as the app's
+	// session menu does (on a Mac its runner restarts).
+	LocalServers *bool `json:"local_servers,omitempty"`
 }
 
 // SitesRequest changes the "Choose sites…" list: tick or untick a group, add or remove a site.

@@ -488,7 +488,10 @@ func (s *Session) restartWith(ctx context.Context, summary, doing, with, audited
 		s.mu.Lock()
 		return fmt.Errorf("restarting the sandbox with %s: %w; the session has ended", with, err)
 	}
-	s.localServers.Store(spec.LocalServers)
+	if !s.publishes() {
+		// Where the session publishes, the switch is its publisher's (setPublishing).
+		s.localServers.Store(spec.LocalServers)
+	}
 	s.m.audit(audit.Event{Type: audit.SessionRestart, Session: s.ID, Enforcement: string(s.Enforcement), Network: string(s.Network), Folders: s.pol.Writable, Summary: audited})
 	return nil
 }
