@@ -31,6 +31,9 @@ func cmdMCP(args []string) error {
 	if _, _, err := parse(fs, mcpCommand, args); err != nil {
 		return err
 	}
+	if err := f.checkFlags(mcpCommand.name); err != nil {
+		return err
+	}
 	// Standard output is the protocol's alone: the transport keeps the real one on a
 	// private close-on-exec descriptor, and descriptor 1 becomes standard error before
 	// anything else runs, so no stray print or child can corrupt the stream.

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -153,6 +155,26 @@ func resolved(path string) string {
 	return filepath.Clean(path)
 }
 
+// asUsage is err, or where a flag's value is not one of its choices, the usage error of
+// command that says so (exit 2, with where the usage is).
+func asUsage(command string, err error) error {
+	var fe *backend.FlagError
+	if errors.As(err, &fe) {
+		return usagef(command, "%s: %s", command, fe.Err)
+	}
+	return err
+}
+
+// checkFlags says, as a usage error of command, a flag's value that is not one of its
+// choices on this machine, before anything is asked of a daemon.
+func (f *sessionFlags) checkFlags(command string) error {
+	m := backend.Machine{GOOS: runtime.GOOS}
+	if p := nativeProvider(); p != nil {
+		m.Native = p.Name()
+	}
+	return asUsage(command, backend.CheckFlags(m, backend.Request{Provider: f.provider, Network: f.network, GitMetadata: f.gitMetadata, Allow: f.allow, Publish: f.publish}))
+}
+
 // request is the session the flags ask for.
 func (f *sessionFlags) request(home string) (backend.Request, error) {
 	rw, ro, dir, err := f.folders(home)
@@ -249,7 +271,7 @@ func cmdRun(args []string) error {
 	}
 	spec, err := backend.SpecFor(e.machine(), req)
 	if err != nil {
-		return err
+		return asUsage("run", err)
 	}
 	m, log, err := e.manager(native)
 	if err != nil {

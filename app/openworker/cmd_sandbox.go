@@ -210,7 +210,7 @@ func sandboxProfile(args []string) error {
 	}
 	n, err := policy.ParseNetwork(*network)
 	if err != nil {
-		return err
+		return usagef("sandbox profile", "sandbox profile: --network %q is not a choice; use allowlist, open or none", *network)
 	}
 	if *port == 0 {
 		*port = 8877
@@ -240,14 +240,14 @@ func sandboxProfile(args []string) error {
 	for _, a := range allow {
 		e, err := hosts.Parse(a)
 		if err != nil {
-			return fmt.Errorf("--allow %s: %w", a, err)
+			return usagef("sandbox profile", "sandbox profile: --allow %s: %v", a, err)
 		}
 		entries = append(entries, e)
 	}
 	pol.Forwards = session.LoopbackEntries(entries)
 	lc, err := seatbelt.ParseLinkChecks(*linkChecks)
 	if err != nil {
-		return fmt.Errorf("--link-checks: %w", err)
+		return usagef("sandbox profile", "sandbox profile: --link-checks: %v", err)
 	}
 	prof, err := seatbelt.RenderWith(pol, seatbelt.Options{LinkChecks: lc})
 	if err != nil {

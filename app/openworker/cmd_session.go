@@ -91,6 +91,9 @@ func sessionStart(c *apiclient.Client, ctx context.Context, args []string) error
 	if _, _, err := parse(fs, sessionStartCommand, args); err != nil {
 		return err
 	}
+	if err := f.checkFlags(sessionStartCommand.name); err != nil {
+		return err
+	}
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return err

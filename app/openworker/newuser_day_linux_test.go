@@ -144,3 +144,30 @@ func TestBlockedLineFitsTheSessionsState(t *testing.T) {
 		}
 	})
 }
+
+// A flag's value that is not one of its choices is a usage mistake wherever it is given:
+// said on one line with where the usage is, exit 2, as --timeout abc is.
+func TestBadFlagValuesAreUsageErrors(t *testing.T) {
+	w := newWorld(t)
+	for _, tc := range []struct {
+		args []string
+		help string
+	}{
+		{[]string{"run", "--network", "opne", "--", "true"}, "run"},
+		{[]string{"run", "--git-metadata", "bogus", "--", "true"}, "run"},
+		{[]string{"run", "--provider", "seatbelt", "--", "true"}, "run"},
+		{[]string{"run", "--allow", "exa mple.com", "--", "true"}, "run"},
+		{[]string{"run", "--publish", "0", "--", "true"}, "run"},
+		{[]string{"run", "--timeout", "abc", "--", "true"}, "run"},
+		{[]string{"session", "start", "--network", "opne"}, "session start"},
+		{[]string{"session", "start", "--provider", "seatbelt"}, "session start"},
+		{[]string{"mcp", "--network", "opne"}, "mcp"},
+		{[]string{"sandbox", "profile", "--network", "opne"}, "sandbox profile"},
+		{[]string{"sandbox", "profile", "--allow", "exa mple.com"}, "sandbox profile"},
+	} {
+		out, errs, code := w.run(tc.args...)
+		if code != 2 || !strings.Contains(errs, "(see openworker "+tc.help+" --help)") || strings.Count(strings.TrimSpace(errs), "\n") > 0 || out != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want one usage line and exit 2", tc.args, code, out, errs)
+		}
+	}
+}
