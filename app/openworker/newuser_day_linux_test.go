@@ -171,3 +171,28 @@ func TestBadFlagValuesAreUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// The shell a session runs a command with says what went wrong as sh -c would, with no word
+// of its own wrapper (no "eval:"), at the line of the command's own text; a command the shell
+// cannot read leaves the shell state as it was.
+func TestSessionShellSpeaksAsAShell(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	id := w.walledSession()
+	for _, tc := range []struct{ cmd, want string }{
+		{"nosuchcmd --x", "sh: 1: nosuchcmd: not found"},
+		{"true\nnosuchcmd", "sh: 2: nosuchcmd: not found"},
+	} {
+		_, errs, code := w.run("session", "exec", id, tc.cmd)
+		if code != 127 || !strings.Contains(errs, tc.want) || strings.Contains(errs, "eval") {
+			t.Errorf("exec %q: exit %d, stderr %q; want 127 and %q, as sh -c says it", tc.cmd, code, errs, tc.want)
+		}
+	}
+	w.run("session", "exec", id, "export KEPT=yes; cd /")
+	if _, errs, code := w.run("session", "exec", id, "echo 'unclosed"); code != 2 || strings.Contains(errs, "eval") || !strings.Contains(errs, "Syntax error") {
+		t.Errorf("a command the shell cannot read: exit %d, stderr %q", code, errs)
+	}
+	if out, errs, _ := w.run("session", "exec", id, `echo "$KEPT $PWD"`); out != "yes /\n" {
+		t.Errorf("after it the shell state is %q (%s), want it as it was", out, errs)
+	}
+}
