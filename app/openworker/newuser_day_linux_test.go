@@ -196,3 +196,15 @@ func TestSessionShellSpeaksAsAShell(t *testing.T) {
 		t.Errorf("after it the shell state is %q (%s), want it as it was", out, errs)
 	}
 }
+
+// The top-level usage names every flag of the commands it lists that the README's table
+// names: sandbox check's --report, cards' --json.
+func TestTopLevelUsageNamesTheFlags(t *testing.T) {
+	w := newWorld(t)
+	out, _, code := w.run("--help")
+	for _, want := range []string{"openworker sandbox check [--json] [--report FILE]", "openworker cards [--watch] [--json]"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("openworker --help: exit %d, no %q in:\n%s", code, want, out)
+		}
+	}
+}
