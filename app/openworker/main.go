@@ -26,7 +26,8 @@ const usage = `openworker — run an agent's commands behind a wall, with an all
 
 Usage:
   openworker run [--rw DIR]… [--ro DIR]… [--no-cwd] [--allow HOST[:PORT]]… [--network allowlist|open|none]
-                 [--provider auto|seatbelt|linux|direct] [--timeout D] -- CMD [ARG…]
+                 [--provider auto|seatbelt|linux|direct] [--local-servers] [--publish PORT]…
+                 [--timeout D] -- CMD [ARG…]
                                   run one command in a fresh sandbox; exits with its status
   openworker sandbox check [--json] [--report FILE]
                                   prove the sandbox works here: real programs behind the wall
