@@ -15,6 +15,7 @@ import (
 	"github.com/openworker/openworker/core/approvals"
 	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/config"
+	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/termtext"
 )
 
@@ -289,6 +290,24 @@ func cmdAccess(args []string) error {
 	return nil
 }
 
+// siteChangeDone says what a sites change did, once the settings file has it.
+func siteChangeDone(action, value string) string {
+	what := value
+	if e, err := hosts.Parse(value); err == nil && (action == "add" || action == "remove") {
+		what = e.String()
+	}
+	what = termtext.Escape(what)
+	switch action {
+	case "add":
+		return "added " + what + " to this machine's sites; running sessions reach it now"
+	case "remove":
+		return "removed " + what + " from this machine's sites; running sessions no longer reach it (open connections to it are closed)"
+	case "tick":
+		return "ticked " + what + ": its sites are on this machine's list; running sessions reach them now"
+	}
+	return "unticked " + what + ": its sites are off this machine's list; running sessions no longer reach them"
+}
+
 func leftOut(l []string) string {
 	if len(l) == 0 {
 		return ""
@@ -347,9 +366,13 @@ func cmdSites(args []string) error {
 			return err
 		}
 		if res.Message != "" {
-			fmt.Fprintln(os.Stderr, "openworker:", termtext.Escape(res.Message))
+			// In force, and waiting for the settings file to be fixed: the file's problems
+			// each on a line of its own.
+			fmt.Fprintln(os.Stderr, "openworker:", termtext.Lines(res.Message))
+			return nil
 		}
-		sites = res.Sites
+		fmt.Println(siteChangeDone(pos[0], pos[1]))
+		return nil
 	default:
 		return usagef("sites", "unknown sites command %q; use list, tick, untick, add or remove", pos[0])
 	}

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/openworker/openworker/core/tstest"
 )
 
 // What a new user meets over a working day with the real binary: tools broken outside,
@@ -205,6 +209,52 @@ func TestTopLevelUsageNamesTheFlags(t *testing.T) {
 	for _, want := range []string{"openworker sandbox check [--json] [--report FILE]", "openworker cards [--watch] [--json]"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("openworker --help: exit %d, no %q in:\n%s", code, want, out)
+		}
+	}
+}
+
+// sites add and remove each say what they did, and nothing else; a site written with a
+// scheme is named once in the refusal; while the settings file is broken, each change says
+// itself (not the first one still waiting), with the file's problems on lines of their own.
+func TestSitesChangesSayWhatWasDone(t *testing.T) {
+	w := newWorld(t)
+	_, stop := w.daemon()
+	t.Cleanup(stop)
+	out, errs, code := w.run("sites", "add", "example.com")
+	if code != 0 || !strings.Contains(out, "added example.com:443") || strings.Contains(out, "Code hosting") {
+		t.Errorf("sites add: exit %d\n%s%s", code, out, errs)
+	}
+	out, errs, code = w.run("sites", "remove", "example.com")
+	if code != 0 || !strings.Contains(out, "removed example.com:443") || strings.Contains(out, "Code hosting") {
+		t.Errorf("sites remove: exit %d\n%s%s", code, out, errs)
+	}
+	if _, errs, code := w.run("sites", "add", "https://x.example"); code == 0 || strings.Count(errs, "https://x.example") != 1 {
+		t.Errorf("sites add https://x.example: exit %d, %q; want the site named once", code, errs)
+	}
+	w.settings("sandbox_network_hosts = [\"a.example\"\n")
+	// Once the daemon has seen the broken file, a change waits for it to be fixed.
+	var errs0 string
+	tstest.WaitFor(t, 5*time.Second, func() error {
+		if _, errs0, _ = w.run("sites", "add", "127.0.0.1:9999"); !strings.Contains(errs0, "in force now") {
+			w.run("sites", "remove", "127.0.0.1:9999")
+			return fmt.Errorf("the daemon has not seen the broken file yet: %q", errs0)
+		}
+		return nil
+	})
+	if first, rest, _ := strings.Cut(errs0, "\n"); !strings.Contains(first, "add 127.0.0.1:9999: in force now") || strings.Contains(errs0, `\n`) || !strings.Contains(rest, "not valid TOML") {
+		t.Errorf("sites add with the file broken: stderr %q; want the change first and the problems on lines of their own", errs0)
+	}
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"sites", "remove", "127.0.0.1:9999"}, "remove 127.0.0.1:9999: in force now"},
+		{[]string{"sites", "add", "b.example"}, "add b.example:443: in force now"},
+	} {
+		_, errs, code := w.run(tc.args...)
+		first, rest, _ := strings.Cut(errs, "\n")
+		if code != 0 || !strings.Contains(first, tc.says) || strings.Contains(errs, `\n`) || !strings.Contains(rest, "not valid TOML") {
+			t.Errorf("%v with the file broken: exit %d, stderr %q; want %q first and the problems on lines of their own", tc.args, code, errs, tc.says)
 		}
 	}
 }
