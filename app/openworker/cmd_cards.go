@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/openworker/openworker/core/api"
@@ -159,7 +160,9 @@ the site and the reason, and the answer applies to the running session at once. 
 decision — session, always, once, denied, no answer yet, refused: full access — and exits 0
 when the site is allowed, 1 when denied or refused, 4 when there is no answer yet (the card
 stays up, and a later answer still applies). While it waits, a line on standard error names
-the card and how to answer it; --wait 0 names it and returns at once.`,
+the card and how to answer it; --wait 0 names it and returns at once. Ctrl-C (SIGTERM,
+SIGHUP) stops the wait, not the card: it says the card is still waiting and exits 130 (143,
+129).`,
 	example: "openworker request-site 3f9c2a1b7d0e registry.example.com --reason \"npm install needs the registry\"",
 	minArgs: 2, maxArgs: 2,
 	needs: "a session ID and a site",
@@ -181,14 +184,13 @@ func cmdRequestSite(args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	said := false
-	ans, err := c.RequestSiteProgress(ctx, pos[0], api.SiteRequest{Site: pos[1], Reason: *reason, WaitMS: time.Duration(wait).Milliseconds(), NoWait: wait == 0},
-		func(card backend.CardInfo) { said = true; sayCard(card) })
+	w := newCardWait()
+	defer w.stop()
+	ans, err := c.RequestSiteProgress(w.ctx, pos[0], api.SiteRequest{Site: pos[1], Reason: *reason, WaitMS: time.Duration(wait).Milliseconds(), NoWait: wait == 0}, w.onCard)
 	if err != nil {
-		return err
+		return w.interrupted(err)
 	}
+	said := w.card != nil
 	fmt.Println(termtext.Escape(string(ans.Outcome)))
 	if ans.Message != "" && !(said && ans.Outcome == approvals.NoAnswerYet) {
 		fmt.Fprintln(os.Stderr, "openworker:", termtext.Escape(ans.Message))
@@ -423,6 +425,55 @@ func sayCard(card backend.CardInfo) {
 		card.ID, card.Site, card.ID, strings.Join(card.Answers, "|"))
 }
 
+// cardWait is a wait for a card's answer that Ctrl-C (SIGTERM, SIGHUP) ends: the card it
+// named stays up, and the command exits as an interrupted one does.
+type cardWait struct {
+	ctx  context.Context
+	stop func()
+	got  atomicSignal
+	card *backend.CardInfo
+}
+
+func newCardWait() *cardWait {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &cardWait{ctx: ctx}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-sigs:
+			w.got.store(sig.(syscall.Signal))
+			cancel()
+		case <-done:
+		}
+	}()
+	w.stop = func() { signal.Stop(sigs); close(done); cancel() }
+	return w
+}
+
+// onCard says the card the wait is for, as soon as it is up.
+func (w *cardWait) onCard(card backend.CardInfo) {
+	w.card = &card
+	sayCard(card)
+}
+
+// interrupted is err, or for a wait a signal ended, what became of the card and the exit
+// status of a command that signal interrupted.
+func (w *cardWait) interrupted(err error) error {
+	sig := w.got.load()
+	if sig == 0 {
+		return err
+	}
+	if w.card == nil {
+		fmt.Fprintf(os.Stderr, "openworker: interrupted (%s) before a card was up\n", sigName(sig))
+	} else {
+		fmt.Fprintf(os.Stderr, "openworker: interrupted; card %s for %s is still waiting (openworker answer %s %s); its answer applies to the session when it comes\n",
+			w.card.ID, termtext.Escape(w.card.Site), w.card.ID, strings.Join(w.card.Answers, "|"))
+	}
+	return exitError{128 + int(sig)}
+}
+
 func cmdFetch(args []string) error {
 	fs := newFlags(fetchCommand)
 	reason := fs.String("reason", "", "why the coworker needs the page, shown on a card if the site must be asked for (required)")
@@ -439,14 +490,13 @@ func cmdFetch(args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	said := false
-	res, err := c.FetchProgress(ctx, pos[0], api.FetchRequest{URL: pos[1], Reason: *reason, WaitMS: time.Duration(wait).Milliseconds(), NoWait: wait == 0},
-		func(card backend.CardInfo) { said = true; sayCard(card) })
+	w := newCardWait()
+	defer w.stop()
+	res, err := c.FetchProgress(w.ctx, pos[0], api.FetchRequest{URL: pos[1], Reason: *reason, WaitMS: time.Duration(wait).Milliseconds(), NoWait: wait == 0}, w.onCard)
 	if err != nil {
-		return err
+		return w.interrupted(err)
 	}
+	said := w.card != nil
 	if res.Page == nil {
 		fmt.Println(termtext.Escape(string(res.Outcome)))
 		if res.Message != "" && !(said && res.Outcome == approvals.NoAnswerYet) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -256,5 +257,49 @@ func TestSitesChangesSayWhatWasDone(t *testing.T) {
 		if code != 0 || !strings.Contains(first, tc.says) || strings.Contains(errs, `\n`) || !strings.Contains(rest, "not valid TOML") {
 			t.Errorf("%v with the file broken: exit %d, stderr %q; want %q first and the problems on lines of their own", tc.args, code, errs, tc.says)
 		}
+	}
+}
+
+// Ctrl-C on request-site or fetch while it waits for an answer exits as an interrupted
+// command does (130), saying the card is still waiting and how to answer it: it is not a
+// denial, and the daemon's answer was not "cut short".
+func TestRequestSiteAndFetchInterrupted(t *testing.T) {
+	cw := newCardsWorld(t, "")
+	for _, args := range [][]string{
+		{"request-site", cw.id, cw.origin, "--reason", "fixtures", "--wait", "60s"},
+		{"fetch", cw.id, "http://" + httpOrigin(t, "docs") + "/", "--reason", "the docs", "--wait", "60s"},
+	} {
+		c := cw.cmd(args...)
+		stderr, _ := c.StderrPipe()
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(stderr)
+		var first string
+		for sc.Scan() {
+			if first = sc.Text(); strings.HasPrefix(first, "openworker: card ") {
+				break
+			}
+		}
+		card := strings.Fields(strings.TrimPrefix(first, "openworker: card "))
+		if len(card) == 0 {
+			t.Fatalf("%s: no card named: %q", args[0], first)
+		}
+		c.Process.Signal(os.Interrupt)
+		var rest strings.Builder
+		for sc.Scan() {
+			rest.WriteString(sc.Text() + "\n")
+		}
+		err := c.Wait()
+		code := c.ProcessState.ExitCode()
+		want := "interrupted; card " + card[0]
+		if code != 130 || !strings.Contains(rest.String(), want) || !strings.Contains(rest.String(), "is still waiting (openworker answer "+card[0]) ||
+			strings.Contains(rest.String(), "cut short") {
+			t.Errorf("%s interrupted: %v, exit %d, stderr after the card %q; want 130 and %q", args[0], err, code, rest.String(), want)
+		}
+		if out, _, _ := cw.run("cards"); !strings.Contains(out, card[0]) {
+			t.Errorf("%s interrupted: the card is gone:\n%s", args[0], out)
+		}
+		cw.run("answer", card[0], "deny")
 	}
 }
