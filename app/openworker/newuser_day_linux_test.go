@@ -303,3 +303,22 @@ func TestRequestSiteAndFetchInterrupted(t *testing.T) {
 		cw.run("answer", card[0], "deny")
 	}
 }
+
+// On Linux, where there is no app, credentials --help names the setting, not a Mac's screen.
+func TestCredentialsHelpOnLinux(t *testing.T) {
+	w := newWorld(t)
+	out, _, code := w.run("credentials", "--help")
+	if code != 0 || strings.Contains(out, "Settings ▸") || !strings.Contains(out, "[[sandbox_credentials]]") {
+		t.Errorf("credentials --help: exit %d\n%s", code, out)
+	}
+}
+
+// Taking back a site the settings file gave names the command that does it on Linux, not a
+// Mac's screen.
+func TestRevokeOfASettingsSiteOnLinux(t *testing.T) {
+	cw := newCardsWorld(t, "sandbox_network_hosts = [\"example.com:443\"]\n")
+	_, errs, code := cw.run("access", cw.id, "--revoke", "example.com:443")
+	if code == 0 || strings.Contains(errs, "Settings ▸") || !strings.Contains(errs, "openworker sites remove example.com:443") {
+		t.Errorf("access --revoke of a settings site: exit %d, %q", code, errs)
+	}
+}

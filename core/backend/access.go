@@ -131,10 +131,14 @@ func (b *Backend) RevokeBy(id, site, by string) error {
 		inSettings, inLogins := slices.Contains(settings.NetworkHosts, e), slices.Contains(st.logins, e)
 		st.mu.Unlock()
 		switch {
-		case inSettings:
+		case inSettings && b.opts.GOOS == "darwin":
 			return fmt.Errorf("%s comes from the machine's settings, not this session; remove it in Settings ▸ Sandbox ▸ Choose sites… or with openworker sites remove %s", e, e)
-		case inLogins:
+		case inSettings:
+			return fmt.Errorf("%s comes from the machine's settings, not this session; remove it with openworker sites remove %s", e, e)
+		case inLogins && b.opts.GOOS == "darwin":
 			return fmt.Errorf("%s comes from a shared login; switch that login off in Settings ▸ Sandbox (it applies to sessions started afterwards)", e)
+		case inLogins:
+			return fmt.Errorf("%s comes from a shared login; switch that login off with openworker credentials disable NAME (openworker credentials list names it; it applies to sessions started afterwards)", e)
 		}
 		return fmt.Errorf("%s is not one of this session's sites (openworker access %s lists them)", e, id)
 	}

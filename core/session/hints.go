@@ -130,6 +130,15 @@ func (h *hints) pathHint(a *runner.ExecArgs, res *runner.Result, userHome, goos 
 	return ""
 }
 
+// settingsWhere says where a person changes a setting on goos: in the app's Settings ▸
+// Sandbox on a Mac, in the settings file on Linux, which has no app.
+func settingsWhere(goos string) string {
+	if goos == "darwin" {
+		return "(Settings ▸ Sandbox)"
+	}
+	return "file (openworker config path says where)"
+}
+
 // ToolchainAdvice says how a person makes dir, a folder a program was found in outside,
 // readable inside on goos: a toolchain of the list switched on, or a folder of their own under
 // userHome added, in Settings ▸ Sandbox on a Mac and in sandbox_toolchains of the settings
@@ -175,7 +184,7 @@ var gitMetadataRefused = sync.OnceValue(func() *regexp.Regexp {
 
 // gitMetadataHint says, once a session, that git failed because repository metadata is
 // read-only inside, and which setting allows it. guarded says the session keeps it so.
-func (h *hints) gitMetadataHint(res *runner.Result, guarded bool) string {
+func (h *hints) gitMetadataHint(res *runner.Result, guarded bool, goos string) string {
 	if h.gitSaid || !guarded || res == nil || res.ExitCode == 0 {
 		return ""
 	}
@@ -189,7 +198,7 @@ func (h *hints) gitMetadataHint(res *runner.Result, guarded bool) string {
 	h.gitSaid = true
 	return "openworker: each repository's .git/config and .git/hooks are read-only in this sandbox (sandbox_git_metadata = \"protected\"): " +
 		"the person's own git runs and obeys them outside it. A person may allow writing them for one session with --git-metadata writable, " +
-		"or for all with sandbox_git_metadata = \"writable\" in the settings (Settings ▸ Sandbox), which lets a command plant what git runs outside the sandbox\n"
+		"or for all with sandbox_git_metadata = \"writable\" in the settings " + settingsWhere(goos) + ", which lets a command plant what git runs outside the sandbox\n"
 }
 
 // includePath is a path line of git's include and includeIf paths in a settings file.
@@ -397,7 +406,7 @@ func (s *Session) addHints(r *Result, a *runner.ExecArgs, onChunk func(string, [
 	if line := s.hints.pathHint(a, r.Result, s.m.opts.UserHome, s.m.opts.GOOS); line != "" {
 		lines = append(lines, line)
 	}
-	if line := s.hints.gitMetadataHint(r.Result, s.gitSnap != nil); line != "" {
+	if line := s.hints.gitMetadataHint(r.Result, s.gitSnap != nil, s.m.opts.GOOS); line != "" {
 		lines = append(lines, line)
 	}
 	s.hints.firstDone, s.hints.stderr = true, nil
