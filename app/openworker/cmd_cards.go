@@ -105,11 +105,17 @@ func cmdCards(args []string) error {
 	return err
 }
 
-// cardLine is a card in one line: ID, session, site, kind, whether the sandbox blocked it,
-// and the coworker's reason.
+// cardLine is a card in one line: ID, session, site, kind, whether the sandbox blocked it
+// (for an SSH signature, which command asked), and the coworker's reason.
 func cardLine(c backend.CardInfo) string {
 	blocked := "not blocked by the sandbox yet"
-	if !c.Blocked.IsZero() {
+	switch {
+	case approvals.Kind(c.Kind).SSH() && c.BlockedCommand != "":
+		// Not a site the sandbox blocks: a signature the command running asked for.
+		blocked = "asked by \"" + termtext.Show(c.BlockedCommand, 60) + "\""
+	case approvals.Kind(c.Kind).SSH():
+		blocked = "asked while no command ran"
+	case !c.Blocked.IsZero():
 		blocked = "blocked by the sandbox at " + c.Blocked.Local().Format("15:04:05")
 		if c.BlockedCommand != "" {
 			blocked += " during \"" + termtext.Show(c.BlockedCommand, 60) + "\""

@@ -118,7 +118,8 @@ type Card struct {
 	Ask     Ask
 	Created time.Time
 	// Blocked is when the sandbox's proxy refused this site in this session, if it did;
-	// BlockedCommand is the command that was running then.
+	// BlockedCommand is the command that was running then (for an SSH signature, which no
+	// wall blocks, the command that asked for it).
 	Blocked        time.Time
 	BlockedCommand string
 	// Askers counts the identical asks this card answers.

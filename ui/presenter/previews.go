@@ -253,7 +253,7 @@ func Previews() []Preview {
 	add(Preview{Name: "ssh-keys", Title: "The SSH keys entry, used through OpenWorker's agent", State: sshEntry})
 
 	sshCard := previewState("seatbelt", "allowlist", "github").withSession()
-	sshCard.Cards = []backend.CardInfo{{ID: "c5", Session: "7f3a9c", Site: "github.com", Kind: string(approvals.SSHLogin), Created: previewNow, Askers: 1,
+	sshCard.Cards = []backend.CardInfo{{ID: "c5", Session: "7f3a9c", Site: "github.com", Kind: string(approvals.SSHLogin), Created: previewNow, Askers: 1, BlockedCommand: "git push origin main",
 		Reason:  "The coworker wants to sign in to github.com over SSH as you, with key id_ed25519 (SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s)",
 		Answers: []string{"session", "always", "deny"}}}
 	add(Preview{Name: "ssh-card", Title: "An SSH login's card", State: sshCard})

@@ -533,6 +533,9 @@ func (s State) card(c backend.CardInfo, focused bool) view.Node {
 			view.Label{Text: c.Reason},
 			view.Label{Text: "Your key stays outside the sandbox; this allows its signature, not a copy. The allow list still decides where the connection may go.", Style: view.Secondary},
 		}
+		if c.BlockedCommand != "" {
+			children = append(children, view.Label{Text: "Asked while running “" + c.BlockedCommand + "”.", Style: view.Secondary})
+		}
 	}
 	if c.Askers > 1 {
 		children = append(children, view.Label{Text: fmt.Sprintf("Asked %d times; one answer serves them all.", c.Askers), Style: view.Secondary})
