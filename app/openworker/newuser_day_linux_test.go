@@ -322,3 +322,37 @@ func TestRevokeOfASettingsSiteOnLinux(t *testing.T) {
 		t.Errorf("access --revoke of a settings site: exit %d, %q", code, errs)
 	}
 }
+
+// loopbackLine is the line openworker printed about a refused connection on the sandbox's
+// own loopback.
+func loopbackLine(errs string) string {
+	for _, l := range strings.Split(errs, "\n") {
+		if strings.Contains(l, "the sandbox's own loopback was refused") {
+			return l
+		}
+	}
+	return ""
+}
+
+// A connection to this machine's loopback service that meets the sandbox's own loopback is
+// explained to a person with the person's way, in the session's state (not the agents'
+// request_site), and whatever the command's exit status (curl … | head exits 0).
+func TestLoopbackHintForThePerson(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	need(t, "curl")
+	origin := httpOrigin(t, "host service")
+	_, errs, code := w.run("run", "--", "sh", "-c", "curl -sS --noproxy '*' http://"+origin+"/ | head -c 10")
+	l := loopbackLine(errs)
+	if code != 0 || !strings.Contains(l, "openworker run --allow "+origin) || strings.Contains(l, "request_site") {
+		t.Errorf("run, exit %d: the line %q; want run's --allow and no agent's tool\n%s", code, l, errs)
+	}
+	cw := newCardsWorld(t, "")
+	go cw.run("request-site", cw.id, cw.origin, "--reason", "fixtures", "--wait", "30s")
+	card, _ := cw.pendingCard(cw.origin)
+	cw.run("answer", card, "deny")
+	_, errs, _ = cw.run("session", "exec", cw.id, "curl -sS --noproxy '*' http://"+cw.origin+"/ | head -c 10")
+	if l := loopbackLine(errs); !strings.Contains(l, "take the Deny back") || strings.Contains(l, "request_site") {
+		t.Errorf("after the Deny: the line %q; want the Access list only\n%s", l, errs)
+	}
+}

@@ -352,30 +352,32 @@ var loopbackAddr = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(127\.0\.0\.1|localhost|\[::1\]|::1)(?::| port )([0-9]{1,5})\b`)
 })
 
-// loopbackRefused says, after a failed command whose programs' connections to the sandbox's
-// own loopback were refused, that 127.0.0.1 inside is the sandbox's own, and how a service
-// of the host's is reached: only once the person allows it. It names the tool an agent asks
-// with, never a way to open it: a model may read this.
+// loopbackRefused says, after a command whose programs' connections to the sandbox's own
+// loopback were refused, that 127.0.0.1 inside is the sandbox's own, and how a service of
+// this machine's is reached: in the words of the session's refusals (HowToAllow), so for
+// whoever reads them and in the session's state (an agent is told it may ask with
+// request_site; a person their own way, or after their Deny, where it is taken back). It is
+// said whatever the exit status (curl … | head exits 0), once the program's own words name
+// a refused loopback address; without them, after a command that succeeded, the counts are
+// left for the next command to read off its way.
 func (s *Session) loopbackRefused(res *runner.Result) string {
 	lc, ok := s.proc.(sandbox.LoopbackCounter)
-	if !ok || !s.hints.refusedSet {
-		return ""
-	}
-	if res != nil && res.ExitCode == 0 {
-		s.hints.refusedSet = false // as in directAttempt
-		return ""
-	}
-	n, err := lc.RefusedLoopback()
-	before := s.hints.refused
-	s.hints.refused, s.hints.refusedSet = n, err == nil
-	if err != nil || n <= before || res == nil || res.ExitCode == 0 {
+	if !ok || !s.hints.refusedSet || res == nil {
 		return ""
 	}
 	// The count is the sandbox's whole network's: the program's own words must name the
 	// refused loopback address too, or the line would follow anything else refused there.
 	out := append(append([]byte(nil), res.Stderr...), s.hints.stderr...)
 	m := loopbackAddr().FindSubmatch(out)
-	if m == nil || !connectRefused().Match(out) {
+	named := m != nil && connectRefused().Match(out)
+	if !named && res.ExitCode == 0 {
+		s.hints.refusedSet = false // as in directAttempt
+		return ""
+	}
+	n, err := lc.RefusedLoopback()
+	before := s.hints.refused
+	s.hints.refused, s.hints.refusedSet = n, err == nil
+	if err != nil || n <= before || !named {
 		return ""
 	}
 	host := string(m[1])
@@ -383,8 +385,12 @@ func (s *Session) loopbackRefused(res *runner.Result) string {
 		host = "[::1]"
 	}
 	site := host + ":" + string(m[2])
-	return "openworker: a connection to the sandbox's own loopback was refused: nothing listens at that port inside. 127.0.0.1 in the sandbox is its own; " +
-		"a service of the host's loopback is reached only once the person allows it (an agent asks with request_site " + site + ")\n"
+	how := "only once the person allows it"
+	if s.spec.HowToAllow != nil {
+		how = "only once it is allowed: " + s.spec.HowToAllow(site)
+	}
+	return "openworker: a connection to the sandbox's own loopback was refused: nothing listens at " + site + " inside. 127.0.0.1 in the sandbox is its own; " +
+		"a service of this machine's loopback is reached " + how + "\n"
 }
 
 func plural(n uint64) string {
@@ -409,10 +415,10 @@ func (s *Session) addHints(r *Result, a *runner.ExecArgs, onChunk func(string, [
 	if line := s.hints.gitMetadataHint(r.Result, s.gitSnap != nil, s.m.opts.GOOS); line != "" {
 		lines = append(lines, line)
 	}
-	s.hints.firstDone, s.hints.stderr = true, nil
 	if line := s.loopbackRefused(r.Result); line != "" {
 		lines = append(lines, line)
 	}
+	s.hints.firstDone, s.hints.stderr = true, nil
 	if line := s.directAttempt(r.Result); line != "" {
 		lines = append(lines, line)
 	}

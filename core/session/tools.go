@@ -101,10 +101,10 @@ func (s *Session) send(p *pending) error {
 			// counted: see directAttempt); after a failed one, its end is this start.
 			s.countDirect()
 		}
-		if (!s.hints.firstDone || s.gitSnap != nil) && p.onChunk != nil {
-			// A streamed command's output is not in its result: the first command's last
-			// error output is kept for the PATH hint, and each one's for the hint about
-			// repository metadata.
+		if p.onChunk != nil {
+			// A streamed command's output is not in its result: the end of its error output
+			// is kept for the hints that read it (the PATH hint, the one about repository
+			// metadata, a refused loopback address).
 			p.onChunk = s.hints.tail(p.onChunk)
 		}
 	}
