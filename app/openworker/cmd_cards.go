@@ -413,8 +413,9 @@ var fetchCommand = command{
 	synopsis: "fetch SESSION URL --reason TEXT [--wait D]",
 	about: `The coworker's web fetch: fetches a URL from OpenWorker itself, outside the sandbox, under
 the session's allow list. A site not on it is asked for on a card (Once, This session, Always
-allow, Deny); with full access it is refused. Loopback, private and link-local addresses are
-refused as the sandbox's proxy refuses them, and every redirect is checked again. Prints the
+allow, Deny); with full access it is refused. A loopback, private or link-local address is
+refused unless an entry names the address (such as 127.0.0.1:8080; a name that leads there
+is not enough), as the sandbox's proxy refuses it, and every redirect is checked again. Prints the
 page as text (HTML made readable; binary summarised). While a card waits, a line on standard
 error names it and how to answer it; --wait 0 names it and returns at once (exit 4).`,
 	example: "openworker fetch 3f9c2a1b7d0e https://docs.example.com/install --reason \"install steps\"",

@@ -356,3 +356,13 @@ func TestLoopbackHintForThePerson(t *testing.T) {
 		t.Errorf("after the Deny: the line %q; want the Access list only\n%s", l, errs)
 	}
 }
+
+// fetch --help says the address rule as it is: a loopback, private or link-local address is
+// refused unless an entry names that address (as a fetch of an allowed 127.0.0.1:PORT shows).
+func TestFetchHelpSaysTheAddressRule(t *testing.T) {
+	w := newWorld(t)
+	out, _, code := w.run("fetch", "--help")
+	if code != 0 || !strings.Contains(out, "unless an entry names the address") {
+		t.Errorf("fetch --help: exit %d\n%s", code, out)
+	}
+}
