@@ -366,3 +366,18 @@ func TestFetchHelpSaysTheAddressRule(t *testing.T) {
 		t.Errorf("fetch --help: exit %d\n%s", code, out)
 	}
 }
+
+// npm's own check for a newer npm, which a command never needs, is not made in a session:
+// npm test in a fresh sandbox reports no blocked registry to ask for.
+func TestNpmUpdateCheckIsNotReportedBlocked(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	need(t, "npm")
+	if err := os.WriteFile(filepath.Join(w.project, "package.json"), []byte(`{"name":"x","version":"1.0.0","scripts":{"test":"echo tests ran"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := w.run("run", "--", "npm", "test")
+	if code != 0 || !strings.Contains(out, "tests ran") || strings.Contains(errs, "blocked") {
+		t.Errorf("npm test: exit %d\n%s%s", code, out, errs)
+	}
+}
