@@ -129,7 +129,7 @@ func (f *sessionFlags) folders(home string) (rw, ro []string, dir string, err er
 	}
 	wd, err := os.Getwd()
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("the current folder cannot be found (%v); cd to a project folder, or use --no-cwd with --rw DIR", err)
+		return nil, nil, "", fmt.Errorf("the current folder cannot be found (%v); cd to a project folder, or name one with --rw DIR", err)
 	}
 	cwd := resolved(wd)
 	for _, d := range append(append([]string(nil), rw...), ro...) {
@@ -142,7 +142,7 @@ func (f *sessionFlags) folders(home string) (rw, ro []string, dir string, err er
 		if cwd != h {
 			what = "a folder that holds your home folder"
 		}
-		return nil, nil, "", fmt.Errorf("the current folder %s is %s, which a sandbox never shares (it holds your keys and logins); cd to a project folder first, or give one with --rw DIR --no-cwd", wd, what)
+		return nil, nil, "", fmt.Errorf("the current folder %s is %s, which a sandbox never shares (it holds your keys and logins); cd to a project folder first, or name one with --rw DIR (an absolute path where the command is started elsewhere, as an agent host does)", wd, what)
 	}
 	return append([]string{wd}, rw...), ro, wd, nil
 }

@@ -350,6 +350,10 @@ func TestMCPStartsFromRootAndHome(t *testing.T) {
 	if !res.IsError || !strings.Contains(text, "home folder") || !strings.Contains(text, "--rw") {
 		t.Fatalf("a call to a server that cannot start: %s", text)
 	}
+	// --rw alone names exactly the folders shared: --no-cwd is not needed with it.
+	if strings.Contains(text, "--no-cwd") {
+		t.Errorf("the advice names --no-cwd, which --rw does not need: %s", text)
+	}
 }
 
 // Every tool carries the annotations that are true of it.
