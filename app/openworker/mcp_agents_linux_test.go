@@ -529,3 +529,64 @@ func TestMCPStdioByHand(t *testing.T) {
 		t.Fatal("the call read before the end of input was not answered")
 	}
 }
+
+// A form answer that does not fit the form's choices (a client on the older revision, which
+// the server asks with elicitation/create) ends the call with a tool result, not a JSON-RPC
+// error: nothing was decided and the card waits for the person.
+func TestMCPFormAnswerThatDoesNotFit(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	origin := httpOrigin(t, "hello")
+	c := w.cmd("mcp")
+	in, _ := c.StdinPipe()
+	out, _ := c.StdoutPipe()
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Process.Kill()
+	lines := make(chan map[string]any, 16)
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				lines <- m
+			}
+		}
+		close(lines)
+	}()
+	send := func(s string) { io.WriteString(in, s+"\n") }
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"x","version":"1"}}}`)
+	<-lines
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"request_site","arguments":{"host":"` + origin + `","reason":"x"}}}`)
+	for {
+		var m map[string]any
+		select {
+		case m = <-lines:
+		case <-time.After(30 * time.Second):
+			t.Fatal("no answer to the call")
+		}
+		if m["method"] == "elicitation/create" {
+			send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%v,"result":{"action":"accept","content":{"decision":"bogus"}}}`, m["id"]))
+			continue
+		}
+		if m["id"] != 2.0 {
+			continue
+		}
+		res, _ := m["result"].(map[string]any)
+		if m["error"] != nil || res == nil || res["isError"] != true {
+			t.Fatalf("a form answer that does not fit: %v; want a tool result that says so", m)
+		}
+		b, _ := json.Marshal(res)
+		if !strings.Contains(string(b), "nothing was decided") {
+			t.Errorf("the result does not say nothing was decided: %s", b)
+		}
+		requireNoSelfApproval(t, "the misfit form's result", string(b))
+		break
+	}
+	if out, _, _ := w.run("cards"); !strings.Contains(out, origin) {
+		t.Errorf("the card is gone after an answer that did not fit:\n%s", out)
+	}
+}

@@ -73,7 +73,25 @@ func New(host Host, opts Options) *Server {
 		Instructions: instructions,
 	})
 	addTools(s.mcp, s)
+	// Outside the SDK's own, which puts a form to a client on an older revision with
+	// elicitation/create and checks its answer against the form.
+	s.mcp.AddReceivingMiddleware(formAnswerRefused)
 	return s
+}
+
+// formAnswerRefused turns a form answer the SDK could not take (it does not fit the form's
+// choices, or the client failed to answer) into the tool's result, which a client and its
+// model can read, instead of a JSON-RPC error without a code: nothing was decided, and the
+// card waits for the person.
+func formAnswerRefused(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		if err == nil || method != "tools/call" || ctx.Err() != nil || !strings.Contains(err.Error(), "fulfilling input request") {
+			return res, err
+		}
+		return toolError("the answer to the form could not be taken (" + termtext.Short(err.Error(), 300) + "), so nothing was decided; " +
+			"the card is waiting for the person, whose answer still applies to this session when it comes: ask again later to learn it"), nil
+	}
 }
 
 // NewUnavailable returns a server whose session could not start: it completes the handshake
