@@ -357,7 +357,7 @@ func (b *Broker) Denials(session string) []string {
 	return out
 }
 
-// finish ends a card with its outcome and wakes every asker; b.mu is held.
+// finish ends a card with its outcome, tells onEnd, then wakes every asker; b.mu is held.
 func (b *Broker) finish(p *pending, out Outcome) {
 	if p.finished {
 		return // its session ended while its answer was being carried out
@@ -366,10 +366,12 @@ func (b *Broker) finish(p *pending, out Outcome) {
 	p.out = out
 	delete(b.cards, p.card.ID)
 	delete(b.byAsk, askKey(p.card.Ask))
-	close(p.done)
+	// Told before the askers wake: what an answer allowed (a signature) comes after the
+	// answer in whatever records both.
 	if b.onEnd != nil {
 		b.onEnd(p.card, out)
 	}
+	close(p.done)
 }
 
 // EndSession ends every card of a session (expired, an ask's deny) and forgets its denials.

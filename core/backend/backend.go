@@ -117,6 +117,11 @@ func New(opts Options) (*Backend, error) {
 			if o == approvals.Ended {
 				typ = CardExpired
 			}
+			// In the audit trail before anyone waiting on the card goes on (the broker
+			// wakes them after this), so that a signature the answer allowed comes after it.
+			if l := b.opts.Session.Audit; l != nil {
+				_ = l.Write(audit.Event{Type: typ, Session: c.Ask.Session, Summary: info.Site + ": " + info.Reason, Outcome: string(o)})
+			}
 			b.bus.publish(Event{Type: typ, Session: c.Ask.Session, Card: &info, Outcome: string(o)})
 		})
 	so := opts.Session
