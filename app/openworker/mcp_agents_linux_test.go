@@ -455,19 +455,18 @@ func TestMCPCancelledCommandThenAnother(t *testing.T) {
 	}
 }
 
-// By hand over stdio: a call before initialize gets the protocol's error code, a malformed
-// line gets -32700 and the server goes on, a cancelled call gets no result, and calls read
-// before the end of input are answered.
-func TestMCPStdioByHand(t *testing.T) {
-	w := newWorld(t)
-	requireSandbox(t, w)
-	c := w.cmd("mcp")
+// mcpByHand starts openworker mcp for w with args, killed when the test ends, to talk to it
+// by hand: in is its standard input, and lines are the JSON values it writes, in order,
+// closed when it ends.
+func (w *world) mcpByHand(args ...string) (io.WriteCloser, <-chan map[string]any) {
+	w.t.Helper()
+	c := w.cmd(append([]string{"mcp"}, args...)...)
 	in, _ := c.StdinPipe()
 	out, _ := c.StdoutPipe()
 	if err := c.Start(); err != nil {
-		t.Fatal(err)
+		w.t.Fatal(err)
 	}
-	defer c.Process.Kill()
+	w.t.Cleanup(func() { c.Process.Kill(); c.Wait() })
 	lines := make(chan map[string]any, 16)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -480,6 +479,16 @@ func TestMCPStdioByHand(t *testing.T) {
 		}
 		close(lines)
 	}()
+	return in, lines
+}
+
+// By hand over stdio: a call before initialize gets the protocol's error code, a malformed
+// line gets -32700 and the server goes on, a cancelled call gets no result, and calls read
+// before the end of input are answered.
+func TestMCPStdioByHand(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	in, lines := w.mcpByHand()
 	next := func(what string) map[string]any {
 		t.Helper()
 		select {
@@ -537,25 +546,7 @@ func TestMCPFormAnswerThatDoesNotFit(t *testing.T) {
 	w := newWorld(t)
 	requireSandbox(t, w)
 	origin := httpOrigin(t, "hello")
-	c := w.cmd("mcp")
-	in, _ := c.StdinPipe()
-	out, _ := c.StdoutPipe()
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer c.Process.Kill()
-	lines := make(chan map[string]any, 16)
-	go func() {
-		sc := bufio.NewScanner(out)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			var m map[string]any
-			if json.Unmarshal(sc.Bytes(), &m) == nil {
-				lines <- m
-			}
-		}
-		close(lines)
-	}()
+	in, lines := w.mcpByHand()
 	send := func(s string) { io.WriteString(in, s+"\n") }
 	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"x","version":"1"}}}`)
 	<-lines

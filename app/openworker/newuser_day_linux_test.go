@@ -135,14 +135,9 @@ func TestBlockedLineFitsTheSessionsState(t *testing.T) {
 		requireSandbox(t, w)
 		_, stop := w.daemon()
 		t.Cleanup(stop)
-		id, errs, code := w.run("session", "start")
-		if code != 0 {
-			t.Fatalf("session start: %s", errs)
-		}
-		id = strings.TrimSpace(id)
-		t.Cleanup(func() { w.run("session", "end", id) })
+		id := w.startSession() // the machine's sandbox_provider: direct
 		origin := httpOrigin(t, "hello")
-		_, errs, _ = w.run("session", "exec", id, "--", "curl", "-sSf", "--noproxy", "", "--max-time", "5", "http://"+origin+"/")
+		_, errs, _ := w.run("session", "exec", id, "--", "curl", "-sSf", "--noproxy", "", "--max-time", "5", "http://"+origin+"/")
 		l := blockedLine(errs)
 		if !strings.Contains(l, "nothing is enforced") || strings.Contains(l, "request-site") || strings.Contains(l, "sandbox_network_hosts") {
 			t.Errorf("in a direct session the line is %q; want that nothing is enforced\n%s", l, errs)
