@@ -322,7 +322,7 @@ run_checks() {
 	go vet ./...
 	go vet -tags mcpapart ./app/openworker
 
-	step "go test -race (about ten minutes on two cores; a line per package as it finishes)"
+	step "go test -race (7 to 11 minutes on two cores; a line per package as it finishes)"
 	# The end-to-end package runs real walls, daemons and sshds for minutes; go test's
 	# default of ten minutes a package is too close on a busy two-core machine. go test
 	# prints a package's line only after those listed before it, and the end-to-end package

@@ -1,8 +1,9 @@
 // Command testprogress prints the stream of `go test -json` as a line per package as each
 // finishes, in the order they finish: go test's own output waits for the packages listed
 // before, so the end-to-end package, which runs for minutes and is listed first, would keep
-// every other line back. A package that fails is printed whole (its tests' output) before
-// its line; a package that does not build, as go test says it. It exits 1 when one failed.
+// every other line back. A package that fails is printed as go test prints it without -v
+// (its failed tests' output and its own) before its line; a package that does not build, as
+// go test says it. It exits 1 when one failed.
 // It is the project's check (build.sh check), not part of OpenWorker.
 //
 // Usage:
@@ -36,7 +37,35 @@ func main() {
 
 func run(in io.Reader, out io.Writer) int {
 	start := time.Now()
-	output := map[string]*strings.Builder{} // each package's output until it ends
+	// What a package printed that belongs to no test, and each of its tests' output until the
+	// test ends: a test that passed is let go, one that failed kept for the package's end.
+	own := map[string]*strings.Builder{}
+	tests := map[string]map[string]*strings.Builder{}
+	failedTests := map[string]*strings.Builder{}
+	buf := func(m map[string]*strings.Builder, key string) *strings.Builder {
+		b := m[key]
+		if b == nil {
+			b = &strings.Builder{}
+			m[key] = b
+		}
+		return b
+	}
+	forget := func(pkg string) { delete(own, pkg); delete(tests, pkg); delete(failedTests, pkg) }
+	// printFailed prints a failed package as go test does without -v: the output of its
+	// failed tests and its own, without go test's summary lines, which its line stands for.
+	printFailed := func(pkg string) {
+		if b := failedTests[pkg]; b != nil {
+			fmt.Fprint(out, b.String())
+		}
+		if b := own[pkg]; b != nil {
+			for _, l := range strings.SplitAfter(b.String(), "\n") {
+				if l == "PASS\n" || l == "FAIL\n" || strings.HasPrefix(l, "FAIL\t") || strings.HasPrefix(l, "ok  \t") {
+					continue
+				}
+				fmt.Fprint(out, l)
+			}
+		}
+	}
 	failed, passed := 0, 0
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
@@ -52,33 +81,37 @@ func run(in io.Reader, out io.Writer) int {
 		if pkg == "" {
 			pkg = e.ImportPath
 		}
-		b := output[pkg]
-		if b == nil {
-			b = &strings.Builder{}
-			output[pkg] = b
-		}
 		switch {
+		case (e.Action == "output" || e.Action == "build-output") && e.Test != "":
+			if tests[pkg] == nil {
+				tests[pkg] = map[string]*strings.Builder{}
+			}
+			buf(tests[pkg], e.Test).WriteString(e.Output)
 		case e.Action == "output" || e.Action == "build-output":
-			b.WriteString(e.Output)
+			buf(own, pkg).WriteString(e.Output)
 		case e.Action == "build-fail":
 			failed++
-			fmt.Fprint(out, b.String())
+			printFailed(pkg)
 			fmt.Fprintf(out, "FAIL\t%s [build failed]\n", pkg)
-			delete(output, pkg)
+			forget(pkg)
+		case e.Test != "" && (e.Action == "pass" || e.Action == "skip" || e.Action == "fail"):
+			if b := tests[pkg][e.Test]; b != nil && e.Action == "fail" {
+				buf(failedTests, pkg).WriteString(b.String())
+			}
+			delete(tests[pkg], e.Test)
 		case e.Test != "":
-			// A test's own end: its package's line says how it went.
 		case e.Action == "pass":
 			passed++
 			fmt.Fprintf(out, "ok  \t%s\t%.1fs\t(%s since the start)\n", pkg, e.Elapsed, time.Since(start).Round(time.Second))
-			delete(output, pkg)
+			forget(pkg)
 		case e.Action == "skip":
 			fmt.Fprintf(out, "?   \t%s\t[no test files]\n", pkg)
-			delete(output, pkg)
+			forget(pkg)
 		case e.Action == "fail":
 			failed++
-			fmt.Fprint(out, b.String())
+			printFailed(pkg)
 			fmt.Fprintf(out, "FAIL\t%s\t%.1fs\n", pkg, e.Elapsed)
-			delete(output, pkg)
+			forget(pkg)
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -7,7 +7,8 @@ import (
 )
 
 // A package's line comes when it finishes, whatever its place in go test's list; a failing
-// one is printed whole before its line; one that does not build says so; the status says
+// one's failed tests are printed before its line, not those that passed, nor go test's own
+// summary lines; one that does not build says so; the status says
 // whether any failed.
 func TestALinePerPackageAsItFinishes(t *testing.T) {
 	stream := strings.Join([]string{
@@ -18,8 +19,12 @@ func TestALinePerPackageAsItFinishes(t *testing.T) {
 		`{"Action":"pass","Package":"example.com/quick","Test":"TestA","Elapsed":0.01}`,
 		`{"Action":"pass","Package":"example.com/quick","Elapsed":0.5}`,
 		`{"Action":"skip","Package":"example.com/notests"}`,
+		`{"Action":"output","Package":"example.com/slow","Test":"TestOK","Output":"=== RUN   TestOK\n"}`,
+		`{"Action":"pass","Package":"example.com/slow","Test":"TestOK","Elapsed":1}`,
 		`{"Action":"output","Package":"example.com/slow","Test":"TestB","Output":"    b_test.go:9: went wrong\n"}`,
 		`{"Action":"fail","Package":"example.com/slow","Test":"TestB","Elapsed":1}`,
+		`{"Action":"output","Package":"example.com/slow","Output":"FAIL\n"}`,
+		`{"Action":"output","Package":"example.com/slow","Output":"FAIL\texample.com/slow\t300.2s\n"}`,
 		`{"Action":"fail","Package":"example.com/slow","Elapsed":300.2}`,
 		`{"ImportPath":"example.com/broken","Action":"build-output","Output":"broken/x.go:1:1: syntax error\n"}`,
 		`{"ImportPath":"example.com/broken","Action":"build-fail"}`,
