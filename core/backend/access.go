@@ -150,6 +150,11 @@ func (b *Backend) RevokeBy(id, site, by string) error {
 	return nil
 }
 
+// SetPublish is SetPublishBy the app.
+func (b *Backend) SetPublish(id string, port int, on bool) error {
+	return b.SetPublishBy(id, port, on, ByApp)
+}
+
 // SetPublishBy publishes a port of session id's sandbox loopback on this machine's 127.0.0.1
 // while a server listens there (on), or takes that ask back; the audit trail says by whom.
 func (b *Backend) SetPublishBy(id string, port int, on bool, by string) error {

@@ -3,6 +3,8 @@ package presenter
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -205,4 +207,57 @@ func openWindow(t *testing.T, app view.App, id string) view.Window {
 		t.Fatalf("no window %s among %d", id, len(app.Windows))
 	}
 	return w
+}
+
+// publishing is a backend that records what it was asked to publish.
+type publishing struct {
+	nopBackend
+	asked []string
+}
+
+func (p *publishing) SetPublish(id string, port int, on bool) error {
+	p.asked = append(p.asked, fmt.Sprintf("%s %d %v", id, port, on))
+	return nil
+}
+
+// A Linux session's Access list has "Publish a port…", whose window takes a port (and says
+// what is wrong with one that is not), and each port asked for with Stop publishing.
+func TestPublishAPortFromTheAccessList(t *testing.T) {
+	s := previewState("linux", "allowlist").withSession()
+	s.Sessions[0].Access.Published = []backend.Published{{Port: 5173, Asked: true}, {Port: 3000, HostPort: 3000}}
+	it, ok := findItem(Menu(s), "Publish a port…")
+	if !ok || it.Action != (ShowWindow{ID: PublishWindow, Session: "7f3a9c"}) {
+		t.Fatalf("Publish a port…: %+v (found %v)", it, ok)
+	}
+	if it, ok := findItem(Menu(s), "Stop publishing"); !ok || it.Action != (Unpublish{Session: "7f3a9c", Port: 5173}) {
+		t.Errorf("Stop publishing: %+v (found %v)", it, ok)
+	}
+	if _, ok := findItem(Menu(previewState("seatbelt", "allowlist").withSession()), "Publish a port…"); ok {
+		t.Error("a Mac session's Access list offers to publish a port")
+	}
+	b := &publishing{}
+	p := New(b, Options{Settings: nopEditor{}, Logins: newFakeLogins(), Home: "/home/x"})
+	for _, a := range []view.Action{ShowWindow{ID: PublishWindow, Session: "7f3a9c"}, EditPublish{Session: "7f3a9c", Text: "http"}} {
+		if err := p.Dispatch(a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := p.State()
+	st.Sessions = s.Sessions
+	dump := view.Dump(view.App{Windows: Windows(st)})
+	if !strings.Contains(dump, "A port is a number from 1 to 65535.") || !strings.Contains(dump, `[disabled] key=return -> presenter.PublishPort`) {
+		t.Errorf("a port that is not one:\n%s", dump)
+	}
+	if err := p.Dispatch(PublishPort{Session: "7f3a9c", Port: "70000"}); err == nil || len(b.asked) != 0 {
+		t.Errorf("port 70000: %v, asked %v", err, b.asked)
+	}
+	if err := p.Dispatch(PublishPort{Session: "7f3a9c", Port: " 3000 "}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Dispatch(Unpublish{Session: "7f3a9c", Port: 5173}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(b.asked, ",") != "7f3a9c 3000 true,7f3a9c 5173 false" || slices.Contains(p.State().UI.Open, PublishWindow+":7f3a9c") {
+		t.Errorf("asked %v; open %v", b.asked, p.State().UI.Open)
+	}
 }

@@ -836,6 +836,7 @@ func (nopBackend) Answer(string, string) (approvals.Effect, error) { return appr
 func (nopBackend) Access(string) (backend.Access, error)           { return backend.Access{}, nil }
 func (nopBackend) AllowForSession(string, string) error            { return nil }
 func (nopBackend) SetLocalServers(string, bool) error              { return nil }
+func (nopBackend) SetPublish(string, int, bool) error              { return nil }
 func (nopBackend) Revoke(string, string) error                     { return nil }
 func (nopBackend) Sites() backend.Sites                            { return backend.Sites{} }
 func (nopBackend) Tick(string) error                               { return nil }

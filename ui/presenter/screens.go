@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -401,6 +402,19 @@ func (s State) accessMenu(ss Session) view.Menu {
 	add(view.MenuItem{Separator: true},
 		view.MenuItem{Title: "Allow another site…", Action: ShowWindow{ID: AllowWindow, Session: ss.ID}},
 		view.MenuItem{Title: "Choose sites…", Action: ShowWindow{ID: SitesWindow, Session: ss.ID}})
+	if ss.Enforcement == sandbox.Linux {
+		// Its servers are on a loopback of its own: a port is published on this machine's.
+		add(view.MenuItem{Separator: true})
+		for _, p := range ss.Access.Published {
+			if !p.Asked {
+				continue
+			}
+			sub := view.Menu{Items: []view.MenuItem{{Title: "Stop publishing", Action: Unpublish{Session: ss.ID, Port: p.Port}}}}
+			add(view.MenuItem{Title: fmt.Sprintf("Port %d — published", p.Port), Submenu: &sub, Tooltip: "Published on this machine's 127.0.0.1 while a server in the session listens there"})
+		}
+		add(view.MenuItem{Title: "Publish a port…", Action: ShowWindow{ID: PublishWindow, Session: ss.ID},
+			Tooltip: "Publishes one port of the session's own loopback on this machine's 127.0.0.1 while a server listens there, with local servers off too."})
+	}
 	return m
 }
 
@@ -429,6 +443,8 @@ func Windows(s State) []view.Window {
 			out = append(out, CheckMachineWindow(s))
 		case strings.HasPrefix(id, AllowWindow+":"):
 			out = append(out, AllowAnother(s, strings.TrimPrefix(id, AllowWindow+":")))
+		case strings.HasPrefix(id, PublishWindow+":"):
+			out = append(out, PublishAnother(s, strings.TrimPrefix(id, PublishWindow+":")))
 		}
 	}
 	if s.UI.Error != "" && len(out) > 0 {
@@ -929,6 +945,35 @@ func AddFileForm(s State) view.Window {
 		}},
 	}
 	return view.Window{ID: AddFileWindow, Title: "Add a file or folder", Width: 480, Body: view.Stack{Children: body}, OnClose: CloseWindow{ID: AddFileWindow}}
+}
+
+// PublishAnother is a Linux session's "Publish a port…".
+func PublishAnother(s State, id string) view.Window {
+	wid := PublishWindow + ":" + id
+	text := s.UI.PublishText[id]
+	_, msg := portOf(text)
+	if strings.TrimSpace(text) == "" {
+		msg = ""
+	}
+	body := []view.Node{
+		view.Label{Text: "While a server in " + s.sessionName(id) + " listens on this port, this machine's 127.0.0.1 reaches it: at the same port, or the next free one. Nothing inside reaches this machine through it."},
+		view.TextField{Title: "Port", Placeholder: "3000", Text: text, Message: msg, OnChange: EditPublish{Session: id}},
+		view.Stack{Axis: view.Horizontal, Align: view.Trailing, Children: []view.Node{
+			view.Button{Title: "Cancel", Role: view.Cancel, Key: view.KeyEscape, Action: CloseWindow{ID: wid}},
+			view.Button{Title: "Publish", Role: view.Primary, Default: true, Key: view.KeyReturn,
+				Disabled: strings.TrimSpace(text) == "" || msg != "", Action: PublishPort{Session: id, Port: text}},
+		}},
+	}
+	return view.Window{ID: wid, Title: "Publish a port of " + s.sessionName(id), Width: 440, Body: view.Stack{Children: body}, OnClose: CloseWindow{ID: wid}}
+}
+
+// portOf reads a port the person typed, or says what is wrong with it.
+func portOf(text string) (int, string) {
+	p, err := strconv.Atoi(strings.TrimSpace(text))
+	if err != nil || p < 1 || p > 65535 {
+		return 0, "A port is a number from 1 to 65535."
+	}
+	return p, ""
 }
 
 // AllowAnother is a session's "Allow another site…".
