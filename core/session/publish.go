@@ -38,6 +38,9 @@ const (
 	publishTries = 100
 	// publishedConns bounds the connections carried into one sandbox at once.
 	publishedConns = 256
+	// publishedPorts bounds the ports one sandbox publishes at once: each holds a port and
+	// a descriptor of this machine's, which a command listening everywhere could exhaust.
+	publishedPorts = 64
 )
 
 // publisher publishes one running wall's listening ports.
@@ -55,6 +58,7 @@ type publisher struct {
 	ports map[uint16]*publication
 	notes []string // said with the next result
 	conns int
+	full  bool          // publishedPorts was reached, and said
 	loop  chan struct{} // closed to stop the loop; nil when none runs
 	done  chan struct{}
 	ended bool
@@ -151,6 +155,13 @@ func (p *publisher) scanLocked() {
 	for _, port := range sortedPorts(now) {
 		if _, ok := p.ports[port]; ok {
 			continue
+		}
+		if len(p.ports) >= publishedPorts {
+			if !p.full {
+				p.full = true
+				p.say(fmt.Sprintf("openworker: servers in the sandbox listen on more than %d ports; port %d and those after it are not published\n", publishedPorts, port))
+			}
+			break
 		}
 		ln, host, err := listenHost(int(port))
 		if err != nil {

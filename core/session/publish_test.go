@@ -207,3 +207,27 @@ func TestPublisherPublishesOnlyWhatWasAsked(t *testing.T) {
 		}
 	}
 }
+
+// A sandbox listening on more ports than a session publishes gets publishedPorts of them, and
+// says so once: its commands cannot take every port and descriptor of this machine.
+func TestPublisherBoundsThePorts(t *testing.T) {
+	in := &fakeInside{listen: map[netip.AddrPort]net.Listener{}}
+	for i := range publishedPorts + 5 {
+		in.listen[netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(40000+i))] = nil
+	}
+	p := newPublisher(in, func() []int { return nil }, true, nil, nil)
+	defer p.close()
+	notes := strings.Join(p.takeNotes(), "")
+	published := 0
+	for _, pb := range p.list() {
+		if pb.HostPort != 0 {
+			published++
+		}
+	}
+	if published != publishedPorts || strings.Count(notes, "are not published") != 1 {
+		t.Errorf("%d published; notes:\n%s", published, notes)
+	}
+	if again := strings.Join(p.takeNotes(), ""); strings.Contains(again, "are not published") {
+		t.Errorf("said again: %s", again)
+	}
+}
