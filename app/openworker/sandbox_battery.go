@@ -101,7 +101,8 @@ func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.
 	rs = wallcheck.Run(ctx, checkExec(s), probes, outside)
 	s.EndBecause("the wall check finished")
 	// The same session's servers with the local-servers switch on, in a second session: on a
-	// Mac the switch is what lets them bind; on Linux it changes nothing.
+	// Mac the switch is what lets them bind; on Linux it publishes their ports on this
+	// machine's loopback, and they bind as without it.
 	spec.LocalServers = true
 	if ls, err := m.Start(ctx, spec); err != nil {
 		rs = append(rs, wallcheck.Result{Name: "server on loopback with --local-servers", Status: wallcheck.Failed,

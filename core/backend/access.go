@@ -184,10 +184,11 @@ func (b *Backend) publishAccess(id string) {
 }
 
 // SetLocalServers switches a running session's local servers on or off, as the person chose
-// in the app: its commands may then serve and connect on this machine's loopback, other
-// programs' ports included (on Linux the sandbox's loopback is its own either way). The
-// session's runner restarts behind the new wall, and its next result says shell state was
-// lost.
+// in the app or with openworker access: on a Mac its commands may then serve and connect on
+// this machine's loopback, other programs' ports included, and its runner restarts behind the
+// new wall (its next result says shell state was lost); on Linux, whose sandbox has a
+// loopback of its own, every port a command listens on there is published on this machine's
+// 127.0.0.1, with no restart.
 func (b *Backend) SetLocalServers(id string, on bool) error {
 	if _, err := b.sites(id); err != nil {
 		return err

@@ -385,7 +385,8 @@ func buildProbes(o Options) []Probe {
 }
 
 // LocalServerProbes are run in a second session, with the local-servers switch on: a server
-// on loopback must then bind and take a connection (on Linux, as without the switch).
+// on loopback must then bind and take a connection (on Linux, as without the switch: there
+// it publishes the port on this machine's loopback besides).
 func LocalServerProbes() []Probe {
 	return []Probe{{
 		Name: "server on loopback with --local-servers",
