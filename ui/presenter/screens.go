@@ -949,22 +949,15 @@ func AddFileForm(s State) view.Window {
 
 // PublishAnother is a Linux session's "Publish a port…".
 func PublishAnother(s State, id string) view.Window {
-	wid := PublishWindow + ":" + id
 	text := s.UI.PublishText[id]
 	_, msg := portOf(text)
 	if strings.TrimSpace(text) == "" {
 		msg = ""
 	}
-	body := []view.Node{
-		view.Label{Text: "While a server in " + s.sessionName(id) + " listens on this port, this machine's 127.0.0.1 reaches it: at the same port, or the next free one. Nothing inside reaches this machine through it."},
+	return oneFieldWindow(PublishWindow+":"+id, "Publish a port of "+s.sessionName(id),
+		"While a server in "+s.sessionName(id)+" listens on this port, this machine's 127.0.0.1 reaches it: at the same port, or the next free one. Nothing inside reaches this machine through it.",
 		view.TextField{Title: "Port", Placeholder: "3000", Text: text, Message: msg, OnChange: EditPublish{Session: id}},
-		view.Stack{Axis: view.Horizontal, Align: view.Trailing, Children: []view.Node{
-			view.Button{Title: "Cancel", Role: view.Cancel, Key: view.KeyEscape, Action: CloseWindow{ID: wid}},
-			view.Button{Title: "Publish", Role: view.Primary, Default: true, Key: view.KeyReturn,
-				Disabled: strings.TrimSpace(text) == "" || msg != "", Action: PublishPort{Session: id, Port: text}},
-		}},
-	}
-	return view.Window{ID: wid, Title: "Publish a port of " + s.sessionName(id), Width: 440, Body: view.Stack{Children: body}, OnClose: CloseWindow{ID: wid}}
+		"Publish", PublishPort{Session: id, Port: text})
 }
 
 // portOf reads a port the person typed, or says what is wrong with it.
@@ -978,17 +971,24 @@ func portOf(text string) (int, string) {
 
 // AllowAnother is a session's "Allow another site…".
 func AllowAnother(s State, id string) view.Window {
-	wid := AllowWindow + ":" + id
 	text := s.UI.AllowText[id]
-	msg := siteMessage(text)
+	return oneFieldWindow(AllowWindow+":"+id, "Allow a site for "+s.sessionName(id),
+		"The site opens for "+s.sessionName(id)+"'s commands at once, and closes when the session ends.",
+		view.TextField{Title: "Site", Placeholder: "example.com:443", Text: text, Message: siteMessage(text), OnChange: EditAllow{Session: id}},
+		"Allow for this session", AllowForSession{Session: id, Site: text})
+}
+
+// oneFieldWindow is a session's small form: what it does, one field, Cancel and the button
+// that does it with the field's text (disabled while the field is empty or wrong).
+func oneFieldWindow(wid, title, about string, field view.TextField, button string, do view.Action) view.Window {
 	body := []view.Node{
-		view.Label{Text: "The site opens for " + s.sessionName(id) + "'s commands at once, and closes when the session ends."},
-		view.TextField{Title: "Site", Placeholder: "example.com:443", Text: text, Message: msg, OnChange: EditAllow{Session: id}},
+		view.Label{Text: about},
+		field,
 		view.Stack{Axis: view.Horizontal, Align: view.Trailing, Children: []view.Node{
 			view.Button{Title: "Cancel", Role: view.Cancel, Key: view.KeyEscape, Action: CloseWindow{ID: wid}},
-			view.Button{Title: "Allow for this session", Role: view.Primary, Default: true, Key: view.KeyReturn,
-				Disabled: strings.TrimSpace(text) == "" || msg != "", Action: AllowForSession{Session: id, Site: text}},
+			view.Button{Title: button, Role: view.Primary, Default: true, Key: view.KeyReturn,
+				Disabled: strings.TrimSpace(field.Text) == "" || field.Message != "", Action: do},
 		}},
 	}
-	return view.Window{ID: wid, Title: "Allow a site for " + s.sessionName(id), Width: 440, Body: view.Stack{Children: body}, OnClose: CloseWindow{ID: wid}}
+	return view.Window{ID: wid, Title: title, Width: 440, Body: view.Stack{Children: body}, OnClose: CloseWindow{ID: wid}}
 }
