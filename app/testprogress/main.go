@@ -102,7 +102,11 @@ func run(in io.Reader, out io.Writer) int {
 		case e.Test != "":
 		case e.Action == "pass":
 			passed++
-			fmt.Fprintf(out, "ok  \t%s\t%.1fs\t(%s since the start)\n", pkg, e.Elapsed, time.Since(start).Round(time.Second))
+			took := fmt.Sprintf("%.1fs", e.Elapsed)
+			if b := own[pkg]; b != nil && strings.Contains(b.String(), "(cached)") {
+				took = "(cached)" // as go test says it: the result of an earlier run
+			}
+			fmt.Fprintf(out, "ok  \t%s\t%s\t(%s since the start)\n", pkg, took, time.Since(start).Round(time.Second))
 			forget(pkg)
 		case e.Action == "skip":
 			fmt.Fprintf(out, "?   \t%s\t[no test files]\n", pkg)

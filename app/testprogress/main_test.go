@@ -39,7 +39,10 @@ func TestALinePerPackageAsItFinishes(t *testing.T) {
 		t.Errorf("exit %d, printed:\n%s", code, out.String())
 	}
 	out.Reset()
-	if code := run(strings.NewReader(`{"Action":"pass","Package":"example.com/quick","Elapsed":0.5}`+"\n"), &out); code != 0 || !strings.Contains(out.String(), "all 1 packages with tests passed") {
-		t.Errorf("all passed: exit %d\n%s", code, out.String())
+	cached := `{"Action":"output","Package":"example.com/quick","Output":"ok  \texample.com/quick\t(cached)\n"}` + "\n" +
+		`{"Action":"pass","Package":"example.com/quick","Elapsed":0}` + "\n"
+	if code := run(strings.NewReader(cached), &out); code != 0 || !strings.Contains(out.String(), "ok  \texample.com/quick\t(cached)") ||
+		!strings.Contains(out.String(), "all 1 packages with tests passed") {
+		t.Errorf("all passed, from the cache: exit %d\n%s", code, out.String())
 	}
 }
