@@ -395,10 +395,12 @@ run_checks() {
 	go vet ./...
 	go vet -tags mcpapart ./app/openworker
 
-	step "go test -race"
+	step "go test -race (7 to 11 minutes on two cores; a line per package as it finishes)"
 	# The end-to-end package runs real walls, daemons and sshds for minutes; go test's
-	# default of ten minutes a package is too close on a busy two-core machine.
-	go test -race -timeout 30m ./...
+	# default of ten minutes a package is too close on a busy two-core machine. go test
+	# prints a package's line only after those listed before it, and the end-to-end package
+	# is listed first: testprogress prints each as it finishes.
+	go test -race -timeout 30m -json ./... 2>&1 | go run ./app/testprogress
 
 	# Everything but the Cocoa shell must build for macOS without cgo, so
 	# the core and the CLI stay portable and checkable from any OS.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/openworker/openworker/core/api"
@@ -15,6 +16,7 @@ import (
 	"github.com/openworker/openworker/core/approvals"
 	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/config"
+	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/termtext"
 )
 
@@ -103,11 +105,17 @@ func cmdCards(args []string) error {
 	return err
 }
 
-// cardLine is a card in one line: ID, session, site, kind, whether the sandbox blocked it,
-// and the coworker's reason.
+// cardLine is a card in one line: ID, session, site, kind, whether the sandbox blocked it
+// (for an SSH signature, which command asked), and the coworker's reason.
 func cardLine(c backend.CardInfo) string {
 	blocked := "not blocked by the sandbox yet"
-	if !c.Blocked.IsZero() {
+	switch {
+	case approvals.Kind(c.Kind).SSH() && c.BlockedCommand != "":
+		// Not a site the sandbox blocks: a signature the command running asked for.
+		blocked = "asked by \"" + termtext.Show(c.BlockedCommand, 60) + "\""
+	case approvals.Kind(c.Kind).SSH():
+		blocked = "asked while no command ran"
+	case !c.Blocked.IsZero():
 		blocked = "blocked by the sandbox at " + c.Blocked.Local().Format("15:04:05")
 		if c.BlockedCommand != "" {
 			blocked += " during \"" + termtext.Show(c.BlockedCommand, 60) + "\""
@@ -117,9 +125,9 @@ func cardLine(c backend.CardInfo) string {
 	kind := c.Kind
 	switch approvals.Kind(c.Kind) {
 	case approvals.SSHLogin:
-		kind, blocked = "SSH login", "an answer holds for logins to this server, not for signatures"
+		kind, blocked = "SSH login", blocked+"; an answer holds for logins to this server, not for signatures"
 	case approvals.SSHSigning:
-		kind, blocked = "SSH signing", "an answer holds for signatures for this, not for logins"
+		kind, blocked = "SSH signing", blocked+"; an answer holds for signatures for this, not for logins"
 	}
 	// The reason is the agent's and the command the command's: shown escaped, never as
 	// terminal controls or extra lines.
@@ -166,7 +174,9 @@ the site and the reason, and the answer applies to the running session at once. 
 decision — session, always, once, denied, no answer yet, refused: full access — and exits 0
 when the site is allowed, 1 when denied or refused, 4 when there is no answer yet (the card
 stays up, and a later answer still applies). While it waits, a line on standard error names
-the card and how to answer it; --wait 0 names it and returns at once.`,
+the card and how to answer it; --wait 0 names it and returns at once. Ctrl-C (SIGTERM,
+SIGHUP) stops the wait, not the card: it says the card is still waiting and exits 130 (143,
+129).`,
 	example: "openworker request-site 3f9c2a1b7d0e registry.example.com --reason \"npm install needs the registry\"",
 	minArgs: 2, maxArgs: 2,
 	needs: "a session ID and a site",
@@ -188,14 +198,13 @@ func cmdRequestSite(args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	said := false
-	ans, err := c.RequestSiteProgress(ctx, pos[0], api.SiteRequest{Site: pos[1], Reason: *reason, WaitMS: time.Duration(wait).Milliseconds(), NoWait: wait == 0},
-		func(card backend.CardInfo) { said = true; sayCard(card) })
+	w := newCardWait()
+	defer w.stop()
+	ans, err := c.RequestSiteProgress(w.ctx, pos[0], api.SiteRequest{Site: pos[1], Reason: *reason, WaitMS: time.Duration(wait).Milliseconds(), NoWait: wait == 0}, w.onCard)
 	if err != nil {
-		return err
+		return w.interrupted(err)
 	}
+	said := w.card != nil
 	fmt.Println(termtext.Escape(string(ans.Outcome)))
 	if ans.Message != "" && !(said && ans.Outcome == approvals.NoAnswerYet) {
 		fmt.Fprintln(os.Stderr, "openworker:", termtext.Escape(ans.Message))
@@ -211,12 +220,17 @@ func cmdRequestSite(args []string) error {
 
 var accessCommand = command{
 	name:     "access",
-	synopsis: "access SESSION [--allow HOST[:PORT]]… [--revoke HOST[:PORT]]…",
+	synopsis: "access SESSION [--allow HOST[:PORT]]… [--revoke HOST[:PORT]]… [--publish PORT]… [--unpublish PORT]… [--local-servers on|off]",
 	about: `Shows a session's Access list: its sites, from the settings, from shared logins, and those
-allowed for this session only (Session only), its denials, and the SSH signatures its cards
-allowed, each a login to a server or a signature for what it names, never both. --allow allows a site for the
-session at once (and takes back a denial of it); --revoke takes back a Session only site, and
-open tunnels to it close at once.`,
+allowed for this session only (Session only), its denials, the SSH signatures its cards
+allowed, each a login to a server or a signature for what it names, never both; and the ports of its sandbox
+published on this machine's 127.0.0.1. --allow allows a site for the session at once (and
+takes back a denial of it); --revoke takes back a Session only site, and open tunnels to it
+close at once. --publish PORT publishes that port of the sandbox's own loopback (Linux) on
+this machine's 127.0.0.1 while a server listens there, at the same port or the next free
+one; --unpublish takes that back. --local-servers on|off switches the session's local servers,
+as its menu in the app does (on Linux every port a command listens on is then published; on a
+Mac its shell restarts).`,
 	example: "openworker access 3f9c2a1b7d0e --allow api.example.com --revoke test.example.com:8443",
 	minArgs: 1, maxArgs: 1,
 	needs: "a session ID (openworker session ls lists them)",
@@ -227,6 +241,10 @@ func cmdAccess(args []string) error {
 	var allow, revoke siteFlags
 	fs.Var(&allow, "allow", "allow a site for this session only (repeatable)")
 	fs.Var(&revoke, "revoke", "take back a Session only site (repeatable)")
+	var publish, unpublish portFlags
+	fs.Var(&publish, "publish", "publish this port of the sandbox's loopback on this machine's 127.0.0.1 while a server listens there (repeatable)")
+	fs.Var(&unpublish, "unpublish", "take back a port asked for with --publish (repeatable)")
+	localServers := fs.String("local-servers", "", "on or off: switch the session's local servers")
 	pos, _, err := parse(fs, accessCommand, args)
 	if err != nil {
 		return err
@@ -237,8 +255,17 @@ func cmdAccess(args []string) error {
 	}
 	ctx := context.Background()
 	var a backend.Access
-	if len(allow)+len(revoke) > 0 {
-		a, err = c.ChangeAccess(ctx, pos[0], api.AccessRequest{Allow: allow, Revoke: revoke})
+	var switched *bool
+	switch *localServers {
+	case "":
+	case "on", "off":
+		on := *localServers == "on"
+		switched = &on
+	default:
+		return usagef("access", "access: --local-servers %q is not on or off", *localServers)
+	}
+	if len(allow)+len(revoke)+len(publish)+len(unpublish) > 0 || switched != nil {
+		a, err = c.ChangeAccess(ctx, pos[0], api.AccessRequest{Allow: allow, Revoke: revoke, Publish: publish, Unpublish: unpublish, LocalServers: switched})
 	} else {
 		a, err = c.Access(ctx, pos[0])
 	}
@@ -278,7 +305,31 @@ func cmdAccess(args []string) error {
 	if a.LoginsNote != "" {
 		fmt.Printf("  %s\n", termtext.Escape(a.LoginsNote))
 	}
+	for _, line := range publishedLines(a.Published) {
+		fmt.Printf("  %s\n", line)
+	}
+	if a.LocalServers {
+		fmt.Println("  local servers on: every port a command listens on is published while it listens")
+	}
 	return nil
+}
+
+// siteChangeDone says what a sites change did, once the settings file has it.
+func siteChangeDone(action, value string) string {
+	what := value
+	if e, err := hosts.Parse(value); err == nil && (action == "add" || action == "remove") {
+		what = e.String()
+	}
+	what = termtext.Escape(what)
+	switch action {
+	case "add":
+		return "added " + what + " to this machine's sites; running sessions reach it now"
+	case "remove":
+		return "removed " + what + " from this machine's sites; running sessions no longer reach it (open connections to it are closed)"
+	case "tick":
+		return "ticked " + what + ": its sites are on this machine's list; running sessions reach them now"
+	}
+	return "unticked " + what + ": its sites are off this machine's list; running sessions no longer reach them"
 }
 
 func leftOut(l []string) string {
@@ -339,9 +390,13 @@ func cmdSites(args []string) error {
 			return err
 		}
 		if res.Message != "" {
-			fmt.Fprintln(os.Stderr, "openworker:", termtext.Escape(res.Message))
+			// In force, and waiting for the settings file to be fixed: the file's problems
+			// each on a line of its own.
+			fmt.Fprintln(os.Stderr, "openworker:", termtext.Lines(res.Message))
+			return nil
 		}
-		sites = res.Sites
+		fmt.Println(siteChangeDone(pos[0], pos[1]))
+		return nil
 	default:
 		return usagef("sites", "unknown sites command %q; use list, tick, untick, add or remove", pos[0])
 	}
@@ -374,8 +429,9 @@ var fetchCommand = command{
 	synopsis: "fetch SESSION URL --reason TEXT [--wait D]",
 	about: `The coworker's web fetch: fetches a URL from OpenWorker itself, outside the sandbox, under
 the session's allow list. A site not on it is asked for on a card (Once, This session, Always
-allow, Deny); with full access it is refused. Loopback, private and link-local addresses are
-refused as the sandbox's proxy refuses them, and every redirect is checked again. Prints the
+allow, Deny); with full access it is refused. A loopback, private or link-local address is
+refused unless an entry names the address (such as 127.0.0.1:8080; a name that leads there
+is not enough), as the sandbox's proxy refuses it, and every redirect is checked again. Prints the
 page as text (HTML made readable; binary summarised). While a card waits, a line on standard
 error names it and how to answer it; --wait 0 names it and returns at once (exit 4).`,
 	example: "openworker fetch 3f9c2a1b7d0e https://docs.example.com/install --reason \"install steps\"",
@@ -390,6 +446,55 @@ const waitUsage = "how long to wait for an answer (30s, 5m, or seconds; 0: do no
 func sayCard(card backend.CardInfo) {
 	fmt.Fprintf(os.Stderr, "openworker: card %s for %s is waiting for the person's answer (openworker answer %s %s)\n",
 		card.ID, card.Site, card.ID, strings.Join(card.Answers, "|"))
+}
+
+// cardWait is a wait for a card's answer that Ctrl-C (SIGTERM, SIGHUP) ends: the card it
+// named stays up, and the command exits as an interrupted one does.
+type cardWait struct {
+	ctx  context.Context
+	stop func()
+	got  atomicSignal
+	card *backend.CardInfo
+}
+
+func newCardWait() *cardWait {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &cardWait{ctx: ctx}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-sigs:
+			w.got.store(sig.(syscall.Signal))
+			cancel()
+		case <-done:
+		}
+	}()
+	w.stop = func() { signal.Stop(sigs); close(done); cancel() }
+	return w
+}
+
+// onCard says the card the wait is for, as soon as it is up.
+func (w *cardWait) onCard(card backend.CardInfo) {
+	w.card = &card
+	sayCard(card)
+}
+
+// interrupted is err, or for a wait a signal ended, what became of the card and the exit
+// status of a command that signal interrupted.
+func (w *cardWait) interrupted(err error) error {
+	sig := w.got.load()
+	if sig == 0 {
+		return err
+	}
+	if w.card == nil {
+		fmt.Fprintf(os.Stderr, "openworker: interrupted (%s) before a card was up\n", sigName(sig))
+	} else {
+		fmt.Fprintf(os.Stderr, "openworker: interrupted; card %s for %s is still waiting (openworker answer %s %s); its answer applies to the session when it comes\n",
+			w.card.ID, termtext.Escape(w.card.Site), w.card.ID, strings.Join(w.card.Answers, "|"))
+	}
+	return exitError{128 + int(sig)}
 }
 
 func cmdFetch(args []string) error {
@@ -408,14 +513,13 @@ func cmdFetch(args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	said := false
-	res, err := c.FetchProgress(ctx, pos[0], api.FetchRequest{URL: pos[1], Reason: *reason, WaitMS: time.Duration(wait).Milliseconds(), NoWait: wait == 0},
-		func(card backend.CardInfo) { said = true; sayCard(card) })
+	w := newCardWait()
+	defer w.stop()
+	res, err := c.FetchProgress(w.ctx, pos[0], api.FetchRequest{URL: pos[1], Reason: *reason, WaitMS: time.Duration(wait).Milliseconds(), NoWait: wait == 0}, w.onCard)
 	if err != nil {
-		return err
+		return w.interrupted(err)
 	}
+	said := w.card != nil
 	if res.Page == nil {
 		fmt.Println(termtext.Escape(string(res.Outcome)))
 		if res.Message != "" && !(said && res.Outcome == approvals.NoAnswerYet) {

@@ -18,11 +18,11 @@ import (
 var credentialsCommand = command{
 	name:     "credentials",
 	synopsis: "credentials list|add|add-path|enable|disable|remove|ssh-keys …",
-	about: `The logins shared with the sandbox on purpose (Settings ▸ Sandbox ▸ "Explicit config and
-keys exposed to Agent"). By default a session has none of your logins. An entry added and
-switched on is copied, owner-only, into the private home of every session started afterwards,
-with the variable its tool reads pointed at the copy and its hosts on the session's allow list;
-the copy goes with the session. A running session keeps what it started with.
+	about: `The logins shared with the sandbox on purpose (` + credentialsWhere + `).
+By default a session has none of your logins. An entry added and switched on is copied,
+owner-only, into the private home of every session started afterwards, with the variable its
+tool reads pointed at the copy and its hosts on the session's allow list; the copy goes with
+the session. A running session keeps what it started with.
 
   credentials list                 the entries with their switches and hosts (for SSH keys
                                    kept outside, the files of ~/.ssh a session leaves out,

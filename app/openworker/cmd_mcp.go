@@ -5,7 +5,7 @@ package main
 // (cmd_mcp_server.go). The tools it names are the server's (TestMCPToolNamesInHelp).
 var mcpCommand = command{
 	name:     "mcp",
-	synopsis: "mcp [--rw DIR]… [--ro DIR]… [--no-cwd] [--allow HOST[:PORT]]… [--network allowlist|open|none] [--provider auto|seatbelt|linux|direct] [--ask-wait D] [--no-forms]",
+	synopsis: "mcp [--rw DIR]… [--ro DIR]… [--no-cwd] [--allow HOST[:PORT]]… [--network allowlist|open|none] [--provider auto|seatbelt|linux|direct] [--local-servers] [--publish PORT]… [--ask-wait D] [--no-forms]",
 	about: `Speaks MCP over standard input and output: an agent's shell and file tools
 (run_command, read_file, write_file, list_directory, request_site, web_fetch, session_info)
 in one session behind the wall. Without --rw the current folder is the writable folder; with

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -29,6 +32,26 @@ type sessionFlags struct {
 	noCwd             bool
 	gitMetadata       string
 	localServers      bool
+	publish           portFlags
+}
+
+// portFlags is a flag naming a port, 1 to 65535, that may be given more than once.
+type portFlags []int
+
+func (m *portFlags) String() string {
+	var words []string
+	for _, p := range *m {
+		words = append(words, strconv.Itoa(p))
+	}
+	return strings.Join(words, ",")
+}
+func (m *portFlags) Set(s string) error {
+	p, err := strconv.Atoi(s)
+	if err != nil || p < 1 || p > 65535 {
+		return fmt.Errorf("is not a port; give one from 1 to 65535 (got %q)", s)
+	}
+	*m = append(*m, p)
+	return nil
 }
 
 // siteFlags is a flag naming a site, HOST[:PORT], that may be given more than once. A value
@@ -58,18 +81,26 @@ func (f *sessionFlags) register(fs *flag.FlagSet, defaultProvider string) {
 	fs.StringVar(&f.gitMetadata, "git-metadata", "", "protected (each repository's .git/hooks and .git/config stay read-only inside) or writable; "+
 		"writable lets commands plant hooks and settings (core.fsmonitor, core.hooksPath, …) that your own git runs outside the sandbox; default: the settings' sandbox_git_metadata")
 	fs.BoolVar(&f.localServers, "local-servers", false, localServersAbout)
+	fs.Var(&f.publish, "publish", publishAbout)
 }
 
 // localServersAbout is --local-servers' help, for the commands that start sessions and for
-// sandbox profile.
-const localServersAbout = "on a Mac, let commands run servers (go test with httptest, dev servers, python3 -m http.server) " +
-	"and connect to any loopback port. A server may bind any address (::, 0.0.0.0, as Node's listen(port) does), but Seatbelt " +
-	"lets it take only connections that arrive at 127.0.0.1 or ::1: a person on the network cannot reach the session's servers, " +
-	"and the session reaches nothing of theirs (outbound stays loopback and the proxy). Whether macOS holds that for every " +
-	"connection a server bound to every address takes is not proved on every macOS version: where it matters, keep the " +
-	"macOS firewall on, or bind 127.0.0.1. Seatbelt cannot tell the session's ports from this Mac's other programs', so " +
-	"those (databases, Ollama, Jupyter, a browser's debugging port) become reachable from the session too. Off by default. " +
-	"On Linux the sandbox has a loopback of its own where servers always work, and this changes nothing"
+// sandbox profile. One switch, one meaning on both systems: a session's servers can be
+// reached from this machine; how differs.
+const localServersAbout = "let this machine reach the servers commands start (a dev server, for your browser). On Linux the sandbox has a loopback " +
+	"of its own, where servers always work: with this, each port a command listens on there is published on this machine's 127.0.0.1 " +
+	"(never another address) while it listens, at the same port or the next free one, which the line after the command names; " +
+	"nothing inside can reach this machine through it. On a Mac the sandbox shares this Mac's loopback: this lets commands run servers " +
+	"(go test with httptest, dev servers, python3 -m http.server) and connect to any loopback port. A server may bind any address " +
+	"(::, 0.0.0.0, as Node's listen(port) does), but Seatbelt lets it take only connections that arrive at 127.0.0.1 or ::1: a person " +
+	"on the network cannot reach the session's servers, and the session reaches nothing of theirs (outbound stays loopback and the proxy). " +
+	"Whether macOS holds that for every connection a server bound to every address takes is not proved on every macOS version: where it " +
+	"matters, keep the macOS firewall on, or bind 127.0.0.1. Seatbelt cannot tell the session's ports from this Mac's other programs', so " +
+	"those (databases, Ollama, Jupyter, a browser's debugging port) become reachable from the session too. Off by default"
+
+// publishAbout is --publish's help.
+const publishAbout = "Linux: publish this port of the sandbox's own loopback on this machine's 127.0.0.1 while a server listens there, " +
+	"as --local-servers does for every port (repeatable). On a Mac a session's servers bind this Mac's loopback itself, with --local-servers"
 
 // folders turns the folder flags into absolute folders and the first working folder. With no
 // --rw, the current folder is writable and the working folder (--ro adds read-only folders
@@ -102,7 +133,7 @@ func (f *sessionFlags) folders(home string) (rw, ro []string, dir string, err er
 	}
 	wd, err := os.Getwd()
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("the current folder cannot be found (%v); cd to a project folder, or use --no-cwd with --rw DIR", err)
+		return nil, nil, "", fmt.Errorf("the current folder cannot be found (%v); cd to a project folder, or name one with --rw DIR", err)
 	}
 	cwd := resolved(wd)
 	for _, d := range append(append([]string(nil), rw...), ro...) {
@@ -115,7 +146,7 @@ func (f *sessionFlags) folders(home string) (rw, ro []string, dir string, err er
 		if cwd != h {
 			what = "a folder that holds your home folder"
 		}
-		return nil, nil, "", fmt.Errorf("the current folder %s is %s, which a sandbox never shares (it holds your keys and logins); cd to a project folder first, or give one with --rw DIR --no-cwd", wd, what)
+		return nil, nil, "", fmt.Errorf("the current folder %s is %s, which a sandbox never shares (it holds your keys and logins); cd to a project folder first, or name one with --rw DIR (an absolute path where the command is started elsewhere, as an agent host does)", wd, what)
 	}
 	return append([]string{wd}, rw...), ro, wd, nil
 }
@@ -128,13 +159,33 @@ func resolved(path string) string {
 	return filepath.Clean(path)
 }
 
+// asUsage is err, or where a flag's value is not one of its choices, the usage error of
+// command that says so (exit 2, with where the usage is).
+func asUsage(command string, err error) error {
+	var fe *backend.FlagError
+	if errors.As(err, &fe) {
+		return usagef(command, "%s: %s", command, fe.Err)
+	}
+	return err
+}
+
+// checkFlags says, as a usage error of command, a flag's value that is not one of its
+// choices on this machine, before anything is asked of a daemon.
+func (f *sessionFlags) checkFlags(command string) error {
+	m := backend.Machine{GOOS: runtime.GOOS}
+	if p := nativeProvider(); p != nil {
+		m.Native = p.Name()
+	}
+	return asUsage(command, backend.CheckFlags(m, backend.Request{Provider: f.provider, Network: f.network, GitMetadata: f.gitMetadata, Allow: f.allow, Publish: f.publish}))
+}
+
 // request is the session the flags ask for.
 func (f *sessionFlags) request(home string) (backend.Request, error) {
 	rw, ro, dir, err := f.folders(home)
 	if err != nil {
 		return backend.Request{}, err
 	}
-	return backend.Request{Provider: f.provider, Writable: rw, ReadOnly: ro, Dir: dir, Network: f.network, Allow: f.allow, GitMetadata: f.gitMetadata, LocalServers: f.localServers}, nil
+	return backend.Request{Provider: f.provider, Writable: rw, ReadOnly: ro, Dir: dir, Network: f.network, Allow: f.allow, GitMetadata: f.gitMetadata, LocalServers: f.localServers, Publish: f.publish}, nil
 }
 
 // prepare starts the native wall's first process as soon as the flags are known, so that it
@@ -170,7 +221,7 @@ func absAll(dirs []string) ([]string, error) {
 
 var runCommand = command{
 	name:     "run",
-	synopsis: "run [--rw DIR]… [--ro DIR]… [--no-cwd] [--allow HOST[:PORT]]… [--network allowlist|open|none] [--provider auto|seatbelt|linux|direct] [--timeout D] -- CMD [ARG…]",
+	synopsis: "run [--rw DIR]… [--ro DIR]… [--no-cwd] [--allow HOST[:PORT]]… [--network allowlist|open|none] [--provider auto|seatbelt|linux|direct] [--local-servers] [--publish PORT]… [--timeout D] -- CMD [ARG…]",
 	about: `Runs one command in a fresh sandbox and exits with its status. The current folder is the
 working folder and writable (--no-cwd shares only the folders given); the rest of the home
 folder does not exist inside. The network is the allow-list proxy: a refused site is named
@@ -224,7 +275,7 @@ func cmdRun(args []string) error {
 	}
 	spec, err := backend.SpecFor(e.machine(), req)
 	if err != nil {
-		return err
+		return asUsage("run", err)
 	}
 	m, log, err := e.manager(native)
 	if err != nil {
@@ -253,6 +304,8 @@ func cmdRun(args []string) error {
 		}
 	}()
 	out := newCommandOutput()
+	// The command may be the server: a port published for it is said while it runs.
+	spec.OnPublished = out.note
 	s, wait, err := m.StartExec(ctx, spec, runner.ExecArgs{Argv: argv, Timeout: time.Duration(timeout), MaxOutput: 1}, os.Stdin, out.write)
 	if s == nil {
 		if sig := got.load(); sig != 0 {
@@ -297,12 +350,16 @@ func cmdRun(args []string) error {
 
 // reportBlocked lists the sites the proxy refused during a command, each with how to allow
 // it where the command ran: how, with HOST:PORT standing for what an entry must name (the
-// site, or the address an allowed name led to).
+// site, or the address an allowed name led to), or where how is "", what the session said for
+// the site in its state (Blocked.HowTo, the proxy's words).
 func reportBlocked(w io.Writer, bs []session.Blocked, how string) {
 	for _, b := range bs {
-		hint := ""
+		hint := b.HowTo
 		if how != "" {
-			hint = " (" + strings.ReplaceAll(how, "HOST:PORT", b.ToAllow()) + ")"
+			hint = strings.ReplaceAll(how, "HOST:PORT", b.ToAllow())
+		}
+		if hint != "" {
+			hint = " (" + hint + ")"
 		}
 		fmt.Fprintf(w, "openworker: blocked %s — %s%s\n", termtext.Escape(b.String()), termtext.Escape(b.Reason), termtext.Escape(hint))
 	}

@@ -37,7 +37,7 @@ var sandboxGroup = group{name: "sandbox", usage: sandboxUsage, subs: "check or p
 var sandboxCheckCommand = command{
 	name:     "sandbox check",
 	synopsis: "sandbox check [--json] [--report FILE]",
-	about:    "Proves the sandbox works on this machine: builds the wall a session gets and runs true behind it, then a battery of real programs (a shell with a here-document, ls, env, git, python3 and node where installed, a write and a read; java -version, cargo build of a one-file crate and npm install from a registry the check serves on loopback, where installed; a server on loopback with the session's local servers off and on, and whether a process a command left running in the background ended with the session) and what must be refused (a login file, a direct connection, another process's command line). Prints Sandbox: tier 1 (…) and one line per program. Exits 1 when the wall cannot run or let an escape through; a program the wall breaks is named, and the check still exits 0. --report FILE writes the same lines, the system and every denial seen, for a bug report (home folder as ~, no file contents, no environment values); what Seatbelt allows, and which of its denials the log shows, only a run on a Mac can tell.",
+	about:    "Proves the sandbox works on this machine: builds the wall a session gets and runs true behind it, then a battery of real programs (a shell with a here-document, ls, env, git, python3 and node where installed, a write and a read; java -version, cargo build of a one-file crate and npm install from a registry the check serves on loopback, where installed; a server on loopback with the session's local servers off and on, and whether a process a command left running in the background ended with the session) and what must be refused (a login file, a direct connection, another process's command line). Prints Sandbox: tier 1 (…) and one line per program. Exits 1 when the wall cannot run or let an escape through; a program the wall breaks is named, and the check still exits 0. A program that fails inside is tried outside too: one that fails there as well is skipped, saying so, and one found only where sessions do not see it is skipped with the setting that makes it readable. --report FILE writes the same lines, the system and every denial seen, for a bug report (home folder as ~, no file contents, no environment values); what Seatbelt allows, and which of its denials the log shows, only a run on a Mac can tell.",
 	example:  "openworker sandbox check\nopenworker sandbox check --json\nopenworker sandbox check --report check.txt",
 }
 
@@ -210,7 +210,7 @@ func sandboxProfile(args []string) error {
 	}
 	n, err := policy.ParseNetwork(*network)
 	if err != nil {
-		return err
+		return usagef("sandbox profile", "sandbox profile: --network %q is not a choice; use allowlist, open or none", *network)
 	}
 	if *port == 0 {
 		*port = 8877
@@ -240,14 +240,14 @@ func sandboxProfile(args []string) error {
 	for _, a := range allow {
 		e, err := hosts.Parse(a)
 		if err != nil {
-			return fmt.Errorf("--allow %s: %w", a, err)
+			return usagef("sandbox profile", "sandbox profile: --allow %s: %v", a, err)
 		}
 		entries = append(entries, e)
 	}
 	pol.Forwards = session.LoopbackEntries(entries)
 	lc, err := seatbelt.ParseLinkChecks(*linkChecks)
 	if err != nil {
-		return fmt.Errorf("--link-checks: %w", err)
+		return usagef("sandbox profile", "sandbox profile: --link-checks: %v", err)
 	}
 	prof, err := seatbelt.RenderWith(pol, seatbelt.Options{LinkChecks: lc})
 	if err != nil {

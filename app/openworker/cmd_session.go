@@ -76,7 +76,7 @@ func cmdSession(args []string) error {
 
 var sessionStartCommand = command{
 	name:     "session start",
-	synopsis: "session start [--rw DIR]… [--ro DIR]… [--no-cwd] [--allow HOST[:PORT]]… [--network allowlist|open|none] [--provider P]",
+	synopsis: "session start [--rw DIR]… [--ro DIR]… [--no-cwd] [--allow HOST[:PORT]]… [--network allowlist|open|none] [--provider P] [--local-servers] [--publish PORT]…",
 	about: `Starts a session in the running daemon and prints its ID. The current folder is writable
 and the working folder unless --no-cwd. Without --provider, the machine's sandbox_provider
 decides the wall, as for every session the app or the daemon starts.`,
@@ -91,6 +91,9 @@ func sessionStart(c *apiclient.Client, ctx context.Context, args []string) error
 	if _, _, err := parse(fs, sessionStartCommand, args); err != nil {
 		return err
 	}
+	if err := f.checkFlags(sessionStartCommand.name); err != nil {
+		return err
+	}
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return err
@@ -99,7 +102,7 @@ func sessionStart(c *apiclient.Client, ctx context.Context, args []string) error
 	if err != nil {
 		return err
 	}
-	info, err := c.Start(ctx, api.StartRequest{Provider: f.provider, Writable: rw, ReadOnly: ro, Dir: dir, Network: f.network, Allow: f.allow, GitMetadata: f.gitMetadata, LocalServers: f.localServers})
+	info, err := c.Start(ctx, api.StartRequest{Provider: f.provider, Writable: rw, ReadOnly: ro, Dir: dir, Network: f.network, Allow: f.allow, GitMetadata: f.gitMetadata, LocalServers: f.localServers, Publish: f.publish})
 	if err != nil {
 		return err
 	}
@@ -131,8 +134,27 @@ func sessionLs(c *apiclient.Client, ctx context.Context, args []string) error {
 		for _, d := range s.ReadOnly {
 			fmt.Printf("  ro %s\n", termtext.Escape(d))
 		}
+		for _, line := range publishedLines(s.Published) {
+			fmt.Printf("  %s\n", line)
+		}
 	}
 	return nil
+}
+
+// publishedLines say, a port a line, what a session publishes on this machine's loopback.
+func publishedLines(ps []session.Published) []string {
+	var out []string
+	for _, p := range ps {
+		switch {
+		case p.HostPort == 0:
+			out = append(out, fmt.Sprintf("port %d: asked to be published; nothing listens there now", p.Port))
+		case p.HostPort == p.Port:
+			out = append(out, fmt.Sprintf("port %d published at 127.0.0.1:%d", p.Port, p.HostPort))
+		default:
+			out = append(out, fmt.Sprintf("port %d published at 127.0.0.1:%d (%d is taken on this machine)", p.Port, p.HostPort, p.Port))
+		}
+	}
+	return out
 }
 
 // wallWords say what holds a session's commands: a direct session's list binds only the
@@ -399,9 +421,7 @@ func notices(w io.Writer, res *session.Result, streamed bool) {
 			fmt.Fprintln(w, "openworker: shell state not taken:", termtext.Escape(res.StateRefused))
 		}
 	}
-	how := ""
-	if p, err := config.Path(); err == nil {
-		how = backend.SessionHowToAllow(p, res.Session)("HOST:PORT")
-	}
-	reportBlocked(w, res.Blocked, how)
+	// The daemon says how each site opens in the session's state (after a Deny, with full
+	// access, in a direct session), in the words its proxy answered the command with.
+	reportBlocked(w, res.Blocked, "")
 }

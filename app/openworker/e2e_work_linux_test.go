@@ -21,7 +21,7 @@ import (
 // person would.
 
 // need skips the test when a program it drives is not installed.
-func need(t *testing.T, programs ...string) {
+func need(t testing.TB, programs ...string) {
 	t.Helper()
 	for _, p := range programs {
 		if _, err := exec.LookPath(p); err != nil {
@@ -32,7 +32,7 @@ func need(t *testing.T, programs ...string) {
 
 // goProgram builds a small Go program from src into the project folder, where the sandbox
 // can run it, and returns its path.
-func goProgram(t *testing.T, w *world, name, src string) string {
+func goProgram(t testing.TB, w *world, name, src string) string {
 	t.Helper()
 	need(t, "go")
 	dir := t.TempDir()
@@ -367,6 +367,10 @@ func TestRunSaysWhichToolchainAMissingCommandNeeds(t *testing.T) {
 	if n := strings.Count(errs, "sandbox_toolchains"); n != 1 || !strings.Contains(errs, "toolchain .pyenv") ||
 		!strings.Contains(errs, "onlyinpyenv was not found inside the sandbox; outside it, PATH finds "+filepath.Join(shims, "onlyinpyenv")) {
 		t.Errorf("want one line naming onlyinpyenv, the .pyenv toolchain and sandbox_toolchains, got %d", n)
+	}
+	// On Linux the line names the setting and where the file is, not a Mac's screen.
+	if strings.Contains(errs, "Settings ▸") || !strings.Contains(errs, "openworker config path") {
+		t.Errorf("the toolchain line on Linux sends the person to a Mac's screen, or not to the settings file: %q", errs)
 	}
 	// A command found inside, but outside found first in the toolchain: a different program
 	// runs, and the note says so.

@@ -177,6 +177,9 @@ echo WORKED`
 		if !strings.Contains(errs, "sandbox_git_metadata") || !strings.Contains(errs, "--git-metadata writable") {
 			t.Errorf("git %v: the result does not name the setting that allows it:\n%s", args, errs)
 		}
+		if strings.Contains(errs, "Settings ▸") {
+			t.Errorf("git %v: on Linux the result sends the person to a Mac's screen:\n%s", args, errs)
+		}
 	}
 	if log, err := w.git(repo, "log", "--format=%s"); err != nil || !strings.Contains(log, "three") || !strings.Contains(log, "two") {
 		t.Errorf("the commits made inside are not in the repository: %v\n%s", err, log)

@@ -98,7 +98,8 @@ func (h *hosted) server(e *env) *api.Server {
 }
 
 // auditEvents writes the backend's events that are not a session's to the audit trail: the
-// settings' reloads and problems, and how cards ended.
+// settings' reloads and problems, and refused form answers. (How cards ended the backend
+// writes itself, before anyone waiting on a card goes on.)
 func auditEvents(b *backend.Backend, log *audit.Log) {
 	events, _ := b.Subscribe(false)
 	go func() {
@@ -111,8 +112,6 @@ func auditEvents(b *backend.Backend, log *audit.Log) {
 				_ = log.Write(audit.Event{Type: ev.Type, Session: ev.Session, Outcome: "form answer refused", Reason: ev.Message})
 			case backend.SettingsReloaded:
 				_ = log.Write(audit.Event{Type: ev.Type, Summary: ev.Message})
-			case backend.CardAnswered, backend.CardExpired:
-				_ = log.Write(audit.Event{Type: ev.Type, Session: ev.Session, Summary: ev.Card.Site + ": " + ev.Card.Reason, Outcome: ev.Outcome})
 			}
 		}
 	}()

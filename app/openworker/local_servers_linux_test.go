@@ -38,8 +38,8 @@ func TestSandboxProfileLinkChecks(t *testing.T) {
 	}
 }
 
-// On Linux the sandbox's own loopback already serves: --local-servers is accepted and a
-// server inside works as without it.
+// On Linux the sandbox's own loopback already serves: with --local-servers a server inside
+// works as without it (and its port is published on this machine, publish_linux_test.go).
 func TestLocalServersAcceptedOnLinux(t *testing.T) {
 	w := newWorld(t)
 	requireSandbox(t, w)

@@ -29,9 +29,10 @@ const usage = `openworker — run an agent's commands behind a wall, with an all
 
 Usage:
   openworker run [--rw DIR]… [--ro DIR]… [--no-cwd] [--allow HOST[:PORT]]… [--network allowlist|open|none]
-                 [--provider auto|seatbelt|linux|direct] [--timeout D] -- CMD [ARG…]
+                 [--provider auto|seatbelt|linux|direct] [--local-servers] [--publish PORT]…
+                 [--timeout D] -- CMD [ARG…]
                                   run one command in a fresh sandbox; exits with its status
-  openworker sandbox check [--json]
+  openworker sandbox check [--json] [--report FILE]
                                   prove the sandbox works here: real programs behind the wall
   openworker sandbox profile [--rw DIR]… [--ro DIR]… [--network MODE]
                                   print the Seatbelt profile a session would get (any OS)
@@ -46,7 +47,8 @@ Usage:
                                   use sessions of a running daemon (see: openworker session help)
   openworker config path|check [FILE]|show
                                   where the settings live, check a file, show what is in force
-  openworker cards [--watch]      the site cards waiting for an answer
+  openworker cards [--watch] [--json]
+                                  the site cards waiting for an answer
   openworker answer CARD once|session|always|deny
                                   answer a card; the running session gets it at once
   openworker request-site SESSION HOST[:PORT] --reason TEXT

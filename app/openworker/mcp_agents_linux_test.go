@@ -350,6 +350,10 @@ func TestMCPStartsFromRootAndHome(t *testing.T) {
 	if !res.IsError || !strings.Contains(text, "home folder") || !strings.Contains(text, "--rw") {
 		t.Fatalf("a call to a server that cannot start: %s", text)
 	}
+	// --rw alone names exactly the folders shared: --no-cwd is not needed with it.
+	if strings.Contains(text, "--no-cwd") {
+		t.Errorf("the advice names --no-cwd, which --rw does not need: %s", text)
+	}
 }
 
 // Every tool carries the annotations that are true of it.
@@ -451,19 +455,18 @@ func TestMCPCancelledCommandThenAnother(t *testing.T) {
 	}
 }
 
-// By hand over stdio: a call before initialize gets the protocol's error code, a malformed
-// line gets -32700 and the server goes on, a cancelled call gets no result, and calls read
-// before the end of input are answered.
-func TestMCPStdioByHand(t *testing.T) {
-	w := newWorld(t)
-	requireSandbox(t, w)
-	c := w.cmd("mcp")
+// mcpByHand starts openworker mcp for w with args, killed when the test ends, to talk to it
+// by hand: in is its standard input, and lines are the JSON values it writes, in order,
+// closed when it ends.
+func (w *world) mcpByHand(args ...string) (io.WriteCloser, <-chan map[string]any) {
+	w.t.Helper()
+	c := w.cmd(append([]string{"mcp"}, args...)...)
 	in, _ := c.StdinPipe()
 	out, _ := c.StdoutPipe()
 	if err := c.Start(); err != nil {
-		t.Fatal(err)
+		w.t.Fatal(err)
 	}
-	defer c.Process.Kill()
+	w.t.Cleanup(func() { c.Process.Kill(); c.Wait() })
 	lines := make(chan map[string]any, 16)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -476,6 +479,16 @@ func TestMCPStdioByHand(t *testing.T) {
 		}
 		close(lines)
 	}()
+	return in, lines
+}
+
+// By hand over stdio: a call before initialize gets the protocol's error code, a malformed
+// line gets -32700 and the server goes on, a cancelled call gets no result, and calls read
+// before the end of input are answered.
+func TestMCPStdioByHand(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	in, lines := w.mcpByHand()
 	next := func(what string) map[string]any {
 		t.Helper()
 		select {
@@ -523,5 +536,48 @@ func TestMCPStdioByHand(t *testing.T) {
 	}
 	if !got[3] {
 		t.Fatal("the call read before the end of input was not answered")
+	}
+}
+
+// A form answer that does not fit the form's choices (a client on the older revision, which
+// the server asks with elicitation/create) ends the call with a tool result, not a JSON-RPC
+// error: nothing was decided and the card waits for the person.
+func TestMCPFormAnswerThatDoesNotFit(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	origin := httpOrigin(t, "hello")
+	in, lines := w.mcpByHand()
+	send := func(s string) { io.WriteString(in, s+"\n") }
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"x","version":"1"}}}`)
+	<-lines
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"request_site","arguments":{"host":"` + origin + `","reason":"x"}}}`)
+	for {
+		var m map[string]any
+		select {
+		case m = <-lines:
+		case <-time.After(30 * time.Second):
+			t.Fatal("no answer to the call")
+		}
+		if m["method"] == "elicitation/create" {
+			send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%v,"result":{"action":"accept","content":{"decision":"bogus"}}}`, m["id"]))
+			continue
+		}
+		if m["id"] != 2.0 {
+			continue
+		}
+		res, _ := m["result"].(map[string]any)
+		if m["error"] != nil || res == nil || res["isError"] != true {
+			t.Fatalf("a form answer that does not fit: %v; want a tool result that says so", m)
+		}
+		b, _ := json.Marshal(res)
+		if !strings.Contains(string(b), "nothing was decided") {
+			t.Errorf("the result does not say nothing was decided: %s", b)
+		}
+		requireNoSelfApproval(t, "the misfit form's result", string(b))
+		break
+	}
+	if out, _, _ := w.run("cards"); !strings.Contains(out, origin) {
+		t.Errorf("the card is gone after an answer that did not fit:\n%s", out)
 	}
 }

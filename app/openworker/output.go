@@ -67,3 +67,23 @@ func (o *commandOutput) report() io.Writer {
 	}
 	return o.rep
 }
+
+// note says one of OpenWorker's lines while the command runs (a port published for a server
+// it started), marked as the report is: on a terminal after a reset, on a line of its own.
+func (o *commandOutput) note(line string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.rep != nil {
+		o.rep.Write([]byte(line))
+		return
+	}
+	for _, f := range o.filters {
+		f.Flush()
+	}
+	var w io.Writer = os.Stderr
+	if o.tty {
+		w = termtext.NewReport(os.Stderr, o.midLine)
+	}
+	w.Write([]byte(line))
+	o.midLine = false
+}

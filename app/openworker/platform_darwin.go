@@ -46,3 +46,7 @@ func rosettaMissing() string {
 	}
 	return ""
 }
+
+// credentialsWhere is where the shared logins are besides this command: on a Mac, the app's
+// screen (and the settings file's [[sandbox_credentials]]).
+const credentialsWhere = "Settings ▸ Sandbox ▸ \"Explicit config and keys exposed to\nAgent\", or [[sandbox_credentials]] in the settings file"

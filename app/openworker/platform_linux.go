@@ -41,3 +41,7 @@ func systemName() string {
 
 // rosettaMissing is nil: Rosetta is a Mac's.
 var rosettaMissing func() string
+
+// credentialsWhere is where the shared logins are besides this command: on Linux, which has
+// no app, the settings file.
+const credentialsWhere = "[[sandbox_credentials]] in the settings file, which this\ncommand changes; openworker config path says where it is"

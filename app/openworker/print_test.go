@@ -42,3 +42,17 @@ func TestCardLineSaysTheSSHKind(t *testing.T) {
 		}
 	}
 }
+
+// An SSH card is no blocked site: its line says which command asked for the signature.
+func TestCardLineOfAnSSHCard(t *testing.T) {
+	c := backend.CardInfo{ID: "c1", Session: "s1", Site: "github.com", Kind: "ssh", Reason: "The coworker wants to sign in to github.com over SSH as you",
+		BlockedCommand: "git push", Answers: []string{"session", "always", "deny"}}
+	line := cardLine(c)
+	if strings.Contains(line, "blocked") || !strings.Contains(line, `(SSH login; asked by "git push"; an answer holds`) {
+		t.Errorf("ssh card: %q", line)
+	}
+	c.BlockedCommand = ""
+	if line := cardLine(c); strings.Contains(line, "blocked") || !strings.Contains(line, "(SSH login; asked while no command ran; an answer holds") {
+		t.Errorf("ssh card without a command: %q", line)
+	}
+}

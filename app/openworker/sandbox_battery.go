@@ -94,15 +94,20 @@ func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.
 		JavaMissing:          javaMissing,
 		RosettaMissing:       rosettaMissing,
 	})
-	rs = wallcheck.Run(ctx, checkExec(s), probes, exec.LookPath)
+	// A program that fails inside is tried outside too, in a folder of the check's own: the
+	// wall is blamed only for one that works there.
+	outside := wallcheck.Outside{LookPath: exec.LookPath, Exec: wallcheck.ExecOutside(filepath.Join(filepath.Dir(work), "outside"), os.Environ()),
+		Advice: func(dir string) string { return session.ToolchainAdvice(dir, e.home, runtime.GOOS) }}
+	rs = wallcheck.Run(ctx, checkExec(s), probes, outside)
 	// What a command left running in the background, in a group of its own and deaf to
 	// SIGTERM, must end with the session: on a Mac, which has no process namespace, only the
 	// sweep of the runner's session reaches it.
-	left := wallcheck.Run(ctx, checkExec(s), []wallcheck.Probe{wallcheck.LeftRunningProbe()}, exec.LookPath)[0]
+	left := wallcheck.Run(ctx, checkExec(s), []wallcheck.Probe{wallcheck.LeftRunningProbe()}, wallcheck.Outside{LookPath: exec.LookPath})[0]
 	s.EndBecause("the wall check finished")
 	rs = append(rs, wallcheck.AfterEnd(left, work, 5*time.Second))
 	// The same session's servers with the local-servers switch on, in a second session: on a
-	// Mac the switch is what lets them bind; on Linux it changes nothing.
+	// Mac the switch is what lets them bind; on Linux it publishes their ports on this
+	// machine's loopback, and they bind as without it.
 	spec.LocalServers = true
 	if ls, err := m.Start(ctx, spec); err != nil {
 		for _, p := range wallcheck.LocalServerProbes() {
@@ -110,7 +115,7 @@ func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.
 				Detail: "starting a session with local servers on: " + err.Error()})
 		}
 	} else {
-		rs = append(rs, wallcheck.Run(ctx, checkExec(ls), wallcheck.LocalServerProbes(), exec.LookPath)...)
+		rs = append(rs, wallcheck.Run(ctx, checkExec(ls), wallcheck.LocalServerProbes(), outside)...)
 		ls.EndBecause("the wall check finished")
 	}
 	return append(rs, links...), nil

@@ -129,6 +129,23 @@ func (s *Server) changeAccess(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if req.LocalServers != nil {
+		if err := s.Backend.SetLocalServers(id, *req.LocalServers); err != nil {
+			writeErr(w, http.StatusBadRequest, err)
+			return
+		}
+	}
+	for _, ports := range []struct {
+		list []int
+		on   bool
+	}{{req.Publish, true}, {req.Unpublish, false}} {
+		for _, port := range ports.list {
+			if err := s.Backend.SetPublishBy(id, port, ports.on, backend.ByCLI); err != nil {
+				writeErr(w, http.StatusBadRequest, err)
+				return
+			}
+		}
+	}
 	s.access(w, r)
 }
 

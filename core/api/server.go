@@ -236,7 +236,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 func info(s *session.Session) SessionInfo {
 	rw, ro := s.Folders()
 	return SessionInfo{ID: s.ID, Enforcement: string(s.Enforcement), Network: string(s.Network), Writable: rw, ReadOnly: ro,
-		ProxyPort: s.ProxyPort(), Active: s.Active(), Started: s.Started, Owner: s.Owner()}
+		ProxyPort: s.ProxyPort(), Active: s.Active(), Started: s.Started, Owner: s.Owner(), LocalServers: s.LocalServers(), Published: s.Published()}
 }
 
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
@@ -274,7 +274,7 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ss, err := s.Backend.Start(r.Context(), backend.Request{Provider: req.Provider, Writable: req.Writable, ReadOnly: req.ReadOnly,
-		Dir: req.Dir, Network: req.Network, Allow: req.Allow, Agent: req.Agent, Programs: append([]string{req.Program, peerProgram(r.Context())}, req.HostPrograms...), GitMetadata: req.GitMetadata, LocalServers: req.LocalServers, ClientEnv: req.Env, Owner: req.Owner})
+		Dir: req.Dir, Network: req.Network, Allow: req.Allow, Agent: req.Agent, Programs: append([]string{req.Program, peerProgram(r.Context())}, req.HostPrograms...), GitMetadata: req.GitMetadata, LocalServers: req.LocalServers, Publish: req.Publish, ClientEnv: req.Env, Owner: req.Owner})
 	if err != nil {
 		var re *session.RefusedError
 		if errors.As(err, &re) {

@@ -53,6 +53,10 @@ type Access struct {
 	// SSH are the SSH cards' answers that hold for this session: its own (Source "session
 	// only") and the ssh login's Always allow ("settings").
 	SSH []SSHAnswer `json:"ssh,omitempty"`
+	// LocalServers says the session's local servers are on; Published is what its sandbox's
+	// loopback publishes on this machine's 127.0.0.1, and the ports asked for.
+	LocalServers bool        `json:"local_servers,omitempty"`
+	Published    []Published `json:"published,omitempty"`
 }
 
 // SSH answer kinds: a login to a server, or a signature for what it names (git's commits).
@@ -244,7 +248,9 @@ type StartRequest struct {
 	// or systemd, or the app opened from Finder, has a minimal PATH. apiclient fills it in.
 	Env map[string]string `json:"env,omitempty"`
 	// LocalServers: the session's commands may serve and connect on this Mac's loopback,
-	// other programs' ports included (policy.Policy.LocalServers). No change on Linux.
+	// other programs' ports included (policy.Policy.LocalServers); on Linux, every port a
+	// command listens on in the sandbox's own network is published on this machine's
+	// 127.0.0.1 while it listens (session.Spec.LocalServers).
 	LocalServers bool `json:"local_servers,omitempty"`
 	// Owner is the process whose descendants' shell commands go into this session: an agent
 	// host started by openworker agent, or the host whose MCP server asked for it. The
@@ -255,6 +261,9 @@ type StartRequest struct {
 	// run outside every sandbox as the client's own program does: no writable folder may
 	// hold them.
 	HostPrograms []string `json:"host_programs,omitempty"`
+	// Publish are ports of the sandbox's own loopback published on this machine's 127.0.0.1
+	// while a server listens there (Linux; session.Spec.Publish).
+	Publish []int `json:"publish,omitempty"`
 }
 
 // ClientVars are the variables a client sends with a session's start (StartRequest.Env) and
@@ -279,6 +288,10 @@ type SessionInfo struct {
 	Started     time.Time `json:"started"`
 	// Owner: see StartRequest.Owner; 0 for a session no agent host owns.
 	Owner int `json:"owner,omitempty"`
+	// LocalServers says the session's local servers are on; Published is what its sandbox's
+	// loopback publishes on this machine's 127.0.0.1, and the ports asked for.
+	LocalServers bool        `json:"local_servers,omitempty"`
+	Published    []Published `json:"published,omitempty"`
 }
 
 // ExecRequest runs a command in a session: either a program with its arguments (Argv) or a
@@ -404,6 +417,13 @@ type CardProgress struct {
 type AccessRequest struct {
 	Allow  []string `json:"allow,omitempty"`
 	Revoke []string `json:"revoke,omitempty"`
+	// Publish and Unpublish ask for a port of the sandbox's loopback to be published on
+	// this machine's 127.0.0.1 while a server listens there, or take the ask back.
+	Publish   []int `json:"publish,omitempty"`
+	Unpublish []int `json:"unpublish,omitempty"`
+	// LocalServers, when set, switches the session's local servers on or off, as the app's
+	// session menu does (on a Mac its runner restarts).
+	LocalServers *bool `json:"local_servers,omitempty"`
 }
 
 // SitesRequest changes the "Choose sites…" list: tick or untick a group, add or remove a site.
@@ -454,6 +474,18 @@ type Result struct {
 	GitMetadataMoved []string `json:"git_metadata_moved,omitempty"`
 }
 
+// Published is a port of a sandbox's own loopback that this machine's 127.0.0.1 reaches (a
+// server a command started, with the session's local servers on or the port asked for).
+type Published struct {
+	Port int `json:"port"` // inside the sandbox
+	// HostPort is where this machine reaches it: 127.0.0.1:HostPort, the same port or the
+	// next free one. 0: not published now (nothing listens at Port yet, or no port here).
+	HostPort int `json:"host_port,omitempty"`
+	// Asked says the person asked for this port (--publish, the Access list); otherwise it
+	// is published because the session's local servers are on.
+	Asked bool `json:"asked,omitempty"`
+}
+
 // Blocked is a site the proxy refused while a call ran.
 type Blocked struct {
 	Host   string `json:"host"`
@@ -462,6 +494,10 @@ type Blocked struct {
 	// Allow is the host:port an entry must name to open the site, where that is not the
 	// site itself: the address an allowed name led to ("127.0.0.1:5432").
 	Allow string `json:"allow,omitempty"`
+	// HowTo is how whoever reads the session's refusals opens the site in its state when the
+	// call ended, in the words of the proxy's refusal (a person's ways, or for an agent's
+	// session only that it may ask); empty where the session says none.
+	HowTo string `json:"how_to,omitempty"`
 }
 
 // CredentialsRequest changes the shared logins: add (a CLI's login by Name), add-path (a

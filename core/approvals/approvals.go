@@ -118,7 +118,8 @@ type Card struct {
 	Ask     Ask
 	Created time.Time
 	// Blocked is when the sandbox's proxy refused this site in this session, if it did;
-	// BlockedCommand is the command that was running then.
+	// BlockedCommand is the command that was running then (for an SSH signature, which no
+	// wall blocks, the command that asked for it).
 	Blocked        time.Time
 	BlockedCommand string
 	// Askers counts the identical asks this card answers.
@@ -356,7 +357,7 @@ func (b *Broker) Denials(session string) []string {
 	return out
 }
 
-// finish ends a card with its outcome and wakes every asker; b.mu is held.
+// finish ends a card with its outcome, tells onEnd, then wakes every asker; b.mu is held.
 func (b *Broker) finish(p *pending, out Outcome) {
 	if p.finished {
 		return // its session ended while its answer was being carried out
@@ -365,10 +366,12 @@ func (b *Broker) finish(p *pending, out Outcome) {
 	p.out = out
 	delete(b.cards, p.card.ID)
 	delete(b.byAsk, askKey(p.card.Ask))
-	close(p.done)
+	// Told before the askers wake: what an answer allowed (a signature) comes after the
+	// answer in whatever records both.
 	if b.onEnd != nil {
 		b.onEnd(p.card, out)
 	}
+	close(p.done)
 }
 
 // EndSession ends every card of a session (expired, an ask's deny) and forgets its denials.

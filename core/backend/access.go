@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/openworker/openworker/core/apitype"
@@ -25,6 +26,9 @@ type Access = apitype.Access
 // AccessSite is apitype's, the local API's wire type.
 type AccessSite = apitype.AccessSite
 
+// Published is apitype's, the local API's wire type.
+type Published = apitype.Published
+
 // Access returns session id's Access list.
 func (b *Backend) Access(id string) (Access, error) {
 	st, err := b.sites(id)
@@ -38,6 +42,7 @@ func (b *Backend) Access(id string) (Access, error) {
 	if st.s != nil {
 		a.Network = string(st.s.Network)
 		a.Logins = st.s.Logins()
+		a.LocalServers, a.Published = st.s.LocalServers(), st.s.Published()
 	}
 	a.LoginsNote = loginsNote(settings, a.Logins)
 	a.FoldersRefused = slices.Clone(st.folders)
@@ -132,10 +137,14 @@ func (b *Backend) RevokeBy(id, site, by string) error {
 		inSettings, inLogins := slices.Contains(settings.NetworkHosts, e), slices.Contains(st.logins, e)
 		st.mu.Unlock()
 		switch {
-		case inSettings:
+		case inSettings && b.opts.GOOS == "darwin":
 			return fmt.Errorf("%s comes from the machine's settings, not this session; remove it in Settings ▸ Sandbox ▸ Choose sites… or with openworker sites remove %s", e, e)
-		case inLogins:
+		case inSettings:
+			return fmt.Errorf("%s comes from the machine's settings, not this session; remove it with openworker sites remove %s", e, e)
+		case inLogins && b.opts.GOOS == "darwin":
 			return fmt.Errorf("%s comes from a shared login; switch that login off in Settings ▸ Sandbox (it applies to sessions started afterwards)", e)
+		case inLogins:
+			return fmt.Errorf("%s comes from a shared login; switch that login off with openworker credentials disable NAME (openworker credentials list names it; it applies to sessions started afterwards)", e)
 		}
 		return fmt.Errorf("%s is not one of this session's sites (openworker access %s lists them)", e, id)
 	}
@@ -147,6 +156,33 @@ func (b *Backend) RevokeBy(id, site, by string) error {
 	return nil
 }
 
+// SetPublish is SetPublishBy the app.
+func (b *Backend) SetPublish(id string, port int, on bool) error {
+	return b.SetPublishBy(id, port, on, ByApp)
+}
+
+// SetPublishBy publishes a port of session id's sandbox loopback on this machine's 127.0.0.1
+// while a server listens there (on), or takes that ask back; the audit trail says by whom.
+func (b *Backend) SetPublishBy(id string, port int, on bool, by string) error {
+	if _, err := b.sites(id); err != nil {
+		return err
+	}
+	s, ok := b.m.Get(id)
+	if !ok {
+		return fmt.Errorf("no session %q; list them with openworker session ls", id)
+	}
+	if err := s.SetPublish(port, on); err != nil {
+		return err
+	}
+	change := "published on this machine's loopback while a server listens: port " + strconv.Itoa(port)
+	if !on {
+		change = "no longer published on this machine's loopback: port " + strconv.Itoa(port)
+	}
+	b.recordSite(id, change, by)
+	b.publishAccess(id)
+	return nil
+}
+
 func (b *Backend) publishAccess(id string) {
 	if a, err := b.Access(id); err == nil {
 		b.bus.publish(Event{Type: AccessChanged, Session: id, Access: &a})
@@ -154,10 +190,11 @@ func (b *Backend) publishAccess(id string) {
 }
 
 // SetLocalServers switches a running session's local servers on or off, as the person chose
-// in the app: its commands may then serve and connect on this machine's loopback, other
-// programs' ports included (on Linux the sandbox's loopback is its own either way). The
-// session's runner restarts behind the new wall, and its next result says shell state was
-// lost.
+// in the app or with openworker access: on a Mac its commands may then serve and connect on
+// this machine's loopback, other programs' ports included, and its runner restarts behind the
+// new wall (its next result says shell state was lost); on Linux, whose sandbox has a
+// loopback of its own, every port a command listens on there is published on this machine's
+// 127.0.0.1, with no restart.
 func (b *Backend) SetLocalServers(id string, on bool) error {
 	if _, err := b.sites(id); err != nil {
 		return err

@@ -37,7 +37,7 @@ type Options struct {
 	// OpenOwnNetwork: see Machine.
 	OpenOwnNetwork bool
 	// HowToAllow says how a person allows a site where the backend's sessions run (the app,
-	// or the settings file for the daemon); nil: SessionHowToAllow of the settings file.
+	// or the settings file for the daemon); nil: the settings file's ways, by the session's state.
 	HowToAllow func(target string) string
 	// ProbeFolder opens a session folder that the OS guards with a permission of its own, as
 	// the app, when the session starts (tcc.OpenForListing; nil: on macOS that, elsewhere no
@@ -80,9 +80,12 @@ type sessionSites struct {
 	// folders are the session's folders macOS refused the app.
 	folders []tcc.Refusal
 	// agent: a model reads this session's answers (see Request.Agent); hint says how a
-	// refused site is opened, in words for whoever reads the session's refusals.
+	// refused site is opened, in words for whoever reads the session's refusals; ways is
+	// the same for what OpenWorker enforces whatever the wall (asks, web fetch), where a
+	// direct session's hint says its commands are held to nothing.
 	agent bool
 	hint  func(target string) string
+	ways  func(target string) string
 	// ssh are the SSH cards answered Allow for this session, each for its kind.
 	ssh []apitype.SSHAnswer
 }
@@ -116,6 +119,11 @@ func New(opts Options) (*Backend, error) {
 			typ := CardAnswered
 			if o == approvals.Ended {
 				typ = CardExpired
+			}
+			// In the audit trail before anyone waiting on the card goes on (the broker
+			// wakes them after this), so that a signature the answer allowed comes after it.
+			if l := b.opts.Session.Audit; l != nil {
+				_ = l.Write(audit.Event{Type: typ, Session: c.Ask.Session, Summary: info.Site + ": " + info.Reason, Outcome: string(o)})
 			}
 			b.bus.publish(Event{Type: typ, Session: c.Ask.Session, Card: &info, Outcome: string(o)})
 		})
@@ -180,6 +188,7 @@ func (b *Backend) Start(ctx context.Context, r Request) (*session.Session, error
 	if err != nil {
 		return nil, err
 	}
+	st.ways = spec.HowToAllow
 	if spec.Provider == sandbox.Direct {
 		// Nothing holds a direct session's commands to the list: a way to open a site
 		// would protect nothing, and the reader is told so instead.
@@ -384,11 +393,6 @@ type SiteRequest struct {
 // SiteAnswer is apitype's, the local API's wire type.
 type SiteAnswer = apitype.SiteAnswer
 
-// ErrFullAccess is the refusal of an ask in full-access mode.
-func (b *Backend) fullAccessMessage(site string) string {
-	return site + " is not on this session's allow list, and with full access (sandbox_approvals = \"full-access\") there are no cards: add it yourself in Settings ▸ Sandbox ▸ Choose sites…, with openworker sites add " + site + ", or in " + b.store.path
-}
-
 // RequestSite asks for a site for a session: at once when it needs no person (allowed
 // already, denied earlier, full access), otherwise on a card, waiting up to r.Wait.
 func (b *Backend) RequestSite(ctx context.Context, r SiteRequest) (SiteAnswer, error) {
@@ -426,13 +430,14 @@ func (b *Backend) RequestSite(ctx context.Context, r SiteRequest) (SiteAnswer, e
 		ans.Message = target + " is not on this session's allow list, and there are no cards in this mode: only the person can put a site on the list"
 		return ans, nil
 	case out == approvals.RefusedFull:
-		ans.Message = b.fullAccessMessage(target)
+		// In the words the session's proxy refuses with, for the same state.
+		ans.Message = target + " is not on this session's allow list; " + st.ways(target)
 		return ans, nil
 	case out == approvals.Denied && st.agent:
 		ans.Message = target + " was denied for this session by the person; do not ask for it again"
 		return ans, nil
 	case out == approvals.Denied:
-		ans.Message = target + " was denied for this session; the person can allow it from the session's Access list (openworker access " + r.Session + " --allow " + target + ")"
+		ans.Message = target + " was denied for this session; " + st.ways(target)
 		return ans, nil
 	case out == approvals.Allowed:
 		ans.Message = target + " is already allowed in this session"

@@ -62,7 +62,7 @@ func (b *Backend) Fetch(ctx context.Context, r FetchRequest) (FetchResult, error
 			mu.Unlock()
 			return hosts.Decide(hosts.NewList(allow), hosts.NewList(denied), host, port)
 		},
-		HowToAllow: st.hint,
+		HowToAllow: st.ways,
 	}
 	fetchOptions(&o)
 	for asks := 0; ; asks++ {

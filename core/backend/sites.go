@@ -95,7 +95,7 @@ func (b *Backend) AddSite(site string) error { return b.AddSiteBy(site, ByApp) }
 func (b *Backend) AddSiteBy(site, by string) error {
 	e, err := hosts.Parse(site)
 	if err != nil {
-		return fmt.Errorf("%s: %w", site, err)
+		return err // it names the site
 	}
 	return b.applyAll("add "+e.String(), []hosts.Entry{e}, AddHost, "added to the machine's list: %s", by)
 }
@@ -107,7 +107,7 @@ func (b *Backend) RemoveSite(site string) error { return b.RemoveSiteBy(site, By
 func (b *Backend) RemoveSiteBy(site, by string) error {
 	e, err := hosts.Parse(site)
 	if err != nil {
-		return fmt.Errorf("%s: %w", site, err)
+		return err // it names the site
 	}
 	if !slices.Contains(b.store.InForce().Settings.NetworkHosts, e) {
 		return fmt.Errorf("%s is not on the machine's list (openworker sites list shows it)", e)

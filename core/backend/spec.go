@@ -48,8 +48,10 @@ type Request struct {
 	// (apitype.StartRequest.Program) and the one the kernel says is at the other end of
 	// its connection, where known. None for a session of this process's own.
 	Programs []string
-	// LocalServers: see policy.Policy.LocalServers.
+	// LocalServers: see policy.Policy.LocalServers and session.Spec.LocalServers.
 	LocalServers bool
+	// Publish: see session.Spec.Publish.
+	Publish []int
 	// ClientEnv: see session.Spec.ClientEnv.
 	ClientEnv map[string]string
 	// Owner: see session.Spec.Owner.
@@ -71,9 +73,54 @@ type Machine struct {
 // problems and no version of it was ever valid: which wall the person chose is not known.
 var ErrNoSettings = errors.New("the settings file has problems and no earlier version of it was valid, so which sandbox this machine uses is not known; sessions that sandbox_provider decides are refused until it is fixed (openworker config check)")
 
+// FlagError is a word of a request that is not one of its choices (--network opne,
+// --provider seatbelt on Linux, --allow "exa mple.com", --publish 0): a person's mistake in
+// how a command was called, which the CLI says as a usage error.
+type FlagError struct {
+	Flag string // "--network"
+	Err  error
+}
+
+func (e *FlagError) Error() string { return e.Err.Error() }
+func (e *FlagError) Unwrap() error { return e.Err }
+
+// CheckFlags finds the words of r that are not one of their choices on m, whatever the
+// settings: a FlagError, or nil. SpecFor checks the same first.
+func CheckFlags(m Machine, r Request) error {
+	if r.Provider != ProviderSettings && r.Provider != ProviderAuto {
+		if _, err := m.named(r.Provider, "--provider"); err != nil {
+			return &FlagError{"--provider", err}
+		}
+	}
+	if r.Network != "" {
+		if _, err := policy.ParseNetwork(r.Network); err != nil {
+			return &FlagError{"--network", fmt.Errorf("--network %q is not a choice; use allowlist, open or none", r.Network)}
+		}
+	}
+	if r.GitMetadata != "" {
+		if _, err := gitMetadataWritable(r.GitMetadata, ""); err != nil {
+			return &FlagError{"--git-metadata", err}
+		}
+	}
+	for _, a := range r.Allow {
+		if _, err := hosts.Parse(a); err != nil {
+			return &FlagError{"--allow", fmt.Errorf("--allow %s: %w", a, err)}
+		}
+	}
+	for _, port := range r.Publish {
+		if port < 1 || port > 65535 {
+			return &FlagError{"--publish", fmt.Errorf("--publish %d is not a port; give one from 1 to 65535", port)}
+		}
+	}
+	return nil
+}
+
 // SpecFor is the one place where a request and the machine's settings become a session.
 func SpecFor(m Machine, r Request) (session.Spec, error) {
 	var spec session.Spec
+	if err := CheckFlags(m, r); err != nil {
+		return spec, err
+	}
 	s := m.Settings.Settings
 	prov, err := m.provider(r.Provider)
 	if err != nil {
@@ -102,8 +149,11 @@ func SpecFor(m Machine, r Request) (session.Spec, error) {
 	if err != nil {
 		return spec, err
 	}
+	if len(r.Publish) > 0 && prov == sandbox.Seatbelt {
+		return spec, errors.New("--publish: on a Mac a session's servers bind this Mac's loopback itself once --local-servers is on; there is no port to publish")
+	}
 	return session.Spec{
-		LocalServers: r.LocalServers, ClientEnv: r.ClientEnv, Owner: r.Owner,
+		LocalServers: r.LocalServers, Publish: r.Publish, ClientEnv: r.ClientEnv, Owner: r.Owner,
 		GitMetadataWritable: gitWritable,
 		Provider:            prov, Writable: r.Writable, ReadOnly: r.ReadOnly, Dir: r.Dir, Network: network,
 		Hosts: s.NetworkHosts, SessionHosts: own, Toolchains: s.Toolchains, HowToAllow: r.HowToAllow,
@@ -181,16 +231,6 @@ func (m Machine) Rule() []string {
 		rule = append(rule, "network open on Linux: the internet, through the relay; this machine's loopback and private services stay out of reach")
 	}
 	return rule
-}
-
-// SessionHowToAllow says how a person allows a site for the daemon's sessions, where there
-// is no app to answer a card: on a card the coworker asks for, for the session with
-// openworker access, or in the settings file, which running sessions take at once. session
-// is the session's ID, or "" when it is not known yet.
-func SessionHowToAllow(settingsPath, session string) func(target string) string {
-	return func(target string) string {
-		return howToAllow(settingsPath, session, target, false, false)
-	}
 }
 
 // howToAllow names only the ways that open target in the state it is in: after a Deny, the

@@ -131,7 +131,8 @@ func (b *Backend) sshAllowed(st *sessionSites, kind string, names []string, fp, 
 // askSSH puts a signature's question on a card and waits for the answer, SSHCardWait at
 // most.
 func (b *Backend) askSSH(ctx context.Context, id string, q sshagent.Question) sshagent.Decision {
-	out, w := b.broker.Decide(approvals.Request{Ask: sshAsk(id, q), Mode: approvals.Mode(b.store.InForce().Settings.Approvals)})
+	// The card names the command that asked: no site was blocked.
+	out, w := b.broker.Decide(approvals.Request{Ask: sshAsk(id, q), Mode: approvals.Mode(b.store.InForce().Settings.Approvals), BlockedCommand: q.Command})
 	switch out {
 	case approvals.Denied:
 		return sshagent.Decision{Why: "denied for this session on its card"}

@@ -157,6 +157,19 @@ func TestSSHCardWaitAndAnswers(t *testing.T) {
 			t.Errorf("the audit trail has no %s", want)
 		}
 	}
+	// The answer that allowed a signature is recorded before the signature.
+	answered, signed := -1, -1
+	for i, line := range strings.Split(string(audit), "\n") {
+		switch {
+		case answered < 0 && strings.Contains(line, `"type":"card.answered"`) && strings.Contains(line, "two.example"):
+			answered = i
+		case signed < 0 && strings.Contains(line, `"type":"ssh.signed"`) && strings.Contains(line, `"host":"two.example"`):
+			signed = i
+		}
+	}
+	if answered < 0 || signed < 0 || answered > signed {
+		t.Errorf("card.answered at line %d, the ssh.signed it allowed at line %d; want the answer first:\n%s", answered, signed, audit)
+	}
 }
 
 // sshSign asks the agent at sock to sign data for namespace with key, as ssh-keygen -Y sign

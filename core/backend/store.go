@@ -194,10 +194,16 @@ type ErrPending struct {
 	Change   string
 	Problems error
 	Path     string
+	// Earlier is how many changes made before it wait to be written too.
+	Earlier int
 }
 
 func (e *ErrPending) Error() string {
-	return fmt.Sprintf("%s: in force now; it will be written to %s once the file's problems are fixed (openworker config check):\n%v", e.Change, e.Path, e.Problems)
+	earlier := ""
+	if e.Earlier > 0 {
+		earlier = fmt.Sprintf(", after %d earlier change%s", e.Earlier, map[bool]string{true: "", false: "s"}[e.Earlier == 1])
+	}
+	return fmt.Sprintf("%s: in force now; it will be written to %s%s once the file's problems are fixed (openworker config check):\n%v", e.Change, e.Path, earlier, e.Problems)
 }
 
 // Apply makes a change: in force at once, then written. A file that has problems keeps the
@@ -212,7 +218,15 @@ func (st *Store) Apply(c Change) error {
 	if onSet != nil {
 		onSet(in)
 	}
-	return st.flush()
+	err := st.flush()
+	// What waits is said as the change just made, not the first one still waiting.
+	var pe *ErrPending
+	if errors.As(err, &pe) {
+		st.mu.Lock()
+		pe.Change, pe.Earlier = c.What, max(len(st.pending)-1, 0)
+		st.mu.Unlock()
+	}
+	return err
 }
 
 // flush writes the pending changes, oldest first, until one cannot be written.

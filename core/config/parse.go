@@ -105,6 +105,11 @@ func parseDocument(file string, data []byte, goos string) (*Settings, *document,
 		if errors.As(err, &de) {
 			line, col := de.Position()
 			msg := strings.TrimPrefix(de.Error(), "toml: ")
+			if l, c, ok := unclosedList(data, line, col); ok {
+				// TOML finds out at the next setting; the person looks where the list starts.
+				msg = fmt.Sprintf("the list that starts here is not closed: a ']' is missing before line %d", line)
+				line, col = l, c
+			}
 			d.problems = append(d.problems, Problem{File: file, Line: line, Col: col, Msg: "not valid TOML: " + msg})
 		} else {
 			d.problems = append(d.problems, Problem{File: file, Msg: "not valid TOML: " + err.Error()})
@@ -647,4 +652,75 @@ func (d *decoder) finishCredential(c *credIndex) {
 	d.seenCred[id] = line
 	d.doc.creds = append(d.doc.creds, c)
 	d.settings.Credentials = append(d.settings.Credentials, c.cred)
+}
+
+// unclosedList finds the list left open that a TOML error at line:col comes from: the error
+// is at the start of a line that begins a setting or a table ("key =", "[table]"), and a
+// list ('[' after '=') opened on an earlier line is still open there. It returns where that
+// list starts.
+func unclosedList(data []byte, line, col int) (int, int, bool) {
+	lines := strings.Split(string(data), "\n")
+	if line < 2 || line > len(lines) {
+		return 0, 0, false
+	}
+	at := lines[line-1]
+	rest := strings.TrimLeft(at, " \t")
+	if col > len(at)-len(rest)+1 || !startsSetting(rest) {
+		return 0, 0, false
+	}
+	type open struct{ line, col int }
+	var stack []open
+	inValue := false
+	for i := 0; i < line-1; i++ {
+		l := lines[i]
+		for j := 0; j < len(l); j++ {
+			switch c := l[j]; {
+			case c == '#':
+				j = len(l)
+			case c == '"' || c == '\'':
+				// A string on one line (a multi-line one is not looked into: TOML's own
+				// error is kept for a file with one open there).
+				if strings.HasPrefix(l[j:], `"""`) || strings.HasPrefix(l[j:], "'''") {
+					return 0, 0, false
+				}
+				for j++; j < len(l) && l[j] != c; j++ {
+					if c == '"' && l[j] == '\\' {
+						j++
+					}
+				}
+			case c == '=' && len(stack) == 0:
+				inValue = true
+			case (c == '[' || c == '{') && inValue:
+				stack = append(stack, open{i + 1, j + 1})
+			case (c == ']' || c == '}') && inValue && len(stack) > 0:
+				stack = stack[:len(stack)-1]
+			}
+		}
+		if len(stack) == 0 {
+			inValue = false
+		}
+	}
+	if len(stack) == 0 || lines[stack[0].line-1][stack[0].col-1] != '[' {
+		return 0, 0, false
+	}
+	return stack[0].line, stack[0].col, true
+}
+
+// startsSetting says a line (without its indentation) begins a setting or a table: a bare
+// or quoted key followed by '=', or '['.
+func startsSetting(l string) bool {
+	if strings.HasPrefix(l, "[") {
+		return true
+	}
+	key, _, ok := strings.Cut(l, "=")
+	key = strings.TrimSpace(key)
+	if !ok || key == "" {
+		return false
+	}
+	for _, r := range key {
+		if !(r == '_' || r == '-' || r == '.' || r == '"' || r == '\'' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
 }

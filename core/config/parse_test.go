@@ -2,9 +2,11 @@ package config
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/openworker/openworker/core/hosts"
@@ -24,6 +26,11 @@ func badFiles() []badFile {
 	return []badFile{
 		{"syntax.toml", "linux", []string{
 			`testdata/bad/syntax.toml:2:26: not valid TOML: basic strings cannot have new lines`,
+		}},
+		// A list left open is said where it starts, not at the next setting, where TOML finds
+		// out.
+		{"unclosed_list.toml", "linux", []string{
+			`testdata/bad/unclosed_list.toml:2:25: not valid TOML: the list that starts here is not closed: a ']' is missing before line 4`,
 		}},
 		{"duplicate_key.toml", "linux", []string{
 			`testdata/bad/duplicate_key.toml:2:1: not valid TOML: key sandbox_network_profile is already defined`,
@@ -335,4 +342,32 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("profile %q", s.NetworkProfile)
 		}
 	})
+}
+
+// unclosedList points at a list left open only when TOML's error is at the start of a later
+// setting or table; an error inside a list that is closed later stays where TOML put it.
+func TestUnclosedList(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		want       string // "LINE:COL" or "" when TOML's place is kept
+	}{
+		{"blank_line_then_key", "a = 1\nhosts = [\"x\",\n\nb = \"y\"\n", "2:9"},
+		{"table_after", "hosts = [\"x\"\n[[sandbox_credentials]]\nname = \"ssh\"\n", "1:9"},
+		{"nested", "hosts = [[\"x\"], [\"y\"]\nb = 1\n", "1:9"},
+		{"bad_value_inside", "hosts = [\n  \"x\",\n  bad,\n]\n", ""},
+		{"string_with_bracket", "hosts = [\"a]\"\nb = 1\n", "1:9"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, problems := parseDocument("f.toml", []byte(tc.text), "linux")
+			if len(problems) != 1 {
+				t.Fatalf("problems %v", problems)
+			}
+			p := problems[0]
+			got := fmt.Sprintf("%d:%d", p.Line, p.Col)
+			redirected := strings.Contains(p.Msg, "the list that starts here is not closed")
+			if tc.want == "" && redirected || tc.want != "" && (got != tc.want || !redirected) {
+				t.Errorf("%s: %s, want %q", got, p.Msg, tc.want)
+			}
+		})
+	}
 }

@@ -47,6 +47,9 @@ type wallSetup struct {
 	// are made and held by the core, or RelayErr says why they could not be.
 	NetReady bool
 	RelayErr string
+	// Sockets says the builder keeps the setup socket once the runner runs, and makes a TCP
+	// socket in the sandbox's network whenever the core asks (publish_linux.go).
+	Sockets bool
 	// netnsFD is that namespace, once received; tmpFD that mount.
 	netnsFD, tmpFD int
 }

@@ -54,7 +54,15 @@ func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 			}
 		}()
 	}
-	defer b.setup.Close()
+	// With a network of its own, the builder keeps the setup socket to make sockets there
+	// (see publish_linux.go); the process keeps its end once the runner runs.
+	setup.Sockets = netnsFor(p.Network)
+	keepSetup := false
+	defer func() {
+		if !keepSetup {
+			b.setup.Close()
+		}
+	}()
 	defer b.closeNetNS() // the builder has its own once the setup is sent
 	setup.NetNS = b.netns != nil
 	if b.net.ready {
@@ -133,6 +141,10 @@ func (pv *Provider) Start(ctx context.Context, p *policy.Policy, spec sandbox.Ru
 	b.proc.holdMounts()
 	if p.Network == policy.Allowlist {
 		b.proc.holdNetNS(b)
+	}
+	if setup.Sockets {
+		b.setup.SetDeadline(time.Time{})
+		b.proc.sockets, b.proc.ownNet, keepSetup = b.setup, true, true
 	}
 	return b.proc, nil
 }
@@ -633,6 +645,12 @@ type process struct {
 	relay net.Listener
 	stub  net.PacketConn
 
+	// sockets is the setup socket, kept to ask the builder for sockets in the sandbox's
+	// network (publish_linux.go); nil when it has none. sockMu: one ask at a time.
+	sockMu  sync.Mutex
+	sockets *net.UnixConn
+	ownNet  bool // the sandbox has a network of its own (and asked sockets come from it)
+
 	mu     sync.Mutex
 	mntns  *os.File // the sandbox's mount namespace, held from the host; see holdMounts
 	netns  *os.File // its network namespace, for forwards made later; see ForwardListen
@@ -768,6 +786,7 @@ var (
 	_ sandbox.Abandoner     = (*process)(nil)
 	_ sandbox.Forwarder     = (*process)(nil)
 	_ sandbox.EgressCounter = (*process)(nil)
+	_ sandbox.Publisher     = (*process)(nil)
 )
 
 // ForwardListeners hands over the forwarded ports' listeners (once: a second call returns
@@ -922,6 +941,7 @@ func (pr *process) Wait() error {
 		pr.forwards = nil
 		pr.mu.Unlock()
 		pr.closeRelay()
+		pr.closeSockets()
 	})
 	return pr.waitErr
 }

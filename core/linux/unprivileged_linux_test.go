@@ -29,7 +29,7 @@ func TestAsOrdinaryUser(t *testing.T) {
 		"TestEscapeShellState", "TestEscapeFileToolsOwnProcess", "TestEscapeUnixSocketInSharedFolder",
 		"TestLimitsReported", "TestTmpBoundReported", "TestCgroupNotDelegated",
 		"TestServerOnTheSandboxesLoopback", "TestProxyListenerAtBothLoopbacks", "TestDevShmIsTheSandboxesOwn", "TestForwardedHostPort",
-		"TestNoRouteCountsDirectAttempts", "TestForwardMadeLater",
+		"TestNoRouteCountsDirectAttempts", "TestForwardMadeLater", "TestDialInsideReachesTheSandboxesServer",
 		"TestEscapeSetID", "TestEscapeProcWrites", "TestEscapeSocketFamilies", "TestEscapeThreads", "TestServedRunnerThreads",
 		"TestWallCheckKernelSettings", "TestServedRunnerStopsACommand", "TestListingOnTheWayShowsOnlyTheWall"}
 	tstest.AsNobody(t, tests, underUnprivileged+"=1")

@@ -137,7 +137,12 @@ func runWall() int {
 		// The provider is gone; a runner nobody talks to must not keep running.
 		return 1
 	}
-	unix.Close(setupFD)
+	if setup.Sockets {
+		// Kept, for the core's asks of sockets in the sandbox's network (a published port).
+		go serveSockets(setupFD)
+	} else {
+		unix.Close(setupFD)
+	}
 	if setup.Runner.Serve {
 		return serveRunner(setup.Runner, conn)
 	}

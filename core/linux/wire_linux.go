@@ -11,11 +11,12 @@ import (
 // a millisecond on the setup in a fresh builder, before every sandbox's first mount.
 
 // wireVersion changes whenever a field below is added, removed or moved.
-const wireVersion = 7
+const wireVersion = 8
 
 func (s *wallSetup) encode() []byte {
 	e := wire.NewEncoder(wireVersion)
 	e.Flags(s.Stderr, s.UserNS, s.NetNS, s.Runner.Conn, s.Runner.Serve, s.TmpMount, s.Relay, s.NetReady)
+	e.Flags(s.Sockets)
 	e.String(string(s.Network))
 	e.Uint(uint64(s.ProxyPort))
 	e.Uint(s.TimerSlack)
@@ -47,6 +48,7 @@ func decodeSetup(b []byte) (*wallSetup, error) {
 	s.Stderr, s.UserNS, s.NetNS = wire.Flag(f, 0), wire.Flag(f, 1), wire.Flag(f, 2)
 	s.Runner.Conn, s.Runner.Serve, s.TmpMount = wire.Flag(f, 3), wire.Flag(f, 4), wire.Flag(f, 5)
 	s.Relay, s.NetReady = wire.Flag(f, 6), wire.Flag(f, 7)
+	s.Sockets = wire.Flag(d.Byte(), 0)
 	s.Network = policy.Network(d.String())
 	s.ProxyPort = int(d.Uint())
 	s.TimerSlack = d.Uint()

@@ -52,7 +52,12 @@ type Info struct {
 	// FoldersRefused say which of the session's folders macOS does not let OpenWorker use,
 	// so that commands there fail with "Operation not permitted", and where to allow them.
 	FoldersRefused []string `json:"folders_refused,omitempty"`
-	Attached       string   `json:"attached"` // "in-process" or the daemon's socket
+	// LocalServers says the servers commands start can be reached from the person's machine;
+	// Published are the ports of the sandbox's own loopback published on its 127.0.0.1 (at
+	// host_port), and those asked for that nothing listens at yet.
+	LocalServers bool                `json:"local_servers,omitempty"`
+	Published    []session.Published `json:"published,omitempty"`
+	Attached     string              `json:"attached"` // "in-process" or the daemon's socket
 }
 
 // Folder is a session folder as given and as the wall holds it.
@@ -105,6 +110,7 @@ func (h *LocalHost) Info(context.Context) (Info, error) {
 		Session: h.S.ID, Enforcement: string(h.S.Enforcement), Network: string(h.S.Network),
 		Approvals: h.B.Settings().Settings.Approvals, Writable: pair(h.Given.Writable, rw), ReadOnly: pair(h.Given.ReadOnly, ro),
 		Sites: a.Sites, Denied: a.Denied, Active: h.S.Active(), Attached: "in-process", FoldersRefused: refusedFolders(a),
+		LocalServers: a.LocalServers, Published: a.Published,
 	}, nil
 }
 func (h *LocalHost) Fetch(ctx context.Context, url, reason string, wait time.Duration) (backend.FetchResult, error) {
@@ -237,7 +243,8 @@ func (h *RemoteHost) Info(ctx context.Context) (Info, error) {
 		if s.ID == h.id() {
 			return Info{Session: s.ID, Enforcement: s.Enforcement, Network: s.Network, Approvals: st.Approvals,
 				Writable: pair(h.Given.Writable, s.Writable), ReadOnly: pair(h.Given.ReadOnly, s.ReadOnly),
-				Sites: a.Sites, Denied: a.Denied, Active: s.Active, Attached: h.Socket, FoldersRefused: refusedFolders(a)}, nil
+				Sites: a.Sites, Denied: a.Denied, Active: s.Active, Attached: h.Socket, FoldersRefused: refusedFolders(a),
+				LocalServers: a.LocalServers, Published: a.Published}, nil
 		}
 	}
 	return Info{}, errors.New("the session has ended")

@@ -100,7 +100,25 @@ func New(host Host, opts Options) *Server {
 		Instructions: instructions,
 	})
 	addTools(s.mcp, s)
+	// Outside the SDK's own, which puts a form to a client on an older revision with
+	// elicitation/create and checks its answer against the form.
+	s.mcp.AddReceivingMiddleware(formAnswerRefused)
 	return s
+}
+
+// formAnswerRefused turns a form answer the SDK could not take (it does not fit the form's
+// choices, or the client failed to answer) into the tool's result, which a client and its
+// model can read, instead of a JSON-RPC error without a code: nothing was decided, and the
+// card waits for the person.
+func formAnswerRefused(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		if err == nil || method != "tools/call" || ctx.Err() != nil || !strings.Contains(err.Error(), "fulfilling input request") {
+			return res, err
+		}
+		return toolError("the answer to the form could not be taken (" + termtext.Short(err.Error(), 300) + "), so nothing was decided; " +
+			"the card is waiting for the person, whose answer still applies to this session when it comes: ask again later to learn it"), nil
+	}
 }
 
 // NewUnavailable returns a server whose session could not start: it completes the handshake
@@ -145,7 +163,7 @@ var tools = []toolSpec{
 	{"list_directory", "List a folder in the session's folders: names, sizes, kinds.", sdk.ToolAnnotations{Title: "List a folder", ReadOnlyHint: true, OpenWorldHint: ptr(false)}},
 	{"request_site", requestSiteDescription, sdk.ToolAnnotations{Title: "Ask the person for a site", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)}},
 	{"web_fetch", webFetchDescription, sdk.ToolAnnotations{Title: "Fetch a web page", DestructiveHint: ptr(false), OpenWorldHint: ptr(true)}},
-	{"session_info", "The sandbox this session runs in: its folders (as given and as resolved), the sites it may reach (marking session-only and shared-login ones), the sites the person denied, the network profile, the enforcement level and the approvals mode.",
+	{"session_info", "The sandbox this session runs in: its folders (as given and as resolved), the sites it may reach (marking session-only and shared-login ones), the sites the person denied, the network profile, the enforcement level, the approvals mode, and the ports of servers it started that the person's machine reaches (published: the port inside and host_port, at 127.0.0.1 on the person's machine).",
 		sdk.ToolAnnotations{Title: "Describe the sandbox", ReadOnlyHint: true, OpenWorldHint: ptr(false)}},
 }
 

@@ -219,7 +219,7 @@ func (c *conn) decide(req *request) (hosts.Decision, bool) {
 		writeError(c.c, http.StatusBadRequest, "", d.Reason())
 		return d, false
 	case !d.Allowed:
-		c.refuse(BlockedByAllowlist, d.Host, d.Port, d.Explain(c.p.opts.HowToAllow))
+		c.refuseList(d)
 		return d, false
 	}
 	return d, true
@@ -227,13 +227,23 @@ func (c *conn) decide(req *request) (hosts.Decision, bool) {
 
 // refuse records a refusal and answers it.
 func (c *conn) refuse(code, host string, port int, reason string) {
-	c.refuseAt(code, host, port, "", reason)
+	c.refuseWith(Refusal{Host: host, Port: port, Reason: reason, Header: code})
 }
 
 // refuseAt is refuse for a site that only another entry would open: allow is that entry's
 // host:port (the address an allowed name led to), which the refusal's reason names too.
 func (c *conn) refuseAt(code, host string, port int, allow, reason string) {
-	ref := Refusal{Host: host, Port: port, Allow: allow, Time: c.p.opts.Now(), Reason: reason, Header: code}
+	c.refuseWith(Refusal{Host: host, Port: port, Allow: allow, Reason: reason, Header: code})
+}
+
+// refuseList refuses what the allow list, or the session's denials, do not admit (d).
+func (c *conn) refuseList(d hosts.Decision) {
+	c.refuseWith(Refusal{Host: d.Host, Port: d.Port, Reason: d.Explain(c.p.opts.HowToAllow), Header: BlockedByAllowlist, Denied: d.Why == hosts.Denied})
+}
+
+func (c *conn) refuseWith(ref Refusal) {
+	ref.Time = c.p.opts.Now()
+	reason, code := ref.Reason, ref.Header
 	c.p.record.add(ref)
 	if c.p.opts.OnRefusal != nil {
 		c.p.opts.OnRefusal(ref)
@@ -351,8 +361,7 @@ func (c *conn) attach(up net.Conn, d hosts.Decision, addr netip.Addr, special bo
 	if !p.stillAllowed(r, t) {
 		p.mu.Unlock()
 		up.Close()
-		now := hosts.Decide(r.allow, r.denied, d.Host, d.Port)
-		c.refuse(BlockedByAllowlist, d.Host, d.Port, now.Explain(p.opts.HowToAllow))
+		c.refuseList(hosts.Decide(r.allow, r.denied, d.Host, d.Port))
 		return false
 	}
 	if c.up != nil {

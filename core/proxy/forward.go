@@ -207,7 +207,7 @@ func (f *Forward) relay(c *conn, ip netip.Addr) {
 	dest := net.JoinHostPort(ip.String(), strconv.Itoa(f.port))
 	d := p.decideForward(p.rules.Load(), ip, f.port)
 	if !d.Allowed {
-		p.record.add(Refusal{Host: ip.String(), Port: f.port, Time: p.opts.Now(), Header: BlockedByAllowlist,
+		p.record.add(Refusal{Host: ip.String(), Port: f.port, Time: p.opts.Now(), Header: BlockedByAllowlist, Denied: d.Why == hosts.Denied,
 			Reason: "a direct connection to " + dest + " inside the sandbox: " + d.Reason()})
 		return
 	}

@@ -19,6 +19,8 @@ type Refusal struct {
 	// Reason is the line the client was sent; Header is its X-Proxy-Error value.
 	Reason string
 	Header string
+	// Denied says the session's denials refused it (the person's Deny), not the list.
+	Denied bool
 }
 
 // Target is "host:port".

@@ -194,7 +194,7 @@ func (c *conn) refuseRelay(d hosts.Decision) {
 	if d.Why == hosts.NotValid {
 		return
 	}
-	c.refuse(BlockedByAllowlist, d.Host, d.Port, d.Explain(c.p.opts.HowToAllow))
+	c.refuseList(d)
 }
 
 // sniffName reads, without consuming it, the name a program's first bytes give: a TLS

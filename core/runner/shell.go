@@ -61,13 +61,15 @@ func (sh *shell) stopGroups() {
 	}
 }
 
-// wrapper runs the command with eval, so that `exit N` still runs the EXIT trap, which
-// records the working folder and the exported variables for the next command, with the
-// shell's builtins only (`command` skips any function the command defined by their names).
-// The names it uses are not exported, so they never reach the command's environment.
-const wrapper = `__openworker_state=$1; __openworker_cmd=$2; shift 2
-trap '__openworker_rc=$?; { command pwd -P; command printf "\0"; command export -p; } >"$__openworker_state" 2>/dev/null; exit $__openworker_rc' EXIT
-eval "$__openworker_cmd"`
+// wrapper comes before the command in sh -c's script, on its first line: its EXIT trap runs
+// however the command ends (`exit N` too) and records the working folder and the exported
+// variables for the next command, with the shell's builtins only (`command` skips any
+// function the command defined by their names). The names it uses are not exported, so they
+// never reach the command's environment. The command is the script's own text, not eval's:
+// the shell says what went wrong as sh -c does ("sh: 2: nosuchcmd: not found"), with no word
+// of the wrapper's. A command the shell cannot read runs nothing, the trap included, and
+// leaves the state as it was.
+const wrapper = `__openworker_state=$1; shift; trap '__openworker_rc=$?; { command pwd -P; command printf "\0"; command export -p; } >"$__openworker_state" 2>/dev/null; exit $__openworker_rc' EXIT; `
 
 // plainCommand returns the words of a shell command made of nothing but plain words naming
 // a program: letters, digits and - _ . / , : + @ % = (not in the first word, where it makes
@@ -247,7 +249,7 @@ func (sh *shell) begin(id uint64, a *ExecArgs, send func(*Response), x *execIO) 
 		if a.Apart {
 			return exec.Command("/bin/sh", "-c", a.Command)
 		}
-		return exec.Command("/bin/sh", "-c", wrapper, "sh", sh.state, a.Command)
+		return exec.Command("/bin/sh", "-c", wrapper+a.Command, "sh", sh.state)
 	}
 	var cmd *exec.Cmd
 	if len(argv) > 0 {

@@ -8,6 +8,7 @@ package sandbox
 import (
 	"context"
 	"net"
+	"net/netip"
 	"os"
 	"time"
 
@@ -136,6 +137,19 @@ type Forwarder interface {
 	// ForwardListen makes a listener inside for a port allowed after the wall was built;
 	// one a server inside already listens on fails with EADDRINUSE.
 	ForwardListen(port int) (net.Listener, error)
+}
+
+// Publisher is a Process whose sandbox has a network of its own, with a loopback its servers
+// listen on that nothing outside reaches: the core can see where they listen and carry a
+// connection from this machine's loopback to one of them (a published port).
+type Publisher interface {
+	// OwnNetwork says the sandbox has a network of its own; without one (a network shared
+	// with this machine) its servers are on this machine's loopback already.
+	OwnNetwork() bool
+	// Listening are the addresses TCP servers listen at in the sandbox's network now.
+	Listening() ([]netip.AddrPort, error)
+	// DialInside connects to to, an address of the sandbox's own loopback, from inside.
+	DialInside(ctx context.Context, to netip.AddrPort) (net.Conn, error)
 }
 
 // EgressCounter is a Process whose core can count, from outside, the connections a command

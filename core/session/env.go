@@ -207,6 +207,10 @@ func BuildEnv(o EnvOptions) []string {
 	vars["XDG_CONFIG_HOME"] = filepath.Join(o.Home, ".config")
 	vars["XDG_DATA_HOME"] = filepath.Join(o.Home, ".local", "share")
 	vars["npm_config_cache"] = filepath.Join(cache, "npm")
+	// npm (and pnpm, which reads npm's settings) asks the registry for a newer npm as a
+	// command starts, which no command needs: refused in a sandbox without the registry, it
+	// would be reported as a site to ask for. A session's npm does not ask.
+	vars["npm_config_update_notifier"] = "false"
 	vars["PIP_CACHE_DIR"] = filepath.Join(cache, "pip")
 	vars["UV_CACHE_DIR"] = filepath.Join(cache, "uv")
 	vars["GOCACHE"] = filepath.Join(cache, "go-build")

@@ -33,7 +33,7 @@ func TestBuildEnvDropsSecrets(t *testing.T) {
 		"HOME": "/tmp/ow/home", "TMPDIR": "/tmp/ow", "PATH": "/usr/bin:/bin", "LC_ALL": "C",
 		"HTTPS_PROXY": "http://openworker:t@127.0.0.1:9", "HTTP_PROXY": "http://openworker:t@127.0.0.1:9",
 		"ALL_PROXY": "http://openworker:t@127.0.0.1:9", "https_proxy": "http://openworker:t@127.0.0.1:9",
-		"PIP_CACHE_DIR": "/tmp/ow/cache/pip", "npm_config_cache": "/tmp/ow/cache/npm", "GOCACHE": "/tmp/ow/cache/go-build",
+		"PIP_CACHE_DIR": "/tmp/ow/cache/pip", "npm_config_cache": "/tmp/ow/cache/npm", "npm_config_update_notifier": "false", "GOCACHE": "/tmp/ow/cache/go-build",
 		"GIT_TERMINAL_PROMPT": "0",
 	} {
 		if v, _ := get(k); v != want {

@@ -94,7 +94,7 @@ var notFound = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(
 // pathHint is what the session says about a command that the host's PATH would have run
 // from a folder that is not inside: it was not found, or another program of the same name
 // ran. Only the session's first command is looked at.
-func (h *hints) pathHint(a *runner.ExecArgs, res *runner.Result, userHome string) string {
+func (h *hints) pathHint(a *runner.ExecArgs, res *runner.Result, userHome, goos string) string {
 	if h.pathSaid || h.firstDone || len(h.dropped) == 0 || a == nil || res == nil {
 		return ""
 	}
@@ -135,23 +135,42 @@ func (h *hints) pathHint(a *runner.ExecArgs, res *runner.Result, userHome string
 			what = name + " inside the sandbox is " + inside
 		}
 		return fmt.Sprintf("openworker: %s; outside it, PATH finds %s first, in %s, which is not inside: %s\n",
-			what, outside, filepath.Dir(outside), toolchainAdvice(filepath.Dir(outside), userHome))
+			what, outside, filepath.Dir(outside), ToolchainAdvice(filepath.Dir(outside), userHome, goos))
 	}
 	return ""
 }
 
-// toolchainAdvice says how to make dir readable inside.
-func toolchainAdvice(dir, userHome string) string {
+// settingsWhere says where a person changes a setting on goos: in the app's Settings ▸
+// Sandbox on a Mac, in the settings file on Linux, which has no app.
+func settingsWhere(goos string) string {
+	if goos == "darwin" {
+		return "(Settings ▸ Sandbox)"
+	}
+	return "file (openworker config path says where)"
+}
+
+// ToolchainAdvice says how a person makes dir, a folder a program was found in outside,
+// readable inside on goos: a toolchain of the list switched on, or a folder of their own under
+// userHome added, in Settings ▸ Sandbox on a Mac and in sandbox_toolchains of the settings
+// file on Linux, which has no such screen.
+func ToolchainAdvice(dir, userHome, goos string) string {
+	where := `to sandbox_toolchains in the settings file (openworker config path says where)`
+	if goos == "darwin" {
+		where = "in Settings ▸ Sandbox ▸ Developer toolchains (or to sandbox_toolchains in config.toml)"
+	}
 	for _, t := range config.KnownToolchains() {
 		if policy.Within(filepath.Join(userHome, t), dir) {
-			return fmt.Sprintf("switch on the toolchain %s (Settings ▸ Sandbox, or sandbox_toolchains in config.toml)", t)
+			if goos == "darwin" {
+				return fmt.Sprintf("switch on the toolchain %s %s", t, where)
+			}
+			return fmt.Sprintf("switch on the toolchain %s: add %q %s", t, t, where)
 		}
 	}
 	if policy.Within(userHome, dir) {
 		rel, _ := filepath.Rel(userHome, dir)
-		return fmt.Sprintf("add the folder %s to the toolchains (Settings ▸ Sandbox, or sandbox_toolchains in config.toml)", rel)
+		return fmt.Sprintf("add the folder %s %s", rel, where)
 	}
-	return "share that folder with --ro, or add it to the toolchains (sandbox_toolchains in config.toml)"
+	return "share that folder with --ro, or add it to the toolchains (sandbox_toolchains in the settings file)"
 }
 
 // lookIn is the first executable named name in dirs, or "".
@@ -175,7 +194,7 @@ var gitMetadataRefused = sync.OnceValue(func() *regexp.Regexp {
 
 // gitMetadataHint says, once a session, that git failed because repository metadata is
 // read-only inside, and which setting allows it. guarded says the session keeps it so.
-func (h *hints) gitMetadataHint(res *runner.Result, guarded bool) string {
+func (h *hints) gitMetadataHint(res *runner.Result, guarded bool, goos string) string {
 	if h.gitSaid || !guarded || res == nil || res.ExitCode == 0 {
 		return ""
 	}
@@ -189,7 +208,7 @@ func (h *hints) gitMetadataHint(res *runner.Result, guarded bool) string {
 	h.gitSaid = true
 	return "openworker: each repository's .git/config and .git/hooks are read-only in this sandbox (sandbox_git_metadata = \"protected\"): " +
 		"the person's own git runs and obeys them outside it. A person may allow writing them for one session with --git-metadata writable, " +
-		"or for all with sandbox_git_metadata = \"writable\" in the settings (Settings ▸ Sandbox), which lets a command plant what git runs outside the sandbox\n"
+		"or for all with sandbox_git_metadata = \"writable\" in the settings " + settingsWhere(goos) + ", which lets a command plant what git runs outside the sandbox\n"
 }
 
 // linkRefused finds a tool's words when a hard link or a clone it made was refused: cargo's
@@ -430,30 +449,32 @@ var loopbackAddr = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(127\.0\.0\.1|localhost|\[::1\]|::1)(?::| port )([0-9]{1,5})\b`)
 })
 
-// loopbackRefused says, after a failed command whose programs' connections to the sandbox's
-// own loopback were refused, that 127.0.0.1 inside is the sandbox's own, and how a service
-// of the host's is reached: only once the person allows it. It names the tool an agent asks
-// with, never a way to open it: a model may read this.
+// loopbackRefused says, after a command whose programs' connections to the sandbox's own
+// loopback were refused, that 127.0.0.1 inside is the sandbox's own, and how a service of
+// this machine's is reached: in the words of the session's refusals (HowToAllow), so for
+// whoever reads them and in the session's state (an agent is told it may ask with
+// request_site; a person their own way, or after their Deny, where it is taken back). It is
+// said whatever the exit status (curl … | head exits 0), once the program's own words name
+// a refused loopback address; without them, after a command that succeeded, the counts are
+// left for the next command to read off its way.
 func (s *Session) loopbackRefused(res *runner.Result) string {
 	lc, ok := s.proc.(sandbox.LoopbackCounter)
-	if !ok || !s.hints.refusedSet {
-		return ""
-	}
-	if res != nil && res.ExitCode == 0 {
-		s.hints.refusedSet = false // as in directAttempt
-		return ""
-	}
-	n, err := lc.RefusedLoopback()
-	before := s.hints.refused
-	s.hints.refused, s.hints.refusedSet = n, err == nil
-	if err != nil || n <= before || res == nil || res.ExitCode == 0 {
+	if !ok || !s.hints.refusedSet || res == nil {
 		return ""
 	}
 	// The count is the sandbox's whole network's: the program's own words must name the
 	// refused loopback address too, or the line would follow anything else refused there.
 	out := append(append([]byte(nil), res.Stderr...), s.hints.stderr...)
 	m := loopbackAddr().FindSubmatch(out)
-	if m == nil || !connectRefused().Match(out) {
+	named := m != nil && connectRefused().Match(out)
+	if !named && res.ExitCode == 0 {
+		s.hints.refusedSet = false // as in directAttempt
+		return ""
+	}
+	n, err := lc.RefusedLoopback()
+	before := s.hints.refused
+	s.hints.refused, s.hints.refusedSet = n, err == nil
+	if err != nil || n <= before || !named {
 		return ""
 	}
 	host := string(m[1])
@@ -461,8 +482,12 @@ func (s *Session) loopbackRefused(res *runner.Result) string {
 		host = "[::1]"
 	}
 	site := host + ":" + string(m[2])
-	return "openworker: a connection to the sandbox's own loopback was refused: nothing listens at that port inside. 127.0.0.1 in the sandbox is its own; " +
-		"a service of the host's loopback is reached only once the person allows it (an agent asks with request_site " + site + ")\n"
+	how := "only once the person allows it"
+	if s.spec.HowToAllow != nil {
+		how = "only once it is allowed: " + s.spec.HowToAllow(site)
+	}
+	return "openworker: a connection to the sandbox's own loopback was refused: nothing listens at " + site + " inside. 127.0.0.1 in the sandbox is its own; " +
+		"a service of this machine's loopback is reached " + how + "\n"
 }
 
 func plural(n uint64) string {
@@ -476,21 +501,22 @@ func plural(n uint64) string {
 func (s *Session) addHints(r *Result, a *runner.ExecArgs, onChunk func(string, []byte)) {
 	lines := s.hints.pending
 	s.hints.pending = nil
+	lines = append(lines, s.publishNotes()...)
 	s.fwdMu.Lock()
 	lines = append(lines, s.lateHints...)
 	s.lateHints = nil
 	s.fwdMu.Unlock()
-	if line := s.hints.pathHint(a, r.Result, s.m.opts.UserHome); line != "" {
+	if line := s.hints.pathHint(a, r.Result, s.m.opts.UserHome, s.m.opts.GOOS); line != "" {
 		lines = append(lines, line)
 	}
-	if line := s.hints.gitMetadataHint(r.Result, s.gitSnap != nil); line != "" {
+	if line := s.hints.gitMetadataHint(r.Result, s.gitSnap != nil, s.m.opts.GOOS); line != "" {
 		lines = append(lines, line)
 	}
 	lines = append(lines, s.hints.toolHints(r.Result)...)
-	s.hints.firstDone, s.hints.stderr = true, nil
 	if line := s.loopbackRefused(r.Result); line != "" {
 		lines = append(lines, line)
 	}
+	s.hints.firstDone, s.hints.stderr = true, nil
 	if line := s.directAttempt(r.Result); line != "" {
 		lines = append(lines, line)
 	}

@@ -104,14 +104,17 @@ func TestGitMetadataHint(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var h hints
-			got := h.gitMetadataHint(&runner.Result{ExitCode: 1, Stderr: []byte(tc.stderr)}, tc.guarded)
+			got := h.gitMetadataHint(&runner.Result{ExitCode: 1, Stderr: []byte(tc.stderr)}, tc.guarded, "linux")
 			if (got != "") != tc.want {
 				t.Fatalf("hint %q, want one: %v", got, tc.want)
 			}
 			if got != "" && (!strings.Contains(got, "--git-metadata writable") || !strings.Contains(got, `sandbox_git_metadata = "writable"`)) {
 				t.Errorf("the hint does not name the setting: %s", got)
 			}
-			if again := h.gitMetadataHint(&runner.Result{ExitCode: 1, Stderr: []byte(tc.stderr)}, tc.guarded); again != "" {
+			if got != "" && (strings.Contains(got, "Settings ▸") || !strings.Contains(got, "openworker config path")) {
+				t.Errorf("on Linux the hint names a Mac's screen, or not the settings file: %s", got)
+			}
+			if again := h.gitMetadataHint(&runner.Result{ExitCode: 1, Stderr: []byte(tc.stderr)}, tc.guarded, "linux"); again != "" {
 				t.Errorf("said twice: %s", again)
 			}
 		})
@@ -242,5 +245,14 @@ func TestGitHintNotForDirect(t *testing.T) {
 	h := hints{enforcement: sandbox.Direct, allowlist: true}
 	if got := h.toolHints(&runner.Result{ExitCode: 128, Stderr: []byte("fatal: could not read Username for 'https://github.com': terminal prompts disabled\n")}); len(got) != 0 {
 		t.Errorf("direct: %q", got)
+	}
+}
+
+// On a Mac the git metadata hint names the app's screen besides the setting.
+func TestGitMetadataHintOnAMac(t *testing.T) {
+	var h hints
+	got := h.gitMetadataHint(&runner.Result{ExitCode: 1, Stderr: []byte("error: could not lock config file .git/config: Operation not permitted\nerror: could not write config file .git/config: Device or resource busy\n")}, true, "darwin")
+	if !strings.Contains(got, "Settings ▸ Sandbox") || !strings.Contains(got, `sandbox_git_metadata = "writable"`) {
+		t.Errorf("hint %q", got)
 	}
 }

@@ -70,8 +70,17 @@ type Spec struct {
 	// GitMetadataWritable lets commands change repository hooks and config (see
 	// policy.Options.GitMetadataWritable); by default they stay read-only inside.
 	GitMetadataWritable bool
-	// LocalServers: see policy.Policy.LocalServers.
+	// LocalServers: see policy.Policy.LocalServers. Where the sandbox has a network of its
+	// own (Linux), it publishes every port a command listens on there on this machine's
+	// 127.0.0.1 instead (see publish.go).
 	LocalServers bool
+	// Publish are ports of the sandbox's own loopback published on this machine's 127.0.0.1
+	// while a server listens there, with local servers off (Linux; see publish.go).
+	Publish []int
+	// OnPublished, when set, is told at once each line about a port published or taken
+	// back, which otherwise comes with the next result (openworker run, whose command may
+	// be the server).
+	OnPublished func(line string)
 	// ClientEnv are the ClientVars of the client that asked for the session (its PATH and
 	// language), which win over the daemon's own.
 	ClientEnv map[string]string
@@ -169,6 +178,13 @@ type Session struct {
 	gitWatch chan struct{}
 	// gitChecked: the last call that could write ended and was checked after it.
 	gitChecked bool
+	// pub publishes the running wall's servers (publish.go); pubAll and pubAsked are what
+	// the person asked to publish, for every wall of the session. pubMu guards the three,
+	// and is never held across a tool call.
+	pubMu    sync.Mutex
+	pub      *publisher
+	pubAll   bool
+	pubAsked []int
 }
 
 // RefusedError is a session the wall check (or the wall's construction) refused.
@@ -238,6 +254,7 @@ func (m *Manager) start(ctx context.Context, spec Spec, first *pending) (_ *Sess
 	}
 	s := &Session{ID: newID(), Enforcement: spec.Provider, Network: spec.Network, Started: time.Now(), m: m, spec: spec, owner: spec.Owner, endDone: make(chan struct{})}
 	s.localServers.Store(spec.LocalServers)
+	s.pubAll, s.pubAsked = spec.LocalServers, slices.Clone(spec.Publish)
 	defer func() {
 		if err != nil {
 			s.teardown()
@@ -505,6 +522,7 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	if err := s.serveRelay(proc); err != nil {
 		return err
 	}
+	s.startPublishing(proc)
 	if reach := s.openReach(); reach != "" {
 		s.hints.sayOnce("openworker: " + reach + "\n")
 	}

@@ -18,7 +18,6 @@ import (
 
 	"github.com/openworker/openworker/core/audit"
 	"github.com/openworker/openworker/core/policy"
-	"github.com/openworker/openworker/core/proxy"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
 	"github.com/openworker/openworker/core/termtext"
@@ -105,10 +104,10 @@ func (s *Session) send(p *pending) error {
 			// counted: see directAttempt); after a failed one, its end is this start.
 			s.countDirect()
 		}
-		if (!s.hints.firstDone || s.gitSnap != nil) && p.onChunk != nil {
-			// A streamed command's output is not in its result: the first command's last
-			// error output is kept for the PATH hint, and each one's for the hint about
-			// repository metadata.
+		if p.onChunk != nil {
+			// A streamed command's output is not in its result: the end of its error output
+			// is kept for the hints that read it (the PATH hint, the one about repository
+			// metadata, a refused loopback address).
 			p.onChunk = s.hints.tail(p.onChunk)
 		}
 	}
@@ -355,23 +354,6 @@ func (p *stdinPump) stop() {
 	p.mu.Unlock()
 }
 
-func (s *Session) blockedBetween(from, to time.Time) []Blocked {
-	px := s.egress()
-	if px == nil {
-		return nil
-	}
-	var out []Blocked
-	seen := map[string]bool{}
-	for _, r := range px.Blocked(from, to.Add(50*time.Millisecond)) {
-		b := Blocked{Host: r.Host, Port: r.Port, Reason: shortReason(r.Header, r.Reason, r.Allow), Allow: r.Allow}
-		if !seen[b.String()] {
-			seen[b.String()] = true
-			out = append(out, b)
-		}
-	}
-	return out
-}
-
 // Exec runs a shell command (or argv) behind the wall.
 func (s *Session) Exec(a runner.ExecArgs, onChunk func(stream string, data []byte)) (*Result, error) {
 	return s.ExecContext(context.Background(), a, nil, onChunk)
@@ -463,6 +445,12 @@ func (s *Session) SetLocalServers(ctx context.Context, on bool) error {
 	if s.LocalServers() == on {
 		return nil
 	}
+	if s.publishes() {
+		// Its servers are on a loopback of its own: the switch publishes their ports, and
+		// nothing in the wall changes.
+		s.setPublishing(&on, nil)
+		return nil
+	}
 	word := map[bool]string{true: "on", false: "off"}[on]
 	return s.restartWith(ctx, "local servers "+word, "switching local servers "+word, "local servers "+word, "local servers "+word, func(spec *Spec) {
 		spec.LocalServers = on
@@ -507,7 +495,10 @@ func (s *Session) restartWith(ctx context.Context, summary, doing, with, audited
 		s.mu.Lock()
 		return fmt.Errorf("restarting the sandbox with %s: %w; the session has ended", with, err)
 	}
-	s.localServers.Store(spec.LocalServers)
+	if !s.publishes() {
+		// Where the session publishes, the switch is its publisher's (setPublishing).
+		s.localServers.Store(spec.LocalServers)
+	}
 	s.m.audit(audit.Event{Type: audit.SessionRestart, Session: s.ID, Enforcement: string(s.Enforcement), Network: string(s.Network), Folders: s.pol.Writable, Summary: audited})
 	return nil
 }
@@ -516,6 +507,7 @@ func (s *Session) restartWith(ctx context.Context, summary, doing, with, audited
 func (s *Session) stopRunner() {
 	s.closeForwards()
 	s.lane.Store(nil)
+	s.stopPublishing()
 	if s.client != nil {
 		s.client.Close()
 		s.client = nil
@@ -686,16 +678,3 @@ func removeAll(dir string) error {
 
 // truncate cuts on a character boundary: a summary is shown on cards and in the audit trail.
 func truncate(s string, n int) string { return termtext.Short(s, n) }
-
-// shortReason is the few words a result gives for a refusal; the client got the full line.
-func shortReason(header, line, allow string) string {
-	switch {
-	case header == proxy.BlockedByAllowlist:
-		return "not on the allow list"
-	case header == proxy.BlockedPrivateAddress && allow != "":
-		return "leads to " + allow + ", a loopback, private or this machine's own address, which only an entry naming that address opens"
-	case header == proxy.BlockedPrivateAddress:
-		return "a loopback, private or this machine's own address, allowed only by an entry that names it literally"
-	}
-	return line
-}

@@ -396,9 +396,10 @@ func buildProbes(o Options) []Probe {
 }
 
 // LocalServerProbes are run in a second session, with the local-servers switch on: a server
-// on loopback must then bind and take a connection (on Linux, as without the switch), and so
-// must one bound to every address, ::, as Node's listen(port), Express, supertest and
-// python3 -m http.server bind, taking a connection made to ::1.
+// on loopback must then bind and take a connection (on Linux, as without the switch: there
+// it publishes the port on this machine's loopback besides), and so must one bound to every
+// address, ::, as Node's listen(port), Express, supertest and python3 -m http.server bind,
+// taking a connection made to ::1.
 func LocalServerProbes() []Probe {
 	return []Probe{{
 		Name: "server on loopback with --local-servers",
@@ -510,16 +511,32 @@ func clip(s string) string {
 	return s
 }
 
-// Run runs each probe with exec, skipping those whose program lookPath does not find, and
-// judges the outcomes.
-func Run(ctx context.Context, exec Exec, probes []Probe, lookPath func(string) (string, error)) []Result {
+// Outside is the machine outside the wall: where the battery finds each probe's program, and
+// tries one that failed inside.
+type Outside struct {
+	// LookPath finds a probe's program on this machine; one not found skips the probe.
+	LookPath func(string) (string, error)
+	// Exec, when set, runs a command outside the wall (ExecOutside). A program that must
+	// run and failed inside is tried there: one that fails outside too is not the wall's
+	// doing, and is skipped with what it said. Nil tries nothing outside.
+	Exec Exec
+	// Advice says how a person makes dir, the folder a program was found in outside,
+	// readable inside (a toolchain to switch on), for one the session does not see; nil
+	// says only that it does not.
+	Advice func(dir string) string
+}
+
+// Run runs each probe with exec behind the wall, skipping those whose program outside does
+// not find, and judges the outcomes. Only a program that works outside and fails inside is
+// broken.
+func Run(ctx context.Context, exec Exec, probes []Probe, outside Outside) []Result {
 	var out []Result
 	for _, p := range probes {
 		r := Result{Name: p.Name, Command: p.Command, Private: p.Private, Info: p.Info}
-		outside := ""
+		found := ""
 		if p.Needs != "" {
 			var err error
-			if outside, err = lookPath(p.Needs); err != nil {
+			if found, err = outside.LookPath(p.Needs); err != nil {
 				r.Status, r.OK, r.Detail = Skipped, true, p.Needs+" is not installed here"
 				out = append(out, r)
 				continue
@@ -554,28 +571,64 @@ func Run(ctx context.Context, exec Exec, probes []Probe, lookPath func(string) (
 				r.Status, r.Detail = NotRefused, why
 			}
 		default:
-			why := ""
-			if o.ExitCode != 0 {
-				why = fmt.Sprintf("exit status %d: %s", o.ExitCode, lastLine(o.Stderr))
-				if o.ExitCode == 127 && outside != "" {
-					// The shell did not find it inside, although it is installed.
-					why += "; outside the sandbox it is " + outside + ", which the session does not see (a toolchain in the home folder is readable once switched on in Settings ▸ Sandbox ▸ Developer toolchains)"
-				}
-			} else if p.Judge != nil {
-				why = p.Judge(o)
-			}
+			why := p.failed(o)
 			if why == "" {
 				r.Status, r.OK = Works, true
 				if p.Info {
 					r.Detail = clip(strings.Join(strings.Fields(strings.ReplaceAll(strings.TrimSpace(o.Stdout), "\n", "; ")), " "))
 				}
-			} else {
-				r.Status, r.Detail = Broken, why
+				break
+			}
+			r.Status, r.Detail = Broken, why
+			notSeen := ""
+			if o.ExitCode == 127 && found != "" {
+				// The shell did not find it inside, although it is installed.
+				notSeen = p.Needs + " is " + found + " outside the sandbox, in " + filepath.Dir(found) + ", which sessions do not see"
+				if outside.Advice != nil {
+					notSeen += ": " + outside.Advice(filepath.Dir(found))
+				}
+				r.Detail += "; outside the sandbox it is " + found + ", which the session does not see"
+			}
+			if outside.Exec == nil || p.Needs == "" {
+				break
+			}
+			// The wall is blamed only for a program that works outside it.
+			there, err := outside.Exec(ctx, p.Command)
+			switch {
+			case err != nil:
+				r.Detail += "; it could not be tried outside the sandbox: " + err.Error()
+			case p.failed(there) != "":
+				r.Status, r.OK, r.Detail = Skipped, true, "fails outside the sandbox too ("+p.failed(there)+")"
+			case notSeen != "":
+				r.Status, r.OK, r.Detail = Skipped, true, notSeen
 			}
 		}
 		out = append(out, r)
 	}
 	return out
+}
+
+// failed says what is wrong with the outcome of a program that must run: its exit status
+// and the line it said, or its judge's word; "" when it worked.
+func (p Probe) failed(o Outcome) string {
+	if o.ExitCode != 0 {
+		return fmt.Sprintf("exit status %d: %s", o.ExitCode, errorLine(o.Stderr))
+	}
+	if p.Judge != nil {
+		return p.Judge(o)
+	}
+	return ""
+}
+
+// errorLine is the line of an error output that says what went wrong: the first that starts
+// with "error" (cargo's and rustup's, which a backtrace may follow), or else the last.
+func errorLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(strings.ToLower(l), "error") {
+			return clip(l)
+		}
+	}
+	return lastLine(s)
 }
 
 // lastLine is the line of an error output that says what went wrong: the last one (a Python

@@ -46,11 +46,11 @@ func TestBatteryBehindTheLinuxWall(t *testing.T) {
 	if st := prov.Check(ctx); !st.OK {
 		t.Skipf("the Linux wall cannot run here: %s", st.Reason)
 	}
-	rs, b, secret, port, accepted := runBattery(t, ctx, prov)
+	rs, b, secret, port, accepted := runBattery(t, ctx, prov, "")
 	t.Logf("sandbox check on this machine:\n%s", b.String())
-	statuses := map[string]string{}
+	statuses, details := map[string]string{}, map[string]string{}
 	for _, r := range rs {
-		statuses[r.Name] = r.Status
+		statuses[r.Name], details[r.Name] = r.Status, r.Detail
 		gap, known := linuxWallGaps[r.Name]
 		switch {
 		case known && r.Status == Broken:
@@ -86,7 +86,9 @@ func TestBatteryBehindTheLinuxWall(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(filepath.Dir(filepath.Dir(secret)), "..", "project", ".openworker-check")); err == nil {
 		t.Error("the write probe left its file behind")
 	}
-	// The toolchains' lines run the real programs where this machine has them.
+	// The toolchains' lines run the real programs where this machine has them, and skip
+	// those that fail outside the wall too (rustup with no default toolchain for this home),
+	// as the check does: the machine's, not the wall's.
 	for name, program := range map[string]string{
 		"java -version":                           "java",
 		"cargo build of a one-file crate":         "cargo",
@@ -96,6 +98,10 @@ func TestBatteryBehindTheLinuxWall(t *testing.T) {
 			if statuses[name] != Skipped {
 				t.Errorf("%s: %q without %s, want skipped", name, statuses[name], program)
 			}
+			continue
+		}
+		if statuses[name] == Skipped && strings.HasPrefix(details[name], "fails outside the sandbox too") {
+			t.Logf("%s: skipped, %s", name, details[name])
 			continue
 		}
 		if statuses[name] != Works {
@@ -136,7 +142,7 @@ func TestNpmInstallFetchesFromTheRegistry(t *testing.T) {
 				p = append(p, pr)
 			}
 		}
-		return Run(ctx, sessionExec(s), p, exec.LookPath)[0]
+		return Run(ctx, sessionExec(s), p, Outside{LookPath: exec.LookPath})[0]
 	}
 	if r := npm(false); r.Status != Broken {
 		t.Errorf("with the registry not on the allow list, npm install was %q (%s), want broken", r.Status, r.Detail)
@@ -165,7 +171,7 @@ func TestServerWithLocalServers(t *testing.T) {
 		t.Skipf("the Linux wall cannot run here: %s", st.Reason)
 	}
 	s := startSession(t, ctx, prov, false, 0, true)
-	rs := Run(ctx, sessionExec(s), LocalServerProbes(), exec.LookPath)
+	rs := Run(ctx, sessionExec(s), LocalServerProbes(), Outside{LookPath: exec.LookPath})
 	if len(rs) != 2 {
 		t.Fatalf("%d lines, want the loopback server's and the one on ::", len(rs))
 	}
@@ -237,7 +243,7 @@ func sessionExec(s *session.Session) Exec {
 func TestBatteryCatchesNoWall(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	rs, _, secret, port, accepted := runBattery(t, ctx, sandbox.DirectProvider{})
+	rs, _, secret, port, accepted := runBattery(t, ctx, sandbox.DirectProvider{}, "")
 	statuses := map[string]string{}
 	for _, r := range rs {
 		statuses[r.Name] = r.Status
@@ -267,8 +273,9 @@ func TestBatteryCatchesNoWall(t *testing.T) {
 }
 
 // runBattery starts a session with prov, a fake home with a login file, and a loopback
-// listener outside, and runs the battery in it.
-func runBattery(t *testing.T, ctx context.Context, prov sandbox.Provider) (rs []Result, b *bytes.Buffer, secret string, port int, accepted *atomic.Int32) {
+// listener outside, and runs the battery in it, trying outside the programs that fail inside.
+// first, when given, is a folder shared read-only and put first on PATH, inside and outside.
+func runBattery(t *testing.T, ctx context.Context, prov sandbox.Provider, first string) (rs []Result, b *bytes.Buffer, secret string, port int, accepted *atomic.Int32) {
 	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -318,6 +325,10 @@ func runBattery(t *testing.T, ctx context.Context, prov sandbox.Provider) (rs []
 	// A toolchain in a home folder is readable inside once the person switches it on, as
 	// rustup's is for cargo: the test gives the session the folders the real cargo needs.
 	toolchains, path := toolchainFolders(t)
+	if first != "" {
+		// Shared read-only, so that the program there is the one found inside too.
+		path, toolchains = first+":"+path, append(toolchains, first)
+	}
 	m, err := session.NewManager(session.Options{
 		Providers: map[sandbox.Enforcement]sandbox.Provider{prov.Name(): prov},
 		UserHome:  home, StateDir: filepath.Join(root, "state"), TmpRoot: root, GOOS: "linux",
@@ -336,13 +347,52 @@ func runBattery(t *testing.T, ctx context.Context, prov sandbox.Provider) (rs []
 	rs = Run(ctx, sessionExec(s), Battery(Options{
 		GOOS: "linux", UserHome: home, DirectPort: port, Reached: func() bool { return accepted.Load() > 0 },
 		OutsidePID: os.Getpid(), OutsideArg: filepath.Base(os.Args[0]), RegistryPort: reg.Port,
-	}), exec.LookPath)
+	}), Outside{LookPath: func(name string) (string, error) { return lookPathIn(path, name) },
+		Exec: ExecOutside(filepath.Join(root, "outside"), append(os.Environ(), "PATH="+path))})
 	b = &bytes.Buffer{}
 	Print(b, rs)
 	return rs, b, secret, port, accepted
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// lookPathIn is exec.LookPath over path instead of this process's PATH.
+func lookPathIn(path, name string) (string, error) {
+	for _, dir := range filepath.SplitList(path) {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", exec.ErrNotFound
+}
+
+// A cargo that fails outside the wall too, as rustup's does in a home with no default
+// toolchain, is skipped with what it said there: the battery, the check and the README's test
+// command do not blame the wall for it.
+func TestBatteryWithAToolBrokenOutside(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	prov := &linux.Provider{}
+	if st := prov.Check(ctx); !st.OK {
+		t.Skipf("the Linux wall cannot run here: %s", st.Reason)
+	}
+	broken := t.TempDir()
+	if err := os.WriteFile(filepath.Join(broken, "cargo"), []byte("#!/bin/sh\necho \"error: rustup could not choose a version of cargo to run, because one wasn't specified explicitly, and no default is configured.\" >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rs, b, _, _, _ := runBattery(t, ctx, prov, broken)
+	for _, r := range rs {
+		if r.Name != "cargo build of a one-file crate" {
+			continue
+		}
+		if r.Status != Skipped || !r.OK || !strings.HasPrefix(r.Detail, "fails outside the sandbox too (exit status 1: error: rustup could not choose") {
+			t.Errorf("cargo broken outside: %+v\n%s", r, b)
+		}
+		return
+	}
+	t.Errorf("no cargo line:\n%s", b)
+}
 
 // toolchainFolders are the folders of the real cargo's toolchain when rustup manages it (its
 // proxies in ~/.cargo/bin look in RUSTUP_HOME, which a session only gets for a toolchain
@@ -375,7 +425,7 @@ func TestLeftRunningEndsWithTheSession(t *testing.T) {
 	s := startSession(t, ctx, prov, false, 0, false)
 	writable, _ := s.Folders()
 	folder := writable[0]
-	r := Run(ctx, sessionExec(s), []Probe{LeftRunningProbe()}, exec.LookPath)[0]
+	r := Run(ctx, sessionExec(s), []Probe{LeftRunningProbe()}, Outside{LookPath: exec.LookPath})[0]
 	if r.Status != Works {
 		t.Fatalf("%s: %q (%s)", r.Name, r.Status, r.Detail)
 	}

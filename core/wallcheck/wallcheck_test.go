@@ -62,7 +62,7 @@ func TestJudging(t *testing.T) {
 				t.Fatalf("%d probes named like %q", len(p), tt.probe)
 			}
 			reached = tt.reached
-			rs := Run(context.Background(), func(context.Context, string) (Outcome, error) { return tt.out, nil }, p, found)
+			rs := Run(context.Background(), func(context.Context, string) (Outcome, error) { return tt.out, nil }, p, Outside{LookPath: found})
 			if rs[0].Status != tt.want || rs[0].OK != (tt.want == Works || tt.want == Refused) {
 				t.Errorf("status %q ok %v (%s), want %q", rs[0].Status, rs[0].OK, rs[0].Detail, tt.want)
 			}
@@ -104,7 +104,7 @@ func TestGitMetadataProbe(t *testing.T) {
 		{"made", Outcome{}, NotRefused},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			rs := Run(context.Background(), func(context.Context, string) (Outcome, error) { return tt.out, nil }, p, found)
+			rs := Run(context.Background(), func(context.Context, string) (Outcome, error) { return tt.out, nil }, p, Outside{LookPath: found})
 			if rs[0].Status != tt.want || rs[0].Unreported {
 				t.Errorf("%+v, want %s", rs[0], tt.want)
 			}
@@ -114,7 +114,7 @@ func TestGitMetadataProbe(t *testing.T) {
 
 func TestSkipsMissingPrograms(t *testing.T) {
 	probes := Battery(Options{GOOS: "linux"})
-	rs := Run(context.Background(), fakeExec{}.exec, probes, func(name string) (string, error) { return "", errors.New("missing") })
+	rs := Run(context.Background(), fakeExec{}.exec, probes, Outside{LookPath: func(name string) (string, error) { return "", errors.New("missing") }})
 	for _, r := range rs {
 		if r.Name == "node os.cpus()" && (r.Status != Skipped || !r.OK) {
 			t.Errorf("node: %+v", r)
@@ -174,7 +174,7 @@ func TestRefusalMustBeReported(t *testing.T) {
 		t.Fatalf("%d login-file probes whose denial must be reported", len(p))
 	}
 	refused := Outcome{ExitCode: 1, Stderr: "ls: Operation not permitted"}
-	rs := Run(context.Background(), func(context.Context, string) (Outcome, error) { return refused, nil }, p, found)
+	rs := Run(context.Background(), func(context.Context, string) (Outcome, error) { return refused, nil }, p, Outside{LookPath: found})
 	if rs[0].Status != Refused || !rs[0].Unreported {
 		t.Errorf("a refusal with no denial in the report: %+v", rs[0])
 	}
@@ -184,7 +184,7 @@ func TestRefusalMustBeReported(t *testing.T) {
 		t.Errorf("the line does not say the denial was missing: %s", b.String())
 	}
 	refused.Denials = []string{"file-read-data " + home + " (ls)"}
-	rs = Run(context.Background(), func(context.Context, string) (Outcome, error) { return refused, nil }, p, found)
+	rs = Run(context.Background(), func(context.Context, string) (Outcome, error) { return refused, nil }, p, Outside{LookPath: found})
 	if rs[0].Unreported {
 		t.Errorf("a reported refusal counted as unreported: %+v", rs[0])
 	}
@@ -223,7 +223,7 @@ func TestEverydayProbes(t *testing.T) {
 			if len(p) != 1 {
 				t.Fatalf("%d probes named %q", len(p), tt.probe)
 			}
-			rs := Run(context.Background(), func(context.Context, string) (Outcome, error) { return tt.out, nil }, p, found)
+			rs := Run(context.Background(), func(context.Context, string) (Outcome, error) { return tt.out, nil }, p, Outside{LookPath: found})
 			if rs[0].Status != tt.want {
 				t.Errorf("status %q (%s), want %q", rs[0].Status, rs[0].Detail, tt.want)
 			}
@@ -249,12 +249,12 @@ func TestJavaSkippedWithoutARuntime(t *testing.T) {
 		return Outcome{Stderr: `openjdk version "21.0.2" 2024-01-16`}, nil
 	}
 	missing := find(Options{GOOS: "darwin", JavaMissing: func() string { return "no Java runtime is installed (/usr/libexec/java_home found none)" }})
-	rs := Run(context.Background(), exec, []Probe{missing}, found)
+	rs := Run(context.Background(), exec, []Probe{missing}, Outside{LookPath: found})
 	if ran || rs[0].Status != Skipped || !strings.Contains(rs[0].Detail, "no Java runtime") {
 		t.Errorf("without a runtime: ran %v, %+v", ran, rs[0])
 	}
 	there := find(Options{GOOS: "darwin", JavaMissing: func() string { return "" }})
-	if rs := Run(context.Background(), exec, []Probe{there}, found); !ran || rs[0].Status != Works {
+	if rs := Run(context.Background(), exec, []Probe{there}, Outside{LookPath: found}); !ran || rs[0].Status != Works {
 		t.Errorf("with a runtime: ran %v, %+v", ran, rs[0])
 	}
 }
@@ -285,7 +285,7 @@ func TestProcargsProbeOnAMac(t *testing.T) {
 		{"no_python", Outcome{ExitCode: 1, Stderr: "xcode-select: note: No developer tools were found, requesting install."}, Failed},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			rs := Run(context.Background(), func(context.Context, string) (Outcome, error) { return tt.out, nil }, []Probe{p}, found)
+			rs := Run(context.Background(), func(context.Context, string) (Outcome, error) { return tt.out, nil }, []Probe{p}, Outside{LookPath: found})
 			if rs[0].Status != tt.want {
 				t.Errorf("%+v, want %s", rs[0], tt.want)
 			}
@@ -343,11 +343,74 @@ func TestNotFoundInsideSaysWhere(t *testing.T) {
 	look := func(string) (string, error) { return "/Users/me/.cargo/bin/cargo", nil }
 	rs := Run(context.Background(), func(context.Context, string) (Outcome, error) {
 		return Outcome{ExitCode: 127, Stderr: "sh: cargo: command not found"}, nil
-	}, []Probe{p}, look)
-	if rs[0].Status != Broken || !strings.Contains(rs[0].Detail, "outside the sandbox it is /Users/me/.cargo/bin/cargo") ||
-		!strings.Contains(rs[0].Detail, "Developer toolchains") {
+	}, []Probe{p}, Outside{LookPath: look})
+	if rs[0].Status != Broken || !strings.Contains(rs[0].Detail, "outside the sandbox it is /Users/me/.cargo/bin/cargo") {
 		t.Errorf("%+v", rs[0])
 	}
+}
+
+// A program that must run and did not is tried outside the wall too: one that fails there as
+// well (rustup's cargo with no default toolchain for this home) is not the wall's doing, and
+// one found only where sessions do not see it says what makes it readable; only one that
+// works outside and fails inside is broken. One that works inside is not run outside.
+func TestToolTriedOutside(t *testing.T) {
+	const rustup = "error: rustup could not choose a version of cargo to run, because one wasn't specified explicitly, and no default is configured."
+	p := Probe{Name: "cargo build of a one-file crate", Command: "cargo build", Needs: "cargo", Judge: wantOutput("built by cargo")}
+	look := func(string) (string, error) { return "/home/me/.cargo/bin/cargo", nil }
+	advice := func(dir string) string { return "switch on the toolchain for " + dir }
+	built := Outcome{Stdout: "built by cargo\n"}
+	tests := []struct {
+		name            string
+		inside, outside Outcome
+		want            string
+		detail          []string
+		ranOutside      bool
+	}{
+		{"fails_outside_too", Outcome{ExitCode: 1, Stderr: rustup}, Outcome{ExitCode: 1, Stderr: "\n" + rustup + "\nhelp: run 'rustup default stable'\n\nStack backtrace:\n  13: <unknown>\n"}, Skipped,
+			[]string{"fails outside the sandbox too (exit status 1: " + rustup[:40]}, true},
+		{"not_found_inside_fails_outside_too", Outcome{ExitCode: 127, Stderr: "sh: 1: cargo: not found"}, Outcome{ExitCode: 1, Stderr: rustup}, Skipped,
+			[]string{"fails outside the sandbox too"}, true},
+		{"not_seen_inside", Outcome{ExitCode: 127, Stderr: "sh: 1: cargo: not found"}, built, Skipped,
+			[]string{"/home/me/.cargo/bin", "which sessions do not see", "switch on the toolchain for /home/me/.cargo/bin"}, true},
+		{"wrong_output_outside_too", Outcome{Stdout: "nothing"}, Outcome{Stdout: "nothing"}, Skipped,
+			[]string{"fails outside the sandbox too (its output"}, true},
+		{"broken_by_the_wall", Outcome{ExitCode: 101, Stderr: "error: Permission denied (os error 13)"}, built, Broken,
+			[]string{"exit status 101: error: Permission denied"}, true},
+		{"works", built, Outcome{ExitCode: 1}, Works, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ranOutside := false
+			outside := func(_ context.Context, cmd string) (Outcome, error) {
+				if cmd != p.Command {
+					t.Errorf("outside ran %q, want the probe's command", cmd)
+				}
+				ranOutside = true
+				return tt.outside, nil
+			}
+			rs := Run(context.Background(), func(context.Context, string) (Outcome, error) { return tt.inside, nil }, []Probe{p},
+				Outside{LookPath: look, Exec: outside, Advice: advice})
+			r := rs[0]
+			if r.Status != tt.want || r.OK != (tt.want != Broken) || ranOutside != tt.ranOutside {
+				t.Errorf("%+v (ran outside %v), want %s", r, ranOutside, tt.want)
+			}
+			for _, d := range tt.detail {
+				if !strings.Contains(r.Detail, d) {
+					t.Errorf("detail %q lacks %q", r.Detail, d)
+				}
+			}
+			if OK(rs) != (tt.want != Broken) {
+				t.Errorf("OK = %v", OK(rs))
+			}
+		})
+	}
+	// What must be refused is never tried outside: it would be an escape there.
+	refused := Probe{Name: "read of a login file", Command: "head -c 0 -- x", Needs: "head", Refused: true}
+	Run(context.Background(), func(context.Context, string) (Outcome, error) { return Outcome{}, nil }, []Probe{refused},
+		Outside{LookPath: look, Exec: func(context.Context, string) (Outcome, error) {
+			t.Error("a probe that must be refused was run outside")
+			return Outcome{}, nil
+		}})
 }
 
 // The line of the tools a session finds on its PATH says which, and whether the language is
@@ -365,7 +428,7 @@ func TestToolsOnPath(t *testing.T) {
 	}
 	rs := Run(context.Background(), func(context.Context, string) (Outcome, error) {
 		return Outcome{Stdout: "found: node python3 git; not found: go cargo npm\nUTF-8 locale\n"}, nil
-	}, []Probe{p}, found)
+	}, []Probe{p}, Outside{LookPath: found})
 	if rs[0].Status != Works || !rs[0].Info || rs[0].Detail != "found: node python3 git; not found: go cargo npm; UTF-8 locale" {
 		t.Errorf("%+v", rs[0])
 	}

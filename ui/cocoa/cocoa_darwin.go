@@ -228,6 +228,8 @@ func (s *shell) act(a view.Action) {
 		s.app.Terminate(nil)
 	case view.OpenPath:
 		appkit.Workspace_SharedWorkspace().OpenURL(foundation.URL_FileURLWithPath(a.Path))
+	case view.OpenURL:
+		appkit.Workspace_SharedWorkspace().OpenURL(foundation.URL_URLWithString(a.URL))
 	case view.CopyText:
 		pb := appkit.Pasteboard_GeneralPasteboard()
 		pb.ClearContents()

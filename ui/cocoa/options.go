@@ -82,7 +82,7 @@ func keyEquivalent(b view.Button) string {
 // copy) rather than by the model.
 func shellAction(a view.Action) bool {
 	switch a.(type) {
-	case view.Quit, view.OpenPath, view.PickPath, view.CopyText:
+	case view.Quit, view.OpenPath, view.OpenURL, view.PickPath, view.CopyText:
 		return true
 	}
 	return false

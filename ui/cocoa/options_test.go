@@ -39,7 +39,7 @@ func TestKeyEquivalent(t *testing.T) {
 }
 
 func TestShellAction(t *testing.T) {
-	for _, a := range []view.Action{view.Quit{}, view.OpenPath{Path: "/x"}, view.PickPath{}, view.CopyText{Text: "report"}} {
+	for _, a := range []view.Action{view.Quit{}, view.OpenPath{Path: "/x"}, view.OpenURL{URL: "http://127.0.0.1:3000/"}, view.PickPath{}, view.CopyText{Text: "report"}} {
 		if !shellAction(a) {
 			t.Errorf("%T is the shell's own action", a)
 		}

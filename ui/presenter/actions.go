@@ -9,6 +9,7 @@ const (
 	SitesWindow    = "sites"
 	AddFileWindow  = "add-file"
 	AllowWindow    = "allow"
+	PublishWindow  = "publish"
 	CheckWindow    = "check"
 )
 
@@ -46,7 +47,17 @@ type (
 	EditAllow       struct{ Session, Text string }
 	// Revoke takes back a session-only site.
 	Revoke struct{ Session, Site string }
-	// SetLocalServers switches a session's local servers on or off (its runner restarts).
+	// PublishPort publishes a port of a session's sandbox loopback on this machine's
+	// 127.0.0.1 while a server listens there (Port as the person typed it); EditPublish is
+	// its field's text; Unpublish takes a port asked for back.
+	PublishPort struct{ Session, Port string }
+	EditPublish struct{ Session, Text string }
+	Unpublish   struct {
+		Session string
+		Port    int
+	}
+	// SetLocalServers switches a session's local servers on or off: on a Mac its runner
+	// restarts; on Linux its servers' ports are published, or taken back, at once.
 	SetLocalServers struct {
 		Session string
 		On      bool
@@ -95,6 +106,8 @@ func (a EditAllow) WithText(s string) view.Action { return EditAllow{Session: a.
 func (a AllowForSession) WithText(s string) view.Action {
 	return AllowForSession{Session: a.Session, Site: s}
 }
-func (AddToolchain) WithText(s string) view.Action { return AddToolchain{Path: s} }
-func (SetFilePath) WithText(s string) view.Action  { return SetFilePath{Path: s} }
-func (EditFileHost) WithText(s string) view.Action { return EditFileHost{Text: s} }
+func (a EditPublish) WithText(s string) view.Action { return EditPublish{Session: a.Session, Text: s} }
+func (a PublishPort) WithText(s string) view.Action { return PublishPort{Session: a.Session, Port: s} }
+func (AddToolchain) WithText(s string) view.Action  { return AddToolchain{Path: s} }
+func (SetFilePath) WithText(s string) view.Action   { return SetFilePath{Path: s} }
+func (EditFileHost) WithText(s string) view.Action  { return EditFileHost{Text: s} }

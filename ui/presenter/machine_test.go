@@ -3,11 +3,14 @@ package presenter
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/sandbox"
 	"github.com/openworker/openworker/core/tstest"
 	"github.com/openworker/openworker/ui/view"
@@ -55,11 +58,36 @@ func TestLocalServersInTheSessionMenu(t *testing.T) {
 		it.Tooltip != "Hard links and clones: allowed inside the session's folders (checked on this Mac)." {
 		t.Errorf("links line when proved: %+v", it)
 	}
-	for _, other := range []string{"direct", "linux"} {
-		o := previewState(other, "allowlist").withSession()
-		if _, ok := findItem(Menu(o), "Local servers"); ok {
-			t.Errorf("a %s session's menu has the local-servers switch", other)
+	o := previewState("direct", "allowlist").withSession()
+	if _, ok := findItem(Menu(o), "Local servers"); ok {
+		t.Error("a direct session's menu has the local-servers switch")
+	}
+}
+
+// A Linux session's menu has the switch too, which publishes its servers' ports on this
+// machine's loopback with no restart, and an item per published port that opens it in the
+// browser, at the port this machine reaches it at; a port asked for that nothing listens at
+// says so.
+func TestPublishedPortsInTheSessionMenu(t *testing.T) {
+	s := previewState("linux", "allowlist").withSession()
+	if it, ok := findItem(Menu(s), "Local servers"); !ok || it.Checked || it.Action != (SetLocalServers{Session: "7f3a9c", On: true}) || !strings.Contains(it.Tooltip, "127.0.0.1") {
+		t.Errorf("off: %+v (found %v)", it, ok)
+	}
+	s.Sessions[0].LocalServers = true
+	s.Sessions[0].Access.Published = []backend.Published{{Port: 3000, HostPort: 3000}, {Port: 8080, HostPort: 8081}, {Port: 5173, Asked: true}}
+	for title, want := range map[string]view.Action{
+		"Open 127.0.0.1:3000":                    view.OpenURL{URL: "http://127.0.0.1:3000/"},
+		"Open 127.0.0.1:8081 (port 8080 inside)": view.OpenURL{URL: "http://127.0.0.1:8081/"},
+	} {
+		if it, ok := findItem(Menu(s), title); !ok || it.Action != want || it.Title != title {
+			t.Errorf("%s: %+v (found %v)", title, it, ok)
 		}
+	}
+	if it, ok := findItem(Menu(s), "Port 5173"); !ok || !it.Disabled || !strings.Contains(it.Title, "nothing listens there yet") {
+		t.Errorf("a port asked for, not listening: %+v (found %v)", it, ok)
+	}
+	if _, ok := findItem(Menu(s), "Open: this Mac's loopback ports"); ok {
+		t.Error("a Linux session's menu says this Mac's loopback is open")
 	}
 }
 
@@ -179,4 +207,57 @@ func openWindow(t *testing.T, app view.App, id string) view.Window {
 		t.Fatalf("no window %s among %d", id, len(app.Windows))
 	}
 	return w
+}
+
+// publishing is a backend that records what it was asked to publish.
+type publishing struct {
+	nopBackend
+	asked []string
+}
+
+func (p *publishing) SetPublish(id string, port int, on bool) error {
+	p.asked = append(p.asked, fmt.Sprintf("%s %d %v", id, port, on))
+	return nil
+}
+
+// A Linux session's Access list has "Publish a port…", whose window takes a port (and says
+// what is wrong with one that is not), and each port asked for with Stop publishing.
+func TestPublishAPortFromTheAccessList(t *testing.T) {
+	s := previewState("linux", "allowlist").withSession()
+	s.Sessions[0].Access.Published = []backend.Published{{Port: 5173, Asked: true}, {Port: 3000, HostPort: 3000}}
+	it, ok := findItem(Menu(s), "Publish a port…")
+	if !ok || it.Action != (ShowWindow{ID: PublishWindow, Session: "7f3a9c"}) {
+		t.Fatalf("Publish a port…: %+v (found %v)", it, ok)
+	}
+	if it, ok := findItem(Menu(s), "Stop publishing"); !ok || it.Action != (Unpublish{Session: "7f3a9c", Port: 5173}) {
+		t.Errorf("Stop publishing: %+v (found %v)", it, ok)
+	}
+	if _, ok := findItem(Menu(previewState("seatbelt", "allowlist").withSession()), "Publish a port…"); ok {
+		t.Error("a Mac session's Access list offers to publish a port")
+	}
+	b := &publishing{}
+	p := New(b, Options{Settings: nopEditor{}, Logins: newFakeLogins(), Home: "/home/x"})
+	for _, a := range []view.Action{ShowWindow{ID: PublishWindow, Session: "7f3a9c"}, EditPublish{Session: "7f3a9c", Text: "http"}} {
+		if err := p.Dispatch(a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := p.State()
+	st.Sessions = s.Sessions
+	dump := view.Dump(view.App{Windows: Windows(st)})
+	if !strings.Contains(dump, "A port is a number from 1 to 65535.") || !strings.Contains(dump, `[disabled] key=return -> presenter.PublishPort`) {
+		t.Errorf("a port that is not one:\n%s", dump)
+	}
+	if err := p.Dispatch(PublishPort{Session: "7f3a9c", Port: "70000"}); err == nil || len(b.asked) != 0 {
+		t.Errorf("port 70000: %v, asked %v", err, b.asked)
+	}
+	if err := p.Dispatch(PublishPort{Session: "7f3a9c", Port: " 3000 "}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Dispatch(Unpublish{Session: "7f3a9c", Port: 5173}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(b.asked, ",") != "7f3a9c 3000 true,7f3a9c 5173 false" || slices.Contains(p.State().UI.Open, PublishWindow+":7f3a9c") {
+		t.Errorf("asked %v; open %v", b.asked, p.State().UI.Open)
+	}
 }

@@ -37,6 +37,7 @@ type Backend interface {
 	AllowForSession(id, site string) error
 	Revoke(id, site string) error
 	SetLocalServers(id string, on bool) error
+	SetPublish(id string, port int, on bool) error
 	Sites() backend.Sites
 	Tick(id string) error
 	Untick(id string) error
@@ -282,8 +283,8 @@ func (p *Presenter) dispatch(a view.Action) error {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		id := a.ID
-		if a.ID == AllowWindow {
-			id = AllowWindow + ":" + a.Session
+		if a.ID == AllowWindow || a.ID == PublishWindow {
+			id = a.ID + ":" + a.Session
 		}
 		if a.ID == SitesWindow {
 			p.ui.SitesSession = a.Session
@@ -312,6 +313,9 @@ func (p *Presenter) dispatch(a view.Action) error {
 		p.ui.Open = slices.DeleteFunc(p.ui.Open, func(o string) bool { return o == a.ID })
 		if strings.HasPrefix(a.ID, AllowWindow+":") {
 			delete(p.ui.AllowText, strings.TrimPrefix(a.ID, AllowWindow+":"))
+		}
+		if strings.HasPrefix(a.ID, PublishWindow+":") {
+			delete(p.ui.PublishText, strings.TrimPrefix(a.ID, PublishWindow+":"))
 		}
 		return nil
 	case FocusCards:
@@ -388,6 +392,38 @@ func (p *Presenter) dispatch(a view.Action) error {
 		return nil
 	case Revoke:
 		return p.b.Revoke(a.Session, a.Site)
+	case EditPublish:
+		p.mu.Lock()
+		if p.ui.PublishText == nil {
+			p.ui.PublishText = map[string]string{}
+		}
+		p.ui.PublishText[a.Session] = a.Text
+		p.mu.Unlock()
+		return nil
+	case PublishPort:
+		port, msg := portOf(a.Port)
+		if msg != "" {
+			p.mu.Lock()
+			if p.ui.PublishText == nil {
+				p.ui.PublishText = map[string]string{}
+			}
+			p.ui.PublishText[a.Session] = a.Port
+			p.mu.Unlock()
+			if strings.TrimSpace(a.Port) == "" {
+				return nil
+			}
+			return errors.New(msg)
+		}
+		if err := p.b.SetPublish(a.Session, port, true); err != nil {
+			return err
+		}
+		p.mu.Lock()
+		delete(p.ui.PublishText, a.Session)
+		p.ui.Open = slices.DeleteFunc(p.ui.Open, func(o string) bool { return o == PublishWindow+":"+a.Session })
+		p.mu.Unlock()
+		return nil
+	case Unpublish:
+		return p.b.SetPublish(a.Session, a.Port, false)
 	case SetLocalServers:
 		return p.b.SetLocalServers(a.Session, a.On)
 	case CheckMachine:
@@ -463,7 +499,7 @@ func (p *Presenter) dispatch(a view.Action) error {
 		return p.addFile()
 	case nil:
 		return nil
-	case view.Quit, view.OpenPath, view.PickPath, view.CopyText:
+	case view.Quit, view.OpenPath, view.OpenURL, view.PickPath, view.CopyText:
 		return fmt.Errorf("%T is the shell's to carry out, not the presenter's", a)
 	}
 	return fmt.Errorf("the app does not know the action %T", a)

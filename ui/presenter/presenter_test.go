@@ -814,7 +814,7 @@ func TestEveryActionIsKnown(t *testing.T) {
 		p := New(nopBackend{}, Options{Settings: nopEditor{}, Logins: newFakeLogins(), Home: "/home/x"})
 		for _, a := range acts {
 			switch a := a.(type) {
-			case nil, view.Quit, view.OpenPath:
+			case nil, view.Quit, view.OpenPath, view.OpenURL:
 				continue
 			case view.PickPath:
 				if a.Then == nil {
@@ -837,6 +837,7 @@ func (nopBackend) Answer(string, string) (approvals.Effect, error) { return appr
 func (nopBackend) Access(string) (backend.Access, error)           { return backend.Access{}, nil }
 func (nopBackend) AllowForSession(string, string) error            { return nil }
 func (nopBackend) SetLocalServers(string, bool) error              { return nil }
+func (nopBackend) SetPublish(string, int, bool) error              { return nil }
 func (nopBackend) Revoke(string, string) error                     { return nil }
 func (nopBackend) Sites() backend.Sites                            { return backend.Sites{} }
 func (nopBackend) Tick(string) error                               { return nil }

@@ -194,6 +194,13 @@ func Previews() []Preview {
 	servers.Sessions[0].LocalServers = true
 	add(Preview{Name: "local-servers", Title: "A session's local servers switched on", State: servers, Menu: []string{"project"}})
 
+	published := previewState("linux", "allowlist", "github").withSession()
+	published.Native, published.Wall = sandbox.Linux, sandbox.Status{Provider: sandbox.Linux, OK: true}
+	published.Sessions[0].LocalServers = true
+	published.Sessions[0].Access.LocalServers = true
+	published.Sessions[0].Access.Published = []backend.Published{{Port: 3000, HostPort: 3000}, {Port: 8080, HostPort: 8081}, {Port: 5173, Asked: true}}
+	add(Preview{Name: "published-ports", Title: "A Linux session's servers published on this machine's loopback", State: published, Menu: []string{"project"}})
+
 	mac := servers
 	mac.Links = &Links{Probed: true, Both: true}
 	mac.UI.Open = []string{SettingsWindow}
@@ -249,7 +256,7 @@ func Previews() []Preview {
 	add(Preview{Name: "ssh-keys", Title: "The SSH keys entry, used through OpenWorker's agent", State: sshEntry})
 
 	sshCard := previewState("seatbelt", "allowlist", "github").withSession()
-	sshCard.Cards = []backend.CardInfo{{ID: "c5", Session: "7f3a9c", Site: "github.com", Kind: string(approvals.SSHLogin), Created: previewNow, Askers: 1,
+	sshCard.Cards = []backend.CardInfo{{ID: "c5", Session: "7f3a9c", Site: "github.com", Kind: string(approvals.SSHLogin), Created: previewNow, Askers: 1, BlockedCommand: "git push origin main",
 		Reason:  "The coworker wants to sign in to github.com over SSH as you, with key id_ed25519 (SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s)",
 		Answers: []string{"session", "always", "deny"}}}
 	add(Preview{Name: "ssh-card", Title: "An SSH login's card", State: sshCard})

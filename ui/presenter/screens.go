@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -314,12 +315,45 @@ func (s State) sessionMenu(ss Session) view.Menu {
 			add(view.MenuItem{Title: title, Disabled: true, Tooltip: LinksLine(*s.Links) + "."})
 		}
 	}
+	if ss.Enforcement == sandbox.Linux {
+		// The sandbox has a loopback of its own: the switch publishes its servers' ports on
+		// this machine's, and nothing in the wall changes.
+		add(view.MenuItem{Title: "Local servers", Checked: ss.LocalServers, Action: SetLocalServers{Session: ss.ID, On: !ss.LocalServers}, Tooltip: publishTip})
+	}
+	add(publishedItems(ss.Access.Published)...)
 	if !ss.Started.IsZero() {
 		add(view.MenuItem{Title: "Started " + ago(s.Now, ss.Started), Disabled: true})
 	}
 	access := s.accessMenu(ss)
 	add(view.MenuItem{Title: "Access", Submenu: &access})
 	return m
+}
+
+// publishTip says what the local-servers switch does where the sandbox has a loopback of its
+// own.
+const publishTip = "Publishes each port a server in the session listens on, on this machine's 127.0.0.1 (the same port, or the next free one) while it listens, " +
+	"so that your browser reaches it. Only this machine's loopback can connect in; nothing inside reaches this machine through it."
+
+// publishedItems are the session's servers this machine reaches, each opened in the browser
+// from its item, and the ports asked for that nothing listens at yet. The address is made
+// of port numbers only: nothing a command wrote.
+func publishedItems(ps []backend.Published) []view.MenuItem {
+	var items []view.MenuItem
+	for _, p := range ps {
+		if p.HostPort == 0 {
+			items = append(items, view.MenuItem{Title: fmt.Sprintf("Port %d: nothing listens there yet", p.Port), Disabled: true, Indent: 1,
+				Tooltip: fmt.Sprintf("Port %d is published on this machine's 127.0.0.1 once a server in the session listens there.", p.Port)})
+			continue
+		}
+		title := fmt.Sprintf("Open 127.0.0.1:%d", p.HostPort)
+		tip := fmt.Sprintf("A server in the session listens on port %d; this machine reaches it at 127.0.0.1:%d while it listens.", p.Port, p.HostPort)
+		if p.HostPort != p.Port {
+			title += fmt.Sprintf(" (port %d inside)", p.Port)
+			tip += fmt.Sprintf(" Port %d was taken here.", p.Port)
+		}
+		items = append(items, view.MenuItem{Title: title, Indent: 1, Tooltip: tip, Action: view.OpenURL{URL: fmt.Sprintf("http://127.0.0.1:%d/", p.HostPort)}})
+	}
+	return items
 }
 
 // localServersTip says what the local-servers switch opens, and what turning it costs.
@@ -383,6 +417,19 @@ func (s State) accessMenu(ss Session) view.Menu {
 	add(view.MenuItem{Separator: true},
 		view.MenuItem{Title: "Allow another site…", Action: ShowWindow{ID: AllowWindow, Session: ss.ID}},
 		view.MenuItem{Title: "Choose sites…", Action: ShowWindow{ID: SitesWindow, Session: ss.ID}})
+	if ss.Enforcement == sandbox.Linux {
+		// Its servers are on a loopback of its own: a port is published on this machine's.
+		add(view.MenuItem{Separator: true})
+		for _, p := range ss.Access.Published {
+			if !p.Asked {
+				continue
+			}
+			sub := view.Menu{Items: []view.MenuItem{{Title: "Stop publishing", Action: Unpublish{Session: ss.ID, Port: p.Port}}}}
+			add(view.MenuItem{Title: fmt.Sprintf("Port %d — published", p.Port), Submenu: &sub, Tooltip: "Published on this machine's 127.0.0.1 while a server in the session listens there"})
+		}
+		add(view.MenuItem{Title: "Publish a port…", Action: ShowWindow{ID: PublishWindow, Session: ss.ID},
+			Tooltip: "Publishes one port of the session's own loopback on this machine's 127.0.0.1 while a server listens there, with local servers off too."})
+	}
 	return m
 }
 
@@ -411,6 +458,8 @@ func Windows(s State) []view.Window {
 			out = append(out, CheckMachineWindow(s))
 		case strings.HasPrefix(id, AllowWindow+":"):
 			out = append(out, AllowAnother(s, strings.TrimPrefix(id, AllowWindow+":")))
+		case strings.HasPrefix(id, PublishWindow+":"):
+			out = append(out, PublishAnother(s, strings.TrimPrefix(id, PublishWindow+":")))
 		}
 	}
 	if s.UI.Error != "" && len(out) > 0 {
@@ -519,6 +568,9 @@ func (s State) card(c backend.CardInfo, focused bool) view.Node {
 			view.Label{Text: c.Site, Style: view.Headline},
 			view.Label{Text: c.Reason},
 			view.Label{Text: "Your key stays outside the sandbox; this allows its signature, not a copy. " + holds + " The allow list still decides where the connection may go.", Style: view.Secondary},
+		}
+		if c.BlockedCommand != "" {
+			children = append(children, view.Label{Text: "Asked while running “" + c.BlockedCommand + "”.", Style: view.Secondary})
 		}
 	}
 	if c.Askers > 1 {
@@ -922,19 +974,48 @@ func AddFileForm(s State) view.Window {
 	return view.Window{ID: AddFileWindow, Title: "Add a file or folder", Width: 480, Body: view.Stack{Children: body}, OnClose: CloseWindow{ID: AddFileWindow}}
 }
 
+// PublishAnother is a Linux session's "Publish a port…".
+func PublishAnother(s State, id string) view.Window {
+	text := s.UI.PublishText[id]
+	_, msg := portOf(text)
+	if strings.TrimSpace(text) == "" {
+		msg = ""
+	}
+	return oneFieldWindow(PublishWindow+":"+id, "Publish a port of "+s.sessionName(id),
+		"While a server in "+s.sessionName(id)+" listens on this port, this machine's 127.0.0.1 reaches it: at the same port, or the next free one. Nothing inside reaches this machine through it.",
+		view.TextField{Title: "Port", Placeholder: "3000", Text: text, Message: msg, OnChange: EditPublish{Session: id}},
+		"Publish", PublishPort{Session: id, Port: text})
+}
+
+// portOf reads a port the person typed, or says what is wrong with it.
+func portOf(text string) (int, string) {
+	p, err := strconv.Atoi(strings.TrimSpace(text))
+	if err != nil || p < 1 || p > 65535 {
+		return 0, "A port is a number from 1 to 65535."
+	}
+	return p, ""
+}
+
 // AllowAnother is a session's "Allow another site…".
 func AllowAnother(s State, id string) view.Window {
-	wid := AllowWindow + ":" + id
 	text := s.UI.AllowText[id]
-	msg := siteMessage(text)
+	return oneFieldWindow(AllowWindow+":"+id, "Allow a site for "+s.sessionName(id),
+		"The site opens for "+s.sessionName(id)+"'s commands at once, and closes when the session ends.",
+		view.TextField{Title: "Site", Placeholder: "example.com:443", Text: text, Message: siteMessage(text), OnChange: EditAllow{Session: id}},
+		"Allow for this session", AllowForSession{Session: id, Site: text})
+}
+
+// oneFieldWindow is a session's small form: what it does, one field, Cancel and the button
+// that does it with the field's text (disabled while the field is empty or wrong).
+func oneFieldWindow(wid, title, about string, field view.TextField, button string, do view.Action) view.Window {
 	body := []view.Node{
-		view.Label{Text: "The site opens for " + s.sessionName(id) + "'s commands at once, and closes when the session ends."},
-		view.TextField{Title: "Site", Placeholder: "example.com:443", Text: text, Message: msg, OnChange: EditAllow{Session: id}},
+		view.Label{Text: about},
+		field,
 		view.Stack{Axis: view.Horizontal, Align: view.Trailing, Children: []view.Node{
 			view.Button{Title: "Cancel", Role: view.Cancel, Key: view.KeyEscape, Action: CloseWindow{ID: wid}},
-			view.Button{Title: "Allow for this session", Role: view.Primary, Default: true, Key: view.KeyReturn,
-				Disabled: strings.TrimSpace(text) == "" || msg != "", Action: AllowForSession{Session: id, Site: text}},
+			view.Button{Title: button, Role: view.Primary, Default: true, Key: view.KeyReturn,
+				Disabled: strings.TrimSpace(field.Text) == "" || field.Message != "", Action: do},
 		}},
 	}
-	return view.Window{ID: wid, Title: "Allow a site for " + s.sessionName(id), Width: 440, Body: view.Stack{Children: body}, OnClose: CloseWindow{ID: wid}}
+	return view.Window{ID: wid, Title: title, Width: 440, Body: view.Stack{Children: body}, OnClose: CloseWindow{ID: wid}}
 }

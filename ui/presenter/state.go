@@ -98,8 +98,9 @@ type UI struct {
 	SiteText, SiteMessage string
 	// SitesSession is the session whose Session only sites Choose sites… shows.
 	SitesSession string
-	// AllowText is each session's "Allow another site" field.
-	AllowText map[string]string
+	// AllowText is each session's "Allow another site" field; PublishText its "Publish a
+	// port" field.
+	AllowText, PublishText map[string]string
 	// The "A file or folder…" form.
 	FilePath, FileLabel, FileHosts, FileMessage string
 	// Error is what went wrong with the person's last action.
@@ -112,6 +113,7 @@ func (u UI) clone() UI {
 	u.Open = slices.Clone(u.Open)
 	u.HiddenCards = slices.Clone(u.HiddenCards)
 	u.AllowText = maps.Clone(u.AllowText)
+	u.PublishText = maps.Clone(u.PublishText)
 	u.Check.Lines = slices.Clone(u.Check.Lines)
 	return u
 }

@@ -25,6 +25,9 @@ type (
 	Quit struct{}
 	// OpenPath opens a file or folder with the person's default app (the audit log).
 	OpenPath struct{ Path string }
+	// OpenURL opens a web address with the person's browser (a session's server, published
+	// on this machine's loopback).
+	OpenURL struct{ URL string }
 	// CopyText puts Text on the clipboard (a report the person sends).
 	CopyText struct{ Text string }
 	// PickPath shows the system's open panel; the chosen path goes to Then.WithText. With
