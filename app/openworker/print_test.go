@@ -34,8 +34,8 @@ func TestCardLineEscapesWhatTheAgentWrote(t *testing.T) {
 
 // An SSH card's line says which kind of signature its answer holds for.
 func TestCardLineSaysTheSSHKind(t *testing.T) {
-	for kind, want := range map[string]string{"ssh": "(SSH login; an answer holds for logins to this server, not for signatures)",
-		"ssh-signing": "(SSH signing; an answer holds for signatures for this, not for logins)"} {
+	for kind, want := range map[string]string{"ssh": "an answer holds for logins to this server, not for signatures)",
+		"ssh-signing": "an answer holds for signatures for this, not for logins)"} {
 		line := cardLine(backend.CardInfo{ID: "c1", Session: "s1", Site: "prod.example", Kind: kind, Answers: []string{"session", "always", "deny"}})
 		if !strings.Contains(line, want) {
 			t.Errorf("a %s card's line does not say %q: %s", kind, want, line)
