@@ -118,6 +118,13 @@ var escapes = []attempt{
 	{"plant_git_hook", file("file-write-create", "/Users/me/src/app/.git/hooks/post-checkout")},
 	{"plant_hook_nested_repo", file("file-write-create", "/Users/me/src/app/third_party/x/.git/hooks/pre-commit")},
 	{"link_git_config", file("file-link", "/Users/me/src/app/.git/config")},
+	{"agent_host_settings", file("file-write-data", "/Users/me/src/app/.claude/settings.json")},
+	{"agent_host_local_settings", file("file-write-create", "/Users/me/src/app/.claude/settings.local.json")},
+	{"agent_host_settings_folder", file("file-write-create", "/Users/me/src/app/.claude")},
+	{"project_mcp_servers", file("file-write-create", "/Users/me/src/app/.mcp.json")},
+	{"codex_project_config", file("file-write-create", "/Users/me/src/app/packages/web/.codex/config.toml")},
+	{"gemini_project_settings", file("file-write-data", "/Users/me/src/app/.gemini/settings.json")},
+	{"cursor_project_hooks", file("file-write-create", "/Users/me/src/app/.cursor/hooks.json")},
 	{"rename_writable_folder_away", file("file-write-unlink", "/Users/me/src/app")},
 	{"read_homebrew_postgres", file("file-read-data", "/opt/homebrew/var/postgresql@16/base/1/1259")},
 	{"read_intel_homebrew_redis", file("file-read-data", "/usr/local/var/db/redis/dump.rdb")},
@@ -215,6 +222,11 @@ var uses = []attempt{
 	{"git_commit_object", file("file-write-create", "/Users/me/src/app/.git/objects/ab/cdef0123")},
 	{"git_branch_ref", file("file-write-create", "/Users/me/src/app/.git/refs/heads/feature")},
 	{"git_read_config", file("file-read-data", "/Users/me/src/app/.git/config")},
+	{"claude_md", file("file-write-data", "/Users/me/src/app/CLAUDE.md")},                       // instructions, not settings
+	{"cursor_rules_file", file("file-write-create", "/Users/me/src/app/.cursorrules")},          // a file, not the .cursor folder
+	{"mcp_json_backup", file("file-write-create", "/Users/me/src/app/.mcp.json.bak")},           // not what a host reads
+	{"claude_lookalike", file("file-write-create", "/Users/me/src/app/.claudex/settings.json")}, // another name
+	{"read_agent_settings", file("file-read-data", "/Users/me/src/app/.claude/settings.json")},
 	{"homebrew_ca_bundle", file("file-read-data", "/opt/homebrew/etc/ca-certificates/cert.pem")},
 	{"homebrew_git", file("process-exec", "/opt/homebrew/bin/git")},
 	{"xcode_licence", file("file-read-data", "/Library/Preferences/com.apple.dt.Xcode.plist")},       // tuist PR 7631

@@ -197,6 +197,8 @@ var gitMetadata = []struct{ suffix, why string }{
 	{`(/[^/]+)*/\.git/worktrees(/[^/]+)?$`, "the linked worktrees' folders, which a rename could swap"},
 	{`(/[^/]+)*/\.git/worktrees/[^/]+/(config|config\.worktree|commondir|hooks(/[^/]+)*)$`, "a linked worktree's settings, commondir and hooks"},
 	{`(/[^/]+)*/\.git/modules(/[^/]+)*$`, "submodules' repositories, whole: git status in the repository runs git in each of them"},
+	{`(/[^/]+)*/\.(claude|codex|gemini|cursor)(/[^/]+)*$`, "an agent host's project settings (Claude Code's hooks, apiKeyHelper and shell prefix, Codex's, gemini-cli's and Cursor's MCP servers and hooks), which the person's host runs outside when it starts in the project"},
+	{`(/[^/]+)*/\.mcp\.json$`, "the project's MCP servers, which Claude Code starts outside"},
 }
 
 // narrowed are folders inside the readable system paths that hold the person's data rather

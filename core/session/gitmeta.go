@@ -59,6 +59,15 @@ func (s *Session) scanGitMetadata(pol *policy.Policy) {
 	for _, a := range snap.Anchors() {
 		pol.Protected = append(pol.Protected, policy.Protected{Path: a.Path, Dir: true, ID: policy.FileID{Dev: a.Dev, Ino: a.Ino}, Anchor: true})
 	}
+	// The agent hosts' settings in the project, read-only as its repositories' settings are.
+	s.hostKnown = gitmeta.FindHostSettings(snap.HostPlaces())
+	for _, e := range s.hostKnown {
+		fi, err := os.Lstat(e.Path)
+		if err != nil {
+			continue
+		}
+		pol.Protected = append(pol.Protected, policy.Protected{Path: e.Path, Dir: fi.IsDir(), ID: policy.FileID{Dev: e.Dev, Ino: e.Ino}})
+	}
 	if snap.Truncated {
 		s.hints.sayOnce(fmt.Sprintf("openworker: the writable folders are larger than the repository check reads (%d folders deep, %d entries); "+
 			"hooks and settings planted in repositories beyond that are not moved aside\n", gitmeta.DefaultBounds.MaxDepth, gitmeta.DefaultBounds.MaxEntries))
@@ -151,6 +160,7 @@ func (s *Session) checkGitMetadata() []string {
 	}
 	moved, next := s.gitSnap.Check(gitmeta.DefaultBounds, s.quarantineDir())
 	s.gitSnap = next
+	moved = append(moved, gitmeta.CheckHostSettings(next.HostPlaces(), s.hostKnown, s.quarantineDir())...)
 	var lines []string
 	for _, m := range moved {
 		lines = append(lines, m.String())
@@ -163,7 +173,7 @@ func gitMetadataNote(moved []string) string {
 	if len(moved) == 0 {
 		return ""
 	}
-	return "openworker: repository metadata that git runs or obeys outside the sandbox was planted, and moved aside " +
+	return "openworker: what the person's git or agent host runs or obeys outside the sandbox (repository metadata, an agent host's project settings) was planted, and moved aside " +
 		"(sandbox_git_metadata = \"protected\"):\n  " + strings.Join(moved, "\n  ") + "\n"
 }
 

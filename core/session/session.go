@@ -172,6 +172,9 @@ type Session struct {
 	// gitSnap is the repository metadata in the writable folders as last checked (see
 	// gitmeta.go); nil when the session does not check it.
 	gitSnap *gitmeta.Snapshot
+	// hostKnown are the agent hosts' settings in the project when the wall was made, bound
+	// read-only (see gitmeta.HostSettings); one a command makes is moved aside.
+	hostKnown []gitmeta.Entry
 	// gitRoots are the folders gitSnap walks, whose walk is kept at the end (keepWalk).
 	gitRoots []string
 	// gitWatch stops watchGitMetadata; nil when it does not run.
