@@ -40,7 +40,7 @@ func gitKeys(t testing.TB, git string, data []byte) ([]key, bool) {
 // checkAgainstGit fails when git reads a dangerous key from data that dangerousKeys does
 // not report (unless it refused the file as a whole, which moves it aside).
 func checkAgainstGit(t testing.TB, git string, data []byte) {
-	ours, err := dangerousKeys(data)
+	ours, err := dangerousKeys(data, "", nil)
 	if err != nil {
 		return
 	}

@@ -527,7 +527,7 @@ func (w *walker) add(parent int, name, path string, kind Kind) (Entry, bool) {
 		if p := w.prev[path]; p != nil && p.stamp == e.stamp {
 			e.keys, e.bad = p.keys, p.bad
 		} else {
-			e.keys, e.bad = readConfig(parent, name)
+			e.keys, e.bad = readConfig(parent, name, filepath.Dir(path), w.inside)
 		}
 	case GitFile:
 		if p := w.prev[path]; p != nil && p.stamp == e.stamp {
@@ -591,12 +591,13 @@ func itoa(n int64) string {
 }
 
 // readConfig returns a settings file's dangerous keys, or why it could not be read.
-func readConfig(parent int, name string) ([]string, string) {
+// dir is the file's folder and inside says a path is in the walk's roots (for core.worktree).
+func readConfig(parent int, name, dir string, inside func(string) bool) ([]string, string) {
 	data, err := readFile(parent, name, maxConfig)
 	if err != nil {
 		return nil, "could not be read (" + err.Error() + ")"
 	}
-	keys, err := dangerousKeys(data)
+	keys, err := dangerousKeys(data, dir, inside)
 	if err != nil {
 		return nil, err.Error()
 	}
@@ -723,4 +724,9 @@ func DecodeFolders(data []byte, b Bounds) (*Snapshot, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// inside says whether path lies in one of the walk's roots.
+func (w *walker) inside(path string) bool {
+	return slices.ContainsFunc(w.out.roots, func(r string) bool { return within(r, path) })
 }

@@ -35,9 +35,20 @@ func TestDangerousKeys(t *testing.T) {
 		{"unterminated_quote", "[core]\n\tbare = \"x\n\tfsmonitor = y\n", nil, true},
 		{"garbage", "[core]\n\t=x\n", nil, true},
 		{"key_before_section", "fsmonitor = x\n", nil, true},
+		// Keys that run programs the deny list of before missed, and any key no list names:
+		// a repository made inside may set only what git and everyday tools set.
+		{"tar_command", "[tar \"tgz\"]\n\tcommand = sh -c x\n", []string{"tar.tgz.command"}, false},
+		{"sendemail_cmd", "[sendemail]\n\tsendmailcmd = x\n[sendemail \"a\"]\n\tsendmailCmd = y\n", []string{"sendemail.sendmailcmd", "sendemail.a.sendmailcmd"}, false},
+		{"lfs_transfer", "[lfs \"customtransfer.x\"]\n\tpath = sh\n[lfs \"extension.y\"]\n\tclean = z\n[lfs]\n\turl = https://x\n", []string{"lfs.customtransfer.x.path", "lfs.extension.y.clean"}, false},
+		{"worktree_unplaced", "[core]\n\tworktree = /home/me\n", []string{"core.worktree"}, false},
+		{"unknown_key", "[frob]\n\tnicate = yes\n", []string{"frob.nicate"}, false},
+		{"clone", "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n\tignorecase = true\n\tprecomposeunicode = true\n" +
+			"[remote \"origin\"]\n\turl = git@github.com:me/x.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/main\n" +
+			"[user]\n\tname = me\n\temail = me@example.com\n[submodule \"lib\"]\n\turl = ../lib\n\tactive = true\n[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic x\n" +
+			"[pull]\n\trebase = true\n[push]\n\tautoSetupRemote = true\n[extensions]\n\tworktreeConfig = true\n[lfs]\n\trepositoryformatversion = 0\n", nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := dangerousKeys([]byte(tc.cfg))
+			got, err := dangerousKeys([]byte(tc.cfg), "", nil)
 			if (err != nil) != tc.bad {
 				t.Fatalf("err = %v, want bad = %v", err, tc.bad)
 			}
@@ -472,5 +483,27 @@ func TestAnchors(t *testing.T) {
 	want := []string{".git", "a", "a/b", "a/b/.git", "w", "w/x"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("anchors %q, want %q", got, want)
+	}
+}
+
+// core.worktree names the folder git works on: a submodule's names its checkout, inside the
+// writable folders; one that names a folder outside them (the home folder) would turn the
+// person's git checkout or clean on it.
+func TestWorktreeMustStayInside(t *testing.T) {
+	inside := func(p string) bool { return within("/w", p) }
+	for _, tc := range []struct {
+		value string
+		ok    bool
+	}{
+		{"../../../lib", true},  // /w/.git/modules/lib -> /w/lib
+		{"/w/lib", true},
+		{"../../../../home/me", false},
+		{"/home/me", false},
+		{"\"../../../lib\"", true},
+	} {
+		got, err := dangerousKeys([]byte("[core]\n\tworktree = "+tc.value+"\n"), "/w/.git/modules/lib", inside)
+		if err != nil || (len(got) == 0) != tc.ok {
+			t.Errorf("%s: %q %v", tc.value, got, err)
+		}
 	}
 }

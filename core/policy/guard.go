@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"github.com/openworker/openworker/core/gitmeta"
+
 	"errors"
 	"fmt"
 	"maps"
@@ -203,6 +205,22 @@ func obeyedFiles(home string, toolchains []string) []obeyed {
 		for _, rel := range list.rels {
 			out = append(out, obeyed{name: "~/" + rel, paths: Chain(filepath.Join(home, rel)), why: list.why})
 		}
+	}
+	// What git's settings name (other settings files they include, a hooks folder, a
+	// template folder, an attributes file) is obeyed as they are.
+	var gitFiles []string
+	for _, rel := range GitSettings {
+		if rel == ".gitconfig" || rel == ".config/git/config" {
+			gitFiles = append(gitFiles, filepath.Join(home, rel))
+		}
+	}
+	named, _ := gitmeta.GlobalSettingsPaths(gitFiles, home)
+	for _, p := range named {
+		name := p
+		if rel, err := filepath.Rel(home, p); err == nil && filepath.IsLocal(rel) {
+			name = "~/" + rel
+		}
+		out = append(out, obeyed{name: name + ", which your git's settings name", paths: Chain(p), why: gitSettingsWhy})
 	}
 	patterns := map[string][]string{}
 	for rel, ps := range toolchainSecrets {

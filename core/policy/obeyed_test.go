@@ -80,3 +80,37 @@ func TestObeyedFilesAreNeverHeldWritable(t *testing.T) {
 		})
 	}
 }
+
+// TestWhatGitSettingsNameIsObeyed: a file or folder the person's git settings name — a
+// settings file they include (include.path, includeIf), the hooks folder (core.hooksPath),
+// the template folder new repositories copy (init.templateDir), the attributes file — is
+// obeyed as the settings are: no writable folder may hold it, however far the includes go.
+func TestWhatGitSettingsNameIsObeyed(t *testing.T) {
+	f := newFixture(t)
+	for _, d := range []string{"dots/git", "dots/hooks", "dots/template", "work/inc", "beside"} {
+		must(t, os.MkdirAll(filepath.Join(f.root, d), 0o755))
+	}
+	must(t, os.WriteFile(filepath.Join(f.home, ".gitconfig"), []byte("[include]\n\tpath = "+filepath.Join(f.root, "dots", "git", "extra")+"\n"+
+		"[includeIf \"gitdir:~/work/\"]\n\tpath = "+filepath.Join(f.root, "work", "inc", "work.gitconfig")+"\n"+
+		"[init]\n\ttemplateDir = "+filepath.Join(f.root, "dots", "template")+"\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(f.root, "dots", "git", "extra"), []byte("[core]\n\thooksPath = ../hooks\n\tattributesFile = "+filepath.Join(f.root, "beside", "attrs")+"\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(f.root, "work", "inc", "work.gitconfig"), []byte("[user]\n\temail = me@work.example\n"), 0o644))
+	tests := []struct {
+		name string
+		rw   string
+		want string
+	}{
+		{"included", filepath.Join(f.root, "dots", "git"), "extra, which your git's settings name"},
+		{"included_if", filepath.Join(f.root, "work"), "work.gitconfig, which your git's settings name"},
+		{"template", filepath.Join(f.root, "dots", "template"), "template, which your git's settings name"},
+		{"attributes", filepath.Join(f.root, "beside"), "attrs, which your git's settings name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := New(Options{UserHome: f.home, StateDir: f.state, GOOS: "linux", Writable: []string{tt.rw}})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
