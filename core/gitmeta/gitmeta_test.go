@@ -495,7 +495,7 @@ func TestWorktreeMustStayInside(t *testing.T) {
 		value string
 		ok    bool
 	}{
-		{"../../../lib", true},  // /w/.git/modules/lib -> /w/lib
+		{"../../../lib", true}, // /w/.git/modules/lib -> /w/lib
 		{"/w/lib", true},
 		{"../../../../home/me", false},
 		{"/home/me", false},

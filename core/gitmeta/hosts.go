@@ -114,4 +114,3 @@ func renameAside(path string, kind Kind, why string) Moved {
 	m.Err = errors.New("no free name beside it")
 	return m
 }
-
