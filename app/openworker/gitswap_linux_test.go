@@ -102,3 +102,36 @@ func TestAgentHostSettingsAreKeptFromCommands(t *testing.T) {
 		}
 	}
 }
+
+// A repository whose hooks folder is in its work tree (core.hooksPath = .husky/_, as husky 9
+// sets it; lefthook, simple-git-hooks) has that folder read-only inside, as .git/hooks is, and
+// the folder of the scripts husky's hooks run too: the person's next commit runs them.
+func TestHooksFolderInTheWorkTree(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	marks := filepath.Join(filepath.Dir(w.home), "marks")
+	if err := os.Mkdir(marks, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.repository(w.project)
+	if out, err := w.git(w.project, "config", "core.hooksPath", ".husky/_"); err != nil {
+		t.Fatal(err, out)
+	}
+	husky := filepath.Join(w.project, ".husky")
+	if err := os.MkdirAll(filepath.Join(husky, "_"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(husky, "_", "pre-commit"), []byte("#!/bin/sh\n[ -f .husky/pre-commit ] && sh .husky/pre-commit\n"), 0o755)
+	os.WriteFile(filepath.Join(husky, "pre-commit"), []byte("true\n"), 0o644)
+	_, errs, _ := w.run("run", "--", "sh", "-c",
+		"echo 'touch "+marks+"/pre-commit' > .husky/pre-commit; printf '#!/bin/sh\\ntouch "+marks+"/post-commit\\n' > .husky/_/post-commit; chmod +x .husky/_/post-commit; true")
+	w.git(w.project, "commit", "-q", "--allow-empty", "-m", "after")
+	for _, m := range []string{"pre-commit", "post-commit"} {
+		if _, err := os.Stat(filepath.Join(marks, m)); err == nil {
+			t.Errorf("the person's commit ran the %s the command wrote\n%s", m, errs)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(husky, "pre-commit")); string(b) != "true\n" {
+		t.Errorf("the project's hook script was written inside: %q", b)
+	}
+}

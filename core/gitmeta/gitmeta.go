@@ -76,6 +76,8 @@ type Entry struct {
 	bad  string
 	// gitdir is what a .git or commondir file names, made absolute.
 	gitdir string
+	// hooksPath is a settings file's core.hooksPath, as written.
+	hooksPath string
 }
 
 // IsDir says whether the entry is a folder.
@@ -525,9 +527,9 @@ func (w *walker) add(parent int, name, path string, kind Kind) (Entry, bool) {
 	switch e.Kind {
 	case Config:
 		if p := w.prev[path]; p != nil && p.stamp == e.stamp {
-			e.keys, e.bad = p.keys, p.bad
+			e.keys, e.bad, e.hooksPath = p.keys, p.bad, p.hooksPath
 		} else {
-			e.keys, e.bad = readConfig(parent, name, filepath.Dir(path), w.inside)
+			e.keys, e.bad, e.hooksPath = readConfig(parent, name, filepath.Dir(path), w.inside)
 		}
 	case GitFile:
 		if p := w.prev[path]; p != nil && p.stamp == e.stamp {
@@ -592,16 +594,17 @@ func itoa(n int64) string {
 
 // readConfig returns a settings file's dangerous keys, or why it could not be read.
 // dir is the file's folder and inside says a path is in the walk's roots (for core.worktree).
-func readConfig(parent int, name, dir string, inside func(string) bool) ([]string, string) {
+// It returns the file's core.hooksPath too.
+func readConfig(parent int, name, dir string, inside func(string) bool) ([]string, string, string) {
 	data, err := readFile(parent, name, maxConfig)
 	if err != nil {
-		return nil, "could not be read (" + err.Error() + ")"
+		return nil, "could not be read (" + err.Error() + ")", ""
 	}
 	keys, err := dangerousKeys(data, dir, inside)
 	if err != nil {
-		return nil, err.Error()
+		return nil, err.Error(), ""
 	}
-	return keys, ""
+	return keys, "", hooksPathOf(data)
 }
 
 // readGitFile returns the folder a .git file names, made absolute against dir.

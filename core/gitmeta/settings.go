@@ -4,7 +4,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // pathKeys are the keys of git's settings whose value is a file or folder git reads or runs
@@ -89,4 +92,69 @@ func readBounded(path string, limit int64) ([]byte, error) {
 		return nil, os.ErrInvalid
 	}
 	return io.ReadAll(io.LimitReader(f, limit))
+}
+
+// hooksPathOf is a settings file's core.hooksPath, the last one it sets, as written.
+func hooksPathOf(data []byte) string {
+	keys, err := parseKeys(data)
+	if err != nil {
+		return ""
+	}
+	hp := ""
+	for _, k := range keys {
+		if k.section == "core" && k.sub == "" && k.name == "hookspath" {
+			hp = k.value
+		}
+	}
+	return hp
+}
+
+// HookFolders returns the hooks folders that repositories found use instead of .git/hooks
+// (core.hooksPath) where they lie in the walk's roots: the repository's own setting, and rel,
+// the relative ones the person's git settings give every repository (resolved in each work
+// tree, as git does). Husky's folder (.husky/_, whose hooks run the project's .husky/NAME
+// scripts) comes with the folder that holds it. A command that wrote a hook there would have
+// the person's next commit run it outside.
+func (s *Snapshot) HookFolders(rel []string) []Entry {
+	tops := map[string]string{} // work tree top -> its repository's own hooks path
+	for d := range s.gitDirs {
+		if filepath.Base(d) == ".git" {
+			tops[filepath.Dir(d)] = ""
+		}
+	}
+	for _, e := range s.Entries {
+		if e.Kind == Config && filepath.Base(filepath.Dir(e.Path)) == ".git" && e.hooksPath != "" {
+			tops[filepath.Dir(filepath.Dir(e.Path))] = e.hooksPath
+		}
+	}
+	seen := map[string]bool{}
+	var out []Entry
+	add := func(path string) {
+		path = filepath.Clean(path)
+		if seen[path] || !slices.ContainsFunc(s.roots, func(r string) bool { return within(r, path) && path != r }) {
+			return
+		}
+		seen[path] = true
+		var st unix.Stat_t
+		if unix.Lstat(path, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return
+		}
+		out = append(out, Entry{Path: path, Kind: Hooks, Dev: uint64(st.Dev), Ino: uint64(st.Ino), stamp: stampOf(&st)})
+	}
+	for top, own := range tops {
+		for _, hp := range append(slices.Clone(rel), own) {
+			if hp == "" {
+				continue
+			}
+			if !filepath.IsAbs(hp) {
+				hp = filepath.Join(top, hp)
+			}
+			add(hp)
+			if filepath.Base(hp) == "_" {
+				add(filepath.Dir(hp))
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Path, b.Path) })
+	return out
 }

@@ -146,6 +146,9 @@ type Protected struct {
 	Dir    bool
 	ID     FileID
 	Anchor bool
+	// Explicit: a Seatbelt profile names it too, which its patterns do not cover (a hooks
+	// folder core.hooksPath names in the work tree).
+	Explicit bool
 }
 
 // FileID is what a file is on its disk: its device and inode numbers.

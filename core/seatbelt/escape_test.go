@@ -639,3 +639,30 @@ func TestSystemNarrowed(t *testing.T) {
 		})
 	}
 }
+
+// A hooks folder a repository names in its work tree (core.hooksPath), which the session's
+// start found and the policy lists, is refused as .git/hooks is; the project around it is not.
+func TestNamedHooksFolderIsReadOnly(t *testing.T) {
+	p := macPolicy()
+	p.Protected = append(p.Protected, policy.Protected{Path: "/Users/me/src/app/.husky", Dir: true, Explicit: true})
+	_, ev := render(t, p)
+	for _, q := range []sbpl.Query{
+		file("file-write-data", "/Users/me/src/app/.husky/pre-commit"),
+		file("file-write-create", "/Users/me/src/app/.husky/_/post-commit"),
+		file("file-write-unlink", "/Users/me/src/app/.husky"),
+		file("file-link", "/Users/me/src/app/.husky/pre-commit"),
+	} {
+		if d := decide(t, ev, q); d.Allowed || d.Message != testMarker {
+			t.Errorf("%s: allowed %v by %s", q, d.Allowed, ev.Rules[d.Rule].Source)
+		}
+	}
+	for _, q := range []sbpl.Query{
+		file("file-write-data", "/Users/me/src/app/.huskyrc"),
+		file("file-write-create", "/Users/me/src/app/src/husky.js"),
+		file("file-read-data", "/Users/me/src/app/.husky/pre-commit"),
+	} {
+		if d := decide(t, ev, q); !d.Allowed {
+			t.Errorf("%s: denied by %s", q, ev.Rules[d.Rule].Source)
+		}
+	}
+}

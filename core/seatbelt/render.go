@@ -570,6 +570,17 @@ func (r *renderer) render() {
 			}
 		}
 		r.rule("deny", writeOps+" file-link file-clone", git)
+		var named []string
+		for _, pr := range p.Protected {
+			if pr.Explicit {
+				named = append(named, "(subpath "+r.param("PROTECTED", pr.Path)+")")
+			}
+		}
+		if len(named) > 0 {
+			r.line("; And the hooks folders the repositories use instead of .git/hooks (core.hooksPath), found")
+			r.line("; when the session started: the person's next commit runs what is there.")
+			r.rule("deny", writeOps+" file-link file-clone", named)
+		}
 		r.line("; Nor may a writable folder itself be renamed away and back (or removed and made again):")
 		r.line("; a repository at its top would come back with settings written outside these expressions.")
 		var top []string

@@ -59,6 +59,16 @@ func (s *Session) scanGitMetadata(pol *policy.Policy) {
 	for _, a := range snap.Anchors() {
 		pol.Protected = append(pol.Protected, policy.Protected{Path: a.Path, Dir: true, ID: policy.FileID{Dev: a.Dev, Ino: a.Ino}, Anchor: true})
 	}
+	// The hooks folders repositories use instead of .git/hooks (core.hooksPath: husky's
+	// .husky/_, lefthook's, the person's own), read-only as .git/hooks is.
+	var gitFiles []string
+	if home := s.m.opts.UserHome; home != "" {
+		gitFiles = []string{filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config", "git", "config")}
+	}
+	_, rel := gitmeta.GlobalSettingsPaths(gitFiles, s.m.opts.UserHome)
+	for _, e := range snap.HookFolders(rel) {
+		pol.Protected = append(pol.Protected, policy.Protected{Path: e.Path, Dir: true, ID: policy.FileID{Dev: e.Dev, Ino: e.Ino}, Explicit: true})
+	}
 	// The agent hosts' settings in the project, read-only as its repositories' settings are.
 	s.hostKnown = gitmeta.FindHostSettings(snap.HostPlaces())
 	for _, e := range s.hostKnown {
