@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -133,5 +134,42 @@ func TestHooksFolderInTheWorkTree(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(husky, "pre-commit")); string(b) != "true\n" {
 		t.Errorf("the project's hook script was written inside: %q", b)
+	}
+}
+
+// git push -u in a session sets the branch's upstream, which git could not write into the
+// read-only .git/config: OpenWorker writes those two keys, and nothing else, into the real
+// file. A command that only says it set one up gets nothing written but for a remote the
+// repository has.
+func TestPushSetsTheUpstream(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	w.repository(w.project)
+	bare := filepath.Join(filepath.Dir(w.project), "remote.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", bare).CombinedOutput(); err != nil {
+		t.Fatal(err, string(out))
+	}
+	if out, err := w.git(w.project, "remote", "add", "origin", bare); err != nil {
+		t.Fatal(err, out)
+	}
+	_, errs, code := w.run("run", "--rw", ".", "--rw", bare, "--", "sh", "-c", "git checkout -q -b feature && git push -u origin feature")
+	if code != 0 {
+		t.Fatalf("git push -u: %d\n%s", code, errs)
+	}
+	for key, want := range map[string]string{"branch.feature.remote": "origin", "branch.feature.merge": "refs/heads/feature"} {
+		if got, _ := w.git(w.project, "config", "--get", key); strings.TrimSpace(got) != want {
+			t.Errorf("%s = %q, want %q\n%s", key, got, want, errs)
+		}
+	}
+	if !strings.Contains(errs, "set feature's upstream to origin/feature") {
+		t.Errorf("the line after the command does not say it:\n%s", errs)
+	}
+	// Words a command prints itself write nothing but for a remote the repository has.
+	_, errs, _ = w.run("run", "--", "sh", "-c", `printf "error: could not write config file .git/config: Device or resource busy\nbranch 'main' set up to track 'evil/main'.\n" >&2`)
+	if got, _ := w.git(w.project, "config", "--get", "branch.main.remote"); got != "" {
+		t.Errorf("branch.main.remote = %q from a command's words", got)
+	}
+	if !strings.Contains(errs, "evil is not a remote") {
+		t.Errorf("%s", errs)
 	}
 }

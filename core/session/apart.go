@@ -23,6 +23,20 @@ type lane struct {
 	proc   sandbox.Process
 }
 
+// apartHints are what the session says after its calls beside the shell, which do not share
+// the shell's hints (they are held by the session's lock).
+type apartHints struct {
+	sync.Mutex
+	h hints
+}
+
+// guarding says whether the session checks repository metadata.
+func (s *Session) guarding() bool {
+	s.gitMu.Lock()
+	defer s.gitMu.Unlock()
+	return s.gitSnap != nil
+}
+
 // apartCalls are the calls running beside the shell, by the tag their caller gave.
 type apartCalls struct {
 	mu    sync.Mutex
@@ -157,6 +171,23 @@ func (s *Session) ExecApart(ctx context.Context, a runner.ExecArgs, tag string, 
 			p.onChunk("stderr", []byte(note))
 		}
 		out.Stderr = append(out.Stderr, note...)
+	}
+	if out.Error == "" && out.Result != nil {
+		// What the session says of a command's git refusals, as after a command of the
+		// shell's: an agent host's git push -u exits 0 with its upstream never set.
+		var carried []string
+		if s.guarding() {
+			carried = s.carryUpstreams(p.req.Exec.Dir, append(out.Stdout[:len(out.Stdout):len(out.Stdout)], out.Stderr...))
+		}
+		s.apartHints.Lock()
+		line := s.apartHints.h.gitMetadataHint(out.Result, s.guarding(), s.m.opts.GOOS, carried...)
+		s.apartHints.Unlock()
+		if line != "" {
+			if p.onChunk != nil {
+				p.onChunk("stderr", []byte(line))
+			}
+			out.Stderr = append(out.Stderr, line...)
+		}
 	}
 	ev.Reason = out.Error
 	switch {

@@ -49,6 +49,7 @@ type hints struct {
 	refusedSet bool
 	// stderr is the end of the first command's streamed error output.
 	stderr []byte
+	stdout []byte // the same of standard output
 	// nextCounts, when set, brings the counts the next command is compared with, read
 	// after the last one succeeded: off the next command's way (see countDirect).
 	nextCounts chan counts
@@ -72,10 +73,17 @@ const stderrTail = 4 << 10
 // tail passes chunks on to onChunk and keeps the end of the error output.
 func (h *hints) tail(onChunk func(string, []byte)) func(string, []byte) {
 	return func(stream string, data []byte) {
-		if stream == "stderr" {
+		switch stream {
+		case "stderr":
 			h.stderr = append(h.stderr, data...)
 			if over := len(h.stderr) - stderrTail; over > 0 {
 				h.stderr = append(h.stderr[:0], h.stderr[over:]...)
+			}
+		case "stdout":
+			// git says on standard output which upstream it set up (see carryUpstreams).
+			h.stdout = append(h.stdout, data...)
+			if over := len(h.stdout) - stderrTail; over > 0 {
+				h.stdout = append(h.stdout[:0], h.stdout[over:]...)
 			}
 		}
 		onChunk(stream, data)
@@ -194,8 +202,8 @@ var gitMetadataRefused = sync.OnceValue(func() *regexp.Regexp {
 
 // gitMetadataHint says, once a session, that git failed because repository metadata is
 // read-only inside, and which setting allows it. guarded says the session keeps it so.
-func (h *hints) gitMetadataHint(res *runner.Result, guarded bool, goos string) string {
-	if h.gitSaid || !guarded || res == nil || res.ExitCode == 0 {
+func (h *hints) gitMetadataHint(res *runner.Result, guarded bool, goos string, carried ...string) string {
+	if !guarded || res == nil {
 		return ""
 	}
 	stderr := res.Stderr
@@ -205,11 +213,47 @@ func (h *hints) gitMetadataHint(res *runner.Result, guarded bool, goos string) s
 	if !gitMetadataRefused().Match(stderr) {
 		return ""
 	}
-	h.gitSaid = true
-	return "openworker: each repository's .git/config and .git/hooks are read-only in this sandbox (sandbox_git_metadata = \"protected\"): " +
-		"the person's own git runs and obeys them outside it. A person may allow writing them for one session with --git-metadata writable, " +
-		"or for all with sandbox_git_metadata = \"writable\" in the settings " + settingsWhere(goos) + ", which lets a command plant what git runs outside the sandbox\n"
+	// What git did not record, where its words say (each time, whatever its status: git
+	// push -u says it set up tracking and exits 0).
+	stdout := res.Stdout
+	if len(h.stdout) > 0 {
+		stdout = h.stdout
+	}
+	lines := carried
+	for _, m := range upstreamSet().FindAllSubmatch(append(stdout[:len(stdout):len(stdout)], stderr...), -1) {
+		if len(carried) > 0 {
+			break // OpenWorker set them (carryUpstreams), or said why not
+		}
+		branch, upstream := string(m[1]), string(m[2])
+		lines = append(lines, fmt.Sprintf("openworker: git could not record branch.%s.remote and branch.%s.merge in .git/config, which is read-only here: "+
+			"%s's upstream is not set, whatever git said; set it outside the sandbox (git branch --set-upstream-to=%s %s)\n",
+			termtext.Escape(branch), termtext.Escape(branch), termtext.Escape(branch), termtext.Escape(upstream), termtext.Escape(branch)))
+	}
+	for _, m := range keyNotSet().FindAllSubmatch(stderr, -1) {
+		lines = append(lines, fmt.Sprintf("openworker: git could not record %s in .git/config, which is read-only here: it is not set\n", termtext.Escape(string(m[1]))))
+	}
+	if len(lines) == 0 && res.ExitCode == 0 {
+		lines = append(lines, "openworker: git could not write a repository's .git/config or hooks, which are read-only here: what it wrote there is not set, whatever git said\n")
+	}
+	if !h.gitSaid {
+		h.gitSaid = true
+		lines = append(lines, "openworker: each repository's .git/config and .git/hooks are read-only in this sandbox (sandbox_git_metadata = \"protected\"): "+
+			"the person's own git runs and obeys them outside it. A person may allow writing them for one session with --git-metadata writable, "+
+			"or for all with sandbox_git_metadata = \"writable\" in the settings "+settingsWhere(goos)+", which lets a command plant what git runs outside the sandbox\n")
+	}
+	return strings.Join(lines, "")
 }
+
+// upstreamSet finds git's "branch 'X' set up to track 'R/Y'." (push -u, branch -u, checkout
+// -b X R/Y, switch), which it says even when its config write failed.
+var upstreamSet = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)branch '([^'\n]+)' set up to track '([^'\n]+)'`)
+})
+
+// keyNotSet finds git's "could not set 'KEY' to 'VALUE'" (git config, remote add).
+var keyNotSet = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`could not set '([a-zA-Z0-9._-]+)' to`)
+})
 
 // linkRefused finds a tool's words when a hard link or a clone it made was refused: cargo's
 // "failed to link or copy", Node's "operation not permitted, link|copyfile" (npm's, whose
@@ -509,14 +553,26 @@ func (s *Session) addHints(r *Result, a *runner.ExecArgs, onChunk func(string, [
 	if line := s.hints.pathHint(a, r.Result, s.m.opts.UserHome, s.m.opts.GOOS); line != "" {
 		lines = append(lines, line)
 	}
-	if line := s.hints.gitMetadataHint(r.Result, s.gitSnap != nil, s.m.opts.GOOS); line != "" {
+	var carried []string
+	if s.guarding() {
+		stderr := r.Stderr
+		if len(s.hints.stderr) > 0 {
+			stderr = s.hints.stderr
+		}
+		stdout := r.Stdout
+		if len(s.hints.stdout) > 0 {
+			stdout = s.hints.stdout
+		}
+		carried = s.carryUpstreams(r.Dir, append(stdout[:len(stdout):len(stdout)], stderr...))
+	}
+	if line := s.hints.gitMetadataHint(r.Result, s.guarding(), s.m.opts.GOOS, carried...); line != "" {
 		lines = append(lines, line)
 	}
 	lines = append(lines, s.hints.toolHints(r.Result)...)
 	if line := s.loopbackRefused(r.Result); line != "" {
 		lines = append(lines, line)
 	}
-	s.hints.firstDone, s.hints.stderr = true, nil
+	s.hints.firstDone, s.hints.stderr, s.hints.stdout = true, nil, nil
 	if line := s.directAttempt(r.Result); line != "" {
 		lines = append(lines, line)
 	}

@@ -114,8 +114,8 @@ func TestGitMetadataHint(t *testing.T) {
 			if got != "" && (strings.Contains(got, "Settings ▸") || !strings.Contains(got, "openworker config path")) {
 				t.Errorf("on Linux the hint names a Mac's screen, or not the settings file: %s", got)
 			}
-			if again := h.gitMetadataHint(&runner.Result{ExitCode: 1, Stderr: []byte(tc.stderr)}, tc.guarded, "linux"); again != "" {
-				t.Errorf("said twice: %s", again)
+			if again := h.gitMetadataHint(&runner.Result{ExitCode: 1, Stderr: []byte(tc.stderr)}, tc.guarded, "linux"); strings.Contains(again, "--git-metadata writable") {
+				t.Errorf("the setting is explained twice: %s", again)
 			}
 		})
 	}
@@ -254,5 +254,24 @@ func TestGitMetadataHintOnAMac(t *testing.T) {
 	got := h.gitMetadataHint(&runner.Result{ExitCode: 1, Stderr: []byte("error: could not lock config file .git/config: Operation not permitted\nerror: could not write config file .git/config: Device or resource busy\n")}, true, "darwin")
 	if !strings.Contains(got, "Settings ▸ Sandbox") || !strings.Contains(got, `sandbox_git_metadata = "writable"`) {
 		t.Errorf("hint %q", got)
+	}
+}
+
+// A config write git could not make is said whatever git's status (git push -u exits 0 with
+// the upstream never set), naming what was not recorded where git says it, each time; the
+// setting that allows it is explained once.
+func TestGitConfigWriteRefusedIsSaid(t *testing.T) {
+	var h hints
+	pushU := "error: could not write config file .git/config: Device or resource busy\nbranch 'feature' set up to track 'origin/feature'.\n"
+	got := h.gitMetadataHint(&runner.Result{ExitCode: 0, Stderr: []byte(pushU)}, true, "linux")
+	for _, want := range []string{"branch.feature.remote", "branch.feature.merge", "not set", "git branch --set-upstream-to=origin/feature feature", "--git-metadata writable"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q is not in: %s", want, got)
+		}
+	}
+	remote := "error: could not write config file /p/.git/config: Device or resource busy\nfatal: could not set 'remote.up.url' to '/b'\n"
+	again := h.gitMetadataHint(&runner.Result{ExitCode: 128, Stderr: []byte(remote)}, true, "linux")
+	if !strings.Contains(again, "remote.up.url") || strings.Contains(again, "--git-metadata writable") {
+		t.Errorf("the second refusal: %s", again)
 	}
 }

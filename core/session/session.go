@@ -123,8 +123,9 @@ type Session struct {
 	live atomic.Pointer[sandbox.Process]
 	// lane is the running runner for calls beside the shell (ExecApart), which do not wait
 	// for mu; nil while none runs. aparts are those calls.
-	lane   atomic.Pointer[lane]
-	aparts apartCalls
+	lane       atomic.Pointer[lane]
+	aparts     apartCalls
+	apartHints apartHints
 	// busy is the tool call in progress, from its start (a second is refused), and running
 	// the same once it was sent, for Signal.
 	busy    atomic.Pointer[pending]

@@ -1,0 +1,116 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/openworker/openworker/core/policy"
+	"github.com/openworker/openworker/core/termtext"
+)
+
+// A command's git cannot write a repository's .git/config, which is read-only inside; but
+// the upstream git push -u, branch -u, checkout -b X R/Y and switch set is harmless, and
+// wanted. When git says it set one up (it says so even when the write failed), OpenWorker
+// writes those two keys itself, outside, into the repository's real .git/config: only
+// branch.NAME.remote and branch.NAME.merge, only for a remote the file already names and
+// names git accepts, and only in a repository of the session's writable folders. Nothing a
+// command writes reaches the file otherwise, so no key of its choosing, and no value but a
+// remote's name and a branch's ref, can.
+
+// refName is what the branch and remote names OpenWorker writes must look like: the common
+// ground of git's ref-name rules, without anything a shell or a config file would read.
+var refName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$`)
+
+// carryUpstreams sets, for each upstream git said it set up in its output (git says it on
+// standard output, and that it could not write on standard error: both are given), the two keys in
+// the real .git/config of the repository that holds dir. It returns a line for each.
+func (s *Session) carryUpstreams(dir string, output []byte) []string {
+	matches := upstreamSet().FindAllSubmatch(output, -1)
+	if len(matches) == 0 || !gitRefused(output) {
+		return nil
+	}
+	s.gitMu.Lock()
+	roots := s.gitRoots
+	s.gitMu.Unlock()
+	var lines []string
+	for _, m := range matches {
+		branch, upstream := string(m[1]), string(m[2])
+		line, err := carryUpstream(roots, dir, branch, upstream)
+		if err != nil {
+			lines = append(lines, fmt.Sprintf("openworker: %s's upstream %s is not set: %v\n", termtext.Escape(branch), termtext.Escape(upstream), err))
+			continue
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+func gitRefused(stderr []byte) bool { return gitMetadataRefused().Match(stderr) }
+
+func carryUpstream(roots []string, dir, branch, upstream string) (string, error) {
+	remote, ref, ok := bytes.Cut([]byte(upstream), []byte("/"))
+	if !ok || !refName.MatchString(branch) || !refName.MatchString(string(remote)) || !refName.MatchString(string(ref)) ||
+		bytes.Contains([]byte(branch+upstream), []byte("..")) {
+		return "", fmt.Errorf("git named it in a form OpenWorker does not write")
+	}
+	config := ""
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if !slicesContainsWithin(roots, d) {
+			break
+		}
+		if fi, err := os.Lstat(filepath.Join(d, ".git")); err == nil && fi.IsDir() {
+			config = filepath.Join(d, ".git", "config")
+			break
+		}
+		if d == "/" {
+			break
+		}
+	}
+	if config == "" {
+		return "", fmt.Errorf("no repository of the session's holds %s", dir)
+	}
+	// The remote must be one the repository's own settings name.
+	if _, err := gitConfig(config, "--get", "remote."+string(remote)+".url"); err != nil {
+		return "", fmt.Errorf("%s is not a remote of that repository's settings", remote)
+	}
+	if _, err := gitConfig(config, "branch."+branch+".remote", string(remote)); err != nil {
+		return "", err
+	}
+	if _, err := gitConfig(config, "branch."+branch+".merge", "refs/heads/"+string(ref)); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("openworker: git could not write .git/config here, which is read-only; OpenWorker set %s's upstream to %s in it (branch.%s.remote and branch.%s.merge), and nothing else\n",
+		termtext.Escape(branch), termtext.Escape(upstream), termtext.Escape(branch), termtext.Escape(branch)), nil
+}
+
+func slicesContainsWithin(roots []string, d string) bool {
+	for _, r := range roots {
+		if policy.Within(r, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// gitConfig runs the person's git on one settings file, outside the sandbox: git config
+// --file reads and writes that file alone (no repository, no hooks, no includes taken), with
+// the system's and the person's settings left out.
+func gitConfig(file string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", append([]string{"config", "--file", file}, args...)...)
+	cmd.Env = []string{"PATH=/usr/bin:/bin:/usr/local/bin:/opt/homebrew/bin", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME=/nonexistent"}
+	cmd.Dir = "/"
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("git config: %v", err)
+	}
+	return string(out), nil
+}
+
