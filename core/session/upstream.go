@@ -113,4 +113,3 @@ func gitConfig(file string, args ...string) (string, error) {
 	}
 	return string(out), nil
 }
-
