@@ -146,6 +146,7 @@ func planWall(p *policy.Policy, spec sandbox.RunnerSpec) (*wallSetup, error) {
 	for kind, paths := range map[string][]string{
 		"system": p.System, "toolchain": p.Toolchains, "runner file": p.RunnerFiles,
 		"writable": p.Writable, "read-only": p.ReadOnly, "hidden": p.Hidden,
+		"cache": policy.Sources(p.Caches), "host cache": policy.Sources(p.HostCaches),
 	} {
 		if err := abs(kind, paths...); err != nil {
 			return nil, err
@@ -201,6 +202,23 @@ func planWall(p *policy.Policy, spec sandbox.RunnerSpec) (*wallSetup, error) {
 			return nil, fmt.Errorf("linux sandbox: %s is kept read-only but lies in no writable folder", pr.Path)
 		}
 		steps = append(steps, mountStep{Src: pr.Path, Dst: pr.Path, Dev: pr.ID.Dev, Ino: pr.ID.Ino})
+	}
+	// The project's kept caches (the one folder of the state folder inside) and the
+	// person's caches that hold packages (read-only), each where the session's tools find it
+	// in the private tmp: no path of the home folder or the state folder is made inside.
+	for _, c := range slices.Concat(p.Caches, p.HostCaches) {
+		if err := abs("cache", c.Dst); err != nil {
+			return nil, err
+		}
+		if p.PrivateTmp == "" || c.Dst == p.PrivateTmp || !policy.Within(p.PrivateTmp, c.Dst) {
+			return nil, fmt.Errorf("linux sandbox: the cache folder %s is not placed inside the private tmp", c.Dst)
+		}
+	}
+	for _, c := range p.Caches {
+		steps = append(steps, checked(mountStep{Src: c.Src, Dst: c.Dst, Writable: true}))
+	}
+	for _, c := range p.HostCaches {
+		steps = append(steps, checked(mountStep{Src: c.Src, Dst: c.Dst}))
 	}
 	// The login files inside toolchains are covered last, being deeper than the folder that
 	// shows them.
