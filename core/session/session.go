@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/openworker/openworker/core/audit"
+	"github.com/openworker/openworker/core/caches"
 	"github.com/openworker/openworker/core/credentials"
 	"github.com/openworker/openworker/core/dnsstub"
 	"github.com/openworker/openworker/core/gitmeta"
@@ -78,6 +79,8 @@ type Spec struct {
 	// SSHAgent answers for the session's SSH agent when the shared ssh login's keys stay
 	// outside (keys = "agent"); nil: the agent refuses every signature.
 	SSHAgent *SSHAgentHooks
+	// Caches says what the session does with the tools' caches (see caches.go).
+	Caches CacheSpec
 }
 
 // Session is one running session.
@@ -158,6 +161,10 @@ type Session struct {
 	gitWatch chan struct{}
 	// gitChecked: the last call that could write ended and was checked after it.
 	gitChecked bool
+	// kept are the project's tool caches the session holds (see caches.go); nil: none.
+	// keptTried: the first wall asked for them.
+	kept      *caches.Kept
+	keptTried bool
 }
 
 // RefusedError is a session the wall check (or the wall's construction) refused.
@@ -361,6 +368,9 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	}
 	s.hints = hints{}
 	s.scanGitMetadata(pol)
+	if err := s.addCaches(pol, opts); err != nil {
+		return err
+	}
 	if s.proxy != nil && s.Enforcement == sandbox.Linux {
 		// Made again for each wall, from the list in force now.
 		s.fwdMu.Lock()
@@ -399,12 +409,15 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 		dev = m.opts.DeveloperTools()
 	}
 	host := WithVars(m.opts.HostEnv, s.spec.ClientEnv)
-	env := BuildEnv(EnvOptions{Host: host, Home: s.home, Tmp: s.tmp, ProxyURL: s.proxyURL, GOOS: m.opts.GOOS, Readable: readable, ExtraVars: s.loginVars(), PathFirst: s.loginPath(), DeveloperTools: dev,
-		ToolchainHomes: ToolchainHomes(m.opts.UserHome, s.spec.Toolchains, readable)})
+	insidePath := filepath.SplitList(hostVar(host, "PATH"))
 	if readable != nil {
-		s.hints.order = filepath.SplitList(hostVar(host, "PATH"))
+		s.hints.order = insidePath
 		s.hints.kept, s.hints.dropped = InsidePath(hostVar(host, "PATH"), readable)
+		insidePath = s.hints.kept
 	}
+	goProxy := s.goProxy(pol, insidePath)
+	env := BuildEnv(EnvOptions{Host: host, Home: s.home, Tmp: s.tmp, ProxyURL: s.proxyURL, GOOS: m.opts.GOOS, Readable: readable, ExtraVars: s.loginVars(), PathFirst: s.loginPath(), DeveloperTools: dev,
+		ToolchainHomes: ToolchainHomes(m.opts.UserHome, s.spec.Toolchains, readable), GoProxy: goProxy})
 	for _, line := range gitIncludeHints(pol) {
 		s.hints.sayOnce(line)
 	}
@@ -520,6 +533,13 @@ func (s *Session) sendWallCheck(client *runner.Client, pol *policy.Policy, ownNe
 	})
 	args := &runner.ProbeArgs{Writable: pol.Writable, ReadOnly: ro, Home: pol.UserHome}
 	args.Writable = append(args.Writable, s.tmp)
+	// The project's kept caches are written, the person's only read, where the tools find them.
+	for _, c := range pol.Caches {
+		args.Writable = append(args.Writable, c.Dst)
+	}
+	for _, c := range pol.HostCaches {
+		args.ReadOnly = append(args.ReadOnly, c.Dst)
+	}
 	if s.Network != policy.Open || ownNetwork {
 		args.Unreachable = []string{canary.Addr().String()}
 	}
