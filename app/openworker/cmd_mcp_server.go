@@ -85,7 +85,7 @@ func mcpSession(ctx context.Context, f sessionFlags) (mcp.Host, func(), error) {
 		fmt.Fprintf(os.Stderr, "openworker mcp: %v; the session is hosted in this process, and its cards are answered only through this client\n", err)
 		return mcpInProcess(ctx, e, req)
 	}
-	start := api.StartRequest{Provider: req.Provider, Writable: req.Writable, ReadOnly: req.ReadOnly, Dir: req.Dir, Network: req.Network, Allow: req.Allow, Agent: true, GitMetadata: req.GitMetadata, LocalServers: req.LocalServers}
+	start := api.StartRequest{Provider: req.Provider, Writable: req.Writable, ReadOnly: req.ReadOnly, Dir: req.Dir, Network: req.Network, Allow: req.Allow, Agent: true, GitMetadata: req.GitMetadata, LocalServers: req.LocalServers, FreshCaches: req.FreshCaches}
 	info, hold, err := c.StartHeld(ctx, start)
 	if err != nil {
 		return nil, nil, err

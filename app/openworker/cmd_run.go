@@ -29,6 +29,7 @@ type sessionFlags struct {
 	noCwd             bool
 	gitMetadata       string
 	localServers      bool
+	freshCaches       bool
 }
 
 // siteFlags is a flag naming a site, HOST[:PORT], that may be given more than once. A value
@@ -58,6 +59,8 @@ func (f *sessionFlags) register(fs *flag.FlagSet, defaultProvider string) {
 	fs.StringVar(&f.gitMetadata, "git-metadata", "", "protected (each repository's .git/hooks and .git/config stay read-only inside) or writable; "+
 		"writable lets commands plant hooks and settings (core.fsmonitor, core.hooksPath, …) that your own git runs outside the sandbox; default: the settings' sandbox_git_metadata")
 	fs.BoolVar(&f.localServers, "local-servers", false, localServersAbout)
+	fs.BoolVar(&f.freshCaches, "fresh-caches", false, "start cold: the session's tool caches (Go's, npm's, pip's, cargo's, …) are its own and go with it; "+
+		"the project's kept caches are neither read nor written, and your own are not read")
 }
 
 // localServersAbout is --local-servers' help, for the commands that start sessions and for
@@ -130,7 +133,7 @@ func (f *sessionFlags) request(home string) (backend.Request, error) {
 	if err != nil {
 		return backend.Request{}, err
 	}
-	return backend.Request{Provider: f.provider, Writable: rw, ReadOnly: ro, Dir: dir, Network: f.network, Allow: f.allow, GitMetadata: f.gitMetadata, LocalServers: f.localServers}, nil
+	return backend.Request{Provider: f.provider, Writable: rw, ReadOnly: ro, Dir: dir, Network: f.network, Allow: f.allow, GitMetadata: f.gitMetadata, LocalServers: f.localServers, FreshCaches: f.freshCaches}, nil
 }
 
 // prepare starts the native wall's first process as soon as the flags are known, so that it

@@ -273,7 +273,7 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ss, err := s.Backend.Start(r.Context(), backend.Request{Provider: req.Provider, Writable: req.Writable, ReadOnly: req.ReadOnly,
-		Dir: req.Dir, Network: req.Network, Allow: req.Allow, Agent: req.Agent, Programs: []string{req.Program, peerProgram(r.Context())}, GitMetadata: req.GitMetadata, LocalServers: req.LocalServers, ClientEnv: req.Env})
+		Dir: req.Dir, Network: req.Network, Allow: req.Allow, Agent: req.Agent, Programs: []string{req.Program, peerProgram(r.Context())}, GitMetadata: req.GitMetadata, LocalServers: req.LocalServers, FreshCaches: req.FreshCaches, ClientEnv: req.Env})
 	if err != nil {
 		var re *session.RefusedError
 		if errors.As(err, &re) {

@@ -206,6 +206,9 @@ type StartRequest struct {
 	// LocalServers: the session's commands may serve and connect on this Mac's loopback,
 	// other programs' ports included (policy.Policy.LocalServers). No change on Linux.
 	LocalServers bool `json:"local_servers,omitempty"`
+	// FreshCaches: the session starts cold; its tools' caches are its own and go with it,
+	// and neither its project's kept caches nor the person's are used.
+	FreshCaches bool `json:"fresh_caches,omitempty"`
 }
 
 // ClientVars are the variables a client sends with a session's start (StartRequest.Env) and

@@ -50,6 +50,9 @@ type Request struct {
 	Programs []string
 	// LocalServers: see policy.Policy.LocalServers.
 	LocalServers bool
+	// FreshCaches starts the session cold: its tools' caches are its own and go with it,
+	// and neither its project's kept caches nor the person's are used.
+	FreshCaches bool
 	// ClientEnv: see session.Spec.ClientEnv.
 	ClientEnv map[string]string
 }
@@ -108,6 +111,7 @@ func SpecFor(m Machine, r Request) (session.Spec, error) {
 		Limits: Limits(s.Limits), ProxyConns: s.Limits.MaxProxyConnections,
 		Logins:   credentials.Entries(s.Credentials),
 		SSHAgent: alwaysOnlySSH(s),
+		Caches:   session.CacheSpec{Keep: s.MaxCaches, Host: s.HostCaches != config.HostCachesOff, Fresh: r.FreshCaches},
 	}, nil
 }
 
