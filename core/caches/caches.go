@@ -83,6 +83,11 @@ const Folder = "tools"
 const (
 	recordFile = "project.json"
 	lockFile   = "lock"
+	// usedFile's time is when a session of the project last ended, and lockFile's when one
+	// last started: one started after the last end either runs or never ended. Times are
+	// kept on files, not in the record, so that an end writes no record (replacing a file
+	// made ext4 write it out, which took a millisecond of every end).
+	usedFile = "used"
 	// storeLock serialises trims and clears between processes.
 	storeLock = ".lock"
 	// trashPrefix names a project's folder moved aside to be removed: a session that starts
@@ -122,9 +127,8 @@ type Project struct {
 
 // record is what the store keeps of a project beside its caches.
 type record struct {
-	Folders []string  `json:"folders"`
-	Size    int64     `json:"size"`
-	Used    time.Time `json:"used"`
+	Folders []string `json:"folders"`
+	Size    int64    `json:"size"`
 	// Measured is when Size was measured: a walk of the caches, which takes some 40 ms a
 	// GiB, is made at most once every MeasureEvery for a project.
 	Measured time.Time `json:"measured"`
@@ -138,7 +142,8 @@ const MeasureEvery = time.Minute
 // Kept is a project's caches held by a running session: no trim or clear removes them
 // until Close.
 type Kept struct {
-	// Dir is the folder the session's tools write, resolved.
+	// Dir is the folder the session's tools write (as the store's folder was given: the
+	// session's policy resolves it).
 	Dir     string
 	key     string
 	folders []string
@@ -202,28 +207,16 @@ func (st Store) open(key, dir string) (*Kept, error) {
 		lock.Close()
 		return nil, errMoved
 	}
-	// The lock's time says when a session last opened the caches: a record older than it
-	// was left by a session that never closed them (see stale).
+	// The lock's time says when a session last started with the caches: one after the
+	// last end either runs or never ended (see entries).
 	now := time.Now()
 	_ = os.Chtimes(lock.Name(), now, now)
-	tools, err := resolveDir(filepath.Join(dir, Folder))
-	if err != nil {
+	tools := filepath.Join(dir, Folder)
+	if fi, err := os.Lstat(tools); err != nil || !fi.IsDir() {
 		lock.Close()
-		return nil, err
+		return nil, fmt.Errorf("the project's cache folder %s is not a folder", tools)
 	}
 	return &Kept{Dir: tools, key: key, st: st, lock: lock}, nil
-}
-
-// resolveDir is dir with its symlinks resolved, which must be a folder.
-func resolveDir(dir string) (string, error) {
-	r, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return "", fmt.Errorf("the project's cache folder: %w", err)
-	}
-	if fi, err := os.Lstat(r); err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("the project's cache folder %s is not a folder", r)
-	}
-	return r, nil
 }
 
 // Key is the project's key.
@@ -240,10 +233,11 @@ func (k *Kept) Close(max int64) {
 	now := time.Now()
 	r, ok := readRecord(dir)
 	if !ok || r.Measured.IsZero() || now.Sub(r.Measured) >= MeasureEvery || now.Before(r.Measured) {
-		r.Size, r.Measured = diskUsage(filepath.Join(dir, Folder)), now
+		r = record{Folders: k.folders, Size: diskUsage(filepath.Join(dir, Folder)), Measured: now}
+		_ = writeRecord(dir, r)
 	}
+	touch(filepath.Join(dir, usedFile), now)
 	size := r.Size
-	_ = writeRecord(dir, record{Folders: k.folders, Size: size, Used: now, Measured: r.Measured})
 	if size == 0 && syscall.Flock(int(k.lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
 		// Nothing was kept: no folder is left for it (a project made for a moment).
 		k.st.remove(dir)
@@ -251,6 +245,25 @@ func (k *Kept) Close(max int64) {
 	k.lock.Close()
 	k.lock = nil
 	k.st.Trim(max)
+}
+
+// touch sets a file's time, making it when there is none.
+func touch(path string, t time.Time) {
+	if os.Chtimes(path, t, t) == nil {
+		return
+	}
+	if f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600); err == nil {
+		f.Close()
+		_ = os.Chtimes(path, t, t)
+	}
+}
+
+// modTime is a file's modification time, or the zero time when it has none.
+func modTime(path string) time.Time {
+	if fi, err := os.Lstat(path); err == nil {
+		return fi.ModTime()
+	}
+	return time.Time{}
 }
 
 // writeRecord writes a project's record in one piece.
@@ -354,8 +367,8 @@ func (st Store) entries(lock bool) []*entry {
 			continue
 		}
 		e := &entry{Project: Project{Key: name}, dir: dir}
-		r, ok := readRecord(dir)
-		e.Folders, e.Size, e.Used = r.Folders, r.Size, r.Used
+		r, _ := readRecord(dir)
+		e.Folders, e.Size, e.Used = r.Folders, r.Size, modTime(filepath.Join(dir, usedFile))
 		l, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 		if err == nil {
 			if syscall.Flock(int(l.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
@@ -367,18 +380,16 @@ func (st Store) entries(lock bool) []*entry {
 				e.lock = l
 			}
 		}
-		fi, err := os.Lstat(filepath.Join(dir, lockFile))
-		// Opened after the record was written, and not closed since (else the record would
-		// be newer): a session ended without its end, or one runs now.
-		crashed := err == nil && (!ok || fi.ModTime().After(r.Used))
-		if crashed {
-			e.Used = fi.ModTime()
+		// Started after the last end: a session runs now, or ended without its end.
+		crashed := false
+		if opened := modTime(filepath.Join(dir, lockFile)); opened.After(e.Used) {
+			crashed, e.Used = true, opened
 		}
 		// Used since it was last measured, and not measured for a while.
-		unmeasured := ok && r.Used.After(r.Measured) && time.Since(r.Measured) >= MeasureEvery
+		unmeasured := e.Used.After(r.Measured) && time.Since(r.Measured) >= MeasureEvery
 		if e.lock != nil && (crashed || unmeasured) {
 			e.Size = diskUsage(filepath.Join(dir, Folder))
-			_ = writeRecord(dir, record{Folders: r.Folders, Size: e.Size, Used: e.Used, Measured: time.Now()})
+			_ = writeRecord(dir, record{Folders: r.Folders, Size: e.Size, Measured: time.Now()})
 		}
 		out = append(out, e)
 	}

@@ -242,13 +242,15 @@ func TestTrimBoundsTheNumberOfProjects(t *testing.T) {
 			t.Fatal(err)
 		}
 		fill(t, k, "f", 1)
-		if err := writeRecord(filepath.Join(st.Dir(), k.Key()), record{Folders: k.folders, Size: 1, Used: time.Unix(int64(1000+i), 0)}); err != nil {
+		dir := filepath.Join(st.Dir(), k.Key())
+		if err := writeRecord(dir, record{Folders: k.folders, Size: 1, Measured: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 		k.lock.Close()
 		k.lock = nil
-		// The lock's time is older than the record's: a session that ended properly.
-		os.Chtimes(filepath.Join(st.Dir(), k.Key(), lockFile), time.Unix(1, 0), time.Unix(1, 0))
+		// Started before it ended: a session that ended properly, at 1000+i.
+		os.Chtimes(filepath.Join(dir, lockFile), time.Unix(1, 0), time.Unix(1, 0))
+		touch(filepath.Join(dir, usedFile), time.Unix(int64(1000+i), 0))
 	}
 	removed := st.Trim(1 << 40)
 	if len(removed) != 1 || removed[0][0] != "/p/x" {
@@ -334,12 +336,12 @@ func TestMeasuredAtMostOnceAMinute(t *testing.T) {
 	dir := filepath.Join(st.Dir(), k.Key())
 	r, _ := readRecord(dir)
 	r.Measured = r.Measured.Add(-MeasureEvery)
-	r.Used = r.Measured.Add(time.Second)
 	if err := writeRecord(dir, r); err != nil {
 		t.Fatal(err)
 	}
-	// Its last session ended properly: the lock was taken before the record was written.
+	// Its last session started and ended properly after the measure.
 	os.Chtimes(filepath.Join(dir, lockFile), r.Measured, r.Measured)
+	touch(filepath.Join(dir, usedFile), r.Measured.Add(time.Second))
 	st.Trim(1 << 30)
 	if got := st.List()[0].Size; got < first+64<<10 {
 		t.Fatalf("after a minute the caches are recorded at %d bytes, want at least %d", got, first+64<<10)

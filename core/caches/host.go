@@ -149,6 +149,10 @@ func FindGo(path []string, skip []string) (goBin, goroot string) {
 		if !filepath.IsAbs(dir) {
 			continue
 		}
+		// Most folders of a PATH hold no go: one look each, before any link is resolved.
+		if _, err := os.Lstat(filepath.Join(dir, "go")); err != nil {
+			continue
+		}
 		r, err := filepath.EvalSymlinks(filepath.Join(dir, "go"))
 		if err != nil {
 			continue
