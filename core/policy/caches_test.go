@@ -28,7 +28,7 @@ func TestKeptCaches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.AddCaches(opts, []Placed{{Src: kept, Dst: filepath.Join(tmp, "cache")}}, nil); err != nil {
+	if err := p.AddCaches([]Placed{{Src: kept, Dst: filepath.Join(tmp, "cache")}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(p.Caches, []Placed{{Src: kept, Dst: filepath.Join(tmp, "cache")}}) || !slices.Contains(p.WritableAll(), kept) || !slices.Contains(p.Readable(), kept) {
@@ -49,7 +49,7 @@ func TestKeptCaches(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := p.AddCaches(opts, []Placed{bad}, nil); err == nil || !strings.Contains(err.Error(), "cache folder") {
+		if err := p.AddCaches([]Placed{bad}, nil); err == nil || !strings.Contains(err.Error(), "cache folder") {
 			t.Errorf("cache folder %s: %v, want the session refused", bad, err)
 		}
 	}
@@ -83,7 +83,7 @@ func TestHostCaches(t *testing.T) {
 		host = append(host, Placed{Src: d, Dst: at})
 	}
 	host = append(host, Placed{Src: dl, Dst: filepath.Join(f.proj, "dl")}) // placed outside the private tmp
-	if err := p.AddCaches(opts, nil, host); err != nil {
+	if err := p.AddCaches(nil, host); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(p.HostCaches, []Placed{{Src: dl, Dst: at}}) {

@@ -103,10 +103,22 @@ type Policy struct {
 
 	ids   map[string]FileID // see ID
 	given map[string]string // see Folder
+	// checks are what New checked folders against, for AddCaches to check against too.
+	checks checks
 }
 
 // Setting is one settings file: the person's own (Src) and where it appears inside (Dst).
 type Setting struct{ Src, Dst string }
+
+// checks are what a folder is checked against: the places no session folder may be, and
+// the folders whose links are never followed.
+type checks struct {
+	goos      string
+	state     string // the state folder as given; "" when none was
+	own       []guarded
+	logins    []login
+	untrusted []string
+}
 
 // Placed is a folder of the host's (Src, resolved) that a session reaches at another path
 // (Dst, in its private tmp): see Policy.Caches.
@@ -191,6 +203,7 @@ func New(opts Options) (*Policy, error) {
 	p := &Policy{UserHome: home, Network: opts.Network, ProxyPort: opts.ProxyPort, GitMetadataWritable: opts.GitMetadataWritable, ids: map[string]FileID{}, given: map[string]string{}}
 	p.LocalServers = opts.LocalServers
 	untrusted := untrustedOf(opts)
+	p.checks = checks{goos: goos, state: opts.StateDir, own: own, logins: ls, untrusted: untrusted}
 	if p.Network == "" {
 		p.Network = Allowlist
 	}
@@ -376,16 +389,18 @@ func (p *Policy) stat(path string) (bool, error) {
 	return fi.IsDir(), nil
 }
 
-// AddCaches adds to a policy that New made from opts the tools' caches kept for its project
+// AddCaches adds to a policy that New made the tools' caches kept for its project
 // (Policy.Caches) and the person's caches it reads (Policy.HostCaches): which project's
 // caches a session gets is known only once its folders are resolved. Each is reached at its
 // Dst, which must lie in the private tmp. A kept cache must be a folder inside the state
 // folder, or the session is refused. A person's cache that a session folder could not be
 // (the home folder, a folder of logins, one of the app's places), or that lies where the
 // session writes, is left out: reading it is a shortcut.
-func (p *Policy) AddCaches(opts Options, kept, host []Placed) error {
-	untrusted := untrustedOf(opts)
-	state := resolveLoose(opts.StateDir)
+func (p *Policy) AddCaches(kept, host []Placed) error {
+	untrusted, state := p.checks.untrusted, ""
+	if p.checks.state != "" {
+		state = resolveLoose(p.checks.state)
+	}
 	inTmp := func(dst string) bool {
 		return p.PrivateTmp != "" && filepath.IsAbs(dst) && filepath.Clean(dst) == dst && dst != p.PrivateTmp && Within(p.PrivateTmp, dst)
 	}
@@ -393,7 +408,7 @@ func (p *Policy) AddCaches(opts Options, kept, host []Placed) error {
 		r, err := resolveFrom(c.Src, untrusted)
 		switch {
 		case err != nil:
-		case !filepath.IsAbs(c.Src) || opts.StateDir == "" || r == state || !Within(state, r):
+		case !filepath.IsAbs(c.Src) || state == "" || r == state || !Within(state, r):
 			err = fmt.Errorf("it is not a folder inside the state folder %s", state)
 		case !inTmp(c.Dst):
 			err = fmt.Errorf("its place inside, %s, is not in the private tmp", c.Dst)
@@ -410,17 +425,9 @@ func (p *Policy) AddCaches(opts Options, kept, host []Placed) error {
 		}
 		p.Caches = append(p.Caches, Placed{Src: r, Dst: c.Dst})
 	}
-	if len(host) == 0 {
-		return nil
-	}
-	goos := opts.GOOS
-	if goos == "" {
-		goos = hostGOOS
-	}
-	own, ls := guards(opts), logins(p.UserHome)
 	for _, c := range host {
 		r, err := resolveFrom(c.Src, untrusted)
-		if err != nil || !filepath.IsAbs(c.Src) || !inTmp(c.Dst) || refuse("read-only", c.Src, r, p.UserHome, goos, own, ls) != nil {
+		if err != nil || !filepath.IsAbs(c.Src) || !inTmp(c.Dst) || refuse("read-only", c.Src, r, p.UserHome, p.checks.goos, p.checks.own, p.checks.logins) != nil {
 			continue
 		}
 		if slices.ContainsFunc(p.WritableAll(), func(w string) bool { return Within(w, r) || Within(r, w) }) {

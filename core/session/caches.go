@@ -49,7 +49,7 @@ const hostGoDir = "go-downloads"
 // (policy.Policy.Caches). The project is the session's first wall's: a folder added later
 // only adds to what its commands could already write, so the caches stay those of the
 // folders it started with.
-func (s *Session) addCaches(pol *policy.Policy, opts policy.Options) error {
+func (s *Session) addCaches(pol *policy.Policy) error {
 	c := s.spec.Caches
 	if c.Fresh {
 		return nil
@@ -77,7 +77,7 @@ func (s *Session) addCaches(pol *policy.Policy, opts policy.Options) error {
 			host = append(host, policy.Placed{Src: dl, Dst: filepath.Join(s.tmp, hostGoDir)})
 		}
 	}
-	if err := pol.AddCaches(opts, kept, host); err != nil {
+	if err := pol.AddCaches(kept, host); err != nil {
 		return err
 	}
 	for _, p := range slices.Concat(pol.Caches, pol.HostCaches) {

@@ -368,7 +368,7 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	}
 	s.hints = hints{}
 	s.scanGitMetadata(pol)
-	if err := s.addCaches(pol, opts); err != nil {
+	if err := s.addCaches(pol); err != nil {
 		return err
 	}
 	if s.proxy != nil && s.Enforcement == sandbox.Linux {
@@ -533,10 +533,8 @@ func (s *Session) sendWallCheck(client *runner.Client, pol *policy.Policy, ownNe
 	})
 	args := &runner.ProbeArgs{Writable: pol.Writable, ReadOnly: ro, Home: pol.UserHome}
 	args.Writable = append(args.Writable, s.tmp)
-	// The project's kept caches are written, the person's only read, where the tools find them.
-	for _, c := range pol.Caches {
-		args.Writable = append(args.Writable, c.Dst)
-	}
+	// The person's caches are only read, where the tools find them. (Whether the project's
+	// are written is the tools' concern, not the wall's.)
 	for _, c := range pol.HostCaches {
 		args.ReadOnly = append(args.ReadOnly, c.Dst)
 	}
