@@ -40,9 +40,9 @@ func (s *Session) projectRoots(pol *policy.Policy) []string {
 	return slices.DeleteFunc(slices.Clone(pol.Writable), func(d string) bool { return s.tmp != "" && (d == s.tmp || strings.HasPrefix(d, s.tmp+"/")) })
 }
 
-// hostGoDir is the folder of the private tmp where the session's go reads the person's
+// HostGoDir is the folder of the private tmp where the session's go reads the person's
 // module downloads (GOPROXY=file://…).
-const hostGoDir = "go-downloads"
+const HostGoDir = "go-downloads"
 
 // addCaches gives the wall the project's kept caches and the person's it reads, each placed
 // in the private tmp: the Linux wall binds them there, elsewhere a link there leads to them
@@ -74,7 +74,7 @@ func (s *Session) addCaches(pol *policy.Policy) error {
 	}
 	if c.Host {
 		if dl := caches.GoDownloads(s.m.opts.HostEnv, s.m.opts.UserHome, s.m.opts.GOOS); dl != "" {
-			host = append(host, policy.Placed{Src: dl, Dst: filepath.Join(s.tmp, hostGoDir)})
+			host = append(host, policy.Placed{Src: dl, Dst: filepath.Join(s.tmp, HostGoDir)})
 		}
 	}
 	if err := pol.AddCaches(kept, host); err != nil {
@@ -107,7 +107,7 @@ func (s *Session) place(p policy.Placed) error {
 // session's go uses without it (its own go.env); "" when there are none to read.
 func (s *Session) goProxy(pol *policy.Policy, insidePath []string) string {
 	for _, p := range pol.HostCaches {
-		if filepath.Base(p.Dst) != hostGoDir {
+		if filepath.Base(p.Dst) != HostGoDir {
 			continue
 		}
 		if _, goroot := caches.FindGo(insidePath, pol.WritableAll()); goroot != "" {
