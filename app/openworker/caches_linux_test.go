@@ -278,3 +278,39 @@ func TestPersonsGoDownloadsAreReadNeverWritten(t *testing.T) {
 		t.Fatalf("another project's session got the module from the first one's caches:\n%s", out)
 	}
 }
+
+// The daemon's sessions keep a project's caches as run's do (a direct session, which has no
+// wall, reaches them through a link in its private tmp), and --fresh-caches reaches the
+// daemon through its local API.
+func TestDaemonSessionsKeepCaches(t *testing.T) {
+	w := newWorld(t)
+	_, stop := w.daemon() // sessions without a provider named are direct: no wall is needed
+	t.Cleanup(stop)
+	session := func(flags ...string) string {
+		id, errs, code := w.run(append([]string{"session", "start", "--rw", w.project}, flags...)...)
+		if code != 0 {
+			t.Fatalf("session start: %s", errs)
+		}
+		id = strings.TrimSpace(id)
+		return id
+	}
+	call := func(id, script string) string {
+		out, errs, _ := w.run("session", "exec", id, script)
+		return out + errs
+	}
+	first := session()
+	if out := call(first, `echo kept > "$XDG_CACHE_HOME/mark" && cat "$XDG_CACHE_HOME/mark"`); !strings.Contains(out, "kept") {
+		t.Fatalf("writing the caches: %s", out)
+	}
+	w.run("session", "end", first)
+	second := session()
+	defer w.run("session", "end", second)
+	if out := call(second, `cat "$XDG_CACHE_HOME/mark" 2>&1`); !strings.Contains(out, "kept") {
+		t.Fatalf("the project's second session does not find its caches: %s", out)
+	}
+	cold := session("--fresh-caches")
+	defer w.run("session", "end", cold)
+	if out := call(cold, `cat "$XDG_CACHE_HOME/mark" 2>&1`); strings.Contains(out, "kept") {
+		t.Fatalf("a session started with --fresh-caches found the kept caches: %s", out)
+	}
+}
