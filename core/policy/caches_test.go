@@ -8,26 +8,39 @@ import (
 	"testing"
 )
 
-// The project's kept caches are the one part of the state folder a session reaches: only
-// folders inside it are taken, and they are readable and writable.
-func TestKeptCaches(t *testing.T) {
+// cachesFixture is a fixture with a private tmp, and a policy of its project to add caches
+// to, made by New from the same options each time.
+func cachesFixture(t *testing.T) (fixture, string, func() *Policy) {
+	t.Helper()
 	f := newFixture(t)
-	kept := filepath.Join(f.state, "caches", "0123", "tools")
-	elsewhere := filepath.Join(f.root, "elsewhere")
-	for _, d := range []string{kept, elsewhere} {
+	tmp := filepath.Join(f.root, "tmp")
+	mkdirs(t, tmp)
+	return f, tmp, func() *Policy {
+		p, err := New(Options{Writable: []string{f.proj}, UserHome: f.home, StateDir: f.state, PrivateTmp: tmp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+}
+
+func mkdirs(t *testing.T, dirs ...string) {
+	t.Helper()
+	for _, d := range dirs {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
-	tmp := filepath.Join(f.root, "tmp")
-	if err := os.Mkdir(tmp, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	opts := Options{Writable: []string{f.proj}, UserHome: f.home, StateDir: f.state, PrivateTmp: tmp}
-	p, err := New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+}
+
+// The project's kept caches are the one part of the state folder a session reaches: only
+// folders inside it are taken, and they are readable and writable.
+func TestKeptCaches(t *testing.T) {
+	f, tmp, newPolicy := cachesFixture(t)
+	kept := filepath.Join(f.state, "caches", "0123", "tools")
+	elsewhere := filepath.Join(f.root, "elsewhere")
+	mkdirs(t, kept, elsewhere)
+	p := newPolicy()
 	if err := p.AddCaches([]Placed{{Src: kept, Dst: filepath.Join(tmp, "cache")}}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -45,11 +58,7 @@ func TestKeptCaches(t *testing.T) {
 		{Src: kept, Dst: filepath.Join(f.proj, "cache")}, // placed outside the private tmp
 		{Src: kept, Dst: tmp},
 	} {
-		p, err := New(opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := p.AddCaches([]Placed{bad}, nil); err == nil || !strings.Contains(err.Error(), "cache folder") {
+		if err := newPolicy().AddCaches([]Placed{bad}, nil); err == nil || !strings.Contains(err.Error(), "cache folder") {
 			t.Errorf("cache folder %s: %v, want the session refused", bad, err)
 		}
 	}
@@ -58,25 +67,13 @@ func TestKeptCaches(t *testing.T) {
 // The person's caches are read only where a session folder could be read: never a folder
 // of logins, the home folder or OpenWorker's own, nor one the session writes.
 func TestHostCaches(t *testing.T) {
-	f := newFixture(t)
+	f, tmp, newPolicy := cachesFixture(t)
 	dl := filepath.Join(f.home, "go", "pkg", "mod", "cache", "download")
 	ssh := filepath.Join(f.home, ".ssh", "cache")
 	inProject := filepath.Join(f.proj, "gopath", "cache")
 	inState := filepath.Join(f.state, "cache")
-	for _, d := range []string{dl, ssh, inProject, inState} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tmp := filepath.Join(f.root, "tmp")
-	if err := os.Mkdir(tmp, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	opts := Options{Writable: []string{f.proj}, UserHome: f.home, StateDir: f.state, PrivateTmp: tmp}
-	p, err := New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mkdirs(t, dl, ssh, inProject, inState)
+	p := newPolicy()
 	at := filepath.Join(tmp, "go-downloads")
 	var host []Placed
 	for _, d := range []string{dl, ssh, inProject, inState, f.home, filepath.Join(f.home, "none"), "relative"} {
