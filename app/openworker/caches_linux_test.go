@@ -168,6 +168,11 @@ func TestCachesStayWithinTheBound(t *testing.T) {
 	if total, folders := kept(); total > 1<<20 {
 		t.Fatalf("%d bytes kept past a bound of 1 MiB: %v", total, folders)
 	}
+	fill(b, 100)
+	if total, _ := kept(); total == 0 {
+		t.Fatal("nothing kept under the bound")
+	}
+	// Set to keep none, the next session's end lets what was kept go.
 	w.settings("sandbox_max_caches = \"0\"\n")
 	fill(a, 10)
 	if total, folders := kept(); total != 0 || len(folders) != 0 {

@@ -118,10 +118,14 @@ func (s *Session) goProxy(pol *policy.Policy, insidePath []string) string {
 }
 
 // releaseCaches lets the project's caches go once the sandbox is gone, recording what they
-// take and trimming the store to the bound.
+// take and trimming the store to the bound. With none kept (sandbox_max_caches = "0"), what
+// earlier sessions kept goes.
 func (s *Session) releaseCaches() {
-	if s.kept != nil {
+	switch {
+	case s.kept != nil:
 		s.kept.Close(s.spec.Caches.Keep)
 		s.kept = nil
+	case s.spec.Caches.Keep == 0 && !s.spec.Caches.Fresh && s.m.opts.StateDir != "":
+		caches.NewStore(s.m.opts.StateDir).Trim(0)
 	}
 }
