@@ -117,7 +117,7 @@ func (st Store) Dir() string { return st.dir }
 type Project struct {
 	Key     string
 	Folders []string
-	// Size is what the caches took on disk when the last session ended.
+	// Size is what the caches took on disk when they were last measured.
 	Size int64
 	// Used is when the last session that used them ended.
 	Used time.Time
@@ -222,9 +222,10 @@ func (st Store) open(key, dir string) (*Kept, error) {
 // Key is the project's key.
 func (k *Kept) Key() string { return k.key }
 
-// Close records what the project's caches take and when they were used, lets them go, and,
-// when it measured them, trims the store to max bytes (see Store.Trim). It is called once the session's sandbox is
-// gone: nothing writes them then but other sessions of the same project.
+// Close records when the project's caches were used and, at most once every MeasureEvery,
+// what they take, lets them go, and, when it measured them, trims the store to max bytes
+// (see Store.Trim). It is called once the session's sandbox is gone: nothing writes them
+// then but other sessions of the same project.
 func (k *Kept) Close(max int64) {
 	if k == nil || k.lock == nil {
 		return
@@ -238,8 +239,7 @@ func (k *Kept) Close(max int64) {
 		_ = writeRecord(dir, r)
 	}
 	touch(filepath.Join(dir, usedFile), now)
-	size := r.Size
-	if size == 0 && syscall.Flock(int(k.lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+	if measured && r.Size == 0 && syscall.Flock(int(k.lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
 		// Nothing was kept: no folder is left for it (a project made for a moment).
 		k.st.remove(dir)
 	}

@@ -347,3 +347,23 @@ func TestMeasuredAtMostOnceAMinute(t *testing.T) {
 		t.Fatalf("after a minute the caches are recorded at %d bytes, want at least %d", got, first+64<<10)
 	}
 }
+
+// Caches found empty are not kept, but only when they were just measured: what a session
+// wrote since an empty measure is kept until the next one says.
+func TestEmptyOnlyWhenMeasured(t *testing.T) {
+	st := newStore(t)
+	first, err := st.Open([]string{"/p/a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := st.Open([]string{"/p/a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Close(1 << 30) // measured empty; kept, as the second session holds them
+	fill(t, second, "written-since", 10)
+	second.Close(1 << 30) // within the minute: not measured, so not judged empty
+	if _, err := os.Stat(filepath.Join(second.Dir, "written-since")); err != nil {
+		t.Fatalf("what a session wrote after an empty measure was removed: %v", err)
+	}
+}
