@@ -18,8 +18,8 @@ import (
 // cargo's home, XDG_CACHE_HOME) in the private tmp's cache folder (CacheDir), where the
 // project's folder of the caches store, in the state folder, is placed: the next session of
 // the same writable folders starts warm. And Go reads the person's module download cache,
-// read-only, before the network. Why that is safe, and
-// why a project's caches are never another's or the person's: see core/caches.
+// read-only, before the network. Why that is safe, and why a project's caches are never
+// another's or the person's: see core/caches.
 
 // CacheSpec is what a session does with the tools' caches. The zero value keeps none and
 // reads none of the person's: the caches are in the private tmp and go with it.
