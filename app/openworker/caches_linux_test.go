@@ -319,3 +319,39 @@ func TestDaemonSessionsKeepCaches(t *testing.T) {
 		t.Fatalf("a session started with --fresh-caches found the kept caches: %s", out)
 	}
 }
+
+// A project's kept caches are reached where they are, so the paths Go compiles modules from
+// are the same in each of its sessions: the second compiles none of what the first did.
+// (Under /tmp, which the private tmp stands in for inside, they are placed in the private
+// tmp instead; the other tests' worlds are there.)
+func TestModulesAreNotCompiledAgain(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go is not installed here")
+	}
+	w := newWorld(t)
+	requireSandbox(t, w)
+	w.homeOutsideTmp()
+	w.state = filepath.Join(w.home, ".local", "state", "openworker")
+	sum := goModule(t, filepath.Join(w.home, "go", "pkg", "mod", "cache", "download"), "example.com/dep", "v1.0.0", map[string]string{
+		"go.mod": "module example.com/dep\n\ngo 1.21\n",
+		"dep.go": "package dep\n\n// Answer is the answer.\nconst Answer = 42\n\n// Twice is twice x.\nfunc Twice(x int) int { return 2 * x }\n",
+	})
+	os.WriteFile(filepath.Join(w.project, "go.mod"), []byte("module example.com/app\n\ngo 1.21\n\nrequire example.com/dep v1.0.0\n"), 0o644)
+	os.WriteFile(filepath.Join(w.project, "go.sum"), []byte(sum), 0o644)
+	os.WriteFile(filepath.Join(w.project, "app.go"), []byte("package app\n\nimport \"example.com/dep\"\n\n// Four is four.\nvar Four = dep.Twice(2)\n"), 0o644)
+	build := `echo "GOMODCACHE=$GOMODCACHE"; go build -x ./... 2>&1 | grep -c '/compile .* -p example.com/dep '`
+	first, _ := w.in(w.project, build, "run")
+	second, _ := w.in(w.project, build, "run")
+	kept := filepath.Join(w.state, "caches")
+	for _, out := range []string{first, second} {
+		if !strings.Contains(out, "GOMODCACHE="+kept+"/") {
+			t.Fatalf("GOMODCACHE is not in the project's kept caches (%s):\n%s", kept, out)
+		}
+	}
+	if strings.SplitN(first, "\n", 2)[0] != strings.SplitN(second, "\n", 2)[0] {
+		t.Fatalf("GOMODCACHE differs between the project's sessions:\n%s\n%s", first, second)
+	}
+	if !strings.HasSuffix(strings.TrimSpace(first), "\n1") || !strings.HasSuffix(strings.TrimSpace(second), "\n0") {
+		t.Fatalf("compiles of example.com/dep: first session\n%s\nsecond session\n%s\nwant 1, then 0", first, second)
+	}
+}

@@ -245,10 +245,10 @@ func sandboxProfile(args []string) error {
 		// these folders finds them (those that do not exist yet, as they will be).
 		if state, err := config.StateDir(); err == nil && len(pol.Writable) > 0 {
 			kept := filepath.Join(caches.NewStore(state).Dir(), caches.Key(pol.Writable), caches.Folder)
-			pol.Caches = []policy.Placed{{Src: kept, Dst: tmp + "/" + session.CacheDir}}
+			pol.Caches = []policy.Placed{{Src: kept, Dst: kept}}
 		}
 		if dl := caches.GoDownloads(os.Environ(), home, runtime.GOOS); dl != "" {
-			pol.HostCaches = []policy.Placed{{Src: dl, Dst: tmp + "/" + session.HostGoDir}}
+			pol.HostCaches = []policy.Placed{{Src: dl, Dst: dl}}
 		}
 	}
 	var entries []hosts.Entry

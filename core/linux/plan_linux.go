@@ -204,14 +204,14 @@ func planWall(p *policy.Policy, spec sandbox.RunnerSpec) (*wallSetup, error) {
 		steps = append(steps, mountStep{Src: pr.Path, Dst: pr.Path, Dev: pr.ID.Dev, Ino: pr.ID.Ino})
 	}
 	// The project's kept caches (the one folder of the state folder inside) and the
-	// person's caches that hold packages (read-only), each where the session's tools find it
-	// in the private tmp: no path of the home folder or the state folder is made inside.
+	// person's caches that hold packages (read-only), each where the session's tools find
+	// it: at its own path, or in the private tmp.
 	for _, c := range slices.Concat(p.Caches, p.HostCaches) {
 		if err := abs("cache", c.Dst); err != nil {
 			return nil, err
 		}
-		if p.PrivateTmp == "" || c.Dst == p.PrivateTmp || !policy.Within(p.PrivateTmp, c.Dst) {
-			return nil, fmt.Errorf("linux sandbox: the cache folder %s is not placed inside the private tmp", c.Dst)
+		if c.Dst != c.Src && (p.PrivateTmp == "" || c.Dst == p.PrivateTmp || !policy.Within(p.PrivateTmp, c.Dst)) {
+			return nil, fmt.Errorf("linux sandbox: the cache folder %s is placed neither at its own path nor inside the private tmp", c.Dst)
 		}
 	}
 	for _, c := range p.Caches {

@@ -54,7 +54,7 @@ func TestPlanGolden(t *testing.T) {
 			UserHome:   "/home/u",
 			System:     []string{"/usr"},
 			Toolchains: []string{"/home/u/.cargo"},
-			Caches:     []policy.Placed{{Src: "/home/u/.local/state/openworker/caches/0123/tools", Dst: "/tmp/openworker-3/cache"}},
+			Caches:     []policy.Placed{{Src: "/home/u/.local/state/openworker/caches/0123/tools", Dst: "/home/u/.local/state/openworker/caches/0123/tools"}},
 			HostCaches: []policy.Placed{{Src: "/home/u/go/pkg/mod/cache/download", Dst: "/tmp/openworker-3/go-downloads"}},
 			Network:    policy.None,
 		}, false},

@@ -47,6 +47,10 @@ func TestKeptCaches(t *testing.T) {
 	if !slices.Equal(p.Caches, []Placed{{Src: kept, Dst: filepath.Join(tmp, "cache")}}) || !slices.Contains(p.WritableAll(), kept) || !slices.Contains(p.Readable(), kept) {
 		t.Fatalf("caches %v, writable %v, readable %v", p.Caches, p.WritableAll(), p.Readable())
 	}
+	// Reached where it is, as Seatbelt reaches it.
+	if q := newPolicy(); q.AddCaches([]Placed{{Src: kept, Dst: kept}}, nil) != nil || !slices.Equal(q.Caches, []Placed{{Src: kept, Dst: kept}}) {
+		t.Fatalf("a cache reached where it is: %v", q.Caches)
+	}
 	if _, ok := p.ID(kept); !ok {
 		t.Error("what the cache folder was when checked is not recorded, for the bind to compare")
 	}

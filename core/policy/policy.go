@@ -93,9 +93,8 @@ type Policy struct {
 	LocalServers bool
 	// Caches are the tools' caches kept for the session's project (see core/caches): a
 	// folder of the state folder (Src), read and written where the session's tools find it
-	// (Dst, in the private tmp). The Linux wall binds Src at Dst; Seatbelt cannot place a
-	// folder elsewhere, so there Dst is a symlink to Src, which the profile lets through.
-	// Nothing else of the state folder is reachable.
+	// (Dst): where it is (Dst is Src), or, where a wall places folders (Linux), in the
+	// private tmp. Nothing else of the state folder is reachable.
 	Caches []Placed
 	// HostCaches are the person's own caches that hold packages a session may read (Go's
 	// module download cache), placed as Caches are: read only, never written.
@@ -120,8 +119,8 @@ type checks struct {
 	untrusted []string
 }
 
-// Placed is a folder of the host's (Src, resolved) that a session reaches at another path
-// (Dst, in its private tmp): see Policy.Caches.
+// Placed is a folder of the host's (Src, resolved) that a session reaches at Dst: Src
+// itself, or a folder of the private tmp where a wall places it (see Policy.Caches).
 type Placed struct{ Src, Dst string }
 
 // GitSettings are git's settings under the home folder, as Options.Settings names them.
@@ -392,7 +391,7 @@ func (p *Policy) stat(path string) (bool, error) {
 // AddCaches adds to a policy that New made the tools' caches kept for its project
 // (Policy.Caches) and the person's caches it reads (Policy.HostCaches): which project's
 // caches a session gets is known only once its folders are resolved. Each is reached at its
-// Dst, which must lie in the private tmp. A kept cache must be a folder inside the state
+// Dst, which must be where it is or lie in the private tmp. A kept cache must be a folder inside the state
 // folder, or the session is refused. A person's cache that a session folder could not be
 // (the home folder, a folder of logins, one of the app's places), or that lies where the
 // session writes, is left out: reading it is a shortcut.
@@ -401,17 +400,23 @@ func (p *Policy) AddCaches(kept, host []Placed) error {
 	if p.checks.state != "" {
 		state = resolveLoose(p.checks.state)
 	}
-	inTmp := func(dst string) bool {
-		return p.PrivateTmp != "" && filepath.IsAbs(dst) && filepath.Clean(dst) == dst && dst != p.PrivateTmp && Within(p.PrivateTmp, dst)
+	// at is where a cache whose source resolved to r is reached: r itself, or its place in
+	// the private tmp.
+	at := func(c Placed, r string) (string, bool) {
+		if c.Dst == c.Src || c.Dst == r {
+			return r, true
+		}
+		return c.Dst, p.PrivateTmp != "" && filepath.IsAbs(c.Dst) && filepath.Clean(c.Dst) == c.Dst && c.Dst != p.PrivateTmp && Within(p.PrivateTmp, c.Dst)
 	}
 	for _, c := range kept {
 		r, err := resolveFrom(c.Src, untrusted)
+		dst, placed := at(c, r)
 		switch {
 		case err != nil:
 		case !filepath.IsAbs(c.Src) || state == "" || r == state || !Within(state, r):
 			err = fmt.Errorf("it is not a folder inside the state folder %s", state)
-		case !inTmp(c.Dst):
-			err = fmt.Errorf("its place inside, %s, is not in the private tmp", c.Dst)
+		case !placed:
+			err = fmt.Errorf("its place inside, %s, is neither where it is nor in the private tmp", c.Dst)
 		}
 		var isDir bool
 		if err == nil {
@@ -423,18 +428,19 @@ func (p *Policy) AddCaches(kept, host []Placed) error {
 		if err != nil {
 			return fmt.Errorf("policy: the project's cache folder %s: %w; start the session with --fresh-caches, or clear them (openworker caches clear)", c.Src, err)
 		}
-		p.Caches = append(p.Caches, Placed{Src: r, Dst: c.Dst})
+		p.Caches = append(p.Caches, Placed{Src: r, Dst: dst})
 	}
 	for _, c := range host {
 		r, err := resolveFrom(c.Src, untrusted)
-		if err != nil || !filepath.IsAbs(c.Src) || !inTmp(c.Dst) || refuse("read-only", c.Src, r, p.UserHome, p.checks.goos, p.checks.own, p.checks.logins) != nil {
+		dst, placed := at(c, r)
+		if err != nil || !filepath.IsAbs(c.Src) || !placed || refuse("read-only", c.Src, r, p.UserHome, p.checks.goos, p.checks.own, p.checks.logins) != nil {
 			continue
 		}
 		if slices.ContainsFunc(p.WritableAll(), func(w string) bool { return Within(w, r) || Within(r, w) }) {
 			continue // the session's own to write: not the person's to keep unwritten
 		}
 		if isDir, err := p.stat(r); err == nil && isDir {
-			p.HostCaches = append(p.HostCaches, Placed{Src: r, Dst: c.Dst})
+			p.HostCaches = append(p.HostCaches, Placed{Src: r, Dst: dst})
 		}
 	}
 	return nil

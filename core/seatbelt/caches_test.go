@@ -19,8 +19,8 @@ const (
 // read, never written.
 func TestKeptAndHostCaches(t *testing.T) {
 	p := macPolicy()
-	p.Caches = []policy.Placed{{Src: keptCache, Dst: p.PrivateTmp + "/cache"}}
-	p.HostCaches = []policy.Placed{{Src: hostCache, Dst: p.PrivateTmp + "/go-downloads"}}
+	p.Caches = []policy.Placed{{Src: keptCache, Dst: keptCache}}
+	p.HostCaches = []policy.Placed{{Src: hostCache, Dst: hostCache}}
 	for _, checks := range []LinkChecks{LinkChecksUnknown, LinkChecksBoth} {
 		pr, err := RenderWith(p, Options{LinkChecks: checks})
 		if err != nil {

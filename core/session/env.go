@@ -54,6 +54,9 @@ type EnvOptions struct {
 	DeveloperTools DeveloperTools
 	// ToolchainHomes are the home variables of the toolchains switched on (ToolchainHomes).
 	ToolchainHomes map[string]string
+	// Caches is the folder of the tools' caches: the project's kept ones, where the session
+	// reaches them; empty: the private tmp's CacheDir, which goes with the session.
+	Caches string
 	// GoProxy, when set, is the GOPROXY that reads the person's module downloads first.
 	GoProxy string
 }
@@ -152,13 +155,12 @@ func InsidePath(path string, readable []string) (kept, dropped []string) {
 	return kept, dropped
 }
 
-// CacheDir is the folder of the private tmp where the session's tools keep their caches:
-// the project's kept caches where it has them (see caches.go), otherwise a folder that goes
-// with the session.
+// CacheDir is the folder of the private tmp where the session's tools keep their caches
+// when the project's kept ones are not used (or are placed there: see caches.go).
 const CacheDir = "cache"
 
-// cacheVars point each tool's cache into the session's caches folder (CacheDir), under the
-// name XDG_CACHE_HOME would give it where the tool has one. XDG_CACHE_HOME
+// cacheVars point each tool's cache into the session's caches folder (EnvOptions.Caches),
+// under the name XDG_CACHE_HOME would give it where the tool has one. XDG_CACHE_HOME
 // itself is the folder: what other tools keep there (golangci-lint, staticcheck, gopls,
 // node-gyp's headers, deno, pre-commit, Playwright's browsers on Linux) is kept with it.
 // GOPATH and PNPM_HOME hold programs a command installs, not caches: they stay in the
@@ -221,7 +223,10 @@ func BuildEnv(o EnvOptions) []string {
 	// A command has no terminal to answer on (the wall denies opening one): git must fail
 	// at once instead of waiting for a password prompt.
 	vars["GIT_TERMINAL_PROMPT"] = "0"
-	cache := filepath.Join(o.Tmp, CacheDir)
+	cache := o.Caches
+	if cache == "" {
+		cache = filepath.Join(o.Tmp, CacheDir)
+	}
 	for _, c := range cacheVars {
 		vars[c.name] = filepath.Join(cache, c.dir)
 	}

@@ -268,17 +268,21 @@ func TestToolchainHomes(t *testing.T) {
 	}
 }
 
-// The tools' caches are in the private tmp's cache folder (the project's kept caches are
-// placed there); GOPROXY is set only to read the person's downloads first; the programs a
-// command installs stay in the private tmp apart from them.
+// The tools' caches are in the project's kept folder where the session reaches it, otherwise
+// in the private tmp's cache folder; GOPROXY is set only to read the person's downloads
+// first; the programs a command installs stay in the private tmp apart from them.
 func TestBuildEnvCaches(t *testing.T) {
-	for _, goProxy := range []string{"", "file:///t/go-downloads,https://proxy.example,direct"} {
-		v := envMap(BuildEnv(EnvOptions{Home: "/t/home", Tmp: "/t", GOOS: "linux", GoProxy: goProxy}))
+	for _, tt := range []struct{ caches, goProxy, root string }{
+		{"", "", "/t/cache"},
+		{"/s/caches/k/tools", "file:///t/go-downloads,https://proxy.example,direct", "/s/caches/k/tools"},
+	} {
+		goProxy := tt.goProxy
+		v := envMap(BuildEnv(EnvOptions{Home: "/t/home", Tmp: "/t", GOOS: "linux", Caches: tt.caches, GoProxy: goProxy}))
 		for name, dir := range map[string]string{
 			"XDG_CACHE_HOME": "", "GOCACHE": "go-build", "GOMODCACHE": "go-mod", "npm_config_cache": "npm",
 			"PIP_CACHE_DIR": "pip", "UV_CACHE_DIR": "uv", "YARN_CACHE_FOLDER": "yarn", "CARGO_HOME": "cargo",
 		} {
-			if want := filepath.Join("/t/cache", dir); v[name] != want {
+			if want := filepath.Join(tt.root, dir); v[name] != want {
 				t.Errorf("%s = %q, want %q", name, v[name], want)
 			}
 		}

@@ -417,7 +417,7 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	}
 	goProxy := s.goProxy(pol, insidePath)
 	env := BuildEnv(EnvOptions{Host: host, Home: s.home, Tmp: s.tmp, ProxyURL: s.proxyURL, GOOS: m.opts.GOOS, Readable: readable, ExtraVars: s.loginVars(), PathFirst: s.loginPath(), DeveloperTools: dev,
-		ToolchainHomes: ToolchainHomes(m.opts.UserHome, s.spec.Toolchains, readable), GoProxy: goProxy})
+		ToolchainHomes: ToolchainHomes(m.opts.UserHome, s.spec.Toolchains, readable), Caches: cachesDir(pol), GoProxy: goProxy})
 	for _, line := range gitIncludeHints(pol) {
 		s.hints.sayOnce(line)
 	}
