@@ -214,13 +214,14 @@ func BenchmarkCachesGoTestSmall(b *testing.B) {
 // run (-exec true: its tests need root and walls of their own), and go build ./....
 func BenchmarkCachesGoTestThisProject(b *testing.B) {
 	requireTool(b, "go")
-	c := newCacheBench(b)
-	dir := filepath.Join(c.root, "openworker")
-	if err := copyModule("../..", dir); err != nil {
-		b.Fatal(err)
-	}
 	for _, args := range [][]string{{"go", "build", "./..."}, {"go", "test", "-count=1", "-exec", "true", "./..."}} {
 		b.Run(strings.Join(args[1:], "_"), func(b *testing.B) {
+			// A copy and a state folder of each run's own, so that the first session is cold.
+			c := newCacheBench(b)
+			dir := filepath.Join(c.root, "openworker")
+			if err := copyModule("../..", dir); err != nil {
+				b.Fatal(err)
+			}
 			sideBySide(b, c.inside(dir, nil, args...), outside(b, dir, args...))
 		})
 	}
