@@ -176,7 +176,7 @@ func startAgentSession(ctx context.Context, f sessionFlags, program, hostTmp str
 		programs = append(programs, r)
 	}
 	start := api.StartRequest{Provider: req.Provider, Writable: req.Writable, ReadOnly: append(req.ReadOnly, hostTmp), Dir: req.Dir,
-		Network: req.Network, Allow: req.Allow, Agent: true, GitMetadata: req.GitMetadata, LocalServers: req.LocalServers, Publish: req.Publish,
+		Network: req.Network, Allow: req.Allow, Agent: true, GitMetadata: req.GitMetadata, LocalServers: req.LocalServers, Publish: req.Publish, FreshCaches: req.FreshCaches,
 		Owner: os.Getpid(), HostPrograms: programs}
 	return holdSession(ctx, e, start, "openworker agent", "its agent host exited")
 }

@@ -93,6 +93,13 @@ func cmdMachine(args []string) error {
 		}
 		fmt.Printf("%-14s %s\n", label, line)
 	}
+	for i, line := range cachesStatus(e) {
+		label := ""
+		if i == 0 {
+			label = "Caches:"
+		}
+		fmt.Printf("%-14s %s\n", label, line)
+	}
 	fmt.Printf("State folder:  %s\n", e.stateDir)
 	c := apiclient.New(api.SocketPath(e.stateDir))
 	if ss, err := c.Sessions(ctx); err == nil {

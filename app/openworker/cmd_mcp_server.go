@@ -92,7 +92,7 @@ func mcpSession(ctx context.Context, f sessionFlags, agentHost bool) (mcp.Host, 
 		fmt.Fprintf(os.Stderr, "openworker mcp: %v; the session is hosted in this process, and its cards are answered only through this client\n", err)
 		return mcpInProcess(ctx, e, req)
 	}
-	start := api.StartRequest{Provider: req.Provider, Writable: req.Writable, ReadOnly: req.ReadOnly, Dir: req.Dir, Network: req.Network, Allow: req.Allow, Agent: true, GitMetadata: req.GitMetadata, LocalServers: req.LocalServers, Publish: req.Publish}
+	start := api.StartRequest{Provider: req.Provider, Writable: req.Writable, ReadOnly: req.ReadOnly, Dir: req.Dir, Network: req.Network, Allow: req.Allow, Agent: true, GitMetadata: req.GitMetadata, LocalServers: req.LocalServers, Publish: req.Publish, FreshCaches: req.FreshCaches}
 	if agentHost {
 		// The host that started this server owns the session: its shell finds it so. Claude
 		// Code's temporary folder, where it writes its commands' output, is readable inside.

@@ -33,6 +33,7 @@ type sessionFlags struct {
 	gitMetadata       string
 	localServers      bool
 	publish           portFlags
+	freshCaches       bool
 }
 
 // portFlags is a flag naming a port, 1 to 65535, that may be given more than once.
@@ -82,6 +83,8 @@ func (f *sessionFlags) register(fs *flag.FlagSet, defaultProvider string) {
 		"writable lets commands plant hooks and settings (core.fsmonitor, core.hooksPath, …) that your own git runs outside the sandbox; default: the settings' sandbox_git_metadata")
 	fs.BoolVar(&f.localServers, "local-servers", false, localServersAbout)
 	fs.Var(&f.publish, "publish", publishAbout)
+	fs.BoolVar(&f.freshCaches, "fresh-caches", false, "start cold: the session's tool caches (Go's, npm's, pip's, cargo's, …) are its own and go with it; "+
+		"the project's kept caches are neither read nor written, and your own are not read")
 }
 
 // localServersAbout is --local-servers' help, for the commands that start sessions and for
@@ -185,7 +188,7 @@ func (f *sessionFlags) request(home string) (backend.Request, error) {
 	if err != nil {
 		return backend.Request{}, err
 	}
-	return backend.Request{Provider: f.provider, Writable: rw, ReadOnly: ro, Dir: dir, Network: f.network, Allow: f.allow, GitMetadata: f.gitMetadata, LocalServers: f.localServers, Publish: f.publish}, nil
+	return backend.Request{Provider: f.provider, Writable: rw, ReadOnly: ro, Dir: dir, Network: f.network, Allow: f.allow, GitMetadata: f.gitMetadata, LocalServers: f.localServers, Publish: f.publish, FreshCaches: f.freshCaches}, nil
 }
 
 // prepare starts the native wall's first process as soon as the flags are known, so that it

@@ -7,10 +7,13 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/openworker/openworker/core/caches"
+	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/runner"
@@ -190,6 +193,7 @@ func sandboxProfile(args []string) error {
 	var allow multi
 	fs.Var(&allow, "allow", "a site allowed for the session, HOST[:PORT] (repeatable): a loopback one (127.0.0.1:5432) is reachable directly on a Mac")
 	localServers := fs.Bool("local-servers", false, localServersAbout)
+	freshCaches := fs.Bool("fresh-caches", false, "the profile of a session started with --fresh-caches: without the project's kept caches and your Go module downloads")
 	linkChecks := fs.String("link-checks", "unknown", "what this Mac's Seatbelt is known to check of hard links and clones: unknown (every one denied) or both (both ends checked, as the link probe proves: those within the writable folders and the private tmp allowed)")
 	if _, _, err := parse(fs, sandboxProfileCommand, args); err != nil {
 		return err
@@ -236,6 +240,17 @@ func sandboxProfile(args []string) error {
 	// The private tmp does not exist until a session starts; show where it would be.
 	pol.PrivateTmp, pol.Home = tmp, tmp+"/home"
 	pol.LocalServers = *localServers
+	if !*freshCaches {
+		// The project's kept caches and the person's module downloads, where a session of
+		// these folders finds them (those that do not exist yet, as they will be).
+		if state, err := config.StateDir(); err == nil && len(pol.Writable) > 0 {
+			kept := filepath.Join(caches.NewStore(state).Dir(), caches.Key(pol.Writable), caches.Folder)
+			pol.Caches = []policy.Placed{{Src: kept, Dst: kept}}
+		}
+		if dl := caches.GoDownloads(os.Environ(), home, runtime.GOOS); dl != "" {
+			pol.HostCaches = []policy.Placed{{Src: dl, Dst: dl}}
+		}
+	}
 	var entries []hosts.Entry
 	for _, a := range allow {
 		e, err := hosts.Parse(a)

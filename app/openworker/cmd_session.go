@@ -102,7 +102,7 @@ func sessionStart(c *apiclient.Client, ctx context.Context, args []string) error
 	if err != nil {
 		return err
 	}
-	info, err := c.Start(ctx, api.StartRequest{Provider: f.provider, Writable: rw, ReadOnly: ro, Dir: dir, Network: f.network, Allow: f.allow, GitMetadata: f.gitMetadata, LocalServers: f.localServers, Publish: f.publish})
+	info, err := c.Start(ctx, api.StartRequest{Provider: f.provider, Writable: rw, ReadOnly: ro, Dir: dir, Network: f.network, Allow: f.allow, GitMetadata: f.gitMetadata, LocalServers: f.localServers, Publish: f.publish, FreshCaches: f.freshCaches})
 	if err != nil {
 		return err
 	}

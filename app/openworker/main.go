@@ -62,6 +62,8 @@ Usage:
                                   the logins shared with the sandbox on purpose
   openworker audit [--session ID] [--since WHEN] [--follow]
                                   show the audit trail
+  openworker caches list|clear [--rw DIR]… [--all]
+                                  the tools' caches kept for each project, and clearing them
   openworker version
 
 Run "openworker COMMAND --help" (or "openworker help COMMAND") for a command's flags.
@@ -206,6 +208,8 @@ func dispatch(args []string) error {
 		return cmdFetch(rest)
 	case "credentials":
 		return cmdCredentials(rest)
+	case "caches":
+		return cmdCaches(rest)
 	case connect.Arg:
 		return cmdConnect(rest)
 	case runner.EnvArg:

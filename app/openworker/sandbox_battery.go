@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openworker/openworker/core/caches"
 	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/policy"
@@ -71,10 +72,15 @@ func runBattery(ctx context.Context, e *env, m *session.Manager, native sandbox.
 		return nil, err
 	}
 	// The check's session is a session as the machine's are: its toolchains switched on
-	// (cargo through rustup needs ~/.rustup), its repository metadata kept as they keep it.
+	// (cargo through rustup needs ~/.rustup), its repository metadata kept as they keep it,
+	// its tools' caches kept for its folder and the person's read as theirs are (npm's cache
+	// and cargo's home are then the kept ones). Its folder is the check's own: what it kept
+	// is cleared once it is done.
 	spec := session.Spec{Provider: native.Name(), Writable: []string{work}, Network: policy.Allowlist,
 		SessionHosts: []hosts.Entry{regEntry}, Toolchains: e.settings.Toolchains,
-		GitMetadataWritable: e.settings.GitMetadata == config.GitMetadataWritable}
+		GitMetadataWritable: e.settings.GitMetadata == config.GitMetadataWritable,
+		Caches:              session.CacheSpec{Keep: e.settings.MaxCaches, Host: e.settings.HostCaches != config.HostCachesOff}}
+	defer caches.NewStore(e.stateDir).Clear(caches.Key([]string{work}))
 	s, err := m.Start(ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("starting a session for the check: %w", err)

@@ -274,7 +274,7 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ss, err := s.Backend.Start(r.Context(), backend.Request{Provider: req.Provider, Writable: req.Writable, ReadOnly: req.ReadOnly,
-		Dir: req.Dir, Network: req.Network, Allow: req.Allow, Agent: req.Agent, Programs: append([]string{req.Program, peerProgram(r.Context())}, req.HostPrograms...), GitMetadata: req.GitMetadata, LocalServers: req.LocalServers, Publish: req.Publish, ClientEnv: req.Env, Owner: req.Owner})
+		Dir: req.Dir, Network: req.Network, Allow: req.Allow, Agent: req.Agent, Programs: append([]string{req.Program, peerProgram(r.Context())}, req.HostPrograms...), GitMetadata: req.GitMetadata, LocalServers: req.LocalServers, Publish: req.Publish, FreshCaches: req.FreshCaches, ClientEnv: req.Env, Owner: req.Owner})
 	if err != nil {
 		var re *session.RefusedError
 		if errors.As(err, &re) {

@@ -264,6 +264,9 @@ type StartRequest struct {
 	// Publish are ports of the sandbox's own loopback published on this machine's 127.0.0.1
 	// while a server listens there (Linux; session.Spec.Publish).
 	Publish []int `json:"publish,omitempty"`
+	// FreshCaches: the session starts cold; its tools' caches are its own and go with it,
+	// and neither its project's kept caches nor the person's are used.
+	FreshCaches bool `json:"fresh_caches,omitempty"`
 }
 
 // ClientVars are the variables a client sends with a session's start (StartRequest.Env) and

@@ -52,6 +52,9 @@ type Request struct {
 	LocalServers bool
 	// Publish: see session.Spec.Publish.
 	Publish []int
+	// FreshCaches starts the session cold: its tools' caches are its own and go with it,
+	// and neither its project's kept caches nor the person's are used.
+	FreshCaches bool
 	// ClientEnv: see session.Spec.ClientEnv.
 	ClientEnv map[string]string
 	// Owner: see session.Spec.Owner.
@@ -160,6 +163,7 @@ func SpecFor(m Machine, r Request) (session.Spec, error) {
 		Limits: Limits(s.Limits), ProxyConns: s.Limits.MaxProxyConnections,
 		Logins:   credentials.Entries(s.Credentials),
 		SSHAgent: alwaysOnlySSH(s),
+		Caches:   session.CacheSpec{Keep: s.MaxCaches, Host: s.HostCaches != config.HostCachesOff, Fresh: r.FreshCaches},
 	}, nil
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/sandbox"
+	"github.com/openworker/openworker/core/session"
 )
 
 // Repository metadata is protected unless the settings or the request say writable, and the
@@ -38,6 +39,36 @@ func TestSpecForGitMetadata(t *testing.T) {
 			}
 			if spec.GitMetadataWritable != tc.want {
 				t.Errorf("GitMetadataWritable = %v, want %v", spec.GitMetadataWritable, tc.want)
+			}
+		})
+	}
+}
+
+// The settings say what a session keeps and reads of caches; --fresh-caches starts one cold
+// whatever they say.
+func TestSpecForCaches(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		max   int64
+		host  string
+		fresh bool
+		want  session.CacheSpec
+	}{
+		{"default", config.DefaultMaxCaches, config.HostCachesReadOnly, false, session.CacheSpec{Keep: config.DefaultMaxCaches, Host: true}},
+		{"none_kept", 0, config.HostCachesReadOnly, false, session.CacheSpec{Host: true}},
+		{"host_off", 1 << 30, config.HostCachesOff, false, session.CacheSpec{Keep: 1 << 30}},
+		{"fresh", config.DefaultMaxCaches, config.HostCachesReadOnly, true, session.CacheSpec{Keep: config.DefaultMaxCaches, Host: true, Fresh: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := config.Default()
+			s.MaxCaches, s.HostCaches = tc.max, tc.host
+			m := Machine{Settings: &config.InForce{Settings: s}, Native: sandbox.Linux, GOOS: "linux"}
+			spec, err := SpecFor(m, Request{Provider: ProviderAuto, Writable: []string{"/p"}, FreshCaches: tc.fresh})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if spec.Caches != tc.want {
+				t.Errorf("Caches = %+v, want %+v", spec.Caches, tc.want)
 			}
 		})
 	}

@@ -44,6 +44,17 @@ const (
 	GitMetadataWritable  = "writable"
 )
 
+// What sessions read of the person's own caches (sandbox_host_caches).
+const (
+	HostCachesReadOnly = "read-only"
+	HostCachesOff      = "off"
+)
+
+// DefaultMaxCaches is what the tools' caches kept for projects take together at most,
+// unless sandbox_max_caches says otherwise: a few projects' Go build and module caches,
+// npm's and pip's, which are each some hundreds of MiB to a few GiB.
+const DefaultMaxCaches = 10 << 30
+
 // How the ssh login's keys reach a session ([[sandbox_credentials]] keys).
 const (
 	SSHKeysCopy  = "copy"
@@ -89,6 +100,12 @@ type Settings struct {
 	Credentials []Credential
 	// Limits bound each sandbox and the proxies' connections.
 	Limits Limits
+	// MaxCaches bounds, in bytes, the tools' caches kept between sessions for all projects
+	// together (least recently used out); 0 keeps none, and every session starts cold.
+	MaxCaches int64
+	// HostCaches is "read-only" (the default: sessions read the person's own caches that
+	// hold packages, Go's module downloads, never writing them) or "off".
+	HostCaches string
 }
 
 // Credential is one [[sandbox_credentials]] entry: either a catalog Name, or a Path of the
@@ -137,6 +154,8 @@ func Default() *Settings {
 		Approvals:      ApprovalsAsk,
 		GitMetadata:    GitMetadataProtected,
 		Limits:         defaultLimits(),
+		MaxCaches:      DefaultMaxCaches,
+		HostCaches:     HostCachesReadOnly,
 	}
 }
 

@@ -153,6 +153,27 @@ func parseSize(text string, lo int64) (Size, error) {
 	return Size{}, errNotASize
 }
 
+// diskSize checks a value written as a size on disk with a binary unit ("10GiB"), or "0".
+func (d *decoder) diskSize(v *unstable.Node, vi *valueIndex, key string, out *int64) {
+	if v.Kind != unstable.String {
+		d.problem(vi.value.start, `%s must be a string such as "10GiB" or "0", not %s`, key, kindName(v.Kind))
+		return
+	}
+	if string(v.Data) == "0" {
+		*out = 0
+		return
+	}
+	s, err := parseSize(string(v.Data), 1)
+	if err == nil && s.Percent > 0 {
+		err = errors.New(`is a share of the machine's memory; a size on disk is written with a unit, such as "10GiB", or "0" to keep none`)
+	}
+	if err != nil {
+		d.problem(vi.value.start, "%s %q %v", key, v.Data, err)
+		return
+	}
+	*out = s.Bytes
+}
+
 var errNotASize = errors.New(`is not a size; write a whole number and a unit (KiB, MiB, GiB or TiB), such as "8GiB", or a share of the machine's memory, such as "50%"`)
 
 // limitsTOML writes the limit keys as show prints them.

@@ -23,10 +23,12 @@ const (
 	KeyApprovals      = "sandbox_approvals"
 	KeyCredentials    = "sandbox_credentials"
 	KeyGitMetadata    = "sandbox_git_metadata"
+	KeyMaxCaches      = "sandbox_max_caches"
+	KeyHostCaches     = "sandbox_host_caches"
 )
 
 const settingsList = "sandbox_provider, sandbox_network_profile, sandbox_network_hosts, " +
-	"sandbox_toolchains, sandbox_approvals, sandbox_git_metadata, the limits (sandbox_max_processes, sandbox_max_memory, " +
+	"sandbox_toolchains, sandbox_approvals, sandbox_git_metadata, sandbox_max_caches, sandbox_host_caches, the limits (sandbox_max_processes, sandbox_max_memory, " +
 	"sandbox_cpu_weight, sandbox_max_tmp, sandbox_max_proxy_connections, sandbox_max_proxy_connections_total) " +
 	"and [[sandbox_credentials]]"
 
@@ -368,6 +370,16 @@ func (d *decoder) topKV(v *unstable.Node, vi *valueIndex, key string) {
 				d.problem(vi.value.start, `%s %q is not a choice; use "protected" (repository hooks and config stay read-only inside) or "writable"`, key, p)
 			} else {
 				s.GitMetadata = p
+			}
+		}
+	case KeyMaxCaches:
+		d.diskSize(v, vi, key, &s.MaxCaches)
+	case KeyHostCaches:
+		if p, ok := d.str(v, vi, key, `"read-only"`); ok {
+			if p != HostCachesReadOnly && p != HostCachesOff {
+				d.problem(vi.value.start, `%s %q is not a choice; use "read-only" (sessions read the packages your own caches hold, never writing them) or "off"`, key, p)
+			} else {
+				s.HostCaches = p
 			}
 		}
 	case KeyNetworkHosts:

@@ -36,8 +36,8 @@ func badFiles() []badFile {
 			`testdata/bad/duplicate_key.toml:2:1: not valid TOML: key sandbox_network_profile is already defined`,
 		}},
 		{"unknown_key.toml", "linux", []string{
-			`testdata/bad/unknown_key.toml:2:1: unknown setting "sandbox_network_profle"; the settings are sandbox_provider, sandbox_network_profile, sandbox_network_hosts, sandbox_toolchains, sandbox_approvals, sandbox_git_metadata, the limits (sandbox_max_processes, sandbox_max_memory, sandbox_cpu_weight, sandbox_max_tmp, sandbox_max_proxy_connections, sandbox_max_proxy_connections_total) and [[sandbox_credentials]]`,
-			`testdata/bad/unknown_key.toml:3:1: unknown setting "sandbox.provider"; the settings are sandbox_provider, sandbox_network_profile, sandbox_network_hosts, sandbox_toolchains, sandbox_approvals, sandbox_git_metadata, the limits (sandbox_max_processes, sandbox_max_memory, sandbox_cpu_weight, sandbox_max_tmp, sandbox_max_proxy_connections, sandbox_max_proxy_connections_total) and [[sandbox_credentials]]`,
+			`testdata/bad/unknown_key.toml:2:1: unknown setting "sandbox_network_profle"; the settings are sandbox_provider, sandbox_network_profile, sandbox_network_hosts, sandbox_toolchains, sandbox_approvals, sandbox_git_metadata, sandbox_max_caches, sandbox_host_caches, the limits (sandbox_max_processes, sandbox_max_memory, sandbox_cpu_weight, sandbox_max_tmp, sandbox_max_proxy_connections, sandbox_max_proxy_connections_total) and [[sandbox_credentials]]`,
+			`testdata/bad/unknown_key.toml:3:1: unknown setting "sandbox.provider"; the settings are sandbox_provider, sandbox_network_profile, sandbox_network_hosts, sandbox_toolchains, sandbox_approvals, sandbox_git_metadata, sandbox_max_caches, sandbox_host_caches, the limits (sandbox_max_processes, sandbox_max_memory, sandbox_cpu_weight, sandbox_max_tmp, sandbox_max_proxy_connections, sandbox_max_proxy_connections_total) and [[sandbox_credentials]]`,
 			`testdata/bad/unknown_key.toml:5:2: unknown table "network"; the only table is [[sandbox_credentials]], and the other settings are top-level keys`,
 		}},
 		{"hosts.toml", "linux", []string{
@@ -109,6 +109,10 @@ func badFiles() []badFile {
 			`testdata/bad/limits_sizes.toml:1:22: sandbox_max_memory "150%" is not a share of the machine's memory; write a whole percent from 1% to 100%, such as "50%"`,
 			`testdata/bad/limits_sizes.toml:2:19: sandbox_max_tmp "1MiB" is too small; the least is 16MiB`,
 		}},
+		{"caches.toml", "linux", []string{
+			`testdata/bad/caches.toml:1:22: sandbox_max_caches "50%" is a share of the machine's memory; a size on disk is written with a unit, such as "10GiB", or "0" to keep none`,
+			`testdata/bad/caches.toml:2:23: sandbox_host_caches "yes" is not a choice; use "read-only" (sessions read the packages your own caches hold, never writing them) or "off"`,
+		}},
 		{"credentials_table.toml", "linux", []string{
 			`testdata/bad/credentials_table.toml:2:1: sandbox_credentials is a list of entries; write each entry under its own [[sandbox_credentials]] line`,
 		}},
@@ -175,6 +179,12 @@ func TestParseGood(t *testing.T) {
 	}
 	if s.Provider != "linux" || s.NetworkProfile != "allowlist" || s.Approvals != "ask" || s.GitMetadata != "writable" {
 		t.Errorf("scalars = %q %q %q %q", s.Provider, s.NetworkProfile, s.Approvals, s.GitMetadata)
+	}
+	if s.MaxCaches != 2<<30 || s.HostCaches != HostCachesOff {
+		t.Errorf("caches: %d bytes kept, host caches %q", s.MaxCaches, s.HostCaches)
+	}
+	if d := Default(); d.MaxCaches != DefaultMaxCaches || d.HostCaches != HostCachesReadOnly {
+		t.Errorf("default caches: %d bytes kept, host caches %q", d.MaxCaches, d.HostCaches)
 	}
 	wantHosts := []hosts.Entry{must("github.com:443"), must("*.githubusercontent.com:443"), must("proxy.golang.org:443")}
 	if !slices.Equal(s.NetworkHosts, wantHosts) {

@@ -26,6 +26,12 @@ func (s *Settings) TOML() []byte {
 	fmt.Fprintf(&b, "%s = %s\n", KeyToolchains, list(s.Toolchains))
 	fmt.Fprintf(&b, "%s = %s\n", KeyApprovals, tomlString(s.Approvals))
 	fmt.Fprintf(&b, "%s = %s\n", KeyGitMetadata, tomlString(s.GitMetadata))
+	maxCaches := "0"
+	if s.MaxCaches > 0 {
+		maxCaches = Size{Bytes: s.MaxCaches}.String()
+	}
+	fmt.Fprintf(&b, "%s = %s\n", KeyMaxCaches, tomlString(maxCaches))
+	fmt.Fprintf(&b, "%s = %s\n", KeyHostCaches, tomlString(s.HostCaches))
 	s.Limits.toml(&b)
 	for _, c := range s.Credentials {
 		b.WriteString("\n")

@@ -149,6 +149,7 @@ func planWall(p *policy.Policy, spec sandbox.RunnerSpec) (*wallSetup, error) {
 	for kind, paths := range map[string][]string{
 		"system": p.System, "toolchain": p.Toolchains, "runner file": p.RunnerFiles,
 		"writable": p.Writable, "read-only": p.ReadOnly, "hidden": p.Hidden,
+		"cache": policy.Sources(p.Caches), "host cache": policy.Sources(p.HostCaches),
 	} {
 		if err := abs(kind, paths...); err != nil {
 			return nil, err
@@ -207,6 +208,23 @@ func planWall(p *policy.Policy, spec sandbox.RunnerSpec) (*wallSetup, error) {
 		// An anchor is bound writable: a mount point cannot be renamed or removed, so the
 		// repository it holds stays where the person's git finds it.
 		steps = append(steps, mountStep{Src: pr.Path, Dst: pr.Path, Dev: pr.ID.Dev, Ino: pr.ID.Ino, Writable: pr.Anchor})
+	}
+	// The project's kept caches (the one folder of the state folder inside) and the
+	// person's caches that hold packages (read-only), each where the session's tools find
+	// it: at its own path, or in the private tmp.
+	for _, c := range slices.Concat(p.Caches, p.HostCaches) {
+		if err := abs("cache", c.Dst); err != nil {
+			return nil, err
+		}
+		if c.Dst != c.Src && (p.PrivateTmp == "" || c.Dst == p.PrivateTmp || !policy.Within(p.PrivateTmp, c.Dst)) {
+			return nil, fmt.Errorf("linux sandbox: the cache folder %s is placed neither at its own path nor inside the private tmp", c.Dst)
+		}
+	}
+	for _, c := range p.Caches {
+		steps = append(steps, checked(mountStep{Src: c.Src, Dst: c.Dst, Writable: true}))
+	}
+	for _, c := range p.HostCaches {
+		steps = append(steps, checked(mountStep{Src: c.Src, Dst: c.Dst}))
 	}
 	// The login files inside toolchains are covered last, being deeper than the folder that
 	// shows them.

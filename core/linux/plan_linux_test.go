@@ -47,6 +47,17 @@ func TestPlanGolden(t *testing.T) {
 	}{
 		{"nested_session_folders", nested, false},
 		{"served_runner", nested, true},
+		{"kept_caches", &policy.Policy{
+			Writable:   []string{"/srv/project"},
+			PrivateTmp: "/tmp/openworker-3",
+			Home:       "/tmp/openworker-3/home",
+			UserHome:   "/home/u",
+			System:     []string{"/usr"},
+			Toolchains: []string{"/home/u/.cargo"},
+			Caches:     []policy.Placed{{Src: "/home/u/.local/state/openworker/caches/0123/tools", Dst: "/home/u/.local/state/openworker/caches/0123/tools"}},
+			HostCaches: []policy.Placed{{Src: "/home/u/go/pkg/mod/cache/download", Dst: "/tmp/openworker-3/go-downloads"}},
+			Network:    policy.None,
+		}, false},
 		{"private_tmp_outside_tmp", &policy.Policy{
 			Writable:   []string{"/srv/project"},
 			PrivateTmp: "/run/user/1000/openworker-2",

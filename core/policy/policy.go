@@ -91,13 +91,37 @@ type Policy struct {
 	// port, where the sandbox shares the host's loopback (macOS): there, the session's own
 	// servers and the host's other programs' ports cannot be told apart. Off by default.
 	LocalServers bool
+	// Caches are the tools' caches kept for the session's project (see core/caches): a
+	// folder of the state folder (Src), read and written where the session's tools find it
+	// (Dst): where it is (Dst is Src), or, where a wall places folders (Linux), in the
+	// private tmp. Nothing else of the state folder is reachable.
+	Caches []Placed
+	// HostCaches are the person's own caches that hold packages a session may read (Go's
+	// module download cache), placed as Caches are: read only, never written.
+	HostCaches []Placed
 
 	ids   map[string]FileID // see ID
 	given map[string]string // see Folder
+	// checks are what New checked folders against, for AddCaches to check against too.
+	checks checks
 }
 
 // Setting is one settings file: the person's own (Src) and where it appears inside (Dst).
 type Setting struct{ Src, Dst string }
+
+// checks are what a folder is checked against: the places no session folder may be, and
+// the folders whose links are never followed.
+type checks struct {
+	goos      string
+	state     string // the state folder as given; "" when none was
+	own       []guarded
+	logins    []login
+	untrusted []string
+}
+
+// Placed is a folder of the host's (Src, resolved) that a session reaches at Dst: Src
+// itself, or a folder of the private tmp where a wall places it (see Policy.Caches).
+type Placed struct{ Src, Dst string }
 
 // GitSettings are git's settings under the home folder, as Options.Settings names them.
 // The rest of ~/.config/git stays out: git-credential-store keeps its passwords there.
@@ -180,34 +204,15 @@ func New(opts Options) (*Policy, error) {
 	if len(opts.Writable) > 0 {
 		obs = obeyedFiles(home, opts.Toolchains)
 	}
-	var untrusted []string
-	for _, u := range slices.Concat(opts.Untrusted, opts.Writable) {
-		if r, err := Resolve(u); err == nil {
-			untrusted = append(untrusted, r)
-		}
-	}
 	p := &Policy{UserHome: home, Network: opts.Network, ProxyPort: opts.ProxyPort, GitMetadataWritable: opts.GitMetadataWritable, ids: map[string]FileID{}, given: map[string]string{}}
 	p.LocalServers = opts.LocalServers
+	untrusted := untrustedOf(opts)
+	p.checks = checks{goos: goos, state: opts.StateDir, own: own, logins: ls, untrusted: untrusted}
 	if p.Network == "" {
 		p.Network = Allowlist
 	}
 	if _, err := ParseNetwork(string(p.Network)); err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
-	}
-	// stat records what path (resolved) is, and says whether it is a folder. It follows no
-	// link: one there now was put there since the path was resolved.
-	stat := func(path string) (bool, error) {
-		fi, err := os.Lstat(path)
-		if err != nil {
-			return false, err
-		}
-		if fi.Mode()&os.ModeSymlink != 0 {
-			return false, errors.New("it became a symlink while it was checked; try again")
-		}
-		if id, ok := identify(fi); ok {
-			p.ids[path] = id
-		}
-		return fi.IsDir(), nil
 	}
 	check := func(kind, dir string) (string, error) {
 		if !filepath.IsAbs(dir) {
@@ -223,7 +228,7 @@ func New(opts Options) (*Policy, error) {
 		case err != nil:
 			return "", fmt.Errorf("%s folder %s: %w", kind, dir, err)
 		}
-		isDir, err := stat(r)
+		isDir, err := p.stat(r)
 		if err != nil {
 			return "", fmt.Errorf("%s folder %s: %w", kind, dir, err)
 		}
@@ -266,7 +271,7 @@ func New(opts Options) (*Policy, error) {
 		if p.PrivateTmp, err = Resolve(opts.PrivateTmp); err != nil {
 			return nil, fmt.Errorf("policy: private tmp: %w", err)
 		}
-		if _, err := stat(p.PrivateTmp); err != nil {
+		if _, err := p.stat(p.PrivateTmp); err != nil {
 			return nil, fmt.Errorf("policy: private tmp: %w", err)
 		}
 		p.Home = filepath.Join(p.PrivateTmp, "home")
@@ -297,7 +302,7 @@ func New(opts Options) (*Policy, error) {
 		case err != nil:
 			return nil, fmt.Errorf("toolchain folder %s: %w", t, err)
 		}
-		if isDir, err := stat(r); err != nil {
+		if isDir, err := p.stat(r); err != nil {
 			return nil, fmt.Errorf("toolchain folder %s: %w", t, err)
 		} else if !isDir {
 			return nil, fmt.Errorf("toolchain folder %s is not a folder", t)
@@ -327,7 +332,7 @@ func New(opts Options) (*Policy, error) {
 		if err != nil {
 			return nil, fmt.Errorf("policy: runner file: %w", err)
 		}
-		if _, err := stat(r); err != nil {
+		if _, err := p.stat(r); err != nil {
 			return nil, fmt.Errorf("policy: runner file: %w", err)
 		}
 		p.RunnerFiles = append(p.RunnerFiles, r)
@@ -347,7 +352,7 @@ func New(opts Options) (*Policy, error) {
 		if fi, err := os.Lstat(src); err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		if _, err := stat(src); err != nil {
+		if _, err := p.stat(src); err != nil {
 			continue
 		}
 		p.Settings = append(p.Settings, Setting{Src: src, Dst: filepath.Join(p.Home, rel)})
@@ -359,6 +364,100 @@ func New(opts Options) (*Policy, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// untrustedOf are the folders a session may write, resolved: a link in one is never followed.
+func untrustedOf(opts Options) []string {
+	var out []string
+	for _, u := range slices.Concat(opts.Untrusted, opts.Writable) {
+		if r, err := Resolve(u); err == nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// stat records what path (resolved) is, and says whether it is a folder. It follows no
+// link: one there now was put there since the path was resolved.
+func (p *Policy) stat(path string) (bool, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return false, err
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		return false, errors.New("it became a symlink while it was checked; try again")
+	}
+	if id, ok := identify(fi); ok {
+		p.ids[path] = id
+	}
+	return fi.IsDir(), nil
+}
+
+// AddCaches adds to a policy that New made the tools' caches kept for its project
+// (Policy.Caches) and the person's caches it reads (Policy.HostCaches): which project's
+// caches a session gets is known only once its folders are resolved. Each is reached at its
+// Dst, which must be where it is or lie in the private tmp. A kept cache must be a folder inside the state
+// folder, or the session is refused. A person's cache that a session folder could not be
+// (the home folder, a folder of logins, one of the app's places), or that lies where the
+// session writes, is left out: reading it is a shortcut.
+func (p *Policy) AddCaches(kept, host []Placed) error {
+	untrusted, state := p.checks.untrusted, ""
+	if p.checks.state != "" {
+		state = resolveLoose(p.checks.state)
+	}
+	// at is where a cache whose source resolved to r is reached: r itself, or its place in
+	// the private tmp.
+	at := func(c Placed, r string) (string, bool) {
+		if c.Dst == c.Src || c.Dst == r {
+			return r, true
+		}
+		return c.Dst, p.PrivateTmp != "" && filepath.IsAbs(c.Dst) && filepath.Clean(c.Dst) == c.Dst && c.Dst != p.PrivateTmp && Within(p.PrivateTmp, c.Dst)
+	}
+	for _, c := range kept {
+		r, err := resolveFrom(c.Src, untrusted)
+		dst, placed := at(c, r)
+		switch {
+		case err != nil:
+		case !filepath.IsAbs(c.Src) || state == "" || r == state || !Within(state, r):
+			err = fmt.Errorf("it is not a folder inside the state folder %s", state)
+		case !placed:
+			err = fmt.Errorf("its place inside, %s, is neither where it is nor in the private tmp", c.Dst)
+		}
+		var isDir bool
+		if err == nil {
+			isDir, err = p.stat(r)
+		}
+		if err == nil && !isDir {
+			err = errors.New("it is not a folder")
+		}
+		if err != nil {
+			return fmt.Errorf("policy: the project's cache folder %s: %w; start the session with --fresh-caches, or clear them (openworker caches clear)", c.Src, err)
+		}
+		p.Caches = append(p.Caches, Placed{Src: r, Dst: dst})
+	}
+	for _, c := range host {
+		r, err := resolveFrom(c.Src, untrusted)
+		dst, placed := at(c, r)
+		if err != nil || !filepath.IsAbs(c.Src) || !placed || refuse("read-only", c.Src, r, p.UserHome, p.checks.goos, p.checks.own, p.checks.logins) != nil {
+			continue
+		}
+		if slices.ContainsFunc(p.WritableAll(), func(w string) bool { return Within(w, r) || Within(r, w) }) {
+			continue // the session's own to write: not the person's to keep unwritten
+		}
+		if isDir, err := p.stat(r); err == nil && isDir {
+			p.HostCaches = append(p.HostCaches, Placed{Src: r, Dst: dst})
+		}
+	}
+	return nil
+}
+
+// Sources are the folders of the host that places reach.
+func Sources(places []Placed) []string {
+	out := make([]string, len(places))
+	for i, c := range places {
+		out[i] = c.Src
+	}
+	return out
 }
 
 // ID returns what path (a session folder, toolchain, runner file or the private tmp, as the
@@ -447,15 +546,17 @@ func (p *Policy) Readable() []string {
 	all = append(all, p.System...)
 	all = append(all, p.Toolchains...)
 	all = append(all, p.RunnerFiles...)
+	all = append(all, Sources(p.Caches)...)
+	all = append(all, Sources(p.HostCaches)...)
 	return all
 }
 
-// WritableAll returns the folders the sandbox may write: the session's writable folders and
-// the private tmp.
+// WritableAll returns the folders the sandbox may write: the session's writable folders, the
+// private tmp and the project's kept caches.
 func (p *Policy) WritableAll() []string {
 	all := slices.Clone(p.Writable)
 	if p.PrivateTmp != "" {
 		all = append(all, p.PrivateTmp)
 	}
-	return all
+	return append(all, Sources(p.Caches)...)
 }

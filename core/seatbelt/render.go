@@ -299,10 +299,16 @@ func check(p *policy.Policy) error {
 	for _, d := range p.Hidden {
 		checkPath("hidden file", d)
 	}
+	for _, d := range policy.Sources(p.Caches) {
+		checkPath("cache folder", d)
+	}
+	for _, d := range policy.Sources(p.HostCaches) {
+		checkPath("host cache folder", d)
+	}
 	if len(bad) > 0 {
 		return fmt.Errorf("seatbelt: these paths are not absolute, clean, UTF-8 and without NUL: %s; the policy must resolve them first", strings.Join(bad, ", "))
 	}
-	shared := slices.Concat(p.Writable, p.ReadOnly, p.Toolchains, p.RunnerFiles, p.System)
+	shared := slices.Concat(p.Writable, p.ReadOnly, p.Toolchains, p.RunnerFiles, p.System, policy.Sources(p.Caches), policy.Sources(p.HostCaches))
 	if p.PrivateTmp != "" {
 		shared = append(shared, p.PrivateTmp)
 	}
@@ -430,7 +436,23 @@ func (r *renderer) readable() []string {
 	if p.PrivateTmp != "" {
 		out = append(out, r.param("PRIVATE_TMP", p.PrivateTmp))
 	}
+	for _, d := range policy.Sources(p.Caches) {
+		out = append(out, r.param("CACHE", d))
+	}
+	for _, d := range policy.Sources(p.HostCaches) {
+		out = append(out, r.param("HOST_CACHE", d))
+	}
 	return out
+}
+
+// all is every path readable() names, in its order.
+func (r *renderer) all() []string {
+	p := r.p
+	all := slices.Concat(p.System, p.Toolchains, p.RunnerFiles, p.ReadOnly, p.Writable)
+	if p.PrivateTmp != "" {
+		all = append(all, p.PrivateTmp)
+	}
+	return slices.Concat(all, policy.Sources(p.Caches), policy.Sources(p.HostCaches))
 }
 
 func (r *renderer) writable() []string {
@@ -441,6 +463,9 @@ func (r *renderer) writable() []string {
 	if r.p.PrivateTmp != "" {
 		out = append(out, r.param("PRIVATE_TMP", r.p.PrivateTmp))
 	}
+	for _, d := range policy.Sources(r.p.Caches) {
+		out = append(out, r.param("CACHE", d))
+	}
 	return out
 }
 
@@ -450,10 +475,7 @@ func (r *renderer) ancestors() []string {
 	p := r.p
 	seen := map[string]bool{"/": true}
 	var system, session []string
-	all := slices.Concat(p.System, p.Toolchains, p.RunnerFiles, p.ReadOnly, p.Writable)
-	if p.PrivateTmp != "" {
-		all = append(all, p.PrivateTmp)
-	}
+	all := r.all()
 	readable := func(a string) bool {
 		return slices.ContainsFunc(all, func(d string) bool { return policy.Within(d, a) })
 	}
@@ -545,11 +567,17 @@ func (r *renderer) render() {
 	r.line("; file and its temporary siblings, and only create, write, read and unlink.")
 	r.rule("allow", "file-read-data file-read-metadata file-write-create file-write-data file-write-unlink", []string{xcrunCache})
 	r.line("")
-	if len(p.ReadOnly) > 0 {
+	if len(p.ReadOnly)+len(p.HostCaches) > 0 {
 		r.line("; Read-only folders stay read-only, even inside a writable folder.")
+		if len(p.HostCaches) > 0 {
+			r.line("; So do the person's own caches that the session reads packages from.")
+		}
 		var ro []string
 		for _, d := range p.ReadOnly {
 			ro = append(ro, r.param("READ_ONLY", d))
+		}
+		for _, d := range policy.Sources(p.HostCaches) {
+			ro = append(ro, r.param("HOST_CACHE", d))
 		}
 		r.rule("deny", writeOps, subpaths(ro))
 		r.line("")
@@ -596,10 +624,7 @@ func (r *renderer) render() {
 	r.line("; of them outranks this deny.")
 	home := "(subpath " + r.param("USER_HOME", p.UserHome) + ")"
 	var inside []string
-	all := slices.Concat(p.System, p.Toolchains, p.RunnerFiles, p.ReadOnly, p.Writable)
-	if p.PrivateTmp != "" {
-		all = append(all, p.PrivateTmp)
-	}
+	all := r.all()
 	for i, d := range all { // in the order of readable()
 		if policy.Within(p.UserHome, d) {
 			inside = append(inside, "(subpath "+readable[i]+")")
@@ -848,6 +873,9 @@ func (r *renderer) links() {
 	if p.PrivateTmp != "" {
 		in = append(in, "(subpath "+r.param("PRIVATE_TMP", p.PrivateTmp)+")")
 	}
+	for _, d := range policy.Sources(p.Caches) {
+		in = append(in, "(subpath "+r.param("CACHE", d)+")")
+	}
 	if len(in) == 0 {
 		return
 	}
@@ -855,6 +883,9 @@ func (r *renderer) links() {
 	var out []string
 	for _, d := range p.ReadOnly {
 		out = append(out, "(subpath "+r.param("READ_ONLY", d)+")")
+	}
+	for _, d := range policy.Sources(p.HostCaches) {
+		out = append(out, "(subpath "+r.param("HOST_CACHE", d)+")")
 	}
 	for _, d := range p.Hidden {
 		out = append(out, "(subpath "+r.param("HIDDEN", d)+")")
@@ -917,10 +948,7 @@ func regexQuote(s string) string {
 // are dir or lie inside it, with the folders between dir and each of them.
 func (r *renderer) insideOf(dir string, readable []string) (inside, between []string) {
 	p := r.p
-	all := slices.Concat(p.System, p.Toolchains, p.RunnerFiles, p.ReadOnly, p.Writable)
-	if p.PrivateTmp != "" {
-		all = append(all, p.PrivateTmp)
-	}
+	all := r.all()
 	for i, d := range all { // in the order of readable()
 		if i < len(p.System) || !policy.Within(dir, d) {
 			continue

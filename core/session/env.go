@@ -59,13 +59,18 @@ type EnvOptions struct {
 	// GitSystemConfig, when set, is the git system settings the session's git reads
 	// (GIT_CONFIG_SYSTEM; see writeGitSystemConfig).
 	GitSystemConfig string
+	// Caches is the folder of the tools' caches: the project's kept ones, where the session
+	// reaches them; empty: the private tmp's CacheDir, which goes with the session.
+	Caches string
+	// GoProxy, when set, is the GOPROXY that reads the person's module downloads first.
+	GoProxy string
 }
 
 // toolchainHomes are the home-folder toolchains whose programs find their data through a
 // variable, each with the variable its own documentation names. Inside, HOME is the sandbox
 // home, so without it a shim (~/.cargo/bin/cargo, pyenv's, volta's) looks there and finds
 // nothing. cargo is not here: it writes its registry and checkouts under CARGO_HOME, which
-// stays in the private tmp folder; its binaries are found on PATH.
+// is one of the tools' caches (cacheVars); its binaries are found on PATH.
 var toolchainHomes = []struct{ dir, name string }{
 	{".rustup", "RUSTUP_HOME"},
 	{".pyenv", "PYENV_ROOT"},
@@ -157,6 +162,29 @@ func beforeUsrBin(path string, dirs []string) string {
 	return strings.Join(slices.Concat(entries[:i], dirs, entries[i:]), string(filepath.ListSeparator))
 }
 
+// CacheDir is the folder of the private tmp where the session's tools keep their caches
+// when the project's kept ones are not used (or are placed there: see caches.go).
+const CacheDir = "cache"
+
+// cacheVars point each tool's cache into the session's caches folder (EnvOptions.Caches),
+// under the name XDG_CACHE_HOME would give it where the tool has one. XDG_CACHE_HOME
+// itself is the folder: what other tools keep there (golangci-lint, staticcheck, gopls,
+// node-gyp's headers, deno, pre-commit, Playwright's browsers on Linux) is kept with it.
+// GOPATH and PNPM_HOME hold programs a command installs, not caches: they stay in the
+// private tmp.
+var cacheVars = []struct{ name, dir string }{
+	{"XDG_CACHE_HOME", ""},
+	{"GOCACHE", "go-build"},
+	{"GOMODCACHE", "go-mod"},
+	{"npm_config_cache", "npm"},
+	{"PIP_CACHE_DIR", "pip"},
+	{"UV_CACHE_DIR", "uv"},
+	{"YARN_CACHE_FOLDER", "yarn"},
+	// Its registry, its git checkouts and its package-cache lock, which concurrent
+	// sessions of the project then share as cargo means them to.
+	{"CARGO_HOME", "cargo"},
+}
+
 // BuildEnv returns the environment of the sandbox's commands.
 func BuildEnv(o EnvOptions) []string {
 	vars := map[string]string{}
@@ -202,23 +230,24 @@ func BuildEnv(o EnvOptions) []string {
 	// A command has no terminal to answer on (the wall denies opening one): git must fail
 	// at once instead of waiting for a password prompt.
 	vars["GIT_TERMINAL_PROMPT"] = "0"
-	cache := filepath.Join(o.Tmp, "cache")
-	vars["XDG_CACHE_HOME"] = cache
+	cache := o.Caches
+	if cache == "" {
+		cache = filepath.Join(o.Tmp, CacheDir)
+	}
+	for _, c := range cacheVars {
+		vars[c.name] = filepath.Join(cache, c.dir)
+	}
+	if o.GoProxy != "" {
+		vars["GOPROXY"] = o.GoProxy
+	}
 	vars["XDG_CONFIG_HOME"] = filepath.Join(o.Home, ".config")
 	vars["XDG_DATA_HOME"] = filepath.Join(o.Home, ".local", "share")
-	vars["npm_config_cache"] = filepath.Join(cache, "npm")
 	// npm (and pnpm, which reads npm's settings) asks the registry for a newer npm as a
 	// command starts, which no command needs: refused in a sandbox without the registry, it
 	// would be reported as a site to ask for. A session's npm does not ask.
 	vars["npm_config_update_notifier"] = "false"
-	vars["PIP_CACHE_DIR"] = filepath.Join(cache, "pip")
-	vars["UV_CACHE_DIR"] = filepath.Join(cache, "uv")
-	vars["GOCACHE"] = filepath.Join(cache, "go-build")
-	vars["GOMODCACHE"] = filepath.Join(cache, "go-mod")
 	vars["GOPATH"] = filepath.Join(o.Tmp, "go")
-	vars["YARN_CACHE_FOLDER"] = filepath.Join(cache, "yarn")
 	vars["PNPM_HOME"] = filepath.Join(o.Tmp, "pnpm")
-	vars["CARGO_HOME"] = filepath.Join(o.Tmp, "cargo")
 	for k, v := range o.ToolchainHomes {
 		vars[k] = v
 	}

@@ -258,8 +258,8 @@ func TestToolchainHomes(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, got[k], v)
 		}
 	}
-	// cargo writes its registry and git checkouts under CARGO_HOME: it stays in the private
-	// tmp folder, where BuildEnv puts it.
+	// cargo writes its registry and git checkouts under CARGO_HOME: it is one of the tools'
+	// caches, where BuildEnv puts it.
 	if _, ok := got["CARGO_HOME"]; ok {
 		t.Error("CARGO_HOME points at the read-only toolchain")
 	}
@@ -273,8 +273,35 @@ func TestToolchainHomes(t *testing.T) {
 	// BuildEnv exports them, on every OS.
 	for _, goos := range []string{"linux", "darwin"} {
 		v := envMap(BuildEnv(EnvOptions{Home: "/h", Tmp: "/t", GOOS: goos, ToolchainHomes: map[string]string{"RUSTUP_HOME": "/x/.rustup"}}))
-		if v["RUSTUP_HOME"] != "/x/.rustup" || v["CARGO_HOME"] != "/t/cargo" {
+		if v["RUSTUP_HOME"] != "/x/.rustup" || v["CARGO_HOME"] != "/t/cache/cargo" {
 			t.Errorf("%s: RUSTUP_HOME %q, CARGO_HOME %q", goos, v["RUSTUP_HOME"], v["CARGO_HOME"])
+		}
+	}
+}
+
+// The tools' caches are in the project's kept folder where the session reaches it, otherwise
+// in the private tmp's cache folder; GOPROXY is set only to read the person's downloads
+// first; the programs a command installs stay in the private tmp apart from them.
+func TestBuildEnvCaches(t *testing.T) {
+	for _, tt := range []struct{ caches, goProxy, root string }{
+		{"", "", "/t/cache"},
+		{"/s/caches/k/tools", "file:///t/go-downloads,https://proxy.example,direct", "/s/caches/k/tools"},
+	} {
+		goProxy := tt.goProxy
+		v := envMap(BuildEnv(EnvOptions{Home: "/t/home", Tmp: "/t", GOOS: "linux", Caches: tt.caches, GoProxy: goProxy}))
+		for name, dir := range map[string]string{
+			"XDG_CACHE_HOME": "", "GOCACHE": "go-build", "GOMODCACHE": "go-mod", "npm_config_cache": "npm",
+			"PIP_CACHE_DIR": "pip", "UV_CACHE_DIR": "uv", "YARN_CACHE_FOLDER": "yarn", "CARGO_HOME": "cargo",
+		} {
+			if want := filepath.Join(tt.root, dir); v[name] != want {
+				t.Errorf("%s = %q, want %q", name, v[name], want)
+			}
+		}
+		if v["GOPATH"] != "/t/go" || v["PNPM_HOME"] != "/t/pnpm" {
+			t.Errorf("GOPATH %q, PNPM_HOME %q: installed programs are not caches", v["GOPATH"], v["PNPM_HOME"])
+		}
+		if got, ok := v["GOPROXY"]; ok != (goProxy != "") || got != goProxy {
+			t.Errorf("GOPROXY = %q (set: %v), want %q", got, ok, goProxy)
 		}
 	}
 }

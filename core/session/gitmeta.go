@@ -1,8 +1,6 @@
 package session
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +9,7 @@ import (
 	"time"
 
 	"github.com/openworker/openworker/core/audit"
+	"github.com/openworker/openworker/core/caches"
 	"github.com/openworker/openworker/core/gitmeta"
 	"github.com/openworker/openworker/core/internal/regularfile"
 	"github.com/openworker/openworker/core/policy"
@@ -51,7 +50,7 @@ func (s *Session) scanGitMetadata(pol *policy.Policy) {
 	}
 	// The walk is kept by the folders the session shares, not its private tmp, which is
 	// new each time.
-	s.gitRoots = slices.DeleteFunc(slices.Clone(pol.Writable), func(d string) bool { return s.tmp != "" && (d == s.tmp || strings.HasPrefix(d, s.tmp+"/")) })
+	s.gitRoots = s.projectRoots(pol)
 	snap := gitmeta.ScanFrom(pol.Writable, gitmeta.DefaultBounds, s.keptWalk(s.gitRoots))
 	for _, e := range snap.Protect() {
 		pol.Protected = append(pol.Protected, policy.Protected{Path: e.Path, Dir: e.IsDir(), ID: policy.FileID{Dev: e.Dev, Ino: e.Ino}})
@@ -98,10 +97,10 @@ const walksKept = 64
 // maxKeptWalk bounds a kept walk's file.
 const maxKeptWalk = 16 << 20
 
-// keptWalkPath is where the walk of the folders roots is kept.
+// keptWalkPath is where the walk of the folders roots is kept: by the project's key, as its
+// tools' caches are.
 func (s *Session) keptWalkPath(roots []string) string {
-	sum := sha256.Sum256([]byte(strings.Join(roots, "\x00")))
-	return filepath.Join(s.m.opts.StateDir, "walks", hex.EncodeToString(sum[:16]))
+	return filepath.Join(s.m.opts.StateDir, "walks", caches.Key(roots))
 }
 
 // keptWalk is the walk kept of roots, or nil.

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/openworker/openworker/core/audit"
+	"github.com/openworker/openworker/core/caches"
 	"github.com/openworker/openworker/core/credentials"
 	"github.com/openworker/openworker/core/dnsstub"
 	"github.com/openworker/openworker/core/gitmeta"
@@ -90,6 +91,8 @@ type Spec struct {
 	// Owner is the process whose descendants' shell commands go into this session (an
 	// agent host, or openworker agent, which starts one); 0: none.
 	Owner int
+	// Caches says what the session does with the tools' caches (see caches.go).
+	Caches CacheSpec
 }
 
 // Session is one running session.
@@ -189,6 +192,10 @@ type Session struct {
 	pub      *publisher
 	pubAll   bool
 	pubAsked []int
+	// kept are the project's tool caches the session holds (see caches.go); nil: none.
+	// keptTried: the first wall asked for them.
+	kept      *caches.Kept
+	keptTried bool
 }
 
 // RefusedError is a session the wall check (or the wall's construction) refused.
@@ -393,6 +400,9 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	}
 	s.hints = hints{}
 	s.scanGitMetadata(pol)
+	if err := s.addCaches(pol); err != nil {
+		return err
+	}
 	if s.proxy != nil && s.Enforcement == sandbox.Linux {
 		// Made again for each wall, from the list in force now.
 		s.fwdMu.Lock()
@@ -453,12 +463,16 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 		}
 	}
 	host := WithVars(m.hostEnv(), s.spec.ClientEnv)
-	env := BuildEnv(EnvOptions{Host: host, Home: s.home, Tmp: s.tmp, ProxyURL: s.proxyURL, GOOS: m.opts.GOOS, Readable: readable, ExtraVars: s.loginVars(), PathFirst: s.loginPath(), DeveloperTools: dev,
-		ToolchainHomes: ToolchainHomes(m.opts.UserHome, s.spec.Toolchains, readable), NpmLinkCopies: npmCopies, GitSystemConfig: gitSystem})
+	insidePath := filepath.SplitList(hostVar(host, "PATH"))
 	if readable != nil {
-		s.hints.order = filepath.SplitList(hostVar(host, "PATH"))
+		s.hints.order = insidePath
 		s.hints.kept, s.hints.dropped = InsidePath(hostVar(host, "PATH"), readable)
+		insidePath = s.hints.kept
 	}
+	goProxy := s.goProxy(pol, insidePath)
+	env := BuildEnv(EnvOptions{Host: host, Home: s.home, Tmp: s.tmp, ProxyURL: s.proxyURL, GOOS: m.opts.GOOS, Readable: readable, ExtraVars: s.loginVars(), PathFirst: s.loginPath(), DeveloperTools: dev,
+		ToolchainHomes: ToolchainHomes(m.opts.UserHome, s.spec.Toolchains, readable), NpmLinkCopies: npmCopies, GitSystemConfig: gitSystem,
+		Caches: cachesDir(pol), GoProxy: goProxy})
 	for _, line := range gitIncludeHints(pol) {
 		s.hints.sayOnce(line)
 	}
@@ -576,6 +590,11 @@ func (s *Session) sendWallCheck(client *runner.Client, pol *policy.Policy, ownNe
 	})
 	args := &runner.ProbeArgs{Writable: pol.Writable, ReadOnly: ro, Home: pol.UserHome}
 	args.Writable = append(args.Writable, s.tmp)
+	// The person's caches are only read, where the tools find them. (Whether the project's
+	// are written is the tools' concern, not the wall's.)
+	for _, c := range pol.HostCaches {
+		args.ReadOnly = append(args.ReadOnly, c.Dst)
+	}
 	if s.Network != policy.Open || ownNetwork {
 		args.Unreachable = []string{canary.Addr().String()}
 	}

@@ -652,6 +652,8 @@ func (s *Session) teardown() {
 	if _, err := os.Lstat(s.tmp); s.tmp != "" && err == nil {
 		_ = removeAll(s.tmp)
 	}
+	// Nothing inside the wall writes the project's caches any more.
+	s.releaseCaches()
 	if s.proxy != nil {
 		_ = s.proxy.Close()
 	}

@@ -30,6 +30,11 @@ type Registry struct {
 	Port int
 	// Served counts the tarballs served: an install that got it went through.
 	Served atomic.Int32
+	// Requests counts every request, metadata included: an install that needed nothing
+	// from the registry made none.
+	Requests atomic.Int32
+	// Tarball and Integrity are the package's URL and integrity, as a lockfile names them.
+	Tarball, Integrity string
 
 	srv *http.Server
 }
@@ -49,15 +54,17 @@ func ServeRegistry() (*Registry, error) {
 	file := RegistryPackage + "-1.0.0.tgz"
 	sha := sha1.Sum(tgz)
 	sum := sha512.Sum512(tgz)
+	r.Tarball = base + RegistryPackage + "/-/" + file
+	r.Integrity = "sha512-" + base64.StdEncoding.EncodeToString(sum[:])
 	doc, err := json.Marshal(map[string]any{
 		"name":      RegistryPackage,
 		"dist-tags": map[string]string{"latest": "1.0.0"},
 		"versions": map[string]any{"1.0.0": map[string]any{
 			"name": RegistryPackage, "version": "1.0.0", "main": "index.js",
 			"dist": map[string]string{
-				"tarball":   base + RegistryPackage + "/-/" + file,
+				"tarball":   r.Tarball,
 				"shasum":    hex.EncodeToString(sha[:]),
-				"integrity": "sha512-" + base64.StdEncoding.EncodeToString(sum[:]),
+				"integrity": r.Integrity,
 			},
 		}},
 	})
@@ -75,7 +82,11 @@ func ServeRegistry() (*Registry, error) {
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.Write(tgz)
 	})
-	r.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	counted := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.Requests.Add(1)
+		mux.ServeHTTP(w, req)
+	})
+	r.srv = &http.Server{Handler: counted, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := r.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			ln.Close()
