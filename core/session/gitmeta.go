@@ -13,6 +13,7 @@ import (
 	"github.com/openworker/openworker/core/gitmeta"
 	"github.com/openworker/openworker/core/internal/regularfile"
 	"github.com/openworker/openworker/core/policy"
+	"github.com/openworker/openworker/core/termtext"
 	"github.com/openworker/openworker/core/sandbox"
 )
 
@@ -182,8 +183,14 @@ func gitMetadataNote(moved []string) string {
 	if len(moved) == 0 {
 		return ""
 	}
+	// A path is a command's to name: shown escaped, so that no \r or escape sequence in it
+	// erases the line that tells the person.
+	escaped := make([]string, len(moved))
+	for i, m := range moved {
+		escaped[i] = termtext.Escape(m)
+	}
 	return "openworker: what the person's git or agent host runs or obeys outside the sandbox (repository metadata, an agent host's project settings) was planted, and moved aside " +
-		"(sandbox_git_metadata = \"protected\"):\n  " + strings.Join(moved, "\n  ") + "\n"
+		"(sandbox_git_metadata = \"protected\"):\n  " + strings.Join(escaped, "\n  ") + "\n"
 }
 
 // gitMetadataMoved tells of metadata moved aside outside a call (at a restart or the end):

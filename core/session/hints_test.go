@@ -275,3 +275,12 @@ func TestGitConfigWriteRefusedIsSaid(t *testing.T) {
 		t.Errorf("the second refusal: %s", again)
 	}
 }
+
+// What was moved aside is named in the line after the command with its path escaped: a
+// folder a command named with \r or an escape sequence cannot erase the line that says it.
+func TestMovedAsideNoteIsEscaped(t *testing.T) {
+	note := gitMetadataNote([]string{"/w/evil\r\x1b[2K/.git/config (settings file: it sets core.fsmonitor) was moved to /q/x"})
+	if strings.ContainsAny(note, "\r\x1b") || !strings.Contains(note, `evil\r\x1b[2K`) {
+		t.Fatalf("%q", note)
+	}
+}
