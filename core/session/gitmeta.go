@@ -13,8 +13,8 @@ import (
 	"github.com/openworker/openworker/core/gitmeta"
 	"github.com/openworker/openworker/core/internal/regularfile"
 	"github.com/openworker/openworker/core/policy"
-	"github.com/openworker/openworker/core/termtext"
 	"github.com/openworker/openworker/core/sandbox"
+	"github.com/openworker/openworker/core/termtext"
 )
 
 // Repository metadata (hooks, .git/config) is run and obeyed by the person's own git,
