@@ -173,3 +173,25 @@ func TestPushSetsTheUpstream(t *testing.T) {
 		t.Errorf("%s", errs)
 	}
 }
+
+// A command that fakes an interactive rebase in the person's repository, its steps holding an
+// exec line, has it moved aside: the person's git rebase --continue would run it outside.
+func TestRebaseStepsWithExec(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	marks := filepath.Join(filepath.Dir(w.home), "marks")
+	if err := os.Mkdir(marks, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.repository(w.project)
+	_, errs, _ := w.run("run", "--", "sh", "-c", `head=$(git rev-parse HEAD) && mkdir -p .git/rebase-merge && cd .git/rebase-merge && `+
+		`echo refs/heads/main > head-name && echo $head > onto && echo $head > orig-head && touch interactive && `+
+		`printf 'exec touch `+marks+`/exec\n' > git-rebase-todo`)
+	w.git(w.project, "rebase", "--continue")
+	if _, err := os.Stat(filepath.Join(marks, "exec")); err == nil {
+		t.Fatalf("the person's git rebase --continue ran the command's exec line\n%s", errs)
+	}
+	if !strings.Contains(errs, filepath.Join(w.project, ".git", "rebase-merge", "git-rebase-todo")) {
+		t.Errorf("the result does not name the steps moved aside:\n%s", errs)
+	}
+}

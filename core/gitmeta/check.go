@@ -81,6 +81,13 @@ func (s *Snapshot) danger(e Entry, p *Entry, next *Snapshot) string {
 		return "a changed hook"
 	case Link:
 		return "a symlink or special file where git reads metadata"
+	case Todo:
+		if e.bad != "" {
+			return "it " + e.bad
+		}
+		if len(e.keys) > 0 {
+			return "git rebase --continue would run " + strings.Join(e.keys, "; ")
+		}
 	case Config:
 		if e.bad != "" {
 			return "it " + e.bad

@@ -62,6 +62,10 @@ const (
 	// Link is a .git, hooks folder, settings file or hook that is a symlink, or a settings
 	// file that is not a regular file: git follows the one and blocks on the other.
 	Link Kind = "symlink or special file"
+	// Todo is what an interactive rebase or a cherry-pick has left to do
+	// (rebase-merge/git-rebase-todo, sequencer/todo): git rebase --continue runs its exec
+	// lines.
+	Todo Kind = "rebase's steps"
 )
 
 // Entry is one piece of metadata found.
@@ -441,6 +445,12 @@ func (w *walker) gitDir(fd int, path string, depth int) {
 		w.add(fd, name, filepath.Join(path, name), Config)
 	}
 	w.add(fd, "commondir", filepath.Join(path, "commondir"), CommonDir)
+	for _, t := range [][2]string{{"rebase-merge", "git-rebase-todo"}, {"sequencer", "todo"}} {
+		if sub, err := openDir(fd, t[0]); err == nil {
+			w.add(sub, t[1], filepath.Join(path, t[0], t[1]), Todo)
+			unix.Close(sub)
+		}
+	}
 	w.hooks(fd, path)
 	// worktrees/NAME and modules/NAME[/…]: each a repository folder of its own, whose
 	// settings git reads when the person is in that worktree or submodule.
@@ -519,9 +529,9 @@ func (w *walker) add(parent int, name, path string, kind Kind) (Entry, bool) {
 	case kind == Hook && ft != unix.S_IFREG:
 		// A FIFO or device named like a hook is not run.
 		return Entry{}, false
-	case (kind == Config || kind == GitFile || kind == CommonDir) && ft == unix.S_IFDIR:
+	case (kind == Config || kind == GitFile || kind == CommonDir || kind == Todo) && ft == unix.S_IFDIR:
 		return Entry{}, false
-	case (kind == Config || kind == GitFile || kind == CommonDir) && ft != unix.S_IFREG:
+	case (kind == Config || kind == GitFile || kind == CommonDir || kind == Todo) && ft != unix.S_IFREG:
 		e.Kind = Link
 	}
 	switch e.Kind {
@@ -536,6 +546,12 @@ func (w *walker) add(parent int, name, path string, kind Kind) (Entry, bool) {
 			e.gitdir, e.bad = p.gitdir, p.bad
 		} else {
 			e.gitdir, e.bad = readGitFile(parent, name, filepath.Dir(path))
+		}
+	case Todo:
+		if p := w.prev[path]; p != nil && p.stamp == e.stamp {
+			e.keys, e.bad = p.keys, p.bad
+		} else {
+			e.keys, e.bad = readTodo(parent, name)
 		}
 	case CommonDir:
 		if p := w.prev[path]; p != nil && p.stamp == e.stamp {
@@ -732,4 +748,21 @@ func DecodeFolders(data []byte, b Bounds) (*Snapshot, error) {
 // inside says whether path lies in one of the walk's roots.
 func (w *walker) inside(path string) bool {
 	return slices.ContainsFunc(w.out.roots, func(r string) bool { return within(r, path) })
+}
+
+// readTodo returns the exec lines of a rebase's or cherry-pick's steps (exec, x), each as a
+// key, or why it could not be read.
+func readTodo(parent int, name string) ([]string, string) {
+	data, err := readFile(parent, name, maxConfig)
+	if err != nil {
+		return nil, "could not be read (" + err.Error() + ")"
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 0 && (f[0] == "exec" || f[0] == "x") {
+			out = append(out, "exec "+strings.Join(f[1:], " "))
+		}
+	}
+	return out, ""
 }
