@@ -130,6 +130,20 @@ func TestGitMetadataPlantedIsNeverRunOutside(t *testing.T) {
 			t.Errorf("the planted hook is not in the quarantine folder: %v", moved)
 		}
 	})
+	t.Run("repository_past_a_node_modules_and_deep", func(t *testing.T) {
+		// The command chooses how deep its repository lies and how much lies beside it:
+		// neither puts it past the check.
+		deep := "deep/a/b/c/d/e/f/g/h/i/j/k"
+		_, errs, _ := w.run("run", "--", "sh", "-c", `mkdir -p deep/node_modules && (cd deep/node_modules && seq 60000 | xargs touch) && `+
+			`git init -q `+deep+` && cd `+deep+` && `+plant(marks))
+		made := filepath.Join(w.project, deep)
+		if ran := w.afterwards(made, marks); len(ran) > 0 {
+			t.Fatalf("the person's git ran what the sandbox planted: %v\n%s", ran, errs)
+		}
+		if !strings.Contains(errs, filepath.Join(made, ".git", "config")) || strings.Contains(errs, "check stopped") {
+			t.Errorf("the result does not name the settings moved, or says the check stopped:\n%s", errs)
+		}
+	})
 	t.Run("writable_when_asked", func(t *testing.T) {
 		// The setting works: with it, the same command's plants stay, and would run.
 		dir := filepath.Join(w.project, "asked")

@@ -34,9 +34,12 @@ type Bounds struct {
 	MaxEntries int
 }
 
-// DefaultBounds: deep enough for a monorepo's nested packages, and at most a few tens of
-// milliseconds of reading on an ordinary disk (see BenchmarkCheck).
-var DefaultBounds = Bounds{MaxDepth: 10, MaxEntries: 50_000}
+// DefaultBounds are far past what a project holds, so that a command cannot put a repository
+// beyond them by making one deep or beside a node_modules: a walk holds one open folder per
+// level, and a walk of a million entries is a few hundred milliseconds, once (later walks read
+// only the folders that changed; see BenchmarkCheck). A walk that stops says where
+// (Snapshot.Unchecked), and the session says so after every command.
+var DefaultBounds = Bounds{MaxDepth: 256, MaxEntries: 1_000_000}
 
 // maxConfig bounds a settings file that is read; a bigger new one is moved aside unread.
 const maxConfig = 1 << 20
@@ -97,8 +100,10 @@ type stamp struct {
 // Snapshot is what one walk found.
 type Snapshot struct {
 	Entries []Entry
-	// Truncated says the walk stopped at its bounds.
+	// Truncated says the walk stopped at its bounds; Unchecked is the first folder it did
+	// not read then.
 	Truncated bool
+	Unchecked string
 	roots     []string
 	// gitDirs are the repository folders the walk looked into.
 	gitDirs map[string]bool
@@ -273,20 +278,28 @@ type dent struct {
 	typ  uint8
 }
 
-// read lists the folder open as fd, within the bound.
-func (w *walker) read(fd int) []dent {
+// stop says the walk stopped at its bounds at path, which it did not read (or not whole).
+func (w *walker) stop(path string) {
+	w.truncated = true
+	if w.out.Unchecked == "" {
+		w.out.Unchecked = path
+	}
+}
+
+// read lists the folder open as fd at path, within the bound.
+func (w *walker) read(fd int, path string) []dent {
 	if w.buf == nil {
 		w.buf = make([]byte, 32<<10)
 	}
 	left := w.b.MaxEntries - w.entries
 	if left <= 0 {
-		w.truncated = true
+		w.stop(path)
 		return nil
 	}
 	list, more := readDir(fd, left, w.buf)
 	w.entries += len(list)
 	if more {
-		w.truncated = true
+		w.stop(path)
 	}
 	for i := range list {
 		if list[i].typ == typeUnknown {
@@ -320,7 +333,7 @@ func (w *walker) dir(fd int, path string, depth int) {
 	// On a file system whose stamps are not trusted there is nothing to keep it for.
 	var st unix.Stat_t
 	stamped := w.trusted && unix.Fstat(fd, &st) == nil
-	list := w.read(fd)
+	list := w.read(fd, path)
 	f := &folder{n: len(list)}
 	var head, objects, commondir bool
 	for _, e := range list {
@@ -378,11 +391,11 @@ func (w *walker) walk(fd int, f *folder, path string, depth int) {
 		w.gitDir(fd, path, depth)
 	}
 	for _, name := range f.subdirs {
+		sub := filepath.Join(path, name)
 		if depth >= w.b.MaxDepth {
-			w.truncated = true
+			w.stop(sub)
 			return
 		}
-		sub := filepath.Join(path, name)
 		if p := w.unchanged(sub); p != nil {
 			w.entries += p.n
 			w.out.dirs[sub] = p
@@ -468,10 +481,10 @@ func (w *walker) gitDir(fd int, path string, depth int) {
 func (w *walker) nested(fd int, path string, depth int) {
 	defer unix.Close(fd)
 	if depth > w.b.MaxDepth {
-		w.truncated = true
+		w.stop(path)
 		return
 	}
-	for _, e := range w.read(fd) {
+	for _, e := range w.read(fd, path) {
 		if e.typ != typeDir {
 			continue
 		}
@@ -502,7 +515,7 @@ func (w *walker) hooks(fd int, path string) {
 		return
 	}
 	defer unix.Close(h)
-	for _, d := range w.read(h) {
+	for _, d := range w.read(h, path) {
 		// Samples are never run; folders are not run either (a hook is executed by path).
 		if strings.HasSuffix(d.name, ".sample") || d.typ == typeDir {
 			continue

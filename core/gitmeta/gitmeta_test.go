@@ -507,3 +507,47 @@ func TestWorktreeMustStayInside(t *testing.T) {
 		}
 	}
 }
+
+// A command chooses how deep its repositories lie and how many files lie beside them: a
+// repository made 11 folders deep, or past 60,000 files the command made (a node_modules),
+// is checked as one at the top is; and a walk that must stop says where.
+func TestCheckReachesWhatACommandChooses(t *testing.T) {
+	root, q := t.TempDir(), t.TempDir()
+	s := Scan([]string{root}, DefaultBounds)
+	deep := filepath.Join(root, "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k")
+	repo(t, deep)
+	write(t, filepath.Join(deep, ".git", "config"), "[core]\n\tfsmonitor = x\n")
+	many := filepath.Join(root, "a", "node_modules")
+	if err := os.MkdirAll(many, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 60_000 {
+		f, err := os.Create(filepath.Join(many, "f"+itoa(int64(i))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	beside := filepath.Join(root, "z")
+	repo(t, beside)
+	write(t, filepath.Join(beside, ".git", "config"), "[core]\n\tfsmonitor = y\n")
+	moved, next := s.Check(DefaultBounds, q)
+	var got []string
+	for _, m := range moved {
+		got = append(got, strings.TrimPrefix(m.Path, root))
+	}
+	want := []string{"/a/b/c/d/e/f/g/h/i/j/k/.git/config", "/z/.git/config"}
+	if !slices.Equal(got, want) || next.Truncated {
+		t.Errorf("moved %v (truncated %v), want %v", got, next.Truncated, want)
+	}
+
+	// Past the bounds (made small here), the walk says which folder it did not read.
+	small := Bounds{MaxDepth: 4, MaxEntries: 1_000_000}
+	if s := Scan([]string{root}, small); !s.Truncated || s.Unchecked != filepath.Join(root, "a", "b", "c", "d", "e") {
+		t.Errorf("depth 4: truncated %v, unchecked %q", s.Truncated, s.Unchecked)
+	}
+	small = Bounds{MaxDepth: 256, MaxEntries: 10}
+	if s := Scan([]string{root}, small); !s.Truncated || s.Unchecked == "" {
+		t.Errorf("10 entries: truncated %v, unchecked %q", s.Truncated, s.Unchecked)
+	}
+}

@@ -166,7 +166,7 @@ func (s *Session) ExecApart(ctx context.Context, a runner.ExecArgs, tag string, 
 	// person's git to run.
 	out.GitMetadataMoved = s.checkGitMetadata()
 	ev.GitMetadataMoved = out.GitMetadataMoved
-	if note := gitMetadataNote(out.GitMetadataMoved); note != "" && out.Error == "" {
+	if note := s.gitNote(out.GitMetadataMoved); note != "" && out.Error == "" {
 		if p.onChunk != nil {
 			p.onChunk("stderr", []byte(note))
 		}

@@ -78,10 +78,6 @@ func (s *Session) scanGitMetadata(pol *policy.Policy) {
 		}
 		pol.Protected = append(pol.Protected, policy.Protected{Path: e.Path, Dir: fi.IsDir(), ID: policy.FileID{Dev: e.Dev, Ino: e.Ino}})
 	}
-	if snap.Truncated {
-		s.hints.sayOnce(fmt.Sprintf("openworker: the writable folders are larger than the repository check reads (%d folders deep, %d entries); "+
-			"hooks and settings planted in repositories beyond that are not moved aside\n", gitmeta.DefaultBounds.MaxDepth, gitmeta.DefaultBounds.MaxEntries))
-	}
 	s.gitSnap = snap
 }
 
@@ -176,6 +172,27 @@ func (s *Session) checkGitMetadata() []string {
 		lines = append(lines, m.String())
 	}
 	return lines
+}
+
+// uncheckedNote says, when the last walk stopped at its bounds, where, and what the person
+// should do: said after every command that leaves it so, since a command can make the walk
+// stop before a repository it planted in. s.gitMu is held, or the session is not yet shared.
+func (s *Session) uncheckedNote() string {
+	if s.gitSnap == nil || !s.gitSnap.Truncated {
+		return ""
+	}
+	return fmt.Sprintf("openworker: the repository check stopped at %s (it reads %d folders deep and %d entries): "+
+		"what a command planted in a repository there or past it is not moved aside; before you run git or an agent host in that folder, "+
+		"look at its .git/config and .git/hooks, or remove what made the folders so many (a node_modules, a build's output)\n",
+		termtext.Escape(s.gitSnap.Unchecked), gitmeta.DefaultBounds.MaxDepth, gitmeta.DefaultBounds.MaxEntries)
+}
+
+// gitNote is what a command's result says after its check: what was moved, and where the
+// check could not reach.
+func (s *Session) gitNote(moved []string) string {
+	s.gitMu.Lock()
+	defer s.gitMu.Unlock()
+	return gitMetadataNote(moved) + s.uncheckedNote()
 }
 
 // gitMetadataNote is what a result's error output says of what was moved.

@@ -187,7 +187,7 @@ func (s *Session) receive(ctx context.Context, p *pending) (*Result, error) {
 		out.GitMetadataMoved = s.checkGitMetadata()
 		ev.GitMetadataMoved = out.GitMetadataMoved
 		s.gitChecked = true
-		if note := gitMetadataNote(out.GitMetadataMoved); note != "" && out.Result != nil && req.Tool == runner.ToolExec {
+		if note := s.gitNote(out.GitMetadataMoved); note != "" && out.Result != nil && req.Tool == runner.ToolExec {
 			if p.onChunk != nil {
 				p.onChunk("stderr", []byte(note))
 			}
