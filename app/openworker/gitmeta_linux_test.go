@@ -228,19 +228,26 @@ func TestGitMetadataAddedFolderAndSessionEnd(t *testing.T) {
 		t.Fatalf("git config in the added folder: exit %d\n%s%s", code, out, errs)
 	}
 	// A process that outlives its command and plants a hook while no command runs: the
-	// session moves it aside without waiting for the next call.
+	// session moves it aside as it is made, without waiting for the next call, and says so
+	// in the audit trail.
+	movedAside := func(path string) {
+		t.Helper()
+		tstest.WaitFor(t, 10*time.Second, func() error {
+			trail, _ := os.ReadFile(filepath.Join(w.state, "audit.jsonl"))
+			if !strings.Contains(string(trail), `"git_metadata.moved"`) || !strings.Contains(string(trail), path) {
+				return fmt.Errorf("the audit trail does not name %s moved aside", path)
+			}
+			if _, err := os.Stat(path); err == nil {
+				return fmt.Errorf("%s is still there", path)
+			}
+			return nil
+		})
+	}
 	early := filepath.Join(w.project, "early")
 	if _, errs, code := w.run("session", "exec", id, "git init -q "+early+" && (sleep 1; cd "+early+" && "+plant(marks)+"; sleep 5) >/dev/null 2>&1 &"); code != 0 {
 		t.Fatalf("exec: %d %s", code, errs)
 	}
-	earlyHook := filepath.Join(early, ".git", "hooks", "pre-commit")
-	tstest.WaitFor(t, 10*time.Second, func() error { _, err := os.Stat(earlyHook); return err })
-	tstest.WaitFor(t, 10*time.Second, func() error {
-		if _, err := os.Stat(earlyHook); err == nil {
-			return fmt.Errorf("%s is still there", earlyHook)
-		}
-		return nil
-	})
+	movedAside(filepath.Join(early, ".git", "hooks", "pre-commit"))
 	if ran := w.afterwards(early, marks); len(ran) > 0 {
 		t.Fatalf("the person's git ran what a leftover process planted: %v", ran)
 	}
@@ -250,7 +257,7 @@ func TestGitMetadataAddedFolderAndSessionEnd(t *testing.T) {
 		t.Fatalf("exec: %d %s", code, errs)
 	}
 	hook := filepath.Join(made, ".git", "hooks", "pre-commit")
-	tstest.WaitFor(t, 10*time.Second, func() error { _, err := os.Stat(hook); return err })
+	movedAside(hook)
 	if _, errs, code := w.run("session", "end", id); code != 0 {
 		t.Fatalf("session end: %d %s", code, errs)
 	}
@@ -298,5 +305,33 @@ func TestKeptWalkStillProtects(t *testing.T) {
 		if ran := w.afterwards(dir, marks); len(ran) != 0 {
 			t.Errorf("in %s, what the run planted ran outside: %v", rel, ran)
 		}
+	}
+}
+
+// What the person changes outside in their own repository's metadata while a session runs
+// (a hooks folder set, a hook installed) is theirs: the sandbox cannot write there, and no
+// check moves it aside.
+func TestThePersonsOwnChangesStay(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	w.repository(w.project)
+	id := w.publishingSession("--rw", w.project)
+	if out, err := w.git(w.project, "config", "core.hooksPath", ".githooks"); err != nil {
+		t.Fatalf("git config: %v %s", err, out)
+	}
+	hook := filepath.Join(w.project, ".git", "hooks", "pre-push")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, errs, _ := w.run("session", "exec", id, "echo hi > file")
+	time.Sleep(500 * time.Millisecond)
+	if out, _ := w.git(w.project, "config", "core.hooksPath"); strings.TrimSpace(out) != ".githooks" {
+		t.Errorf("the person's core.hooksPath is gone (%q):\n%s", out, errs)
+	}
+	if _, err := os.Stat(hook); err != nil {
+		t.Errorf("the person's hook is gone: %v\n%s", err, errs)
+	}
+	if strings.Contains(errs, "moved aside") {
+		t.Errorf("the result says the person's own change was moved aside:\n%s", errs)
 	}
 }

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openworker/openworker/core/tstest"
 )
 
 // A command that moves a repository's .git aside (or a folder that holds a repository) and
@@ -194,4 +197,109 @@ func TestRebaseStepsWithExec(t *testing.T) {
 	if !strings.Contains(errs, filepath.Join(w.project, ".git", "rebase-merge", "git-rebase-todo")) {
 		t.Errorf("the result does not name the steps moved aside:\n%s", errs)
 	}
+}
+
+// The person's git runs in a repository a command made while the command runs on, and
+// while a process it left running plants the settings again after each move, as a shell
+// prompt would: none of it runs, and the process that re-plants is stopped and named.
+func TestPlantedWhileRunningAndReplanted(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	marks := filepath.Join(filepath.Dir(w.home), "marks")
+	if err := os.Mkdir(marks, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	id := w.publishingSession("--rw", w.project)
+	prompt := func(dir string, d time.Duration) (runs int, ran []string) {
+		for end := time.Now().Add(d); time.Now().Before(end); runs++ {
+			w.git(dir, "status")
+			if _, err := os.Stat(filepath.Join(marks, "fsmonitor")); err == nil {
+				ran = append(ran, time.Now().Format("15:04:05.000"))
+				os.Remove(filepath.Join(marks, "fsmonitor"))
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		return runs, ran
+	}
+
+	t.Run("while_the_command_runs", func(t *testing.T) {
+		made := filepath.Join(w.project, "made")
+		b := w.background("session", "exec", id, "git init -q made && cd made && "+plant(marks)+" && touch ../planted && sleep 5")
+		tstest.WaitFor(t, 20*time.Second, func() error { _, err := os.Stat(filepath.Join(w.project, "planted")); return err })
+		if runs, ran := prompt(made, 3*time.Second); len(ran) > 0 {
+			t.Errorf("%d of the person's %d git status ran what the command planted while it ran (at %v)", len(ran), runs, ran)
+		}
+		b.wait(t, 30*time.Second)
+		if !strings.Contains(b.errs.String(), filepath.Join(made, ".git", "config")) {
+			t.Errorf("the result does not name the settings moved:\n%s", b.errs.String())
+		}
+	})
+
+	t.Run("replanted_by_a_process_left_running", func(t *testing.T) {
+		again := filepath.Join(w.project, "again")
+		loop := `cd ` + w.project + ` && git init -q again && cd again && (while :; do ` + plant(marks) + `; touch ../alive; sleep 0.05; done) >/dev/null 2>&1 &`
+		if _, errs, code := w.run("session", "exec", id, loop); code != 0 {
+			t.Fatalf("exec: %d %s", code, errs)
+		}
+		// The person's prompt, from the moment the command returns: each git status's start
+		// and whether it ran the plant.
+		type status struct {
+			start time.Time
+			ran   bool
+		}
+		var prompts []status
+		for end := time.Now().Add(3 * time.Second); time.Now().Before(end); {
+			st := status{start: time.Now()}
+			w.git(again, "status")
+			if _, err := os.Stat(filepath.Join(marks, "fsmonitor")); err == nil {
+				st.ran = true
+				os.Remove(filepath.Join(marks, "fsmonitor"))
+			}
+			prompts = append(prompts, st)
+			time.Sleep(100 * time.Millisecond)
+		}
+		// The process is stopped once it plants again: it plants nothing more.
+		alive := filepath.Join(w.project, "alive")
+		os.Remove(alive)
+		time.Sleep(time.Second)
+		if _, err := os.Stat(alive); err == nil {
+			t.Errorf("the process that planted again still runs")
+		}
+		trail, _ := os.ReadFile(filepath.Join(w.state, "audit.jsonl"))
+		var stopped time.Time
+		for _, line := range strings.Split(string(trail), "\n") {
+			if strings.Contains(line, "planted again") {
+				var ev struct{ Time time.Time }
+				if err := json.Unmarshal([]byte(line), &ev); err == nil {
+					stopped = ev.Time
+				}
+			}
+		}
+		if stopped.IsZero() {
+			t.Fatalf("the audit trail does not say the process was stopped:\n%s", trail)
+		}
+		// Each plant lives until the check that follows it, milliseconds (the prompt's
+		// git status that starts within them reads it), and the process gets two: its first
+		// and the one that gets it stopped. After that, never.
+		var before []string
+		for _, p := range prompts {
+			switch {
+			case p.ran && !p.start.Before(stopped):
+				t.Errorf("a git status started at %s, after the process was stopped at %s, ran the plant", p.start.Format("15:04:05.000"), stopped.Format("15:04:05.000"))
+			case p.ran:
+				before = append(before, p.start.Format("15:04:05.000"))
+			}
+		}
+		if len(before) > 2 {
+			t.Errorf("%d of the person's %d git status ran the plants before the process was stopped (at %v); it has two", len(before), len(prompts), before)
+		}
+		t.Logf("%d git status; %d ran a plant in its milliseconds (%v); the process was stopped at %s", len(prompts), len(before), before, stopped.Format("15:04:05.000"))
+		if ran := w.afterwards(again, marks); len(ran) > 0 {
+			t.Errorf("afterwards the person's git ran %v", ran)
+		}
+		_, errs, _ := w.run("session", "exec", id, "true")
+		if !strings.Contains(errs, "planted again") || !strings.Contains(errs, filepath.Join(again, ".git")) {
+			t.Errorf("the next result does not say the sandbox was stopped for planting again:\n%s", errs)
+		}
+	})
 }

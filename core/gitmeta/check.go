@@ -42,6 +42,7 @@ func (m Moved) String() string {
 // next time.
 func (s *Snapshot) Check(b Bounds, quarantine string) ([]Moved, *Snapshot) {
 	next := scan(s.roots, b, s)
+	next.held = s.held
 	prev := map[string]*Entry{}
 	for i := range s.Entries {
 		prev[s.Entries[i].Path] = &s.Entries[i]
@@ -51,7 +52,7 @@ func (s *Snapshot) Check(b Bounds, quarantine string) ([]Moved, *Snapshot) {
 	kept := next.Entries[:0]
 	for _, e := range next.Entries {
 		p := prev[e.Path]
-		if p != nil && p.stamp == e.stamp && p.Kind == e.Kind {
+		if p != nil && p.stamp == e.stamp && p.Kind == e.Kind || s.holds(e.Path) {
 			kept = append(kept, e)
 			continue
 		}

@@ -110,6 +110,18 @@ type Snapshot struct {
 	// dirs are the folders the walk read whose stamps the next walk may trust (see
 	// folder): what it found in each, by path.
 	dirs map[string]*folder
+	// held are the paths a command cannot write (Hold): what changes there is the person's.
+	held []string
+}
+
+// Hold says that no command can write at paths, or below them (a provider bound them
+// read-only, or the profile refuses them): what changes there was changed by the person,
+// outside, and Check leaves it. Snapshots Check returns hold them too.
+func (s *Snapshot) Hold(paths []string) { s.held = append(s.held, paths...) }
+
+// holds says whether path is at or below a path held.
+func (s *Snapshot) holds(path string) bool {
+	return slices.ContainsFunc(s.held, func(h string) bool { return within(h, path) })
 }
 
 // folder is what a walk found in a folder it read, kept so that the next walk, finding the

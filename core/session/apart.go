@@ -111,6 +111,7 @@ func (s *Session) ExecApart(ctx context.Context, a runner.ExecArgs, tag string, 
 		return nil, err
 	}
 	defer s.aparts.remove(tag)
+	s.commandStarts()
 	s.startGitWatch()
 	p.stopDenials = s.startDenialsOn(l, p.onChunk)
 	if p.stdin != nil {

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -46,9 +48,15 @@ func (s *Session) scanGitMetadata(pol *policy.Policy) {
 	s.gitMu.Lock()
 	defer s.gitMu.Unlock()
 	s.gitSnap = nil
+	if s.gitWatch != nil {
+		// The folders may have changed (a folder added): the next call watches anew.
+		close(s.gitWatch)
+		s.gitWatch = nil
+	}
 	if !s.guardsGitMetadata(pol) {
 		return
 	}
+	s.gitWatchRoots = slices.Clone(pol.Writable)
 	// The walk is kept by the folders the session shares, not its private tmp, which is
 	// new each time.
 	s.gitRoots = s.projectRoots(pol)
@@ -78,6 +86,15 @@ func (s *Session) scanGitMetadata(pol *policy.Policy) {
 		}
 		pol.Protected = append(pol.Protected, policy.Protected{Path: e.Path, Dir: fi.IsDir(), ID: policy.FileID{Dev: e.Dev, Ino: e.Ino}})
 	}
+	// What is read-only inside changes only by the person's hand: a hook they install, a
+	// setting they make while the session runs stays theirs.
+	var held []string
+	for _, p := range pol.Protected {
+		if !p.Anchor {
+			held = append(held, p.Path)
+		}
+	}
+	snap.Hold(held)
 	s.gitSnap = snap
 }
 
@@ -157,21 +174,90 @@ func (s *Session) keepWalk() {
 }
 
 // checkGitMetadata moves aside what the calls since the last check planted, and returns
-// one line for each thing it moved.
+// one line for each thing it moved, with those that checks moved while the call ran.
+// What was moved aside before since the last command started and is moved again was planted
+// again, by a process that runs on: the sandbox is stopped (stopPlanter).
 func (s *Session) checkGitMetadata() []string {
+	lines, again := s.checkGit()
+	if len(again) > 0 {
+		s.stopPlanter(again)
+	}
+	return lines
+}
+
+func (s *Session) checkGit() (lines, again []string) {
 	s.gitMu.Lock()
 	defer s.gitMu.Unlock()
+	return s.checkGitLocked()
+}
+
+// checkGitLocked is checkGit with s.gitMu held.
+func (s *Session) checkGitLocked() (lines, again []string) {
+	lines, s.gitMidCall = s.gitMidCall, nil
 	if s.gitSnap == nil {
-		return nil
+		return lines, nil
 	}
 	moved, next := s.gitSnap.Check(gitmeta.DefaultBounds, s.quarantineDir())
 	s.gitSnap = next
 	moved = append(moved, gitmeta.CheckHostSettings(next.HostPlaces(), s.hostKnown, s.quarantineDir())...)
-	var lines []string
+	if s.gitMovedSince == nil {
+		s.gitMovedSince = map[string]bool{}
+	}
 	for _, m := range moved {
 		lines = append(lines, m.String())
+		if m.Err != nil {
+			continue
+		}
+		if s.gitMovedSince[m.Path] {
+			again = append(again, m.Path)
+		}
+		s.gitMovedSince[m.Path] = true
 	}
-	return lines
+	return lines, again
+}
+
+// commandStarts forgets what was moved before: a command that plants what an earlier one
+// did (a second npm install whose prepare script sets core.hooksPath) is not planting again.
+func (s *Session) commandStarts() {
+	s.gitMu.Lock()
+	defer s.gitMu.Unlock()
+	s.gitMovedSince = nil
+}
+
+// stopPlanter stops everything in the sandbox, because a process in it planted again what
+// was moved aside (paths): each plant lives only until the check that follows it, within
+// milliseconds where changes are watched, but a process that plants again after each move
+// would keep a window open for as long as it runs. The sandbox is made again, as a folder
+// added makes it (its shell state is lost); the next result says why.
+func (s *Session) stopPlanter(paths []string) {
+	if !s.planterStopping.CompareAndSwap(false, true) {
+		return
+	}
+	escaped := make([]string, len(paths))
+	for i, p := range paths {
+		escaped[i] = termtext.Escape(p)
+	}
+	note := "openworker: a process in the sandbox planted again what was moved aside (" + strings.Join(escaped, ", ") +
+		"): every process in the sandbox was stopped so that it cannot plant more, and the sandbox made again (its shell state is lost)\n"
+	s.m.audit(audit.Event{Type: audit.GitMetadataMoved, Session: s.ID, Enforcement: string(s.Enforcement), Network: string(s.Network),
+		GitMetadataMoved: paths, Summary: "planted again: every process in the sandbox stopped"})
+	s.fwdMu.Lock()
+	s.lateHints = append(s.lateHints, note)
+	s.fwdMu.Unlock()
+	go func() {
+		defer s.planterStopping.Store(false)
+		s.Interrupt()
+		// A call the kill cut short answers first; then the sandbox is made again.
+		for range 600 {
+			err := s.restartWith(context.Background(), "stop what planted repository metadata again", "making the sandbox again",
+				"a new wall after repository metadata was planted again", "restarted: repository metadata planted again", func(*Spec) {})
+			var busy *BusyError
+			if !errors.As(err, &busy) {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
 }
 
 // uncheckedNote says, when the last walk stopped at its bounds, where, and what the person
@@ -225,36 +311,76 @@ func (s *Session) gitMetadataMoved(moved []string, when string) {
 // git in the folder. A check costs a walk of the folders (see gitmeta.BenchmarkCheck).
 const gitWatchEvery = 2 * time.Second
 
-// startGitWatch starts watchGitMetadata once a command has left processes running; s.mu is
-// held. teardown stops it.
+// startGitWatch starts watchGitMetadata when a call starts, if it does not run. teardown,
+// and a new wall's walk (scanGitMetadata), stop it.
 func (s *Session) startGitWatch() {
 	s.gitMu.Lock()
 	defer s.gitMu.Unlock()
-	if s.gitSnap != nil && (!s.idle || s.aparts.running() > 0) && s.gitWatch == nil {
+	if s.gitSnap != nil && s.gitWatch == nil {
 		s.gitWatch = make(chan struct{})
-		go s.watchGitMetadata(s.gitWatch)
+		go s.watchGitMetadata(s.gitWatch, s.gitWatchRoots)
 	}
 }
 
-// watchGitMetadata checks, until stop is closed, every gitWatchEvery while no call runs and
-// the last one left processes running.
-func (s *Session) watchGitMetadata(stop <-chan struct{}) {
+// watchGitMetadata checks, until stop is closed, as soon as a change under roots may have
+// planted something (gitmeta.Watch), whether a call runs or not; where changes cannot all be
+// watched (no watcher on this system, or folders past its bound), also every gitWatchEvery
+// while a call or a process it left runs. Checks take at most a fifth of the time: a build
+// that makes folders by the thousand is not slowed by one check after each.
+func (s *Session) watchGitMetadata(stop <-chan struct{}, roots []string) {
+	var told <-chan struct{}
+	w, err := gitmeta.Watch(roots)
+	if err == nil {
+		defer w.Close()
+		told = w.C
+	}
 	t := time.NewTicker(gitWatchEvery)
 	defer t.Stop()
 	for {
 		select {
 		case <-stop:
 			return
+		case <-told:
 		case <-t.C:
-		}
-		if !s.mu.TryLock() {
-			continue // a call runs; it checks when it ends
-		}
-		if !s.ended && (s.hints.firstDone && !s.idle || s.aparts.running() > 0) {
-			if moved := s.checkGitMetadata(); len(moved) > 0 {
-				s.gitMetadataMoved(moved, "while no command ran")
+			if w != nil && w.Unwatched() == "" || !s.mayRun() {
+				continue
 			}
 		}
-		s.mu.Unlock()
+		start := time.Now()
+		s.checkWhileRunning()
+		select {
+		case <-stop:
+			return
+		case <-time.After(4 * time.Since(start)):
+		}
+	}
+}
+
+// mayRun says whether a process may run in the sandbox: a call, or what the last one left.
+func (s *Session) mayRun() bool {
+	if s.busy.Load() != nil || s.aparts.running() > 0 {
+		return true
+	}
+	if !s.mu.TryLock() {
+		return true // a call is starting or ending
+	}
+	defer s.mu.Unlock()
+	return !s.ended && s.hints.firstDone && !s.idle
+}
+
+// checkWhileRunning checks between the checks after calls: what it moves is said with the
+// result of the call that runs, or, when none runs, with the next and in the audit trail.
+func (s *Session) checkWhileRunning() {
+	s.gitMu.Lock()
+	lines, again := s.checkGitLocked()
+	if s.busy.Load() != nil || s.aparts.running() > 0 {
+		s.gitMidCall, lines = lines, nil
+	}
+	s.gitMu.Unlock()
+	if len(lines) > 0 {
+		s.gitMetadataMoved(lines, "while no command ran")
+	}
+	if len(again) > 0 {
+		s.stopPlanter(again)
 	}
 }

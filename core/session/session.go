@@ -181,8 +181,17 @@ type Session struct {
 	hostKnown []gitmeta.Entry
 	// gitRoots are the folders gitSnap walks, whose walk is kept at the end (keepWalk).
 	gitRoots []string
-	// gitWatch stops watchGitMetadata; nil when it does not run.
-	gitWatch chan struct{}
+	// gitWatch stops watchGitMetadata; nil when it does not run. gitWatchRoots are the
+	// folders it watches: those gitSnap walks.
+	gitWatch      chan struct{}
+	gitWatchRoots []string
+	// gitMidCall are the lines of what checks moved while a call ran, for its result.
+	gitMidCall []string
+	// gitMovedSince are the paths moved aside since the last command started: one moved
+	// again was planted again by a process that runs on (stopPlanter).
+	gitMovedSince map[string]bool
+	// planterStopping: stopPlanter is stopping the sandbox.
+	planterStopping atomic.Bool
 	// gitChecked: the last call that could write ended and was checked after it.
 	gitChecked bool
 	// pub publishes the running wall's servers (publish.go); pubAll and pubAsked are what

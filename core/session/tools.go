@@ -113,6 +113,10 @@ func (s *Session) send(p *pending) error {
 	}
 	if p.req.Tool == runner.ToolExec || p.req.Tool == runner.ToolWrite {
 		s.gitChecked = false // until the check after this call
+		if p.req.Tool == runner.ToolExec {
+			s.commandStarts()
+		}
+		s.startGitWatch()
 	}
 	p.stopDenials = s.startDenials(p.onChunk)
 	if p.stdin != nil && p.req.Exec != nil {
@@ -177,7 +181,6 @@ func (s *Session) receive(ctx context.Context, p *pending) (*Result, error) {
 	s.stateLost = false
 	if req.Tool == runner.ToolExec {
 		s.idle = out.Result.Idle
-		s.startGitWatch()
 	}
 	out.Blocked = s.blockedBetween(start, end)
 	stopDenials(out)

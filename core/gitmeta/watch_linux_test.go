@@ -1,0 +1,75 @@
+package gitmeta
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// told waits for w to tell of a change, and says whether it did within d.
+func told(w *Watcher, d time.Duration) bool {
+	select {
+	case <-w.C:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// The watcher tells of what may change git's reading as it happens, deep in folders made
+// after it started and in folders moved in, and not of a project's own files.
+func TestWatcherTells(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	src := filepath.Join(root, "src")
+	if err := os.Mkdir(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Watch([]string{root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	quiet := func(what string) {
+		t.Helper()
+		for told(w, 50*time.Millisecond) {
+		}
+		if told(w, 200*time.Millisecond) {
+			t.Errorf("%s: told", what)
+		}
+	}
+	step := func(what string, do func()) {
+		t.Helper()
+		for told(w, 50*time.Millisecond) {
+		}
+		do()
+		if !told(w, 2*time.Second) {
+			t.Errorf("%s: not told", what)
+		}
+	}
+	step("a folder made", func() { os.MkdirAll(filepath.Join(src, "a", "b", "c"), 0o755) })
+	step("a repository's folder, deep in folders made since", func() { os.Mkdir(filepath.Join(src, "a", "b", "c", ".git"), 0o755) })
+	step("its settings", func() { write(t, filepath.Join(src, "a", "b", "c", ".git", "config"), "[core]\n") })
+	step("a hook", func() { write(t, filepath.Join(src, "a", "b", "c", ".git", "hooks", "pre-commit"), "#!/bin/sh\n") })
+	step("the settings written again", func() {
+		f, _ := os.OpenFile(filepath.Join(src, "a", "b", "c", ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+		f.WriteString("\tfsmonitor = x\n")
+		f.Close()
+	})
+	quiet("nothing changed")
+	write(t, filepath.Join(src, "a", "main.go"), "package main\n")
+	quiet("a project's file")
+	repo(t, filepath.Join(outside, "r"))
+	step("a repository moved in", func() { os.Rename(filepath.Join(outside, "r"), filepath.Join(src, "r")) })
+	step("its settings, where it arrived", func() { write(t, filepath.Join(src, "r", ".git", "config"), "[core]\n\tfsmonitor = y\n") })
+	step("a folder moved away", func() { os.Rename(filepath.Join(src, "a"), filepath.Join(src, "a2")) })
+	step("settings in the folder at its new path", func() { write(t, filepath.Join(src, "a2", "b", "c", ".git", "config.worktree"), "") })
+	step("an agent host's settings", func() { write(t, filepath.Join(src, ".mcp.json"), "{}") })
+	if u := w.Unwatched(); u != "" {
+		t.Errorf("unwatched %q", u)
+	}
+	w.Close()
+	if told(w, 100*time.Millisecond) {
+		t.Errorf("told after Close")
+	}
+}
