@@ -73,3 +73,37 @@ func TestWatcherTells(t *testing.T) {
 		t.Errorf("told after Close")
 	}
 }
+
+// BenchmarkPlantToMove measures how long a setting a command plants lives, in the project of
+// BenchmarkCheck, where the session watches: from its write to its move aside, through the
+// watcher's event and a check.
+func BenchmarkPlantToMove(b *testing.B) {
+	root, q := b.TempDir(), b.TempDir()
+	s := benchTree(b, root)
+	w, err := Watch([]string{root})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	made := filepath.Join(root, "repo0", "made")
+	tb := &testing.T{}
+	repo(tb, made)
+	for told(w, 100*time.Millisecond) {
+	}
+	_, s = s.Check(DefaultBounds, q)
+	config := filepath.Join(made, ".git", "config")
+	b.ResetTimer()
+	for b.Loop() {
+		if err := os.WriteFile(config, []byte("[core]\n\tfsmonitor = x\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		for {
+			<-w.C
+			var moved []Moved
+			moved, s = s.Check(DefaultBounds, q)
+			if len(moved) > 0 {
+				break
+			}
+		}
+	}
+}
