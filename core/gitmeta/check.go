@@ -57,6 +57,11 @@ func (s *Snapshot) Check(b Bounds, quarantine string) ([]Moved, *Snapshot) {
 			continue
 		}
 		why := s.danger(e, p, next)
+		if why == notYet {
+			// Not kept: looked at again, as new, by every check until what it names is a
+			// repository's folder (git obeys nothing else) or it is gone.
+			continue
+		}
 		if why == "" {
 			kept = append(kept, e)
 			continue
@@ -106,6 +111,10 @@ func (s *Snapshot) danger(e Entry, p *Entry, next *Snapshot) string {
 		// What it names must be a repository folder whose own metadata is checked: one
 		// elsewhere, or a folder that does not look like one, could hold settings git reads
 		// that no walk looks at.
+		if e.bad == notGitFile || e.bad == "is empty" {
+			// git refuses it: being written (git writes it empty first), or harmless.
+			return notYet
+		}
 		if e.bad != "" {
 			return "it " + e.bad
 		}
@@ -113,10 +122,66 @@ func (s *Snapshot) danger(e Entry, p *Entry, next *Snapshot) string {
 			return "it names " + e.gitdir + ", outside the session's writable folders"
 		}
 		if !next.gitDirs[e.gitdir] {
+			if !looksLikeGitDir(e.gitdir, e.Kind == CommonDir) || walkReads(e.gitdir) {
+				// Nothing git would take for a repository's folder, yet (git clone and git
+				// submodule write the .git file before the folder it names is whole), or one
+				// made whole since the walk passed it, where the next walk reads it.
+				return notYet
+			}
 			return "it names " + e.gitdir + ", which is not a repository folder the check reads"
 		}
 	}
 	return ""
+}
+
+// walkReads says whether a walk that reaches dir reads it as a repository's folder when it
+// is one: anywhere but inside a .git, where only its worktrees' and submodules' are.
+func walkReads(dir string) bool {
+	parts := strings.Split(dir, "/")
+	for i, p := range parts {
+		if gitName(p) != ".git" {
+			continue
+		}
+		rest := parts[i+1:]
+		switch {
+		case len(rest) == 2 && rest[0] == "worktrees":
+			return true
+		case len(rest) >= 2 && rest[0] == "modules":
+			// A submodule's name may hold slashes: the walk goes down modules/ until a
+			// folder with HEAD, and reads that one only.
+			base := strings.Join(parts[:i+2], "/")
+			for j := 1; j < len(rest)-1; j++ {
+				base += "/" + rest[j]
+				if gitName(rest[j]) == ".git" || looksLikeGitDir(base, false) {
+					return false
+				}
+			}
+			return true
+		}
+		return false
+	}
+	return true
+}
+
+// notYet is what danger says of a .git or commondir file that names, inside the roots, a
+// folder that is not a repository's folder yet.
+const notYet = "\x00not yet"
+
+// looksLikeGitDir says whether git could take dir for a repository's folder (common: for
+// the folder a commondir file names): it holds HEAD, and objects or a commondir file; or,
+// named by a commondir file, objects (git's is_git_directory asks more; this asks no less).
+func looksLikeGitDir(dir string, common bool) bool {
+	fd, err := openDirNoLinks(dir)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	has := func(name string) bool { return unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil }
+	if common {
+		return has("objects")
+	}
+	return has("HEAD") && (has("objects") || has("commondir"))
 }
 
 func within(dir, path string) bool {

@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -167,15 +168,16 @@ type Anchor struct {
 	Dev, Ino uint64
 }
 
-// Anchors returns the folders to anchor for the repositories the walk found: each .git
-// folder, the folder that holds it or a .git file, and every folder between that and its
-// root. A folder that is not one any more (a link in its place) is left out.
+// Anchors returns the folders to anchor for the repositories the walk found: each
+// repository's own folder (a .git, a linked worktree's or submodule's in it, a bare one),
+// the folder that holds it or a .git file, and every folder between that and its root. A
+// folder that is not one any more (a link in its place) is left out.
 func (s *Snapshot) Anchors() []Anchor {
 	seen := map[string]bool{}
 	var out []Anchor
 	add := func(path string) {
-		if seen[path] {
-			return
+		if seen[path] || slices.Contains(s.roots, path) {
+			return // a root is the provider's to bind
 		}
 		seen[path] = true
 		var st unix.Stat_t
@@ -198,11 +200,11 @@ func (s *Snapshot) Anchors() []Anchor {
 			add(d)
 		}
 	}
+	// Every repository's own folder: each .git, and each linked worktree's, submodule's or
+	// bare repository's, which git takes settings and hooks from as it does a .git's.
 	var dirs []string
 	for d := range s.gitDirs {
-		if filepath.Base(d) == ".git" {
-			dirs = append(dirs, d)
-		}
+		dirs = append(dirs, d)
 	}
 	for _, e := range s.Entries {
 		if e.Kind == GitFile {
@@ -211,10 +213,8 @@ func (s *Snapshot) Anchors() []Anchor {
 	}
 	slices.Sort(dirs)
 	for _, d := range dirs {
-		if filepath.Base(d) == ".git" {
-			if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
-				add(d)
-			}
+		if s.gitDirs[d] {
+			add(d)
 		}
 		up(filepath.Dir(d))
 	}
@@ -273,6 +273,23 @@ type walker struct {
 	// walk trusts, trustDev which one.
 	trusted  bool
 	trustDev uint64
+}
+
+// caseInsensitive says that names are found in any letter case here (a Mac's volumes, by
+// default): git, looking for .git or HEAD, finds .GIT and head too, and so must the walk.
+var caseInsensitive = runtime.GOOS == "darwin"
+
+// gitName is the name git looks for that a folder entry answers to: name, or, where names
+// are found in any case, the one of git's names it is in another case.
+func gitName(name string) string {
+	if caseInsensitive {
+		for _, g := range []string{".git", "HEAD", "objects", "commondir"} {
+			if strings.EqualFold(name, g) {
+				return g
+			}
+		}
+	}
+	return name
 }
 
 // Types of folder entries.
@@ -349,7 +366,8 @@ func (w *walker) dir(fd int, path string, depth int) {
 	f := &folder{n: len(list)}
 	var head, objects, commondir bool
 	for _, e := range list {
-		switch e.name {
+		name := gitName(e.name)
+		switch name {
 		case ".git":
 			f.git = e.typ
 		case "HEAD":
@@ -359,7 +377,7 @@ func (w *walker) dir(fd int, path string, depth int) {
 		case "commondir":
 			commondir = true
 		}
-		if e.typ == typeDir && e.name != ".git" {
+		if e.typ == typeDir && name != ".git" {
 			f.subdirs = append(f.subdirs, e.name)
 		}
 	}
@@ -654,16 +672,24 @@ func readGitFile(parent int, name, dir string) (string, string) {
 	if err != nil {
 		return "", "could not be read (" + err.Error() + ")"
 	}
-	line, _, _ := strings.Cut(string(data), "\n")
+	line, rest, _ := strings.Cut(string(data), "\n")
 	target, ok := strings.CutPrefix(strings.TrimRight(line, "\r"), "gitdir: ")
 	if !ok || target == "" {
-		return "", `does not start with "gitdir: "`
+		return "", notGitFile
+	}
+	if strings.TrimSpace(rest) != "" {
+		// git takes the whole file for the path; this reads one line.
+		return "", "holds more than one line"
 	}
 	if !filepath.IsAbs(target) {
 		target = filepath.Join(dir, target)
 	}
 	return filepath.Clean(target), ""
 }
+
+// notGitFile is what a .git file that git would refuse (empty, or begun by something else
+// than "gitdir: ") is: one being written, or harmless.
+const notGitFile = `does not start with "gitdir: "`
 
 // readCommonDir returns the folder a commondir file names, made absolute against dir.
 func readCommonDir(parent int, name, dir string) (string, string) {

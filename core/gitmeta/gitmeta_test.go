@@ -155,6 +155,12 @@ func TestCheckMovesPlantedMetadata(t *testing.T) {
 	// A commondir in a repository's folder sends git to settings elsewhere.
 	write(t, filepath.Join(old, "commondir"), "evil\n")
 	write(t, filepath.Join(old, "evil", "config"), "[core]\n\tfsmonitor = x\n")
+	if err := os.Mkdir(filepath.Join(old, "evil", "objects"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A .git file that names a folder that is not a repository's yet (git clone writes it
+	// first) is looked at again until it is one.
+	write(t, filepath.Join(root, "cloning", ".git"), "gitdir: "+filepath.Join(root, "modules", "sub")+"\n")
 	moved, s = s.Check(DefaultBounds, q)
 	var got []string
 	for _, m := range moved {
@@ -185,6 +191,31 @@ func TestCheckMovesPlantedMetadata(t *testing.T) {
 	}
 	if moved, _ := s.Check(DefaultBounds, q); len(moved) != 0 {
 		t.Errorf("a second check moved %v", moved)
+	}
+	// Once it names a repository's folder the walk does not read, it is moved.
+	sub := filepath.Join(root, "modules", "sub")
+	write(t, filepath.Join(sub, "HEAD"), "ref: refs/heads/main\n")
+	if err := os.Mkdir(filepath.Join(sub, "objects"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if moved, _ := s.Check(DefaultBounds, q); len(moved) != 0 {
+		t.Errorf("a .git file naming a repository's folder the walk reads was moved: %v", moved)
+	}
+	// One that names a folder the walk does not read (inside a .git) is moved once git
+	// would take it for a repository's folder, not before.
+	hidden := filepath.Join(old, "hidden")
+	write(t, filepath.Join(root, "later", ".git"), "gitdir: "+hidden+"\n")
+	moved, s = s.Check(DefaultBounds, q)
+	if len(moved) != 0 {
+		t.Errorf("moved before it named a repository's folder: %v", moved)
+	}
+	write(t, filepath.Join(hidden, "HEAD"), "ref: refs/heads/main\n")
+	write(t, filepath.Join(hidden, "config"), "[core]\n\tfsmonitor = x\n")
+	if err := os.Mkdir(filepath.Join(hidden, "objects"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if moved, _ = s.Check(DefaultBounds, q); len(moved) != 1 || moved[0].Path != filepath.Join(root, "later", ".git") {
+		t.Errorf("once it names a repository's folder the walk does not read: moved %v", moved)
 	}
 }
 
@@ -549,5 +580,80 @@ func TestCheckReachesWhatACommandChooses(t *testing.T) {
 	small = Bounds{MaxDepth: 256, MaxEntries: 10}
 	if s := Scan([]string{root}, small); !s.Truncated || s.Unchecked == "" {
 		t.Errorf("10 entries: truncated %v, unchecked %q", s.Truncated, s.Unchecked)
+	}
+}
+
+// Where names are found in any case (a Mac), a repository whose folder a command spelled
+// .GIT is one to git, and so to the walk; elsewhere it is just a folder.
+func TestRepositoryInAnotherCase(t *testing.T) {
+	defer func(was bool) { caseInsensitive = was }(caseInsensitive)
+	root := t.TempDir()
+	g := repo(t, filepath.Join(root, "made"))
+	if err := os.Rename(g, filepath.Join(root, "made", ".GIT")); err != nil {
+		t.Fatal(err)
+	}
+	withRacyWindow(t, 0)
+	time.Sleep(10 * time.Millisecond)
+	// This file system finds names in one case only: what is asked of the walk is that it
+	// takes the entry for git's, and opens it by git's name, as a Mac's volume then finds.
+	made := filepath.Join(root, "made")
+	caseInsensitive = false
+	if s := Scan([]string{root}, DefaultBounds); s.dirs[made] == nil || s.dirs[made].git != typeNone {
+		t.Errorf("case-sensitive: .GIT taken for a repository's folder")
+	}
+	caseInsensitive = true
+	if s := Scan([]string{root}, DefaultBounds); s.dirs[made] == nil || s.dirs[made].git != typeDir {
+		t.Errorf("where names are found in any case, .GIT was not taken for a repository's folder")
+	}
+}
+
+// A linked worktree's and a submodule's repository folders are anchored as a .git is; a
+// root that is itself a repository's folder is not (it is the provider's to bind).
+func TestAnchorsOfNestedRepositoryFolders(t *testing.T) {
+	root := t.TempDir()
+	g := repo(t, root)
+	for _, d := range []string{"worktrees/wt", "modules/lib"} {
+		write(t, filepath.Join(g, d, "HEAD"), "ref: refs/heads/main\n")
+		write(t, filepath.Join(g, d, "config"), "[core]\n")
+	}
+	bare := filepath.Join(t.TempDir(), "bare.git")
+	repo(t, bare)
+	var got []string
+	for _, a := range Scan([]string{root}, DefaultBounds).Anchors() {
+		got = append(got, strings.TrimPrefix(a.Path, root))
+	}
+	want := []string{"/.git", "/.git/modules", "/.git/modules/lib", "/.git/worktrees", "/.git/worktrees/wt"}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("anchors %v, want %v", got, want)
+	}
+	if a := Scan([]string{filepath.Join(bare, ".git")}, DefaultBounds).Anchors(); len(a) != 0 {
+		t.Errorf("a root that is a repository's folder is anchored: %v", a)
+	}
+}
+
+// Where a walk reads repository folders: anywhere but in a .git, where only its worktrees'
+// and its submodules' own are read.
+func TestWalkReads(t *testing.T) {
+	root := t.TempDir()
+	lib := filepath.Join(root, ".git", "modules", "lib")
+	write(t, filepath.Join(lib, "HEAD"), "ref: refs/heads/main\n")
+	if err := os.Mkdir(filepath.Join(lib, "objects"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for dir, want := range map[string]bool{
+		root + "/src/x":                      true,
+		root + "/.git/worktrees/wt":          true,
+		root + "/.git/modules/a/b":           true,
+		root + "/.git/modules/lib":           true,
+		root + "/.git/modules/lib/evil":      false,
+		root + "/.git/evil":                  false,
+		root + "/.git/worktrees/wt/evil":     false,
+		root + "/src/.git/modules/x/.git/y":  false,
+		root + "/.git/modules/lib/modules/z": false,
+	} {
+		if got := walkReads(dir); got != want {
+			t.Errorf("walkReads(%s) = %v, want %v", strings.TrimPrefix(dir, root), got, want)
+		}
 	}
 }
