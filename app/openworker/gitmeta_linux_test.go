@@ -178,10 +178,14 @@ git checkout -q main; git merge -q --no-edit topic
 echo three >> a.txt; git stash -q; git stash pop -q; git commit -q -am three
 git fetch -q ` + bare + ` feature; git merge -q --no-edit FETCH_HEAD
 git init -q ../fresh; cd ../fresh; echo x > x; git add x; git commit -q -m x; git config user.name inside
+git -c protocol.file.allow=always submodule add -q ` + bare + ` sub; git commit -q -m sub
+git -c protocol.file.allow=always clone -q --recurse-submodules . ../cloned; git -C ../cloned/sub status -s
+cd ../repo
+git worktree add -q ../wt-feature topic; git -C ../wt-feature log -1 --format=%s >/dev/null
 echo WORKED`
 	out, errs, code := w.run("run", "--", "sh", "-c", script)
-	if code != 0 || !strings.Contains(out, "WORKED") {
-		t.Fatalf("git inside failed: exit %d\n%s\n%s", code, out, errs)
+	if code != 0 || !strings.Contains(out, "WORKED") || strings.Contains(errs, "moved aside") {
+		t.Fatalf("git inside failed, or what it made was moved aside: exit %d\n%s\n%s", code, out, errs)
 	}
 	for _, args := range [][]string{{"config", "user.name", "x"}, {"remote", "add", "origin", bare}} {
 		out, errs, code := w.run("run", "--", "sh", "-c", "cd repo && git "+strings.Join(args, " "))

@@ -482,7 +482,8 @@ func NewMarker() (string, error) {
 	return "openworker-" + hex.EncodeToString(b[:]), nil
 }
 
-// Resolve returns path made absolute, cleaned, and with every symlink resolved.
+// Resolve returns path made absolute, cleaned, with every symlink resolved, and, where names
+// are found in any letter case (a Mac), spelled as on disk.
 func Resolve(path string) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -492,7 +493,7 @@ func Resolve(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.Clean(r), nil
+	return onDiskCase(filepath.Clean(r)), nil
 }
 
 // resolveLoose resolves the longest existing prefix of path and appends the rest, so that a

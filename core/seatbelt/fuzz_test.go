@@ -111,5 +111,5 @@ func namedPolicy(name string) *policy.Policy {
 	p.Writable = []string{"/Users/me/w/" + name}
 	p.ReadOnly = []string{"/Users/me/r/" + name}
 	p.System = append([]string{"/Library/Tools/" + name}, p.System...)
-	return p
+	return withRepos(p, "/Users/me/w/"+name, "/Users/me/w/"+name+"/x")
 }

@@ -2,6 +2,7 @@ package seatbelt
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -44,43 +45,93 @@ var writes = []string{
 	"file-link", "file-clone",
 }
 
-// gitPolicy is a session with two writable folders, one holding repositories.
+// gitPolicy is a session with two writable folders holding repositories, protected as the
+// session's start found them (gitmeta): the project's, with a linked worktree and a
+// submodule, nested ones, one in a folder whose name holds a newline.
 func gitPolicy() *policy.Policy {
 	p := macPolicy()
 	p.Writable = []string{"/Users/me/src/app", "/Volumes/Work/data"}
+	withRepos(p, "/Users/me/src/app", "/Users/me/src/app/vendor/lib", "/Users/me/src/app/deep/b/c/d",
+		"/Users/me/src/app/odd\nname", "/Volumes/Work/data", "/Volumes/Work/data/x")
+	const g = "/Users/me/src/app/.git"
+	for _, f := range []string{g + "/config.worktree", g + "/commondir", "/Users/me/src/app/wt/.git",
+		g + "/worktrees/wt/config", g + "/worktrees/wt/commondir", g + "/modules/lib/config"} {
+		p.Protected = append(p.Protected, policy.Protected{Path: f})
+	}
+	for _, d := range []string{g + "/worktrees/wt/hooks", g + "/modules/lib/hooks"} {
+		p.Protected = append(p.Protected, policy.Protected{Path: d, Dir: true})
+	}
+	for _, d := range []string{g + "/worktrees", g + "/worktrees/wt", g + "/modules", g + "/modules/lib", "/Users/me/src/app/wt"} {
+		p.Protected = append(p.Protected, policy.Protected{Path: d, Dir: true, Anchor: true})
+	}
 	return p
 }
 
-// gitMetadataPaths are paths the person's own git runs or obeys outside the wall: in the
-// repository at the top of a writable folder, in nested ones, in one the session creates,
-// in a linked worktree, and in a submodule's repository.
+// gitMetadataPaths are paths the person's own git runs or obeys outside the wall, in the
+// repositories gitPolicy's session found: at the top of a writable folder, nested ones, a
+// linked worktree, a submodule's repository; and the same reached in another letter case.
 var gitMetadataPaths = []string{
 	"/Users/me/src/app/.git/config",
 	"/Users/me/src/app/.git/hooks",
 	"/Users/me/src/app/.git/hooks/pre-commit",
 	"/Users/me/src/app/.git/hooks/post-checkout",
 	"/Users/me/src/app/.git/hooks/lib/helper.sh",
-	"/Users/me/src/app/.git",                            // swapped for a .git whose config the command wrote
-	"/Users/me/src/app/.git/commondir",                  // names the folder git takes config and hooks from
-	"/Users/me/src/app/.git/config.worktree",            // per-worktree config (extensions.worktreeConfig)
-	"/Users/me/src/app/wt/.git",                         // a linked worktree's .git file: "gitdir: ..."
-	"/Users/me/src/app/.git/worktrees",                  // renamed away and back with another config
-	"/Users/me/src/app/.git/worktrees/wt",               //
-	"/Users/me/src/app/.git/worktrees/wt/config",        //
-	"/Users/me/src/app/.git/worktrees/wt/commondir",     //
-	"/Users/me/src/app/.git/worktrees/wt/hooks/x",       //
-	"/Users/me/src/app/.git/modules/lib/config",         // a submodule's repository
-	"/Users/me/src/app/.git/modules/lib/hooks/pre-push", //
-	"/Users/me/src/app/.git/modules",                    //
-	"/Users/me/src/app/vendor/lib/.git/config",          // nested, at any depth
-	"/Users/me/src/app/a/b/c/d/.git/hooks/pre-commit",   //
-	"/Users/me/src/app/new/.git",                        // a repository created during the session
-	"/Users/me/src/app/new/.git/config",                 //
-	"/Users/me/src/app/new/.git/hooks",                  //
-	"/Volumes/Work/data/.git/config",                    // the second writable folder
-	"/Volumes/Work/data/x/.git/hooks/pre-commit",        //
-	"/Users/me/src/app/odd\nname/.git/config",           // a folder name with a newline
-	"/Users/me/src/app/.git/hooks/odd\nname",            //
+	"/Users/me/src/app/.git/commondir",                   // names the folder git takes config and hooks from
+	"/Users/me/src/app/.git/config.worktree",             // per-worktree config (extensions.worktreeConfig)
+	"/Users/me/src/app/wt/.git",                          // a linked worktree's .git file: "gitdir: ..."
+	"/Users/me/src/app/.git/worktrees/wt/config",         //
+	"/Users/me/src/app/.git/worktrees/wt/commondir",      //
+	"/Users/me/src/app/.git/worktrees/wt/hooks/x",        //
+	"/Users/me/src/app/.git/modules/lib/config",          // a submodule's repository
+	"/Users/me/src/app/.git/modules/lib/hooks/pre-push",  //
+	"/Users/me/src/app/vendor/lib/.git/config",           // nested, at any depth
+	"/Users/me/src/app/deep/b/c/d/.git/hooks/pre-commit", //
+	"/Volumes/Work/data/.git/config",                     // the second writable folder
+	"/Volumes/Work/data/x/.git/hooks/pre-commit",         //
+	"/Users/me/src/app/odd\nname/.git/config",            // a folder name with a newline
+	"/Users/me/src/app/.git/hooks/odd\nname",             //
+	"/Users/me/src/app/.Git/config",                      // in another case, as APFS finds it
+	"/Users/me/src/app/.GIT/CONFIG",                      //
+	"/Users/me/src/app/.git/Hooks/pre-commit",            //
+	"/Users/me/src/app/.git/HOOKS",                       //
+	"/Users/me/src/app/Vendor/LIB/.Git/Config",           //
+	"/Users/me/src/app/.git/Worktrees/WT/config",         //
+	"/Users/me/src/app/WT/.GIT",                          //
+}
+
+// gitAnchors are the folders that hold those repositories: writable inside, but a command
+// can neither rename nor remove them (and make its own in their place), in any case.
+var gitAnchors = []string{
+	"/Users/me/src/app/.git", // swapped for a .git whose config the command wrote
+	"/Users/me/src/app/.git/worktrees",
+	"/Users/me/src/app/.git/worktrees/wt",
+	"/Users/me/src/app/.git/modules",
+	"/Users/me/src/app/.git/modules/lib",
+	"/Users/me/src/app/vendor",
+	"/Users/me/src/app/vendor/lib",
+	"/Users/me/src/app/vendor/lib/.git",
+	"/Users/me/src/app/deep",
+	"/Users/me/src/app/deep/b/c/d/.git",
+	"/Volumes/Work/data/x",
+	"/Users/me/src/app/.GIT",
+	"/Users/me/src/app/VENDOR",
+}
+
+// gitNewRepositoryPaths are what git init, git clone, cargo new, git submodule update --init
+// and git worktree add write during the session: the command's own repositories, allowed as
+// on Linux (what is planted there is moved aside by the session as it is made).
+var gitNewRepositoryPaths = []string{
+	"/Users/me/src/app/new/.git",
+	"/Users/me/src/app/new/.git/config",
+	"/Users/me/src/app/new/.git/hooks",
+	"/Users/me/src/app/new/.git/hooks/pre-commit.sample",
+	"/Users/me/src/app/new/.git/HEAD",
+	"/Volumes/Work/data/y/.git/config",
+	"/Users/me/src/app/.git/modules/newsub/config",
+	"/Users/me/src/app/.git/modules/newsub/HEAD",
+	"/Users/me/src/app/.git/worktrees/feature/HEAD",
+	"/Users/me/src/app/.git/worktrees/feature/commondir",
+	"/Users/me/src/app/feature/.git",
 }
 
 // gitWorkPaths is what git writes for add, commit, checkout, branch, fetch, merge and stash: it
@@ -132,6 +183,23 @@ func gitMetadataCases() []expect {
 		// Reading it, and running a hook inside, stay allowed.
 		cases = append(cases, allow(file("file-read-data", p)))
 	}
+	for _, p := range gitAnchors {
+		for _, op := range []string{"file-write-unlink", "file-write-create", "file-link", "file-clone"} {
+			cases = append(cases, deny(file(op, p)))
+		}
+		cases = append(cases, allow(file("file-write-create", p+"/new-file")), allow(file("file-write-unlink", p+"/new-file")))
+	}
+	for _, p := range gitNewRepositoryPaths {
+		for _, op := range []string{"file-write-create", "file-write-data", "file-write-unlink"} {
+			cases = append(cases, allow(file(op, p)))
+		}
+	}
+	// An agent host's project settings, in any case, at any depth, whether the project had
+	// them or not.
+	for _, p := range []string{"/Users/me/src/app/.claude/settings.json", "/Users/me/src/app/x/.CLAUDE/settings.local.json",
+		"/Users/me/src/app/.Codex/config.toml", "/Users/me/src/app/.mcp.json", "/Users/me/src/app/sub/.MCP.JSON", "/Volumes/Work/data/.cursor/mcp.json"} {
+		cases = append(cases, deny(file("file-write-create", p)), deny(file("file-write-data", p)))
+	}
 	cases = append(cases, allow(file("process-exec", "/Users/me/src/app/.git/hooks/pre-commit")))
 	// The writable folder itself cannot be renamed into the private tmp folder, its settings
 	// rewritten there, and renamed back.
@@ -160,7 +228,7 @@ func TestGitMetadataWritableWhenAsked(t *testing.T) {
 		t.Errorf("with repository metadata writable, the profile still names .git:\n%s", pr.Text)
 	}
 	var cases []expect
-	for _, path := range gitMetadataPaths {
+	for _, path := range slices.Concat(gitMetadataPaths, gitNewRepositoryPaths) {
 		cases = append(cases, allow(file("file-write-data", path)), allow(file("file-write-create", path)))
 		// Links and clones stay denied everywhere.
 		cases = append(cases, deny(file("file-link", path)), deny(file("file-clone", path)))
@@ -207,7 +275,7 @@ func TestGitMetadataHostileFolderNames(t *testing.T) {
 			p := macPolicy()
 			w := "/Users/me/w/" + name
 			p.Writable = []string{w}
-			_, ev := render(t, p)
+			_, ev := render(t, withRepos(p, w, w+"/sub"))
 			checkAll(t, ev, []expect{
 				deny(file("file-write-data", w+"/.git/config")),
 				deny(file("file-write-create", w+"/sub/.git/hooks/pre-commit")),

@@ -187,18 +187,73 @@ var semaphores = []struct{ filter, why string }{
 	{`(ipc-posix-name-regex #"^/loky-[0-9]+-[a-z0-9_]+$")`, "joblib's process pool, loky: /loky-PID- and eight random characters (joblib/loky, loky/backend/synchronize.py)"},
 }
 
-// gitMetadata is, below a .git at any depth of a writable folder, what the person's own git
-// runs or obeys outside the wall, as regular expressions that follow the folder's quoted
-// path. A command may not write, create, remove, rename, link or clone any of it.
-var gitMetadata = []struct{ suffix, why string }{
-	{`(/[^/]+)*/\.git$`, "the .git folder itself, or a linked worktree's .git file that names its repository: renamed away, it could come back with settings the command wrote"},
-	{`(/[^/]+)*/\.git/(config|config\.worktree|commondir)$`, "the repository's settings (core.fsmonitor, core.hooksPath, core.sshCommand, core.pager, filters, credential helpers, include.path), per-worktree settings, and commondir, which names the folder git takes both from"},
-	{`(/[^/]+)*/\.git/hooks(/[^/]+)*$`, "hooks, run on commit, checkout, merge and push"},
-	{`(/[^/]+)*/\.git/worktrees(/[^/]+)?$`, "the linked worktrees' folders, which a rename could swap"},
-	{`(/[^/]+)*/\.git/worktrees/[^/]+/(config|config\.worktree|commondir|hooks(/[^/]+)*)$`, "a linked worktree's settings, commondir and hooks"},
-	{`(/[^/]+)*/\.git/modules(/[^/]+)*$`, "submodules' repositories, whole: git status in the repository runs git in each of them"},
-	{`(/[^/]+)*/\.(claude|codex|gemini|cursor)(/[^/]+)*$`, "an agent host's project settings (Claude Code's hooks, apiKeyHelper and shell prefix, Codex's, gemini-cli's and Cursor's MCP servers and hooks), which the person's host runs outside when it starts in the project"},
-	{`(/[^/]+)*/\.mcp\.json$`, "the project's MCP servers, which Claude Code starts outside"},
+// hostSettings is, at any depth of a writable folder, what an agent host run by the person
+// obeys outside the wall, as regular expressions (in any letter case) that follow the
+// folder's quoted path. A command may not write, create, remove, rename, link or clone any
+// of it, whether the project had it or not.
+var hostSettings = []struct{ suffix, why string }{
+	{`(/[^/]+)*/\.` + anyCaseRegex(`(claude|codex|gemini|cursor)`) + `(/[^/]+)*$`, "an agent host's project settings (Claude Code's hooks, apiKeyHelper and shell prefix, Codex's, gemini-cli's and Cursor's MCP servers and hooks), which the person's host runs outside when it starts in the project"},
+	{`(/[^/]+)*/\.` + anyCaseRegex(`mcp`) + `\.` + anyCaseRegex(`json`) + `$`, "the project's MCP servers, which Claude Code starts outside"},
+}
+
+// anyCaseRegex is re, a regular expression of ASCII letters, dots, slashes and groups, with
+// each letter matched in either case.
+func anyCaseRegex(re string) string {
+	var b strings.Builder
+	for i := 0; i < len(re); i++ {
+		c := re[i]
+		switch {
+		case c == '\\' && i+1 < len(re):
+			b.WriteByte(c)
+			i++
+			b.WriteByte(re[i])
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+			b.WriteString("[" + string(c&^0x20) + string(c|0x20) + "]")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// anyCase is rel, a path below a writable folder, as a regular expression that matches it as
+// a volume that finds names in any letter case does (APFS and HFS+ by default): each ASCII
+// letter in either case, and each run of other bytes as any name's characters, since such a
+// volume also finds them in another case or Unicode form. It matches a little more than the
+// volume finds; what it guards is then guarded under a few more names.
+func anyCase(rel string) string {
+	var b strings.Builder
+	for i := 0; i < len(rel); i++ {
+		c := rel[i]
+		switch {
+		case c >= 0x80:
+			for i+1 < len(rel) && rel[i+1] >= 0x80 {
+				i++
+			}
+			b.WriteString("[^/]+")
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+			b.WriteString("[" + string(c&^0x20) + string(c|0x20) + "]")
+		default:
+			b.WriteString(regexQuote(string(c)))
+		}
+	}
+	return b.String()
+}
+
+// caseless is a filter for path, in a writable folder, in any letter case past the folder's
+// own path (which the policy spells as on disk), and below it when below is set.
+func (r *renderer) caseless(path string, below bool) string {
+	root := ""
+	for _, w := range r.p.Writable {
+		if policy.Within(w, path) && len(w) > len(root) {
+			root = w
+		}
+	}
+	tail := "$"
+	if below {
+		tail = "(/[^/]+)*$"
+	}
+	return "(regex " + quote("^"+regexQuote(root)+anyCase(strings.TrimPrefix(path, root))+tail) + ")"
 }
 
 // narrowed are folders inside the readable system paths that hold the person's data rather
@@ -583,34 +638,45 @@ func (r *renderer) render() {
 		r.line("")
 	}
 	if !p.GitMetadataWritable && len(p.Writable) > 0 {
-		r.line("; Repository metadata the person's own git runs or obeys outside the wall stays read-only")
-		r.line("; in every repository of a writable folder, at any depth, including one created during")
-		r.line("; the session: below each .git,")
-		for _, g := range gitMetadata {
+		r.line("; What the person's own git runs or obeys outside the wall in the repositories the session")
+		r.line("; found when it started stays read-only: each one's settings (core.fsmonitor, core.hooksPath,")
+		r.line("; filters, include.path, ...), per-worktree settings, commondir and .git files, which name the")
+		r.line("; folder git takes them from, and hooks, in their worktrees and submodules too; and the hooks")
+		r.line("; folders they name instead of .git/hooks (core.hooksPath), whose hooks the person's next commit")
+		r.line("; runs. Each is matched in any letter case, as the volume finds it. A repository made during the")
+		r.line("; session (git init, git clone, cargo new) is the command's own: what it plants there is moved")
+		r.line("; aside as it is made, as on Linux. Links and clones are named too, so none of it gets a second,")
+		r.line("; writable name.")
+		var held, anchors []string
+		for _, pr := range p.Protected {
+			if pr.Anchor {
+				anchors = append(anchors, r.caseless(pr.Path, false))
+			} else {
+				held = append(held, r.caseless(pr.Path, pr.Dir))
+			}
+		}
+		if len(held) > 0 {
+			r.rule("deny", writeOps+" file-link file-clone", held)
+		}
+		if len(anchors) > 0 {
+			r.line("; The folders that hold them, from the writable folder down to each .git (and the worktrees' and")
+			r.line("; submodules' own folders), stay writable inside but cannot be renamed or removed: moved aside,")
+			r.line("; a repository could come back in their place with settings the command wrote.")
+			r.rule("deny", "file-write-create file-write-unlink", anchors)
+		}
+		r.line("; At any depth, in a repository or not:")
+		for _, g := range hostSettings {
 			r.line(";   %s", g.why)
 		}
-		r.line("; Links and clones are named too, so none of it gets a second, writable name. The folder's")
-		r.line("; path is written into each expression (quoted), as an expression cannot hold a parameter.")
-		var git []string
+		var hosts []string
 		for _, w := range p.Writable {
-			for _, g := range gitMetadata {
-				git = append(git, "(regex "+quote("^"+regexQuote(w)+g.suffix)+")")
+			for _, g := range hostSettings {
+				hosts = append(hosts, "(regex "+quote("^"+regexQuote(w)+g.suffix)+")")
 			}
 		}
-		r.rule("deny", writeOps+" file-link file-clone", git)
-		var named []string
-		for _, pr := range p.Protected {
-			if pr.Explicit {
-				named = append(named, "(subpath "+r.param("PROTECTED", pr.Path)+")")
-			}
-		}
-		if len(named) > 0 {
-			r.line("; And the hooks folders the repositories use instead of .git/hooks (core.hooksPath), found")
-			r.line("; when the session started: the person's next commit runs what is there.")
-			r.rule("deny", writeOps+" file-link file-clone", named)
-		}
+		r.rule("deny", writeOps+" file-link file-clone", hosts)
 		r.line("; Nor may a writable folder itself be renamed away and back (or removed and made again):")
-		r.line("; a repository at its top would come back with settings written outside these expressions.")
+		r.line("; a repository at its top would come back with settings written outside these rules.")
 		var top []string
 		for _, w := range p.Writable {
 			top = append(top, "(literal "+r.param("WRITABLE", w)+")")
@@ -893,9 +959,12 @@ func (r *renderer) links() {
 	if !p.GitMetadataWritable {
 		for _, w := range p.Writable {
 			out = append(out, "(literal "+r.param("WRITABLE", w)+")")
-			for _, g := range gitMetadata {
+			for _, g := range hostSettings {
 				out = append(out, "(regex "+quote("^"+regexQuote(w)+g.suffix)+")")
 			}
+		}
+		for _, pr := range p.Protected {
+			out = append(out, r.caseless(pr.Path, pr.Dir && !pr.Anchor))
 		}
 	}
 	if len(out) > 0 {

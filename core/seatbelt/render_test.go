@@ -21,7 +21,7 @@ const testMarker = "openworker-5f0c2a9e41b7d3c8a6e1f204"
 // read-only folder in the home folder, the private tmp under /private/tmp, the runner in the
 // app bundle, allowlist network through the proxy on port 53127.
 func macPolicy() *policy.Policy {
-	return &policy.Policy{
+	p := &policy.Policy{
 		Writable:    []string{"/Users/me/src/app"},
 		ReadOnly:    []string{"/Users/me/docs/specs"},
 		PrivateTmp:  "/private/tmp/openworker-7f3a91",
@@ -33,6 +33,38 @@ func macPolicy() *policy.Policy {
 		ProxyPort:   53127,
 		Marker:      testMarker,
 	}
+	// The repositories the session found when it started: the project's, and one vendored.
+	return withRepos(p, "/Users/me/src/app", "/Users/me/src/app/third_party/x")
+}
+
+// withRepos sets p's protected metadata as a session that found a repository at each of tops
+// gives it (gitmeta's Protect and Anchors): each one's settings file and hooks folder,
+// read-only, and its .git and every folder from its writable folder down to it, anchored.
+// It replaces what p protected before.
+func withRepos(p *policy.Policy, tops ...string) *policy.Policy {
+	p.Protected = nil
+	seen := map[string]bool{}
+	anchor := func(d string) {
+		if !seen[d] {
+			seen[d] = true
+			p.Protected = append(p.Protected, policy.Protected{Path: d, Dir: true, Anchor: true})
+		}
+	}
+	for _, top := range tops {
+		g := top + "/.git"
+		p.Protected = append(p.Protected, policy.Protected{Path: g + "/config"}, policy.Protected{Path: g + "/hooks", Dir: true})
+		anchor(g)
+		root := ""
+		for _, w := range p.Writable {
+			if policy.Within(w, top) && len(w) > len(root) {
+				root = w
+			}
+		}
+		for d := top; d != root && len(d) > len(root); d = filepath.Dir(d) {
+			anchor(d)
+		}
+	}
+	return p
 }
 
 // goldenPolicies are the representative sessions whose profiles are kept in testdata/.

@@ -1,0 +1,3 @@
+package policy
+
+func init() { caseInsensitive = true }
