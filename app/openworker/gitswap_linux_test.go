@@ -303,3 +303,43 @@ func TestPlantedWhileRunningAndReplanted(t *testing.T) {
 		}
 	})
 }
+
+// Once the session watches its folders, a check after a command in which nothing git reads
+// changed does not walk them again. Whatever a command then plants is still found before its
+// result returns: a repository made in the private tmp and moved in, one made deep in new
+// folders at once, settings added to a repository an earlier command made, a hook.
+func TestWatchedSessionStillFindsPlants(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	marks := filepath.Join(filepath.Dir(w.home), "marks")
+	if err := os.Mkdir(marks, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	id := w.publishingSession("--rw", w.project)
+	exec := func(script string) string {
+		t.Helper()
+		_, errs, _ := w.run("session", "exec", id, "cd "+w.project+" && "+script)
+		return errs
+	}
+	exec("git init -q earlier")
+	for range 3 {
+		exec("echo x >> notes.txt")
+	}
+	for _, tc := range []struct{ name, script, dir, planted string }{
+		{"moved_in", "git init -q /tmp/r && cd /tmp/r && " + plant(marks) + " && mv /tmp/r " + w.project + "/moved", "moved", ".git/config"},
+		{"deep_at_once", "mkdir -p d/e/f && git init -q d/e/f/g && cd d/e/f/g && " + plant(marks), "d/e/f/g", ".git/config"},
+		{"earlier_repository", "cd earlier && " + plant(marks), "earlier", ".git/config"},
+		{"hook_only", "cd earlier && printf '#!/bin/sh\\ntouch " + marks + "/pre-commit\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit", "earlier", ".git/hooks/pre-commit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			errs := exec(tc.script)
+			dir := filepath.Join(w.project, tc.dir)
+			if !strings.Contains(errs, filepath.Join(dir, tc.planted)) {
+				t.Errorf("the result does not name %s moved aside:\n%s", tc.planted, errs)
+			}
+			if ran := w.afterwards(dir, marks); len(ran) > 0 {
+				t.Errorf("the person's git ran %v", ran)
+			}
+		})
+	}
+}

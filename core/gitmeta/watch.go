@@ -31,9 +31,15 @@ const maxWatched = 65536
 var metaNames = map[string]bool{
 	".git": true, "config": true, "config.worktree": true, "commondir": true, "HEAD": true,
 	"hooks": true, "objects": true, "worktrees": true, "modules": true,
-	"rebase-merge": true, "git-rebase-todo": true, "sequencer": true, "todo": true,
 	".claude": true, ".codex": true, ".gemini": true, ".cursor": true, ".mcp.json": true,
-	"gitdir": true,
+}
+
+// gitDirNames are the names whose change, in a repository's own folder, may change what git
+// runs or obeys: not HEAD, the index or the refs, which every checkout and commit writes.
+var gitDirNames = map[string]bool{
+	"config": true, "config.worktree": true, "commondir": true, "hooks": true, "worktrees": true,
+	"modules": true, "rebase-merge": true, "rebase-apply": true, "sequencer": true, "git-rebase-todo": true,
+	"todo": true, "gitdir": true,
 }
 
 // unwatched are the folders of a repository's folder whose changes never change what git

@@ -23,13 +23,53 @@ type watcher struct {
 	mu        sync.Mutex
 	paths     map[int32]watched
 	unwatched string // the first folder left unwatched, or ""
+
+	// rmu is held to read the events and take them in, by the reading goroutine or Settle;
+	// told counts the events that may change what git reads.
+	rmu  sync.Mutex
+	buf  []byte
+	told uint64
 }
 
-// watched is a folder watched: its path when last seen, and whether it lies in a
-// repository's folder or an agent host's settings, where any change is told.
+// watched is a folder watched: its path when last seen, and what kind of folder it is.
 type watched struct {
 	path string
-	meta bool
+	kind watchKind
+}
+
+// watchKind says which changes in a folder are told.
+type watchKind uint8
+
+const (
+	// plain: a project's folder; folders made or moved in, and git's names, are told.
+	plain watchKind = iota
+	// gitDir: a repository's own folder: only changes to git's names (config, hooks,
+	// commondir, worktrees, ...) are told, not its index, HEAD or refs, which every git status
+	// and commit writes.
+	gitDir
+	// group: a repository's worktrees or modules folder, whose folders are repositories'
+	// own (a submodule's name may hold slashes: so are theirs).
+	group
+	// every: a hooks folder, what a rebase has left to do, an agent host's settings: any
+	// change is told.
+	every
+)
+
+// kindOf is the kind of the folder name in a folder of kind parent.
+func kindOf(parent watchKind, name string) watchKind {
+	switch {
+	case parent == every:
+		return every
+	case name == ".claude" || name == ".codex" || name == ".gemini" || name == ".cursor":
+		return every
+	case parent == gitDir && (name == "hooks" || name == "rebase-merge" || name == "rebase-apply" || name == "sequencer"):
+		return every
+	case parent == gitDir && (name == "worktrees" || name == "modules"):
+		return group
+	case name == ".git", parent == group:
+		return gitDir
+	}
+	return plain
 }
 
 const watchMask = unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_MOVED_FROM | unix.IN_DELETE |
@@ -45,7 +85,7 @@ func Watch(roots []string) (*Watcher, error) {
 	c := make(chan struct{}, 1)
 	w := &watcher{f: os.NewFile(uintptr(fd), "inotify"), c: c, paths: map[int32]watched{}}
 	for _, r := range topRoots(roots) {
-		w.addTree(r, false)
+		w.addTree(r, plain)
 	}
 	go w.read()
 	return &Watcher{C: c, w: w}, nil
@@ -69,25 +109,19 @@ func (w *Watcher) Close() {
 	}
 }
 
-// isMeta says whether the folder name, in a folder that is (parentMeta) or is not in a
-// repository's folder, is in one or in an agent host's settings.
-func isMeta(parentMeta bool, name string) bool {
-	return parentMeta || name == ".git" || name == ".claude" || name == ".codex" || name == ".gemini" || name == ".cursor"
-}
-
 // addTree watches the folder at path and every folder in it, following no symlink.
-func (w *watcher) addTree(path string, meta bool) {
+func (w *watcher) addTree(path string, kind watchKind) {
 	fd, err := openDirNoLinks(path)
 	if err != nil {
 		return
 	}
-	w.addOpen(fd, path, meta)
+	w.addOpen(fd, path, kind)
 }
 
 // addOpen watches the folder open as fd (which it closes) at path, and what it holds.
-func (w *watcher) addOpen(fd int, path string, meta bool) {
+func (w *watcher) addOpen(fd int, path string, kind watchKind) {
 	defer unix.Close(fd)
-	if !w.add(path, meta) {
+	if !w.add(path, kind) {
 		return
 	}
 	buf := make([]byte, 16<<10)
@@ -101,19 +135,19 @@ func (w *watcher) addOpen(fd int, path string, meta bool) {
 		} else if e.typ != typeDir {
 			continue
 		}
-		if meta && unwatched[e.name] {
+		if kind == gitDir && unwatched[e.name] {
 			continue
 		}
 		sub, err := openDir(fd, e.name)
 		if err != nil {
 			continue
 		}
-		w.addOpen(sub, filepath.Join(path, e.name), isMeta(meta, e.name))
+		w.addOpen(sub, filepath.Join(path, e.name), kindOf(kind, e.name))
 	}
 }
 
 // add watches the one folder at path; false when it is not watched.
-func (w *watcher) add(path string, meta bool) bool {
+func (w *watcher) add(path string, kind watchKind) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.paths) >= maxWatched {
@@ -129,7 +163,7 @@ func (w *watcher) add(path string, meta bool) bool {
 		}
 		return false
 	}
-	w.paths[int32(wd)] = watched{path: path, meta: meta}
+	w.paths[int32(wd)] = watched{path: path, kind: kind}
 	return true
 }
 
@@ -149,32 +183,73 @@ func (w *watcher) forget(path string) {
 // read reads the events until the watcher is closed, and tells C of those that may change
 // what git reads.
 func (w *watcher) read() {
-	buf := make([]byte, 64<<10)
+	rc, err := w.f.SyscallConn()
+	if err != nil {
+		return
+	}
+	// The function reads until the queue is empty and asks to wait for more; Read returns
+	// only when the file is closed.
+	_ = rc.Read(func(fd uintptr) bool {
+		_, err := w.drain(int(fd))
+		return err != unix.EAGAIN
+	})
+}
+
+// drain reads the events queued on fd and takes them in; n is how many were told.
+func (w *watcher) drain(fd int) (n int, err error) {
+	w.rmu.Lock()
+	defer w.rmu.Unlock()
+	if w.buf == nil {
+		w.buf = make([]byte, 64<<10)
+	}
 	for {
-		n, err := w.f.Read(buf)
+		got, err := unix.Read(fd, w.buf)
 		if err != nil {
-			return
+			return n, err
 		}
-		tell := false
-		for off := 0; off+unix.SizeofInotifyEvent <= n; {
-			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+		if got <= 0 {
+			return n, unix.EAGAIN
+		}
+		for off := 0; off+unix.SizeofInotifyEvent <= got; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&w.buf[off]))
 			end := off + unix.SizeofInotifyEvent + int(ev.Len)
-			if end > n {
+			if end > got {
 				break
 			}
-			name := strings.TrimRight(string(buf[off+unix.SizeofInotifyEvent:end]), "\x00")
+			name := strings.TrimRight(string(w.buf[off+unix.SizeofInotifyEvent:end]), "\x00")
 			off = end
 			if w.event(ev.Wd, ev.Mask, name) {
-				tell = true
-			}
-		}
-		if tell {
-			select {
-			case w.c <- struct{}{}:
-			default:
+				n++
+				w.told++
+				select {
+				case w.c <- struct{}{}:
+				default:
+				}
 			}
 		}
 	}
+}
+
+// Settle takes in every change made so far (the kernel queues each as it is made), and says
+// how many were told since the watcher started, and whether every folder under the roots is
+// watched. Two calls that give the same count, with every folder watched, had no change
+// between them that could change what git reads: a check then would find what the one
+// before found.
+func (w *Watcher) Settle() (told uint64, whole bool) {
+	if w == nil || w.w == nil {
+		return 0, false
+	}
+	rc, err := w.w.f.SyscallConn()
+	if err != nil {
+		return 0, false
+	}
+	if rc.Control(func(fd uintptr) { w.w.drain(int(fd)) }) != nil {
+		return 0, false
+	}
+	w.w.rmu.Lock()
+	told = w.w.told
+	w.w.rmu.Unlock()
+	return told, w.Unwatched() == ""
 }
 
 // event takes one event; true when it may change what git reads.
@@ -201,13 +276,22 @@ func (w *watcher) event(wd int32, mask uint32, name string) bool {
 		case mask&unix.IN_MOVED_FROM != 0:
 			w.forget(child)
 		case mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0:
-			if !(p.meta && unwatched[name]) {
-				w.addTree(child, isMeta(p.meta, name))
+			if !(p.kind == gitDir && unwatched[name]) {
+				w.addTree(child, kindOf(p.kind, name))
 			}
 		}
 		// A folder made or moved in may hold a repository; one moved away, left a place
-		// for another.
+		// for another. In a repository's folder, only git's own names matter.
+		return p.kind != gitDir || gitDirNames[name]
+	}
+	if mask&unix.IN_Q_OVERFLOW != 0 {
 		return true
 	}
-	return p.meta || metaNames[name]
+	switch p.kind {
+	case every:
+		return true
+	case gitDir:
+		return gitDirNames[name]
+	}
+	return metaNames[name]
 }

@@ -59,6 +59,11 @@ func TestWatcherTells(t *testing.T) {
 	quiet("nothing changed")
 	write(t, filepath.Join(src, "a", "main.go"), "package main\n")
 	quiet("a project's file")
+	write(t, filepath.Join(src, "a", "b", "c", ".git", "index"), "x")
+	write(t, filepath.Join(src, "a", "b", "c", ".git", "HEAD"), "ref: refs/heads/x\n")
+	quiet("what git status and git checkout write in a repository's folder")
+	step("a repository's folder made whole where there was none", func() { write(t, filepath.Join(src, "a", "HEAD"), "ref: refs/heads/main\n") })
+	step("rebase steps", func() { write(t, filepath.Join(src, "a", "b", "c", ".git", "rebase-merge", "git-rebase-todo"), "exec x\n") })
 	repo(t, filepath.Join(outside, "r"))
 	step("a repository moved in", func() { os.Rename(filepath.Join(outside, "r"), filepath.Join(src, "r")) })
 	step("its settings, where it arrived", func() { write(t, filepath.Join(src, "r", ".git", "config"), "[core]\n\tfsmonitor = y\n") })
@@ -67,6 +72,18 @@ func TestWatcherTells(t *testing.T) {
 	step("an agent host's settings", func() { write(t, filepath.Join(src, ".mcp.json"), "{}") })
 	if u := w.Unwatched(); u != "" {
 		t.Errorf("unwatched %q", u)
+	}
+	// Settle takes in, at once, what was made before it: a change is counted without
+	// waiting for the reading goroutine, and nothing else is.
+	told1, whole := w.Settle()
+	write(t, filepath.Join(src, "a2", "b", "c", ".git", "config"), "[core]\n")
+	told2, _ := w.Settle()
+	write(t, filepath.Join(src, "a2", "notes.txt"), "x")
+	told3, _ := w.Settle()
+	if !whole || told2 == told1 || told3 != told2 {
+		t.Errorf("Settle: %d, %d (whole %v), %d", told1, told2, whole, told3)
+	}
+	for told(w, 50*time.Millisecond) {
 	}
 	w.Close()
 	if told(w, 100*time.Millisecond) {

@@ -48,6 +48,7 @@ func (s *Session) scanGitMetadata(pol *policy.Policy) {
 	s.gitMu.Lock()
 	defer s.gitMu.Unlock()
 	s.gitSnap = nil
+	s.gitWatcher, s.gitSettled = nil, false // the folders may change: no check is skipped on the old watch
 	if s.gitWatch != nil {
 		// The folders may have changed (a folder added): the next call watches anew.
 		close(s.gitWatch)
@@ -197,6 +198,13 @@ func (s *Session) checkGitLocked() (lines, again []string) {
 	if s.gitSnap == nil {
 		return lines, nil
 	}
+	// Where every folder is watched and nothing git reads changed since the last check,
+	// the walk is not made again: it would find what that one found.
+	told, whole := s.gitWatcher.Settle()
+	if whole && s.gitSettled && told == s.gitTold {
+		return lines, nil
+	}
+	s.gitTold, s.gitSettled = told, whole
 	moved, next := s.gitSnap.Check(gitmeta.DefaultBounds, s.quarantineDir())
 	s.gitSnap = next
 	moved = append(moved, gitmeta.CheckHostSettings(next.HostPlaces(), s.hostKnown, s.quarantineDir())...)
@@ -331,8 +339,18 @@ func (s *Session) watchGitMetadata(stop <-chan struct{}, roots []string) {
 	var told <-chan struct{}
 	w, err := gitmeta.Watch(roots)
 	if err == nil {
-		defer w.Close()
 		told = w.C
+		s.gitMu.Lock()
+		s.gitWatcher, s.gitSettled = w, false
+		s.gitMu.Unlock()
+		defer func() {
+			s.gitMu.Lock()
+			if s.gitWatcher == w {
+				s.gitWatcher, s.gitSettled = nil, false
+			}
+			s.gitMu.Unlock()
+			w.Close()
+		}()
 	}
 	t := time.NewTicker(gitWatchEvery)
 	defer t.Stop()

@@ -185,6 +185,12 @@ type Session struct {
 	// folders it watches: those gitSnap walks.
 	gitWatch      chan struct{}
 	gitWatchRoots []string
+	// gitWatcher tells of changes in gitWatchRoots while watchGitMetadata runs; gitTold is
+	// what it had told when the last check began, and gitSettled says that check read every
+	// folder the watcher covers: while it tells nothing more, a check would find the same.
+	gitWatcher *gitmeta.Watcher
+	gitTold    uint64
+	gitSettled bool
 	// gitMidCall are the lines of what checks moved while a call ran, for its result.
 	gitMidCall []string
 	// gitMovedSince are the paths moved aside since the last command started: one moved
