@@ -63,7 +63,9 @@ func TestWatcherTells(t *testing.T) {
 	write(t, filepath.Join(src, "a", "b", "c", ".git", "HEAD"), "ref: refs/heads/x\n")
 	quiet("what git status and git checkout write in a repository's folder")
 	step("a repository's folder made whole where there was none", func() { write(t, filepath.Join(src, "a", "HEAD"), "ref: refs/heads/main\n") })
-	step("rebase steps", func() { write(t, filepath.Join(src, "a", "b", "c", ".git", "rebase-merge", "git-rebase-todo"), "exec x\n") })
+	step("rebase steps", func() {
+		write(t, filepath.Join(src, "a", "b", "c", ".git", "rebase-merge", "git-rebase-todo"), "exec x\n")
+	})
 	repo(t, filepath.Join(outside, "r"))
 	step("a repository moved in", func() { os.Rename(filepath.Join(outside, "r"), filepath.Join(src, "r")) })
 	step("its settings, where it arrived", func() { write(t, filepath.Join(src, "r", ".git", "config"), "[core]\n\tfsmonitor = y\n") })
