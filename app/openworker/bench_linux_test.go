@@ -240,6 +240,56 @@ func BenchmarkGitStatus(b *testing.B) {
 	pairedRatio(b, 0, inside, outside)
 }
 
+// BenchmarkGitCommit is `git commit` of one changed file in a repository of 2,000 files,
+// in a session and outside it, in turn.
+func BenchmarkGitCommit(b *testing.B) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		b.Skip("git is not installed")
+	}
+	w := benchWorld(b)
+	for i := 0; i < 2000; i++ {
+		dir := filepath.Join(w.project, "d"+strconv.Itoa(i/100))
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "f"+strconv.Itoa(i)+".txt"), []byte(strconv.Itoa(i)+"\n"), 0o644)
+	}
+	id := []string{"-c", "user.name=b", "-c", "user.email=b@b"}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, append(id, "commit", "-qm", "x")} {
+		c := exec.Command(git, args...)
+		c.Env, c.Dir = w.env, w.project
+		if out, err := c.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	cl, _ := benchDaemon(b, w, 10*time.Second)
+	ctx := context.Background()
+	info, err := cl.Start(ctx, api.StartRequest{Provider: "auto", Writable: []string{w.project}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.End(ctx, info.ID)
+	n := 0
+	commit := append(id, "commit", "-qam", "change")
+	inside := func() error {
+		n++
+		os.WriteFile(filepath.Join(w.project, "d0", "f0.txt"), []byte(strconv.Itoa(n)), 0o644)
+		r, err := cl.Exec(ctx, info.ID, api.ExecRequest{Argv: append([]string{"git"}, commit...), Dir: w.project})
+		if err == nil && r.ExitCode != 0 {
+			b.Fatalf("git commit exited %d: %s", r.ExitCode, r.Stderr)
+		}
+		return err
+	}
+	outside := func() error {
+		n++
+		os.WriteFile(filepath.Join(w.project, "d0", "f0.txt"), []byte(strconv.Itoa(n)), 0o644)
+		c := exec.Command(git, commit...)
+		c.Env, c.Dir = w.env, w.project
+		return c.Run()
+	}
+	b.ResetTimer()
+	pairedRatio(b, 0, inside, outside)
+}
+
 // benchDaemon starts the shipped openworker's daemon for w, killed when b ends, and returns
 // a client once it answers (within the given time) and its process.
 func benchDaemon(b *testing.B, w *world, within time.Duration) (*apiclient.Client, *exec.Cmd) {
@@ -272,6 +322,29 @@ func BenchmarkDaemon(b *testing.B) {
 	b.Run("session-start", func(b *testing.B) {
 		timeEach(b, func() error {
 			info, err := cl.Start(ctx, api.StartRequest{Provider: "auto", Writable: []string{w.project}})
+			if err != nil {
+				return err
+			}
+			b.StopTimer()
+			defer b.StartTimer()
+			return cl.End(ctx, info.ID)
+		})
+	})
+	b.Run("session-start-2000-folders", func(b *testing.B) {
+		// A project of 2,000 folders holding a repository: its first start walks them all,
+		// the next ones the walk kept.
+		project := filepath.Join(filepath.Dir(w.project), "large")
+		for d := 0; d < 2000; d++ {
+			os.MkdirAll(filepath.Join(project, "p"+strconv.Itoa(d/50), "d"+strconv.Itoa(d)), 0o755)
+		}
+		c := exec.Command("git", "init", "-q", project)
+		if out, err := c.CombinedOutput(); err != nil {
+			b.Fatalf("git init: %v %s", err, out)
+		}
+		// As old as a project's folders usually are: a walk trusts what it kept of them.
+		time.Sleep(3 * time.Second)
+		timeEach(b, func() error {
+			info, err := cl.Start(ctx, api.StartRequest{Provider: "auto", Writable: []string{project}})
 			if err != nil {
 				return err
 			}
