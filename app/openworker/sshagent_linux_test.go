@@ -199,6 +199,32 @@ func TestSSHKeysThroughTheAgent(t *testing.T) {
 		}
 	})
 
+	t.Run("push_u_in_the_persons_clone_sets_its_upstream", func(t *testing.T) {
+		// The clone is the person's in a session started after it: its settings are
+		// read-only inside, and git push -u over ssh still leaves the upstream set.
+		id2, errs, code := w.run("session", "start", "--rw", w.project)
+		id2 = strings.TrimSpace(id2)
+		if code != 0 {
+			t.Fatalf("session start: %s", errs)
+		}
+		defer w.run("session", "end", id2)
+		push := w.background("session", "exec", id2, "cd "+filepath.Join(w.project, "clone")+" && git checkout -q -b topic && git push -q -u origin topic")
+		w.run("answer", w.cardFor(name1), "session")
+		push.wait(t, 30*time.Second)
+		if push.code != 0 {
+			t.Fatalf("git push -u: %d %s %s", push.code, push.out.String(), push.errs.String())
+		}
+		clone := filepath.Join(w.project, "clone")
+		for key, want := range map[string]string{"branch.topic.remote": "origin", "branch.topic.merge": "refs/heads/topic"} {
+			if got, _ := exec.Command("git", "-C", clone, "config", "--get", key).Output(); strings.TrimSpace(string(got)) != want {
+				t.Errorf("%s = %q, want %q\n%s", key, got, want, push.errs.String())
+			}
+		}
+		if !strings.Contains(push.errs.String(), "set topic's upstream to origin/topic") {
+			t.Errorf("the line after the command does not say it:\n%s", push.errs.String())
+		}
+	})
+
 	t.Run("commit_signing_has_its_own_card", func(t *testing.T) {
 		sign := "cd " + filepath.Join(w.project, "clone") + " && git -c user.name=t -c user.email=t@example.com -c gpg.format=ssh -c user.signingkey=\"$HOME/.ssh/id_test.pub\" commit -q -S --allow-empty -m signed && git cat-file -p HEAD"
 		commit := w.background("session", "exec", id, sign)

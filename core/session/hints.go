@@ -541,6 +541,17 @@ func plural(n uint64) string {
 	return "s"
 }
 
+// commandWords are the words of the command a ran, as one line.
+func commandWords(a *runner.ExecArgs) string {
+	if a == nil {
+		return ""
+	}
+	if len(a.Argv) > 0 {
+		return strings.Join(a.Argv, " ")
+	}
+	return a.Command
+}
+
 // addHints adds to an exec's result what the session has to say about it.
 func (s *Session) addHints(r *Result, a *runner.ExecArgs, onChunk func(string, []byte)) {
 	lines := s.hints.pending
@@ -563,7 +574,7 @@ func (s *Session) addHints(r *Result, a *runner.ExecArgs, onChunk func(string, [
 		if len(s.hints.stdout) > 0 {
 			stdout = s.hints.stdout
 		}
-		carried = s.carryUpstreams(r.Dir, append(stdout[:len(stdout):len(stdout)], stderr...))
+		carried = s.carryUpstreams(r.Dir, append(stdout[:len(stdout):len(stdout)], stderr...), commandWords(a))
 	}
 	if line := s.hints.gitMetadataHint(r.Result, s.guarding(), s.m.opts.GOOS, carried...); line != "" {
 		lines = append(lines, line)

@@ -8,8 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/openworker/openworker/core/internal/regularfile"
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/termtext"
 )
@@ -30,17 +33,47 @@ var refName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$`)
 // carryUpstreams sets, for each upstream git said it set up in its output (git says it on
 // standard output, and that it could not write on standard error: both are given), the two keys in
 // the real .git/config of the repository that holds dir. It returns a line for each.
-func (s *Session) carryUpstreams(dir string, output []byte) []string {
-	matches := upstreamSet().FindAllSubmatch(output, -1)
-	if len(matches) == 0 || !gitRefused(output) {
+//
+// git push -q -u says nothing of the upstream: then the command's words name it (see
+// quietPushes), the branch pushed being the repository's current one when they do not.
+func (s *Session) carryUpstreams(dir string, output []byte, command string) []string {
+	if !gitRefused(output) {
 		return nil
+	}
+	type upstream struct{ branch, upstream string }
+	var set []upstream
+	for _, m := range upstreamSet().FindAllSubmatch(output, -1) {
+		set = append(set, upstream{string(m[1]), string(m[2])})
 	}
 	s.gitMu.Lock()
 	roots := s.gitRoots
 	s.gitMu.Unlock()
+	if len(set) == 0 {
+		for _, p := range quietPushes(command) {
+			at := dir
+			if p.dir != "" {
+				at = filepath.Join(dir, p.dir)
+				if filepath.IsAbs(p.dir) {
+					at = p.dir
+				}
+			}
+			src, dst := p.src, p.dst
+			if src == "" || src == "HEAD" {
+				src = currentBranch(roots, at)
+			}
+			if dst == "" || dst == "HEAD" {
+				dst = src
+			}
+			if src == "" {
+				continue
+			}
+			set = append(set, upstream{src, p.remote + "/" + strings.TrimPrefix(dst, "refs/heads/")})
+			dir = at
+		}
+	}
 	var lines []string
-	for _, m := range matches {
-		branch, upstream := string(m[1]), string(m[2])
+	for _, m := range set {
+		branch, upstream := m.branch, m.upstream
 		line, err := carryUpstream(roots, dir, branch, upstream)
 		if err != nil {
 			lines = append(lines, fmt.Sprintf("openworker: %s's upstream %s is not set: %v\n", termtext.Escape(branch), termtext.Escape(upstream), err))
@@ -87,6 +120,93 @@ func carryUpstream(roots []string, dir, branch, upstream string) (string, error)
 	}
 	return fmt.Sprintf("openworker: git could not write .git/config here, which is read-only; OpenWorker set %s's upstream to %s in it (branch.%s.remote and branch.%s.merge), and nothing else\n",
 		termtext.Escape(branch), termtext.Escape(upstream), termtext.Escape(branch), termtext.Escape(branch)), nil
+}
+
+// push is a git push -u a command's words hold: where (-C), to which remote, and its refspec.
+type push struct{ dir, remote, src, dst string }
+
+// quietPushes finds, in a command's words, each git push that sets an upstream (-u,
+// --set-upstream) and is quiet (-q, --quiet), which is the one git says nothing of: git
+// [-C DIR] [-c K=V] push [options] [REMOTE [SRC[:DST]]]. Words it cannot read as that are
+// passed over; what it finds is only ever written for a remote the repository names.
+func quietPushes(command string) []push {
+	var out []push
+	for _, seg := range regexp.MustCompile(`&&|\|\||[;&|\n()]`).Split(command, -1) {
+		f := strings.Fields(seg)
+		i := slices.Index(f, "git")
+		if i < 0 {
+			continue
+		}
+		var p push
+		j := i + 1
+		for ; j < len(f) && strings.HasPrefix(f[j], "-"); j++ {
+			if (f[j] == "-C" || f[j] == "-c") && j+1 < len(f) {
+				if f[j] == "-C" {
+					p.dir = strings.Trim(f[j+1], `"'`)
+				}
+				j++
+			}
+		}
+		if j >= len(f) || f[j] != "push" {
+			continue
+		}
+		upstream, quiet := false, false
+		var pos []string
+		for k := j + 1; k < len(f); k++ {
+			a := f[k]
+			switch {
+			case a == "-u" || a == "--set-upstream":
+				upstream = true
+			case a == "-q" || a == "--quiet":
+				quiet = true
+			case a == "-o" || a == "--push-option" || a == "--repo" || a == "--receive-pack" || a == "--exec":
+				k++
+			case strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--"):
+				// Short options together: -uq, -fu.
+				upstream = upstream || strings.ContainsRune(a, 'u')
+				quiet = quiet || strings.ContainsRune(a, 'q')
+			case strings.HasPrefix(a, "-"):
+			default:
+				pos = append(pos, strings.Trim(a, `"'`))
+			}
+		}
+		if !upstream || !quiet || len(pos) > 2 {
+			continue
+		}
+		p.remote = "origin"
+		if len(pos) > 0 {
+			p.remote = pos[0]
+		}
+		if len(pos) > 1 {
+			p.src, p.dst, _ = strings.Cut(strings.TrimPrefix(pos[1], "+"), ":")
+			p.src = strings.TrimPrefix(p.src, "refs/heads/")
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// currentBranch is the branch checked out in the repository of the session's folders that
+// holds dir, read from its HEAD outside; "" when there is none.
+func currentBranch(roots []string, dir string) string {
+	for d := filepath.Clean(dir); slicesContainsWithin(roots, d); d = filepath.Dir(d) {
+		head := filepath.Join(d, ".git", "HEAD")
+		if fi, err := os.Lstat(head); err == nil && fi.Mode().IsRegular() {
+			b, err := regularfile.Read(head, 4096)
+			if err != nil {
+				return ""
+			}
+			ref, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "ref: refs/heads/")
+			if !ok || !refName.MatchString(ref) {
+				return ""
+			}
+			return ref
+		}
+		if d == "/" {
+			break
+		}
+	}
+	return ""
 }
 
 func slicesContainsWithin(roots []string, d string) bool {
