@@ -651,6 +651,10 @@ func TestNamedHooksFolderIsReadOnly(t *testing.T) {
 		file("file-write-create", "/Users/me/src/app/.husky/_/post-commit"),
 		file("file-write-unlink", "/Users/me/src/app/.husky"),
 		file("file-link", "/Users/me/src/app/.husky/pre-commit"),
+		// In another case, as the volume finds it.
+		file("file-write-create", "/Users/me/src/app/.HUSKY/_/pre-commit"),
+		file("file-write-data", "/Users/me/src/app/.Husky/pre-commit"),
+		file("file-write-unlink", "/Users/me/src/app/.HUSKY"),
 	} {
 		if d := decide(t, ev, q); d.Allowed || d.Message != testMarker {
 			t.Errorf("%s: allowed %v by %s", q, d.Allowed, ev.Rules[d.Rule].Source)
