@@ -39,6 +39,17 @@ func (w *world) repository(dir string) {
 	}
 }
 
+// marks makes the folder, outside every session, where what the person's git runs would
+// leave a mark.
+func (w *world) marks() string {
+	w.t.Helper()
+	marks := filepath.Join(filepath.Dir(w.home), "marks")
+	if err := os.Mkdir(marks, 0o755); err != nil {
+		w.t.Fatal(err)
+	}
+	return marks
+}
+
 // plant is a command that plants, in the repository at $PWD, a core.fsmonitor and the hooks
 // a person's status, commit and checkout run; each would touch a marker file in marks.
 func plant(marks string) string {
@@ -72,10 +83,7 @@ func (w *world) afterwards(dir, marks string) []string {
 func TestGitMetadataPlantedIsNeverRunOutside(t *testing.T) {
 	w := newWorld(t)
 	requireSandbox(t, w)
-	marks := filepath.Join(filepath.Dir(w.home), "marks")
-	if err := os.Mkdir(marks, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	marks := w.marks()
 	existing := filepath.Join(w.project, "existing")
 	w.repository(existing)
 
@@ -210,10 +218,7 @@ echo WORKED`
 func TestGitMetadataAddedFolderAndSessionEnd(t *testing.T) {
 	w := newWorld(t)
 	requireSandbox(t, w)
-	marks := filepath.Join(filepath.Dir(w.home), "marks")
-	if err := os.Mkdir(marks, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	marks := w.marks()
 	w.settings("sandbox_provider = \"linux\"\n")
 	_, stop := w.daemon()
 	defer stop()

@@ -19,10 +19,7 @@ import (
 func TestSwappedRepositoryWhileACommandRuns(t *testing.T) {
 	w := newWorld(t)
 	requireSandbox(t, w)
-	marks := filepath.Join(filepath.Dir(w.home), "marks")
-	if err := os.Mkdir(marks, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	marks := w.marks()
 	w.repository(w.project)
 	nested := filepath.Join(w.project, "src", "lib")
 	w.repository(nested)
@@ -113,10 +110,7 @@ func TestAgentHostSettingsAreKeptFromCommands(t *testing.T) {
 func TestHooksFolderInTheWorkTree(t *testing.T) {
 	w := newWorld(t)
 	requireSandbox(t, w)
-	marks := filepath.Join(filepath.Dir(w.home), "marks")
-	if err := os.Mkdir(marks, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	marks := w.marks()
 	w.repository(w.project)
 	if out, err := w.git(w.project, "config", "core.hooksPath", ".husky/_"); err != nil {
 		t.Fatal(err, out)
@@ -182,10 +176,7 @@ func TestPushSetsTheUpstream(t *testing.T) {
 func TestRebaseStepsWithExec(t *testing.T) {
 	w := newWorld(t)
 	requireSandbox(t, w)
-	marks := filepath.Join(filepath.Dir(w.home), "marks")
-	if err := os.Mkdir(marks, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	marks := w.marks()
 	w.repository(w.project)
 	_, errs, _ := w.run("run", "--", "sh", "-c", `head=$(git rev-parse HEAD) && mkdir -p .git/rebase-merge && cd .git/rebase-merge && `+
 		`echo refs/heads/main > head-name && echo $head > onto && echo $head > orig-head && touch interactive && `+
@@ -205,10 +196,7 @@ func TestRebaseStepsWithExec(t *testing.T) {
 func TestPlantedWhileRunningAndReplanted(t *testing.T) {
 	w := newWorld(t)
 	requireSandbox(t, w)
-	marks := filepath.Join(filepath.Dir(w.home), "marks")
-	if err := os.Mkdir(marks, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	marks := w.marks()
 	id := w.publishingSession("--rw", w.project)
 	prompt := func(dir string, d time.Duration) (runs int, ran []string) {
 		for end := time.Now().Add(d); time.Now().Before(end); runs++ {
@@ -311,10 +299,7 @@ func TestPlantedWhileRunningAndReplanted(t *testing.T) {
 func TestWatchedSessionStillFindsPlants(t *testing.T) {
 	w := newWorld(t)
 	requireSandbox(t, w)
-	marks := filepath.Join(filepath.Dir(w.home), "marks")
-	if err := os.Mkdir(marks, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	marks := w.marks()
 	id := w.publishingSession("--rw", w.project)
 	exec := func(script string) string {
 		t.Helper()

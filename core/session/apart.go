@@ -190,25 +190,7 @@ func (s *Session) ExecApart(ctx context.Context, a runner.ExecArgs, tag string, 
 			out.Stderr = append(out.Stderr, line...)
 		}
 	}
-	ev.Reason = out.Error
-	switch {
-	case out.Interrupted != "":
-		ev.Outcome = "interrupted"
-		ev.Reason = "by " + out.Interrupted
-		if cause != "" {
-			ev.Reason = cause + "; the command got " + out.Interrupted
-		}
-	case out.Result.TimedOut:
-		ev.Outcome = "timed out"
-	}
-	if out.Error == "" {
-		code := out.ExitCode
-		ev.ExitCode = &code
-	}
-	for _, b := range out.Blocked {
-		ev.Blocked = append(ev.Blocked, b.String())
-	}
-	ev.Denials = out.Denials
+	ended(&ev, out, cause, true)
 	s.m.audit(ev)
 	return out, nil
 }

@@ -200,6 +200,15 @@ func (s *Session) receive(ctx context.Context, p *pending) (*Result, error) {
 	if req.Tool == runner.ToolExec && out.Error == "" && out.Result != nil {
 		s.addHints(out, req.Exec, p.onChunk)
 	}
+	ended(&ev, out, cause, req.Tool == runner.ToolExec)
+	s.m.callEnded(s, ev)
+	return out, nil
+}
+
+// ended fills in the audit event of a call that answered out: how it ended, its exit status
+// (exec: a command's), what was blocked and denied while it ran. cause is why it was
+// interrupted when no person's signal did it.
+func ended(ev *audit.Event, out *Result, cause string, exec bool) {
 	ev.Reason = out.Error
 	switch {
 	case out.Interrupted != "":
@@ -211,7 +220,7 @@ func (s *Session) receive(ctx context.Context, p *pending) (*Result, error) {
 	case out.Result.TimedOut:
 		ev.Outcome = "timed out"
 	}
-	if req.Tool == runner.ToolExec && out.Error == "" {
+	if exec && out.Error == "" {
 		code := out.ExitCode
 		ev.ExitCode = &code
 	}
@@ -219,8 +228,6 @@ func (s *Session) receive(ctx context.Context, p *pending) (*Result, error) {
 		ev.Blocked = append(ev.Blocked, b.String())
 	}
 	ev.Denials = out.Denials
-	s.m.callEnded(s, ev)
-	return out, nil
 }
 
 // Signal interrupts the tool call running in the session, if any: sig (SIGINT for Ctrl-C,
