@@ -13,3 +13,6 @@ func (w *Watcher) Unwatched() string { return "" }
 
 // Close does nothing here.
 func (w *Watcher) Close() {}
+
+// Settle says nothing here: there is no watcher, and every check walks.
+func (w *Watcher) Settle() (told uint64, whole bool) { return 0, false }
