@@ -16,7 +16,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"syscall"
 	"time"
 
@@ -24,7 +23,6 @@ import (
 	"github.com/openworker/openworker/core/agenthost"
 	"github.com/openworker/openworker/core/agentshell"
 	"github.com/openworker/openworker/core/api"
-	"github.com/openworker/openworker/core/apitype"
 	"github.com/openworker/openworker/core/backend"
 	"github.com/openworker/openworker/core/mcp"
 	"github.com/openworker/openworker/core/runner"
@@ -222,8 +220,7 @@ func serveCodexExecutor(ctx context.Context, keeper *heldSession, program string
 			return errors.New("the session could not start")
 		}
 	} else {
-		blocked := keeper.followRefusals(ctx)
-		bridge.Blocked = blocked.note
+		bridge.Blocked = keeper.blockedNote
 		bridge.Run = func(ctx context.Context, stdin io.Reader, onChunk func(string, []byte)) error {
 			tag := hex.EncodeToString(b[:8]) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 			res, err := keeper.c.ExecStream(ctx, keeper.host.Session(), api.ExecRequest{
@@ -248,50 +245,22 @@ func serveCodexExecutor(ctx context.Context, keeper *heldSession, program string
 	return "ws://" + l.Addr().String() + "/" + bridge.Token, nil
 }
 
-// refusals are the sites a session's proxy refused, as they come.
-type refusals struct {
-	mu   sync.Mutex
-	list []apitype.Refusal
-}
-
-// followRefusals follows the daemon's events for the session's refused sites.
-func (s *heldSession) followRefusals(ctx context.Context) *refusals {
-	r := &refusals{}
-	go func() {
-		for ctx.Err() == nil {
-			_ = s.c.Events(ctx, false, func(e apitype.Event) {
-				if e.Type == backend.SiteRefused && e.Refused != nil && e.Session == s.host.Session() {
-					r.mu.Lock()
-					r.list = append(r.list, *e.Refused)
-					if len(r.list) > 1024 {
-						r.list = r.list[len(r.list)-512:]
-					}
-					r.mu.Unlock()
-				}
-			})
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Second):
-			}
-		}
-	}()
-	return r
-}
-
-// note is what a model reads of the sites refused between from and to.
-func (r *refusals) note(from, to time.Time) string {
-	// The proxy's refusal reaches the event stream a moment after the command saw it.
-	time.Sleep(50 * time.Millisecond)
-	r.mu.Lock()
-	defer r.mu.Unlock()
+// blockedNote is what a model reads of the sites the session was refused between from and
+// to. The daemon records a refusal before its proxy answers the command, so a command that
+// has ended finds every refusal it met there: nothing is waited for.
+func (s *heldSession) blockedNote(from, to time.Time) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	a, err := s.c.Access(ctx, s.host.Session())
+	if err != nil {
+		return ""
+	}
 	var sites []string
 	var denied []bool
-	seen := map[string]bool{}
-	for _, x := range r.list {
-		if x.Time.Before(from) || x.Time.After(to.Add(50*time.Millisecond)) || seen[x.Site] {
+	for _, x := range a.Refused {
+		if x.Time.Before(from) || x.Time.After(to) {
 			continue
 		}
-		seen[x.Site] = true
 		sites = append(sites, x.Site)
 		denied = append(denied, agentshell.Denied(x.Reason))
 	}

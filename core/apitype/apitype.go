@@ -57,6 +57,9 @@ type Access struct {
 	// loopback publishes on this machine's 127.0.0.1, and the ports asked for.
 	LocalServers bool        `json:"local_servers,omitempty"`
 	Published    []Published `json:"published,omitempty"`
+	// Refused are the sites the session was refused, each with its last refusal (at most
+	// the last 1,024 sites), by site.
+	Refused []Refusal `json:"refused,omitempty"`
 }
 
 // SSH answer kinds: a login to a server, or a signature for what it names (git's commits).
@@ -295,6 +298,9 @@ type SessionInfo struct {
 	// loopback publishes on this machine's 127.0.0.1, and the ports asked for.
 	LocalServers bool        `json:"local_servers,omitempty"`
 	Published    []Published `json:"published,omitempty"`
+	// Refused are the sites the session was refused, each with its last refusal (at most
+	// the last 1,024 sites), by site.
+	Refused []Refusal `json:"refused,omitempty"`
 }
 
 // ExecRequest runs a command in a session: either a program with its arguments (Argv) or a

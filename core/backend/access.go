@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -62,6 +63,11 @@ func (b *Backend) Access(id string) (Access, error) {
 		a.Denied = append(a.Denied, e.String())
 	}
 	a.SSH = append(slices.Clone(st.ssh), alwaysSSH(settings)...)
+	// Recorded before the proxy answers the command: a caller that asks after the command
+	// ended finds every refusal it met.
+	for _, site := range slices.Sorted(maps.Keys(st.blocked)) {
+		a.Refused = append(a.Refused, st.blocked[site])
+	}
 	return a, nil
 }
 
