@@ -328,3 +328,49 @@ func TestWatchedSessionStillFindsPlants(t *testing.T) {
 		})
 	}
 }
+
+// git submodule update --init in the person's repository: git cannot register the submodule's
+// url in its read-only .git/config, so OpenWorker registers it outside (its url, from
+// .gitmodules, and nothing else) and says to run the command again, which clones it. A
+// .gitmodules a command wrote can name no program to run.
+func TestSubmoduleInitInThePersonsRepository(t *testing.T) {
+	w := newWorld(t)
+	requireSandbox(t, w)
+	sub := filepath.Join(filepath.Dir(w.project), "sub")
+	w.repository(sub)
+	w.repository(w.project)
+	if out, err := w.git(w.project, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "sub"); err != nil {
+		t.Fatal(err, out)
+	}
+	w.git(w.project, "commit", "-qm", "sub")
+	// As a fresh clone has it: the submodule named in .gitmodules, not registered, not cloned.
+	os.RemoveAll(filepath.Join(w.project, "sub"))
+	os.RemoveAll(filepath.Join(w.project, ".git", "modules"))
+	os.Mkdir(filepath.Join(w.project, "sub"), 0o755)
+	w.git(w.project, "config", "--remove-section", "submodule.sub")
+	update := "git -c protocol.file.allow=always submodule update --init"
+	_, errs, _ := w.run("run", "--rw", ".", "--ro", sub, "--", "sh", "-c", update)
+	if !strings.Contains(errs, "registered the submodule sub") {
+		t.Fatalf("the result does not say the submodule was registered:\n%s", errs)
+	}
+	if got, _ := w.git(w.project, "config", "--get", "submodule.sub.url"); strings.TrimSpace(got) != sub {
+		t.Errorf("submodule.sub.url = %q, want %q", got, sub)
+	}
+	out, errs, code := w.run("run", "--rw", ".", "--ro", sub, "--", "sh", "-c", update+" && git -C sub log -1 --format=%s")
+	if code != 0 || !strings.Contains(out, "first") || strings.Contains(errs, "moved aside") {
+		t.Fatalf("the second run: %d\n%s\n%s", code, out, errs)
+	}
+
+	// A submodule whose .gitmodules a command rewrote to update by running a program gets
+	// its url registered, never the program.
+	marks := w.marks()
+	w.git(w.project, "config", "--remove-section", "submodule.sub")
+	w.run("run", "--", "sh", "-c", `git config -f .gitmodules submodule.sub.update '!touch `+marks+`/update' && `+update)
+	if got, _ := w.git(w.project, "config", "--get", "submodule.sub.update"); got != "" {
+		t.Errorf("submodule.sub.update = %q was registered", got)
+	}
+	w.git(w.project, "-c", "protocol.file.allow=always", "submodule", "update")
+	if _, err := os.Stat(filepath.Join(marks, "update")); err == nil {
+		t.Errorf("the person's git submodule update ran the program a command named")
+	}
+}

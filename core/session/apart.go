@@ -178,7 +178,8 @@ func (s *Session) ExecApart(ctx context.Context, a runner.ExecArgs, tag string, 
 		// shell's: an agent host's git push -u exits 0 with its upstream never set.
 		var carried []string
 		if s.guarding() {
-			carried = s.carryUpstreams(p.req.Exec.Dir, append(out.Stdout[:len(out.Stdout):len(out.Stdout)], out.Stderr...), commandWords(p.req.Exec))
+			output := append(out.Stdout[:len(out.Stdout):len(out.Stdout)], out.Stderr...)
+			carried = append(s.carryUpstreams(p.req.Exec.Dir, output, commandWords(p.req.Exec)), s.carrySubmodules(p.req.Exec.Dir, output)...)
 		}
 		s.apartHints.Lock()
 		line := s.apartHints.h.gitMetadataHint(out.Result, s.guarding(), s.m.opts.GOOS, carried...)

@@ -574,7 +574,8 @@ func (s *Session) addHints(r *Result, a *runner.ExecArgs, onChunk func(string, [
 		if len(s.hints.stdout) > 0 {
 			stdout = s.hints.stdout
 		}
-		carried = s.carryUpstreams(r.Dir, append(stdout[:len(stdout):len(stdout)], stderr...), commandWords(a))
+		output := append(stdout[:len(stdout):len(stdout)], stderr...)
+		carried = append(s.carryUpstreams(r.Dir, output, commandWords(a)), s.carrySubmodules(r.Dir, output)...)
 	}
 	if line := s.hints.gitMetadataHint(r.Result, s.guarding(), s.m.opts.GOOS, carried...); line != "" {
 		lines = append(lines, line)

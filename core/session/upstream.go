@@ -86,6 +86,70 @@ func (s *Session) carryUpstreams(dir string, output []byte, command string) []st
 
 func gitRefused(stderr []byte) bool { return gitMetadataRefused().Match(stderr) }
 
+// submoduleNotRegistered is what git submodule init (and update --init) says when it could not
+// write a submodule's url into .git/config.
+func submoduleNotRegistered() *regexp.Regexp {
+	return regexp.MustCompile(`Failed to register url for submodule path '([^'\n]{1,200})'`)
+}
+
+// carrySubmodules registers, for each submodule git could not register (git submodule init,
+// update --init, clone --recurse-submodules in a repository that was there), the submodule
+// in the real .git/config, outside: the person's own git runs git submodule init for that
+// path alone, with no settings but the repository's, which takes from .gitmodules only its url
+// (and an update mode that runs nothing; git refuses a command there). The command's next run
+// then clones it. It returns a line for each.
+func (s *Session) carrySubmodules(dir string, output []byte) []string {
+	matches := submoduleNotRegistered().FindAllSubmatch(output, -1)
+	if len(matches) == 0 || !gitRefused(output) {
+		return nil
+	}
+	s.gitMu.Lock()
+	roots := s.gitRoots
+	s.gitMu.Unlock()
+	top := ""
+	for d := filepath.Clean(dir); slicesContainsWithin(roots, d); d = filepath.Dir(d) {
+		if fi, err := os.Lstat(filepath.Join(d, ".git")); err == nil && fi.IsDir() {
+			top = d
+			break
+		}
+		if d == "/" {
+			break
+		}
+	}
+	var lines []string
+	for _, m := range matches {
+		path := string(m[1])
+		if top == "" || !filepath.IsLocal(path) || strings.ContainsAny(path, "\r\x00") {
+			lines = append(lines, fmt.Sprintf("openworker: the submodule %s is not registered: git named it where OpenWorker does not write\n", termtext.Escape(path)))
+			continue
+		}
+		if err := submoduleInit(top, path); err != nil {
+			lines = append(lines, fmt.Sprintf("openworker: the submodule %s is not registered: %v\n", termtext.Escape(path), err))
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("openworker: git could not write .git/config here, which is read-only; OpenWorker registered the submodule %s in it "+
+			"(git submodule init outside: its url from .gitmodules), and nothing else: run the command again to clone it\n", termtext.Escape(path)))
+	}
+	return lines
+}
+
+// submoduleInit runs the person's git submodule init for path in the repository at top,
+// outside the sandbox, without the system's or the person's settings and with every transport
+// refused (init fetches nothing; nor may anything it reads make it).
+func submoduleInit(top, path string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "-c", "protocol.allow=never", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
+		"submodule", "--quiet", "init", "--", path)
+	cmd.Env = []string{"PATH=/usr/bin:/bin:/usr/local/bin:/opt/homebrew/bin", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME=/nonexistent",
+		"GIT_DIR=" + filepath.Join(top, ".git"), "GIT_WORK_TREE=" + top}
+	cmd.Dir = top
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("git submodule init: %v: %s", err, termtext.Short(string(out), 200))
+	}
+	return nil
+}
+
 func carryUpstream(roots []string, dir, branch, upstream string) (string, error) {
 	remote, ref, ok := bytes.Cut([]byte(upstream), []byte("/"))
 	if !ok || !refName.MatchString(branch) || !refName.MatchString(string(remote)) || !refName.MatchString(string(ref)) ||
