@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"unsafe"
@@ -22,6 +23,7 @@ type watcher struct {
 
 	mu        sync.Mutex
 	paths     map[int32]watched
+	max       int    // how many folders it may watch
 	unwatched string // the first folder left unwatched, or ""
 
 	// rmu is held to read the events and take them in, by the reading goroutine or Settle;
@@ -83,12 +85,27 @@ func Watch(roots []string) (*Watcher, error) {
 		return nil, fmt.Errorf("%w: %v", ErrNoWatch, err)
 	}
 	c := make(chan struct{}, 1)
-	w := &watcher{f: os.NewFile(uintptr(fd), "inotify"), c: c, paths: map[int32]watched{}}
+	w := &watcher{f: os.NewFile(uintptr(fd), "inotify"), c: c, paths: map[int32]watched{}, max: watchBound()}
 	for _, r := range topRoots(roots) {
 		w.addTree(r, plain)
 	}
 	go w.read()
 	return &Watcher{C: c, w: w}, nil
+}
+
+// watchBound is how many folders one watcher may watch: maxWatched, and at most a quarter
+// of what the kernel lets the person's processes watch together (fs.inotify.max_user_watches,
+// 8,192 on older systems), so that the person's editor and build tools keep theirs.
+func watchBound() int {
+	b, err := os.ReadFile("/proc/sys/fs/inotify/max_user_watches")
+	if err != nil {
+		return maxWatched / 8
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n <= 0 {
+		return maxWatched / 8
+	}
+	return min(maxWatched, n/4)
 }
 
 // Unwatched is the first folder that is not watched (past maxWatched, or refused by the
@@ -150,7 +167,7 @@ func (w *watcher) addOpen(fd int, path string, kind watchKind) {
 func (w *watcher) add(path string, kind watchKind) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.paths) >= maxWatched {
+	if len(w.paths) >= w.max {
 		if w.unwatched == "" {
 			w.unwatched = path
 		}

@@ -126,3 +126,35 @@ func BenchmarkPlantToMove(b *testing.B) {
 		}
 	}
 }
+
+// Past its bound a watcher watches no more folders and says which it left: the session then
+// walks after every command, as where nothing is watched.
+func TestWatcherBound(t *testing.T) {
+	root := t.TempDir()
+	for i := range 5 {
+		if err := os.MkdirAll(filepath.Join(root, "d"+itoa(int64(i))), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := Watch([]string{root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, whole := w.Settle(); !whole || w.Unwatched() != "" {
+		t.Fatalf("6 folders: unwatched %q", w.Unwatched())
+	}
+	w.w.mu.Lock()
+	w.w.max = len(w.w.paths)
+	w.w.mu.Unlock()
+	if err := os.Mkdir(filepath.Join(root, "past"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	told(w, 2*time.Second)
+	if _, whole := w.Settle(); whole || w.Unwatched() != filepath.Join(root, "past") {
+		t.Errorf("past the bound: whole %v, unwatched %q", whole, w.Unwatched())
+	}
+	if b := watchBound(); b <= 0 || b > maxWatched {
+		t.Errorf("watchBound() = %d", b)
+	}
+}
