@@ -197,16 +197,17 @@ func BenchmarkRunVsBwrap(b *testing.B) {
 	b.Run("50ms-apart", func(b *testing.B) { pairedRatio(b, 50*time.Millisecond, ours, theirs) })
 }
 
-// BenchmarkGitStatus is `git status` on a generated repository of 20,000 files, in a session
-// and outside it, in turn.
-func BenchmarkGitStatus(b *testing.B) {
+// gitBench makes a repository of files files in a benchmark's project, folders of perFolder,
+// with one commit, and a session on it in a daemon of its own; it returns the world, git,
+// and what runs a command in the session.
+func gitBench(b *testing.B, files, perFolder int) (w *world, git string, inside func(argv ...string) error) {
 	git, err := exec.LookPath("git")
 	if err != nil {
 		b.Skip("git is not installed")
 	}
-	w := benchWorld(b)
-	for i := 0; i < 20000; i++ {
-		dir := filepath.Join(w.project, "d"+strconv.Itoa(i/200), "e"+strconv.Itoa(i%200/20))
+	w = benchWorld(b)
+	for i := 0; i < files; i++ {
+		dir := filepath.Join(w.project, "d"+strconv.Itoa(i/perFolder), "e"+strconv.Itoa(i%perFolder/20))
 		os.MkdirAll(dir, 0o755)
 		os.WriteFile(filepath.Join(dir, "f"+strconv.Itoa(i)+".txt"), []byte(strconv.Itoa(i)+"\n"), 0o644)
 	}
@@ -223,14 +224,21 @@ func BenchmarkGitStatus(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer cl.End(ctx, info.ID)
-	inside := func() error {
-		r, err := cl.Exec(ctx, info.ID, api.ExecRequest{Argv: []string{"git", "status", "--porcelain"}, Dir: w.project})
+	b.Cleanup(func() { cl.End(ctx, info.ID) })
+	return w, git, func(argv ...string) error {
+		r, err := cl.Exec(ctx, info.ID, api.ExecRequest{Argv: argv, Dir: w.project})
 		if err == nil && r.ExitCode != 0 {
-			b.Fatalf("git status exited %d", r.ExitCode)
+			b.Fatalf("%v exited %d: %s", argv, r.ExitCode, r.Stderr)
 		}
 		return err
 	}
+}
+
+// BenchmarkGitStatus is `git status` on a generated repository of 20,000 files, in a session
+// and outside it, in turn.
+func BenchmarkGitStatus(b *testing.B) {
+	w, git, run := gitBench(b, 20000, 200)
+	inside := func() error { return run("git", "status", "--porcelain") }
 	outside := func() error {
 		c := exec.Command(git, "status", "--porcelain")
 		c.Env, c.Dir = w.env, w.project
@@ -243,45 +251,17 @@ func BenchmarkGitStatus(b *testing.B) {
 // BenchmarkGitCommit is `git commit` of one changed file in a repository of 2,000 files,
 // in a session and outside it, in turn.
 func BenchmarkGitCommit(b *testing.B) {
-	git, err := exec.LookPath("git")
-	if err != nil {
-		b.Skip("git is not installed")
-	}
-	w := benchWorld(b)
-	for i := 0; i < 2000; i++ {
-		dir := filepath.Join(w.project, "d"+strconv.Itoa(i/100))
-		os.MkdirAll(dir, 0o755)
-		os.WriteFile(filepath.Join(dir, "f"+strconv.Itoa(i)+".txt"), []byte(strconv.Itoa(i)+"\n"), 0o644)
-	}
-	id := []string{"-c", "user.name=b", "-c", "user.email=b@b"}
-	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, append(id, "commit", "-qm", "x")} {
-		c := exec.Command(git, args...)
-		c.Env, c.Dir = w.env, w.project
-		if out, err := c.CombinedOutput(); err != nil {
-			b.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	cl, _ := benchDaemon(b, w, 10*time.Second)
-	ctx := context.Background()
-	info, err := cl.Start(ctx, api.StartRequest{Provider: "auto", Writable: []string{w.project}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cl.End(ctx, info.ID)
+	w, git, run := gitBench(b, 2000, 100)
 	n := 0
-	commit := append(id, "commit", "-qam", "change")
+	commit := []string{"-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qam", "change"}
 	inside := func() error {
 		n++
-		os.WriteFile(filepath.Join(w.project, "d0", "f0.txt"), []byte(strconv.Itoa(n)), 0o644)
-		r, err := cl.Exec(ctx, info.ID, api.ExecRequest{Argv: append([]string{"git"}, commit...), Dir: w.project})
-		if err == nil && r.ExitCode != 0 {
-			b.Fatalf("git commit exited %d: %s", r.ExitCode, r.Stderr)
-		}
-		return err
+		os.WriteFile(filepath.Join(w.project, "d0", "e0", "f0.txt"), []byte(strconv.Itoa(n)), 0o644)
+		return run(append([]string{"git"}, commit...)...)
 	}
 	outside := func() error {
 		n++
-		os.WriteFile(filepath.Join(w.project, "d0", "f0.txt"), []byte(strconv.Itoa(n)), 0o644)
+		os.WriteFile(filepath.Join(w.project, "d0", "e0", "f0.txt"), []byte(strconv.Itoa(n)), 0o644)
 		c := exec.Command(git, commit...)
 		c.Env, c.Dir = w.env, w.project
 		return c.Run()
