@@ -445,7 +445,8 @@ func runCodex(t *testing.T, w *world, codex string, turns []scriptmodel.Turn, ar
 }
 
 // BenchmarkAgentShellTrue is the cost of a shell call through a host under openworker agent
-// against the same host alone: Claude Code's Bash runs `true` calls times, and each call is
+// against the same host alone: the host's shell tool (Claude Code's Bash, Codex's
+// exec_command, gemini-cli's run_shell_command) runs `true` calls times, and each call is
 // timed from the model's answer that makes it to the host's next request, which carries
 // its result; the two runs alternate, so both see the same load. It reports the medians
 // and what openworker agent adds (the target: 10 ms at most).
@@ -456,16 +457,28 @@ func BenchmarkAgentShellTrue(b *testing.B) {
 		return
 	}
 	const calls = 20
-	for _, host := range []string{"claude", "codex"} {
+	for _, host := range []string{"claude", "codex", "gemini"} {
 		b.Run(host, func(b *testing.B) {
 			bin := agentHostB(b, host)
 			w := benchWorld(b)
+			if host == "gemini" {
+				settings := filepath.Join(w.home, ".gemini", "settings.json")
+				if err := os.MkdirAll(filepath.Dir(settings), 0o700); err != nil {
+					b.Fatal(err)
+				}
+				if err := os.WriteFile(settings, []byte(geminiSettings), 0o600); err != nil {
+					b.Fatal(err)
+				}
+			}
 			turns := make([]scriptmodel.Turn, 0, calls+1)
 			for i := 0; i < calls; i++ {
-				if host == "claude" {
+				switch host {
+				case "claude":
 					turns = append(turns, scriptmodel.Turn{Tool: "Bash", Input: map[string]any{"command": "true"}})
-				} else {
+				case "codex":
 					turns = append(turns, scriptmodel.Turn{Tool: "exec_command", Input: map[string]any{"cmd": "true"}})
+				default:
+					turns = append(turns, scriptmodel.Turn{Tool: "run_shell_command", Input: map[string]any{"command": "true"}})
 				}
 			}
 			turns = append(turns, scriptmodel.Turn{Text: "done"})
@@ -475,13 +488,16 @@ func BenchmarkAgentShellTrue(b *testing.B) {
 				for _, under := range []bool{false, true} {
 					srv := scriptmodel.New(b, turns...)
 					var args []string
-					if host == "claude" {
+					switch host {
+					case "claude":
 						args = []string{bin, "-p", "go", "--output-format", "text", "--allowedTools", "Bash"}
-					} else {
+					case "codex":
 						args = append([]string{bin, "exec", "--skip-git-repo-check"}, append(codexModelArgs(srv), "go")...)
 						if !under {
 							args = append([]string{bin, "--dangerously-bypass-approvals-and-sandbox"}, args[1:]...)
 						}
+					default:
+						args = []string{bin, "-p", "go", "--output-format", "text", "--yolo", "--skip-trust", "-m", "gemini-2.5-flash"}
 					}
 					if under {
 						args = append([]string{binary, "agent"}, append([]string{host}, args[1:]...)...)
