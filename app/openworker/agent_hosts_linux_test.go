@@ -2,17 +2,21 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/openworker/openworker/core/agenthost"
 	"github.com/openworker/openworker/core/tstest"
 	"github.com/openworker/openworker/core/tstest/scriptmodel"
 )
@@ -45,7 +49,7 @@ func agentHost(t *testing.T, name string) string {
 		if required {
 			t.Fatalf("%s is not installed in %s (%s): .ci/run installs the agent hosts with npm", name, dir, hostsEnv)
 		}
-		t.Skipf("%s is not installed in %s; set %s to where npm installed @anthropic-ai/claude-code and @openai/codex", name, dir, hostsEnv)
+		t.Skipf("%s is not installed in %s; set %s to where npm installed @anthropic-ai/claude-code, @openai/codex and @google/gemini-cli", name, dir, hostsEnv)
 	}
 	return p
 }
@@ -141,12 +145,13 @@ func runHost(t *testing.T, w *world, env []string, turns []scriptmodel.Turn, arg
 	return hostRun{srv: srv, out: out.String(), err: err, results: srv.ToolResults()}
 }
 
-// hostVars point both hosts at the scripted model and keep them off every other address.
+// hostVars point the hosts at the scripted model and keep them off every other address.
 func hostVars(srv *scriptmodel.Server) []string {
 	return []string{
 		"ANTHROPIC_BASE_URL=" + srv.URL, "ANTHROPIC_API_KEY=sk-ant-planted",
 		"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"FAKE_KEY=sk-planted",
+		"GOOGLE_GEMINI_BASE_URL=" + srv.URL, "GEMINI_API_KEY=AIza-planted",
 	}
 }
 
@@ -183,6 +188,7 @@ func TestAgentHostsBehindTheWall(t *testing.T) {
 	}
 	t.Run("claude", testClaudeBehindTheWall)
 	t.Run("codex", testCodexBehindTheWall)
+	t.Run("gemini", testGeminiBehindTheWall)
 }
 
 func testClaudeBehindTheWall(t *testing.T) {
@@ -242,11 +248,7 @@ func testClaudeBehindTheWall(t *testing.T) {
 		if strings.Contains(all, planted) || strings.Contains(r.out, planted) {
 			t.Errorf("the key reached the model:\n%s", all)
 		}
-		for _, f := range []string{"leak-shell", "leak-write"} {
-			if _, err := os.Stat(filepath.Join(w.home, f)); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("%s was written into the home folder: %v", f, err)
-			}
-		}
+		notWritten(t, w, "leak-shell", "leak-write")
 		if !strings.Contains(r.result(t, 0), "No such file or directory") {
 			t.Errorf("Bash's cat of the key: %q", r.result(t, 0))
 		}
@@ -301,11 +303,7 @@ func testClaudeBehindTheWall(t *testing.T) {
 		if strings.Contains(all, planted) {
 			t.Errorf("the key reached the model:\n%s", all)
 		}
-		for _, f := range []string{"leak-shell", "leak-write"} {
-			if _, err := os.Stat(filepath.Join(w.home, f)); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("%s was written into the home folder: %v", f, err)
-			}
-		}
+		notWritten(t, w, "leak-shell", "leak-write")
 		if b, err := os.ReadFile(filepath.Join(w.project, "made.txt")); err != nil || string(b) != "work\n" {
 			t.Errorf("the work in the project: %q %v\n%s\n%s", b, err, all, r.out)
 		}
@@ -383,11 +381,7 @@ func testCodexBehindTheWall(t *testing.T) {
 		if got := r.result(t, 1); !strings.Contains(got, "Output:\n0\n") && !strings.HasSuffix(strings.TrimSpace(got), "0") {
 			t.Errorf("a planted secret variable reached the command: %q", got)
 		}
-		for _, f := range []string{"leak-shell", "leak-patch"} {
-			if _, err := os.Stat(filepath.Join(w.home, f)); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("%s was written into the home folder: %v", f, err)
-			}
-		}
+		notWritten(t, w, "leak-shell", "leak-patch")
 		if b, err := os.ReadFile(filepath.Join(w.project, "patched.txt")); err != nil || string(b) != "patched\n" {
 			t.Errorf("apply_patch in the project: %q %v\n%s", b, err, all)
 		}
@@ -429,11 +423,7 @@ func testCodexBehindTheWall(t *testing.T) {
 		if strings.Contains(r.result(t, 0), planted) {
 			t.Errorf("the key reached the model:\n%s", all)
 		}
-		for _, f := range []string{"leak-shell", "leak-patch"} {
-			if _, err := os.Stat(filepath.Join(w.home, f)); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("%s was written into the home folder: %v", f, err)
-			}
-		}
+		notWritten(t, w, "leak-shell", "leak-patch")
 		if b, err := os.ReadFile(filepath.Join(w.project, "patched.txt")); err != nil || string(b) != "patched\n" {
 			t.Errorf("apply_patch in the project: %q %v\n%s\n%s", b, err, all, r.out)
 		}
@@ -455,7 +445,8 @@ func runCodex(t *testing.T, w *world, codex string, turns []scriptmodel.Turn, ar
 }
 
 // BenchmarkAgentShellTrue is the cost of a shell call through a host under openworker agent
-// against the same host alone: Claude Code's Bash runs `true` calls times, and each call is
+// against the same host alone: the host's shell tool (Claude Code's Bash, Codex's
+// exec_command, gemini-cli's run_shell_command) runs `true` calls times, and each call is
 // timed from the model's answer that makes it to the host's next request, which carries
 // its result; the two runs alternate, so both see the same load. It reports the medians
 // and what openworker agent adds (the target: 10 ms at most).
@@ -466,16 +457,28 @@ func BenchmarkAgentShellTrue(b *testing.B) {
 		return
 	}
 	const calls = 20
-	for _, host := range []string{"claude", "codex"} {
+	for _, host := range []string{"claude", "codex", "gemini"} {
 		b.Run(host, func(b *testing.B) {
 			bin := agentHostB(b, host)
 			w := benchWorld(b)
+			if host == "gemini" {
+				settings := filepath.Join(w.home, ".gemini", "settings.json")
+				if err := os.MkdirAll(filepath.Dir(settings), 0o700); err != nil {
+					b.Fatal(err)
+				}
+				if err := os.WriteFile(settings, []byte(geminiSettings), 0o600); err != nil {
+					b.Fatal(err)
+				}
+			}
 			turns := make([]scriptmodel.Turn, 0, calls+1)
 			for i := 0; i < calls; i++ {
-				if host == "claude" {
+				switch host {
+				case "claude":
 					turns = append(turns, scriptmodel.Turn{Tool: "Bash", Input: map[string]any{"command": "true"}})
-				} else {
+				case "codex":
 					turns = append(turns, scriptmodel.Turn{Tool: "exec_command", Input: map[string]any{"cmd": "true"}})
+				default:
+					turns = append(turns, scriptmodel.Turn{Tool: "run_shell_command", Input: map[string]any{"command": "true"}})
 				}
 			}
 			turns = append(turns, scriptmodel.Turn{Text: "done"})
@@ -485,13 +488,16 @@ func BenchmarkAgentShellTrue(b *testing.B) {
 				for _, under := range []bool{false, true} {
 					srv := scriptmodel.New(b, turns...)
 					var args []string
-					if host == "claude" {
+					switch host {
+					case "claude":
 						args = []string{bin, "-p", "go", "--output-format", "text", "--allowedTools", "Bash"}
-					} else {
+					case "codex":
 						args = append([]string{bin, "exec", "--skip-git-repo-check"}, append(codexModelArgs(srv), "go")...)
 						if !under {
 							args = append([]string{bin, "--dangerously-bypass-approvals-and-sandbox"}, args[1:]...)
 						}
+					default:
+						args = []string{bin, "-p", "go", "--output-format", "text", "--yolo", "--skip-trust", "-m", "gemini-2.5-flash"}
 					}
 					if under {
 						args = append([]string{binary, "agent"}, append([]string{host}, args[1:]...)...)
@@ -533,4 +539,301 @@ func agentHostB(b *testing.B, name string) string {
 		b.Skipf("%s is not installed in %s", name, dir)
 	}
 	return p
+}
+
+// geminiSettings are the person's own ~/.gemini/settings.json for the gemini tests: an API
+// key's login (gemini-cli takes a base URL in GOOGLE_GEMINI_BASE_URL for a gateway, which
+// its headless mode refuses, unless the settings name the login), no usage statistics, and
+// a command that prints nothing for 3 s cancelled, as the interrupt the script makes.
+const geminiSettings = `{
+  // The person's own settings; comments are allowed, as gemini-cli allows them.
+  "security": {"auth": {"selectedType": "gemini-api-key"}},
+  "privacy": {"usageStatisticsEnabled": false},
+  "tools": {"shell": {"inactivityTimeout": 3}}
+}
+`
+
+// geminiArgs run gemini-cli headless with a model named (no model router), every tool
+// allowed (--yolo), and its workspace widened to the home folder, as a person may with
+// --include-directories: its own file tools keep to the workspace, so this is how they reach
+// the home folder's key.
+func geminiArgs(home string) []string {
+	return []string{"-p", "do the work", "--output-format", "text", "--yolo", "--skip-trust", "-m", "gemini-2.5-flash", "--include-directories", home}
+}
+
+// geminiScript is the same work for gemini-cli as the other hosts': the shell reads the key
+// and writes into the home folder, the file tools read the key and write outside, the work
+// in the project, a command in a folder of it (gemini-cli starts each command in the folder
+// its dir_path names), a refused site, a background command, and an interrupt: a command
+// that prints nothing is cancelled by gemini-cli after 3 s, and the next command reads
+// what its trap wrote.
+func geminiScript(w *world) []scriptmodel.Turn {
+	key := filepath.Join(w.home, ".ssh", "id_ed25519")
+	tick, stopped := filepath.Join(w.project, "tick"), filepath.Join(w.project, "stopped")
+	return []scriptmodel.Turn{
+		/* 0 */ {Tool: "run_shell_command", Input: map[string]any{"command": "cat " + key}},
+		/* 1 */ {Tool: "run_shell_command", Input: map[string]any{"command": "echo x > " + filepath.Join(w.home, "leak-shell") + "; env | grep -c planted"}},
+		/* 2 */ {Tool: "read_file", Input: map[string]any{"file_path": key}},
+		/* 3 */ {Tool: "write_file", Input: map[string]any{"file_path": filepath.Join(w.home, "leak-write"), "content": "x\n"}},
+		/* 4 */ {Tool: "run_shell_command", Input: map[string]any{"command": "echo work > made.txt && cat made.txt && mkdir -p sub"}},
+		/* 5 */ {Tool: "run_shell_command", Input: map[string]any{"command": "pwd; exit 4", "dir_path": "sub"}},
+		/* 6 */ {Tool: "run_shell_command", Input: map[string]any{"command": "curl -sS --max-time 5 https://blocked.example/ -o /dev/null; echo curl=$?"}},
+		/* 7 */ {Tool: "run_shell_command", Input: map[string]any{"is_background": true,
+			"command": "while :; do date > " + tick + "; sleep 0.1; done # agent-bg-marker"}},
+		/* 8 */ {Tool: "run_shell_command", Input: map[string]any{"command": "while [ ! -s " + tick + " ]; do sleep 0.1; done; echo ticking; sleep 5 > /dev/null 2>&1 & echo started"}},
+		/* 9 */ {Tool: "run_shell_command", Input: map[string]any{"command": "trap 'echo stopped > " + stopped + "; exit 3' TERM; while :; do sleep 0.1; done # agent-int-marker"}},
+		/* 10 */ {Tool: "run_shell_command", Input: map[string]any{"command": "timeout 5 sh -c 'while [ ! -s " + stopped + " ]; do sleep 0.1; done'; cat " + stopped}},
+		/* 11 */ {Tool: "mcp_openworker_session_info", Input: map[string]any{}},
+		/* 12 */ {Text: "done"},
+	}
+}
+
+// noneCounted is a result in which grep -c counted nothing.
+var noneCounted = regexp.MustCompile(`(?m)^(Output: )?0$`)
+
+func testGeminiBehindTheWall(t *testing.T) {
+	gemini := agentHost(t, "gemini")
+	w := newWorld(t)
+	requireSandbox(t, w)
+	if err := os.MkdirAll(filepath.Join(w.home, ".gemini"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.home, ".gemini", "settings.json"), []byte(geminiSettings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := geminiArgs(w.home)
+	clean := func() {
+		exec.Command("pkill", "-f", "agent-bg-marker").Run()
+		for _, f := range []string{"made.txt", "tick", "stopped"} {
+			os.Remove(filepath.Join(w.project, f))
+		}
+		os.RemoveAll(filepath.Join(w.project, "sub"))
+	}
+
+	t.Run("alone", func(t *testing.T) {
+		r := runHost(t, w, onPath(gemini), geminiScript(w), append([]string{gemini}, args...)...)
+		if !strings.Contains(r.result(t, 0), planted) || !strings.Contains(r.result(t, 2), planted) {
+			t.Errorf("gemini alone did not read the key with its shell and read_file (the leak this guards against):\n%s\n%s", r.allResults(), r.out)
+		}
+		if got := r.result(t, 1); noneCounted.MatchString(got) {
+			t.Errorf("gemini alone passed no secret variable to its commands: %q", got)
+		}
+		for _, f := range []string{"leak-shell", "leak-write"} {
+			if _, err := os.Stat(filepath.Join(w.home, f)); err != nil {
+				t.Errorf("gemini alone did not write %s into the home folder: %v\n%s", f, err, r.allResults())
+			}
+			os.Remove(filepath.Join(w.home, f))
+		}
+		clean()
+	})
+
+	t.Run("under_openworker_agent", func(t *testing.T) {
+		before := treeOf(t, filepath.Join(w.home, ".gemini"))
+		r := runHost(t, w, onPath(gemini), geminiScript(w), append([]string{binary, "agent", "gemini"}, args...)...)
+		all := r.allResults()
+		if strings.Contains(all, planted+"\n") || strings.Contains(r.result(t, 0), planted) || strings.Contains(r.out, planted+"\n") {
+			t.Errorf("the key reached the model:\n%s", all)
+		}
+		if !strings.Contains(r.result(t, 0), "No such file or directory") {
+			t.Errorf("the shell's cat of the key: %q", r.result(t, 0))
+		}
+		if got := r.result(t, 1); !noneCounted.MatchString(got) {
+			t.Errorf("a planted secret variable reached the command: %q", got)
+		}
+		notWritten(t, w, "leak-shell", "leak-write")
+		if !strings.Contains(r.result(t, 2), `Tool "read_file" not found`) || !strings.Contains(r.result(t, 3), `Tool "write_file" not found`) {
+			t.Errorf("gemini's own file tools were not switched off:\n%s", all)
+		}
+		offered := strings.Join(r.srv.ScriptedRequests()[0].Tools, " ")
+		for _, off := range []string{"read_file", "write_file", "replace", "glob", "grep_search", "list_directory", "read_many_files", "web_fetch", "google_web_search"} {
+			if slices.Contains(r.srv.ScriptedRequests()[0].Tools, off) {
+				t.Errorf("%s is offered to the model: %s", off, offered)
+			}
+		}
+		if !strings.Contains(offered, "run_shell_command") || !strings.Contains(offered, "mcp_openworker_run_command") {
+			t.Errorf("the shell or OpenWorker's tools are not offered: %s", offered)
+		}
+		if b, err := os.ReadFile(filepath.Join(w.project, "made.txt")); err != nil || string(b) != "work\n" || !strings.Contains(r.result(t, 4), "work") {
+			t.Errorf("the work in the project: %q %v\n%s", b, err, all)
+		}
+		if res := r.result(t, 5); !strings.Contains(res, filepath.Join(w.project, "sub")+"\n") || !strings.Contains(res, "Exit Code: 4") {
+			t.Errorf("the command's folder and exit status: %q", res)
+		}
+		if res := r.result(t, 6); !strings.Contains(res, "blocked blocked.example:443") || !strings.Contains(res, "request_site") || strings.Contains(res, "--allow") {
+			t.Errorf("the refused site as the model reads it: %q", res)
+		}
+		if res := r.result(t, 7); !strings.Contains(res, "background") {
+			t.Errorf("the background command: %q", res)
+		}
+		if res := r.result(t, 8); !strings.Contains(res, "ticking") || !strings.Contains(res, "Background PIDs: ") || strings.Contains(res, "bgpids") {
+			t.Errorf("the background command did not run, or the command's own background job was not reported: %q", res)
+		}
+		if res := r.result(t, 9); !strings.Contains(res, "cancelled") {
+			t.Errorf("the command that printed nothing was not cancelled: %q", res)
+		}
+		if res := r.result(t, 10); !strings.Contains(res, "stopped") {
+			t.Errorf("gemini's cancel did not reach the command behind the wall: %q\n%s", res, all)
+		}
+		if res := r.result(t, 11); !regexp.MustCompile(`"enforcement": ?"linux"`).MatchString(res) {
+			t.Errorf("session_info: %q", res)
+		}
+		noProcess(t, "agent-int-marker")
+		noProcess(t, "agent-bg-marker")
+		if !strings.Contains(r.out, "commands run in session") {
+			t.Errorf("openworker agent did not say which session: %s", r.out)
+		}
+		if strings.Contains(r.out, "Policy file error") || strings.Contains(r.out, "Ignoring --admin-policy") {
+			t.Errorf("gemini-cli did not take the policy whole: %s", r.out)
+		}
+		if after := treeOf(t, filepath.Join(w.home, ".gemini")); after != before {
+			t.Errorf("the person's ~/.gemini changed:\nbefore %s\nafter  %s", before, after)
+		}
+		if _, err := os.Lstat(filepath.Join(w.project, ".gemini")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("a .gemini was made in the project: %v", err)
+		}
+		clean()
+	})
+
+	// A project's own settings that start a program when gemini-cli starts, as a cloned
+	// repository's may: alone, gemini-cli runs it outside; openworker agent starts nothing.
+	t.Run("project_settings", func(t *testing.T) {
+		dot := filepath.Join(w.project, ".gemini")
+		leak := filepath.Join(w.home, "leak-discovery")
+		if err := os.MkdirAll(dot, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(dot)
+		settings := `{"ui": {"hideTips": true}, "tools": {"discoveryCommand": "touch ` + leak + `"}}`
+		if err := os.WriteFile(filepath.Join(dot, "settings.json"), []byte(settings), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// Alone, in a folder the person trusts (gemini-cli reads no project's settings in
+		// one nobody trusted, and openworker agent trusts the folder it checked).
+		trusted := filepath.Join(w.home, ".gemini", "trustedFolders.json")
+		if err := os.WriteFile(trusted, []byte(`{"`+w.project+`": "TRUST_FOLDER"}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(trusted)
+		runHost(t, w, onPath(gemini), []scriptmodel.Turn{{Text: "done"}}, append([]string{gemini}, args...)...)
+		if _, err := os.Stat(leak); err != nil {
+			t.Errorf("gemini-cli alone did not run the project's discovery command (the leak this guards against): %v", err)
+		}
+		os.Remove(leak)
+
+		srv := scriptmodel.New(t, scriptmodel.Turn{Text: "done"})
+		_, errs, code := w.runWith(append(onPath(gemini), hostVars(srv)...), append([]string{"agent", "gemini"}, args...)...)
+		if code == 0 || !strings.Contains(errs, filepath.Join(dot, "settings.json")) || !strings.Contains(errs, "tools.discoveryCommand") ||
+			strings.Contains(errs, "ui.hideTips") || !strings.Contains(errs, "Nothing was started") {
+			t.Errorf("openworker agent gemini in a project whose settings start a program: %d %s", code, errs)
+		}
+		if _, err := os.Stat(leak); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the project's discovery command ran: %v", err)
+		}
+		if n := len(srv.Requests()); n != 0 {
+			t.Errorf("gemini-cli was started: the model got %d requests", n)
+		}
+
+		os.Remove(filepath.Join(dot, "settings.json"))
+		if err := os.WriteFile(filepath.Join(dot, ".env"), []byte("GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:9\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, errs, code = w.runWith(append(onPath(gemini), hostVars(srv)...), append([]string{"agent", "gemini"}, args...)...)
+		if code == 0 || !strings.Contains(errs, filepath.Join(dot, ".env")) || len(srv.Requests()) != 0 {
+			t.Errorf("openworker agent gemini in a project with a .gemini/.env: %d %s", code, errs)
+		}
+	})
+
+	// The same routing as settings a person keeps, with gemini-cli started by hand.
+	t.Run("kept_configuration", func(t *testing.T) {
+		printed, errs, code := w.runWith(onPath(gemini), "agent", "--print-config", "gemini")
+		if code != 0 {
+			t.Fatalf("agent --print-config gemini: %d %s", code, errs)
+		}
+		var settings map[string]any
+		if err := json.Unmarshal([]byte(between(t, printed, "{", "#    mcpServers.openworker:")), &settings); err != nil {
+			t.Fatal(err)
+		}
+		// Merged with the person's own, as the printed settings say.
+		settings["security"].(map[string]any)["auth"] = map[string]any{"selectedType": "gemini-api-key"}
+		settings["privacy"] = map[string]any{"usageStatisticsEnabled": false}
+		sj, _ := json.Marshal(settings)
+		dot := filepath.Join(w.home, ".gemini")
+		if err := os.MkdirAll(filepath.Join(dot, "policies"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		files := map[string]string{
+			filepath.Join(dot, "settings.json"):               string(sj),
+			filepath.Join(dot, "policies", "openworker.toml"): between(t, printed, "# OpenWorker: gemini-cli's own", "# 3."),
+		}
+		for name, text := range files {
+			if err := os.WriteFile(name, []byte(text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		link := exec.Command("sh", "-c", between(t, printed, "mkdir -p", "\n"))
+		link.Env = w.env
+		if out, err := link.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", link.Args, err, out)
+		}
+		bin := filepath.Join(w.home, agenthost.GeminiBin)
+		defer func() {
+			os.RemoveAll(bin)
+			os.RemoveAll(filepath.Join(dot, "policies"))
+			os.WriteFile(filepath.Join(dot, "settings.json"), []byte(geminiSettings), 0o600)
+		}()
+		turns := geminiScript(w)[:7]
+		turns = append(turns, scriptmodel.Turn{Tool: "mcp_openworker_session_info", Input: map[string]any{}}, scriptmodel.Turn{Text: "done"})
+		path := []string{"PATH=" + bin + ":" + filepath.Dir(gemini) + ":" + os.Getenv("PATH")}
+		r := runHost(t, w, path, turns, append([]string{gemini}, args...)...)
+		all := r.allResults()
+		if strings.Contains(r.result(t, 0), planted) || strings.Contains(r.result(t, 2), planted) {
+			t.Errorf("the key reached the model:\n%s", all)
+		}
+		notWritten(t, w, "leak-shell", "leak-write")
+		if b, err := os.ReadFile(filepath.Join(w.project, "made.txt")); err != nil || string(b) != "work\n" {
+			t.Errorf("the work in the project: %q %v\n%s\n%s", b, err, all, r.out)
+		}
+		if res := r.result(t, 5); !strings.Contains(res, filepath.Join(w.project, "sub")+"\n") {
+			t.Errorf("the command's folder: %q", res)
+		}
+		if res := r.result(t, 6); !strings.Contains(res, "blocked blocked.example:443") {
+			t.Errorf("the refused site as the model reads it: %q", res)
+		}
+		if res := r.result(t, 7); !regexp.MustCompile(`"enforcement": ?"linux"`).MatchString(res) {
+			t.Errorf("session_info: %q", res)
+		}
+		clean()
+	})
+}
+
+// notWritten checks that none of files was written into w's home folder.
+func notWritten(t *testing.T, w *world, files ...string) {
+	t.Helper()
+	for _, f := range files {
+		if _, err := os.Stat(filepath.Join(w.home, f)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s was written into the home folder: %v", f, err)
+		}
+	}
+}
+
+// treeOf lists the files under dir with their sizes and times, to tell whether anything there
+// changed.
+func treeOf(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %d %s; ", strings.TrimPrefix(p, dir), fi.Size(), fi.ModTime().Format(time.RFC3339Nano))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

@@ -20,26 +20,34 @@ func standIn(t *testing.T, name, body string) []string {
 }
 
 // A session that cannot start leaves the host running, and its shell refusing every command
-// with the reason, on the host's own output too: nothing runs outside.
+// with the reason, on the host's own output too: nothing runs outside. Claude Code's shell is
+// its prefix; gemini-cli's, the bash first on its PATH.
 func TestAgentRefusedSessionRunsNothing(t *testing.T) {
 	w := newWorld(t)
 	requireSandbox(t, w)
 	ran := filepath.Join(w.home, "ran")
-	env := standIn(t, "claude", `"$CLAUDE_CODE_SHELL_PREFIX" "touch `+ran+`"; echo "shell status $?"`)
-	c := w.cmd("agent", "claude")
-	c.Dir = w.home // the home folder is never a session's
-	c.Env = append(c.Env, env...)
-	out, err := c.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	if _, err := os.Stat(ran); err == nil {
-		t.Fatal("the command ran outside the sandbox")
-	}
-	for _, want := range []string{"the session could not start", "shell refuses every command", "nothing was run", "home folder", "shell status 126"} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("%q is not in:\n%s", want, out)
-		}
+	for host, shell := range map[string]string{
+		"claude": `"$CLAUDE_CODE_SHELL_PREFIX" "touch ` + ran + `"`,
+		"gemini": `bash -c "touch ` + ran + `"`,
+	} {
+		t.Run(host, func(t *testing.T) {
+			env := standIn(t, host, shell+`; echo "shell status $?"`)
+			c := w.cmd("agent", host)
+			c.Dir = w.home // the home folder is never a session's
+			c.Env = append(c.Env, env...)
+			out, err := c.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if _, err := os.Stat(ran); err == nil {
+				t.Fatal("the command ran outside the sandbox")
+			}
+			for _, want := range []string{"the session could not start", "shell refuses every command", "nothing was run", "home folder", "shell status 126"} {
+				if !strings.Contains(string(out), want) {
+					t.Errorf("%q is not in:\n%s", want, out)
+				}
+			}
+		})
 	}
 }
 

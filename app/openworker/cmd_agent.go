@@ -19,11 +19,13 @@ ask the person for it with request_site; the person's answer (a card) opens it f
 command. When the session cannot start, the host still starts, and its shell refuses every
 command with the reason: nothing runs outside. The session ends when the host exits, and
 everything its commands left running ends with it. Nothing is written into the project or
-into the host's own settings.
+into the host's own settings. A host that would also read settings of the project's that run
+programs outside or undo the routing (gemini-cli's .gemini) is not started, and the reason
+says which.
 
 From HOST on, every word is the host's. --print-config HOST prints the same routing as
 settings to keep, for a host started by hand or from an editor.`,
-	example:      "openworker agent claude\nopenworker agent --allow registry.npmjs.org codex exec 'run the tests'\nopenworker agent --print-config claude",
+	example:      "openworker agent claude\nopenworker agent --allow registry.npmjs.org codex exec 'run the tests'\nopenworker agent gemini -p 'fix the build'\nopenworker agent --print-config claude",
 	minArgs:      1,
 	maxArgs:      -1,
 	needs:        "the agent host to start (claude, codex or gemini)",

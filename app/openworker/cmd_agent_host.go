@@ -16,6 +16,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -47,6 +48,16 @@ func cmdAgent(args []string) error {
 		}
 		return printAgentConfig(host, pos[0])
 	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("the current folder cannot be found: %w", err)
+	}
+	home, _ := os.UserHomeDir()
+	// Before a session is started for it: a start the routing could not hold is refused
+	// as it is, with nothing started.
+	if err := host.Check(pos[1:], dir, home); err != nil {
+		return agentRefusal(err)
+	}
 	program, err := exec.LookPath(pos[0])
 	if err != nil {
 		return fmt.Errorf("%s is not found (%v): install %s, or give its path", pos[0], err, host.Title)
@@ -69,9 +80,15 @@ func cmdAgent(args []string) error {
 	if err := os.Mkdir(hostTmp, 0o700); err != nil {
 		return err
 	}
+	// A home folder of the run's, for a host whose settings can be given for one run only
+	// so; the session sees none of it.
+	hostHome := filepath.Join(work, "home")
+	if err := os.Mkdir(hostHome, 0o700); err != nil {
+		return err
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	r := agenthost.Routing{Shell: shell, PathDir: filepath.Join(work, "bin"), Tmp: hostTmp}
+	r := agenthost.Routing{Shell: shell, PathDir: filepath.Join(work, "bin"), Tmp: hostTmp, HostHome: hostHome, Home: home, Dir: dir}
 	keeper, err := startAgentSession(ctx, f, program, hostTmp)
 	var h mcp.Host
 	if err != nil {
@@ -93,10 +110,16 @@ func cmdAgent(args []string) error {
 	}
 	launch, err := host.Launch(r, pos[1:])
 	if err != nil {
-		return usagef(agentCommand.name, "%v", err)
+		return agentRefusal(err)
+	}
+	if err := writeRunFiles(hostHome, launch.Files); err != nil {
+		return fmt.Errorf("writing %s's settings for the run: %w", host.Title, err)
 	}
 	cmd := exec.Command(program, append(launch.Args, pos[1:]...)...)
 	cmd.Env = append(os.Environ(), launch.Env...)
+	if len(launch.PathFirst) > 0 {
+		cmd.Env = append(cmd.Env, "PATH="+strings.Join(append(launch.PathFirst, os.Getenv("PATH")), string(filepath.ListSeparator)))
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	// Ctrl-C and Ctrl-\ are the host's: the terminal sends them to the host too, which
 	// decides what they mean (interrupt a command, quit). A SIGTERM or SIGHUP for this
@@ -123,6 +146,48 @@ func cmdAgent(args []string) error {
 		return exitError{ee.ExitCode()}
 	}
 	return err
+}
+
+// agentRefusal is a start the host's recipe refused: settings the host would read are
+// said as they are, anything else is the person's arguments'.
+func agentRefusal(err error) error {
+	var se *agenthost.SettingsError
+	if errors.As(err, &se) {
+		return err
+	}
+	return usagef(agentCommand.name, "%v", err)
+}
+
+// writeRunFiles writes a run's files, each in the folder home, which holds nothing else yet:
+// made anew (never through a link), the person's alone.
+func writeRunFiles(home string, files []agenthost.File) error {
+	for _, f := range files {
+		rel, err := filepath.Rel(home, f.Path)
+		if err != nil || !filepath.IsAbs(f.Path) || rel == "." || strings.HasPrefix(rel, "..") {
+			return fmt.Errorf("%s is not in the run's folder %s", f.Path, home)
+		}
+		if err := os.MkdirAll(filepath.Dir(f.Path), 0o700); err != nil {
+			return err
+		}
+		if f.Link != "" {
+			if err := os.Symlink(f.Link, f.Path); err != nil {
+				return err
+			}
+			continue
+		}
+		w, err := os.OpenFile(f.Path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(f.Data)
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // agentShell is openworker-shell's path: the program beside this one, or, where there is

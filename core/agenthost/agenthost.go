@@ -1,9 +1,11 @@
 // Package agenthost says how each agent host (Claude Code, Codex, gemini-cli) is started so
-// that its own shell and file tools go through an OpenWorker session: the arguments and
-// variables that point its shell at openworker-shell, replace or switch off the tools that
-// would read, write or fetch from the host's own process, and add OpenWorker's MCP server.
-// It decides from what it is given and touches nothing: openworker agent starts the host,
-// and --print-config prints the same as settings a person keeps.
+// that its own shell and file tools go through an OpenWorker session: the arguments,
+// variables and files of the run's that point its shell at openworker-shell, replace or
+// switch off the tools that would read, write or fetch from the host's own process, and add
+// OpenWorker's MCP server. It decides from what it is given and what it reads (the person's
+// and the project's settings of the host) and writes nothing: openworker agent writes the
+// run's files and starts the host, and --print-config prints the same as settings a person
+// keeps.
 //
 // It is not where a host's commands are carried out (core/agentshell, the session) nor
 // where the wall is (core/session and the providers).
@@ -32,6 +34,19 @@ type Host struct {
 	owned []string
 	// check refuses other arguments that would take the host's tools out of the routing.
 	check func(args []string) error
+	// preflight refuses a start where the host would read settings that undo the routing
+	// (a project's, this machine's), from the folder it starts in and the person's home.
+	preflight func(dir, home string) error
+}
+
+// SettingsError is a start refused for settings the host would read (the person's, the
+// project's, this machine's), not for the person's arguments.
+type SettingsError struct{ msg string }
+
+func (e *SettingsError) Error() string { return e.msg }
+
+func settingsErrorf(format string, a ...any) error {
+	return &SettingsError{msg: fmt.Sprintf(format, a...)}
 }
 
 // Routing is where a run's pieces are.
@@ -54,6 +69,12 @@ type Routing struct {
 	Socket, Session string
 	// Refused says why the run has no session: the shell refuses every command with it.
 	Refused string
+	// HostHome is an empty folder of the run's, for a host whose settings can be given for
+	// one run only by a home folder of its own (gemini-cli's GEMINI_CLI_HOME).
+	HostHome string
+	// Home is the person's home folder, whose settings and logins of the host's the run
+	// takes along; Dir is the folder the host starts in, the project's settings' place.
+	Home, Dir string
 }
 
 // MCPServer is an MCP server on loopback that wants Token as a bearer token.
@@ -65,10 +86,22 @@ type MCPServer struct {
 type Launch struct {
 	Args []string // before the person's arguments
 	Env  []string // NAME=VALUE, on top of the person's environment
+	// PathFirst are folders put first on the host's PATH.
+	PathFirst []string
+	// Files are written before the host starts, in Routing.HostHome, in this order.
+	Files []File
+}
+
+// File is a file of a run's: Data written at Path (its folders made, the person's alone),
+// or, with Link set, a symbolic link there to Link.
+type File struct {
+	Path string
+	Data []byte
+	Link string
 }
 
 // Hosts are the hosts OpenWorker routes, by name.
-var Hosts = []*Host{claude, codex}
+var Hosts = []*Host{claude, codex, gemini}
 
 // Find returns the host whose program program is (a name or a path; .exe and a version
 // suffix are ignored), or an error that lists the hosts there are.
@@ -84,10 +117,7 @@ func Find(program string) (*Host, error) {
 		names = append(names, h.Name+" ("+h.Title+")")
 	}
 	why := ""
-	switch base {
-	case "gemini":
-		why = " gemini-cli is not among them yet: its settings (its MCP servers, the tools it offers) can be given for one run only by moving its whole home folder, with its logins."
-	case "cursor-agent":
+	if base == "cursor-agent" {
 		why = " cursor-agent is not among them: its settings cannot be given for one run without writing your own."
 	}
 	return nil, fmt.Errorf("%s is not an agent host OpenWorker knows how to put behind the wall; it knows %s.%s "+
@@ -95,13 +125,14 @@ func Find(program string) (*Host, error) {
 		program, strings.Join(names, ", "), why)
 }
 
-// Launch returns how h is started for a run routed as r, with the person's arguments args,
-// which may not set what the routing sets.
-func (h *Host) Launch(r Routing, args []string) (Launch, error) {
+// Check refuses a start of h with the person's arguments args, in dir with the person's home
+// home, that the routing could not hold: before a session is started for it. A
+// *SettingsError is for settings h would read; any other, for args.
+func (h *Host) Check(args []string, dir, home string) error {
 	for _, a := range args {
 		name, _, _ := strings.Cut(a, "=")
 		if slices.Contains(h.owned, name) {
-			return Launch{}, fmt.Errorf("%s %s: openworker agent sets it itself, to route %s's tools through the sandbox; leave it out", h.Name, name, h.Title)
+			return fmt.Errorf("%s %s: openworker agent sets it itself, to route %s's tools through the sandbox; leave it out", h.Name, name, h.Title)
 		}
 		if a == "--" {
 			break
@@ -109,8 +140,20 @@ func (h *Host) Launch(r Routing, args []string) (Launch, error) {
 	}
 	if h.check != nil {
 		if err := h.check(args); err != nil {
-			return Launch{}, err
+			return err
 		}
+	}
+	if h.preflight != nil {
+		return h.preflight(dir, home)
+	}
+	return nil
+}
+
+// Launch returns how h is started for a run routed as r, with the person's arguments args,
+// which may not set what the routing sets (Check is made again).
+func (h *Host) Launch(r Routing, args []string) (Launch, error) {
+	if err := h.Check(args, r.Dir, r.Home); err != nil {
+		return Launch{}, err
 	}
 	if r.Shell == "" || !filepath.IsAbs(r.Shell) {
 		return Launch{}, errors.New("the agent hosts' shell (openworker-shell) is not known by an absolute path")

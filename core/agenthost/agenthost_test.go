@@ -8,19 +8,20 @@ import (
 )
 
 func TestFind(t *testing.T) {
-	for _, p := range []string{"claude", "/usr/local/bin/claude", "codex", "/opt/x/node_modules/.bin/codex"} {
+	for _, p := range []string{"claude", "/usr/local/bin/claude", "codex", "/opt/x/node_modules/.bin/codex", "gemini", "/opt/x/node_modules/.bin/gemini"} {
 		if _, err := Find(p); err != nil {
 			t.Errorf("%s: %v", p, err)
 		}
 	}
-	for _, p := range []string{"bash", "gemini", "cursor-agent", "claude-helper"} {
+	for _, p := range []string{"bash", "cursor-agent", "claude-helper", "gemini-helper"} {
 		_, err := Find(p)
-		if err == nil || !strings.Contains(err.Error(), "claude (Claude Code)") || !strings.Contains(err.Error(), "codex (Codex CLI)") {
+		if err == nil || !strings.Contains(err.Error(), "claude (Claude Code)") || !strings.Contains(err.Error(), "codex (Codex CLI)") ||
+			!strings.Contains(err.Error(), "gemini (gemini-cli)") {
 			t.Errorf("%s: %v", p, err)
 		}
 	}
-	if _, err := Find("gemini"); !strings.Contains(err.Error(), "gemini-cli is not among them") {
-		t.Errorf("gemini: %v", err)
+	if _, err := Find("cursor-agent"); !strings.Contains(err.Error(), "cursor-agent is not among them") {
+		t.Errorf("cursor-agent: %v", err)
 	}
 }
 
@@ -112,6 +113,11 @@ func TestKept(t *testing.T) {
 	c, err := claude.Kept(in)
 	if err != nil || !strings.Contains(c, `"CLAUDE_CODE_SHELL_PREFIX": "/opt/ow/openworker-shell"`) || !strings.Contains(c, "claude mcp add --scope user openworker -- /opt/ow/openworker-mcp mcp --agent-host") {
 		t.Errorf("%v\n%s", err, c)
+	}
+	g, err := gemini.Kept(in)
+	if err != nil || !strings.Contains(g, `"command": "/opt/ow/openworker-mcp"`) || !strings.Contains(g, "ln -sf /opt/ow/openworker-shell ~/.openworker-gemini/bash") ||
+		!strings.Contains(g, `alias gemini='PATH="$HOME/.openworker-gemini:$PATH" gemini'`) || !strings.Contains(g, geminiPolicy()) {
+		t.Errorf("%v\n%s", err, g)
 	}
 	x, err := codex.Kept(in)
 	if err != nil || !strings.Contains(x, `program = "/opt/ow/openworker-shell"`) || !strings.Contains(x, `args = ["--codex-executor", "/opt/codex/bin/codex.js"]`) ||

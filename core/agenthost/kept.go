@@ -27,6 +27,8 @@ func (h *Host) Kept(in Installed) (string, error) {
 		return keptClaude(in)
 	case codex:
 		return keptCodex(in)
+	case gemini:
+		return keptGemini(in)
 	}
 	return "", fmt.Errorf("%s has no configuration to keep", h.Title)
 }
@@ -103,6 +105,57 @@ inherit = "all"
 # 3. Start Codex with --dangerously-bypass-approvals-and-sandbox (the wall is the sandbox:
 #    Codex's own would run inside it).
 `, strconv.Quote(in.Shell), strconv.Quote(agentshell.ExecutorFlag), strconv.Quote(in.Host), strconv.Quote(in.MCP))
+	return b.String(), nil
+}
+
+// GeminiBin is the folder a kept gemini-cli finds its shell in, under the home folder: a
+// link named bash to openworker-shell, first on gemini-cli's PATH (and on no other
+// program's).
+const GeminiBin = ".openworker-gemini"
+
+func keptGemini(in Installed) (string, error) {
+	settings := map[string]any{
+		"mcpServers": map[string]any{geminiMCPName: map[string]any{"command": in.MCP, "args": []string{"mcp", "--agent-host"}, "trust": true}},
+		"tools":      map[string]any{"exclude": geminiDenied, "shell": map[string]any{"enableInteractiveShell": false}},
+		"security":   map[string]any{"toolSandboxing": false},
+		"advanced":   map[string]any{"ignoreLocalEnv": true},
+	}
+	sj, err := json.MarshalIndent(settings, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `# gemini-cli behind OpenWorker's wall, kept in its settings (openworker agent gemini gives it
+# the same for one run, and more: see the last part).
+
+# 1. In ~/.gemini/settings.json, merged with what is there:
+%s
+#    mcpServers.openworker: OpenWorker's MCP server, which starts the session (on the folder
+#      gemini-cli starts in) and gives run_command, read_file, write_file, list_directory,
+#      request_site, web_fetch and session_info; gemini-cli starts it itself, outside, as it must.
+#    tools.exclude: gemini-cli's own file and web tools, which read, write and fetch from its
+#      own process, outside the wall (the policy below says the same, at a tier no project's
+#      settings outrank).
+#    enableInteractiveShell, toolSandboxing: commands run without a terminal of their own, and
+#      without gemini-cli's own sandbox, which would run inside the wall.
+#    ignoreLocalEnv: a project's .env does not set gemini-cli's own variables.
+
+# 2. In ~/.gemini/policies/openworker.toml (gemini-cli reads every policy file there):
+%s
+# 3. gemini-cli runs every shell command (and its hooks) with the first bash on its PATH:
+#    a folder holding openworker-shell by that name, first on gemini-cli's PATH alone, sends
+#    them into the session of this gemini-cli, behind the wall, and refuses them when there is
+#    none. In your shell's startup file:
+mkdir -p ~/%[3]s && ln -sf %[4]s ~/%[3]s/bash
+alias gemini='PATH="$HOME/%[3]s:$PATH" gemini'
+
+# What openworker agent gemini does besides: it checks the project's .gemini/settings.json
+# and .gemini/.env before gemini-cli starts, and refuses a start where they would run programs
+# outside, read files outside or undo the routing; it gives the policy as --admin-policy, which
+# no setting outranks; and it starts no MCP server but OpenWorker's. Kept settings cannot say
+# all that: gemini-cli then reads a project's .gemini as it is (OpenWorker keeps it read-only
+# inside its sessions), and starts your other MCP servers and extensions outside the wall.
+`, sj, geminiPolicy(), GeminiBin, shellQuote(in.Shell))
 	return b.String(), nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +18,10 @@ import (
 func TestParse(t *testing.T) {
 	tmp := "/tmp/host"
 	claudeScript := `source /home/me/.claude/shell-snapshots/snapshot-bash-1.sh 2>/dev/null || true && eval 'cd sub && ls' < /dev/null && pwd -P >| /tmp/host/claude-1a2b-cwd`
+	geminiScript := func(pidsFile string) string {
+		return "shopt -u promptvars nullglob extglob nocaseglob dotglob; _bgpids_file=" + pidsFile + "\n(\n  trap 'jobs -p > \"$_bgpids_file\"' EXIT\nnpm test &\n)\n__code=$?\nexit $__code"
+	}
+	geminiCarried := "shopt -u promptvars nullglob extglob nocaseglob dotglob; _bgpids_file=/tmp/host/gemini-shell-Ab12Cd/bgpids.tmp\n(\n  trap '" + pidsMarkerCommand + "' EXIT\nnpm test &\n)\n__code=$?\nexit $__code"
 	tests := []struct {
 		name, argv0 string
 		args        []string
@@ -24,6 +29,17 @@ func TestParse(t *testing.T) {
 		want        Invocation
 		err         bool
 	}{
+		{"gemini's bash -c", "/run/bin/bash", []string{"-c", geminiScript("/tmp/host/gemini-shell-Ab12Cd/bgpids.tmp")}, "",
+			Invocation{Shell: "bash", Command: geminiCarried, PidsFile: "/tmp/host/gemini-shell-Ab12Cd/bgpids.tmp"}, false},
+		{"gemini's, quoted", "/run/bin/bash", []string{"-c", geminiScript("'/tmp/host/gemini-shell-Ab12Cd/bgpids.tmp'")}, "",
+			Invocation{Shell: "bash", Command: strings.Replace(geminiCarried, "=/tmp/host/gemini-shell-Ab12Cd/bgpids.tmp", "='/tmp/host/gemini-shell-Ab12Cd/bgpids.tmp'", 1),
+				PidsFile: "/tmp/host/gemini-shell-Ab12Cd/bgpids.tmp"}, false},
+		{"a bgpids file elsewhere is the script's own", "/run/bin/bash", []string{"-c", geminiScript("/etc/gemini-shell-Ab12Cd/bgpids.tmp")}, "",
+			Invocation{Shell: "bash", Command: geminiScript("/etc/gemini-shell-Ab12Cd/bgpids.tmp")}, false},
+		{"a file of another name is the script's own", "/run/bin/bash", []string{"-c", geminiScript("/tmp/host/gemini-shell-Ab12Cd/notes")}, "",
+			Invocation{Shell: "bash", Command: geminiScript("/tmp/host/gemini-shell-Ab12Cd/notes")}, false},
+		{"the wrapper not at the start is the command's own", "/run/bin/bash", []string{"-c", "true; " + geminiScript("/tmp/host/gemini-shell-Ab12Cd/bgpids.tmp")}, "",
+			Invocation{Shell: "bash", Command: "true; " + geminiScript("/tmp/host/gemini-shell-Ab12Cd/bgpids.tmp")}, false},
 		{"claude prefix", "/x/openworker-shell", []string{claudeScript}, "/bin/zsh",
 			Invocation{Shell: "zsh", Command: strings.TrimSuffix(claudeScript, " && pwd -P >| /tmp/host/claude-1a2b-cwd") + " && " + cwdMarkerCommand, CwdFile: "/tmp/host/claude-1a2b-cwd"}, false},
 		{"cwd file elsewhere is the script's own", "/x/openworker-shell", []string{"eval 'ls' && pwd -P >| /etc/claude-1a2b-cwd"}, "",
@@ -50,7 +66,8 @@ func TestParse(t *testing.T) {
 			if tt.err {
 				return
 			}
-			if got.Shell != tt.want.Shell || got.Command != tt.want.Command || got.CwdFile != tt.want.CwdFile || strings.Join(got.Args, "|") != strings.Join(tt.want.Args, "|") {
+			if got.Shell != tt.want.Shell || got.Command != tt.want.Command || got.CwdFile != tt.want.CwdFile || got.PidsFile != tt.want.PidsFile ||
+				strings.Join(got.Args, "|") != strings.Join(tt.want.Args, "|") {
 				t.Fatalf("got %+v\nwant %+v", got, tt.want)
 			}
 		})
@@ -60,7 +77,7 @@ func TestParse(t *testing.T) {
 // The folder marker is taken off the very end of the error output, however the output is cut
 // into pieces; a marker anywhere else, or one that names no folder, is the command's output.
 func TestCwdTrailer(t *testing.T) {
-	marker := markerStart + "/w/sub" + markerEnd
+	marker := cwdMarkerStart + "/w/sub" + markerEnd
 	tests := []struct {
 		name   string
 		pieces []string
@@ -70,23 +87,52 @@ func TestCwdTrailer(t *testing.T) {
 		{"alone", []string{marker}, "", "/w/sub"},
 		{"after output", []string{"err line\n", marker}, "err line\n", "/w/sub"},
 		{"cut anywhere", []string{"e\x1erro", "r\n\x1eopenworker-", "cwd:/w/s", "ub\x1e"}, "e\x1error\n", "/w/sub"},
-		{"a marker the command printed, then the real one", []string{markerStart + "/etc" + markerEnd + "x\n", marker}, markerStart + "/etc" + markerEnd + "x\n", "/w/sub"},
+		{"a marker the command printed, then the real one", []string{cwdMarkerStart + "/etc" + markerEnd + "x\n", marker}, cwdMarkerStart + "/etc" + markerEnd + "x\n", "/w/sub"},
 		{"no marker (the command failed)", []string{"boom\n"}, "boom\n", ""},
 		{"a marker with output after it", []string{marker, "late\n"}, marker + "late\n", ""},
-		{"a relative folder", []string{markerStart + "sub" + markerEnd}, markerStart + "sub" + markerEnd, ""},
+		{"a relative folder", []string{cwdMarkerStart + "sub" + markerEnd}, cwdMarkerStart + "sub" + markerEnd, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var tr cwdTrailer
+			tr := newCwdTrailer()
 			var out bytes.Buffer
 			for _, p := range tt.pieces {
 				out.Write(tr.write([]byte(p)))
 			}
 			out.Write(tr.end())
-			if out.String() != tt.out || tr.dir != tt.dir {
-				t.Fatalf("out %q dir %q; want %q %q", out.String(), tr.dir, tt.out, tt.dir)
+			if out.String() != tt.out || tr.value != tt.dir || tr.found != (tt.dir != "") {
+				t.Fatalf("out %q dir %q; want %q %q", out.String(), tr.value, tt.out, tt.dir)
 			}
 		})
+	}
+}
+
+// The background jobs' marker carries process numbers only; the carried script prints it.
+func TestPidsTrailer(t *testing.T) {
+	for _, tt := range []struct {
+		name, stream, out, pids string
+		found                   bool
+	}{
+		{"jobs", "err\n" + pidsMarkerStart + "41\n43" + markerEnd, "err\n", "41\n43", true},
+		{"none", pidsMarkerStart + markerEnd, "", "", true},
+		{"not numbers", pidsMarkerStart + "41; rm -rf /" + markerEnd, pidsMarkerStart + "41; rm -rf /" + markerEnd, "", false},
+		{"a folder's marker is not it", cwdMarkerStart + "/w" + markerEnd, cwdMarkerStart + "/w" + markerEnd, "", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := newPidsTrailer()
+			out := append(tr.write([]byte(tt.stream)), tr.end()...)
+			if string(out) != tt.out || tr.value != tt.pids || tr.found != tt.found {
+				t.Fatalf("out %q pids %q %v", out, tr.value, tr.found)
+			}
+		})
+	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	out, err := exec.Command("bash", "-c", "(\n  trap '"+pidsMarkerCommand+"' EXIT\nsleep 1 >/dev/null 2>&1 & sleep 1 >/dev/null 2>&1 & echo hi\n)").CombinedOutput()
+	tr := newPidsTrailer()
+	if rest := string(append(tr.write(out), tr.end()...)); err != nil || rest != "hi\n" || len(strings.Fields(tr.value)) != 2 {
+		t.Fatalf("%v: %q, pids %q", err, rest, tr.value)
 	}
 }
 

@@ -24,8 +24,11 @@ type Invocation struct {
 	Outside []string
 	// CwdFile is where the host reads back the folder the command ended in (Claude Code's
 	// `pwd -P >| FILE`), outside; "" when the host does not ask. The command writes it
-	// inside, where the host cannot read it, so the shell carries it out (see cwdMarker).
+	// inside, where the host cannot read it, so the shell carries it out (see trailer).
 	CwdFile string
+	// PidsFile is where the host reads back the command's own background jobs (gemini-cli's
+	// bgpids file), outside; the shell carries them out as it does the folder.
+	PidsFile string
 }
 
 // ErrNotAShellCall refuses a start that no agent host makes.
@@ -36,7 +39,8 @@ var ErrNotAShellCall = errors.New(ProgramName + " runs an agent host's shell com
 // gets the host's whole shell script as its one argument; as the shell itself (a host that
 // runs `bash -c CMD` and finds this program as bash, or one whose shell setting names it) it
 // gets the shell's options. shellEnv is the host's $SHELL, whose dialect a prefixed script is
-// written in.
+// written in; tmpDir is the host's temporary folder, where it makes the files a script writes
+// for it to read back.
 func Parse(argv0 string, args []string, shellEnv, tmpDir, self string) (Invocation, error) {
 	name := filepath.Base(argv0)
 	if name == ProgramName && len(args) == 1 && !strings.HasPrefix(args[0], "-") {
@@ -69,7 +73,11 @@ func Parse(argv0 string, args []string, shellEnv, tmpDir, self string) (Invocati
 			if i+1 >= len(args) {
 				return Invocation{}, fmt.Errorf("%s: -c needs a command", ProgramName)
 			}
-			return Invocation{Shell: shell, Command: args[i+1], Args: args[i+2:]}, nil
+			inv := Invocation{Shell: shell, Command: args[i+1], Args: args[i+2:]}
+			if shell == "bash" {
+				inv.Command, inv.PidsFile = takePidsFile(inv.Command, tmpDir)
+			}
+			return inv, nil
 		default:
 			return Invocation{}, ErrNotAShellCall
 		}
@@ -115,3 +123,32 @@ func takeCwdFile(script, tmpDir string) (string, string) {
 }
 
 var cwdName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^claude-[0-9a-f]{1,8}-cwd$`) })
+
+// pidsHead is the start of gemini-cli's shell script: the file its background jobs' numbers
+// go to when the command's subshell exits (`_bgpids_file=/TMP/gemini-shell-Ab12Cd/bgpids.tmp`,
+// the path quoted by its shell quoting when it needs it), and the trap that writes it.
+var pidsHead = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(shopt -u [a-z ]+; )?_bgpids_file=('[^'\\]*'|[A-Za-z0-9/._+-]+)\n\(\n  trap 'jobs -p > "\$_bgpids_file"' EXIT\n`)
+})
+
+var pidsName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^gemini-shell-[A-Za-z0-9]{6}$`) })
+
+// takePidsFile finds where gemini-cli's script writes its background jobs, when that is a
+// file of gemini-cli's own in its temporary folder, and returns the script printing them as
+// a marker on its error output instead (see trailer).
+func takePidsFile(script, tmpDir string) (string, string) {
+	m := pidsHead().FindStringSubmatchIndex(script)
+	if m == nil || tmpDir == "" {
+		return script, ""
+	}
+	path := script[m[4]:m[5]]
+	if strings.HasPrefix(path, "'") {
+		path = path[1 : len(path)-1]
+	}
+	dir := filepath.Dir(path)
+	if filepath.Base(path) != "bgpids.tmp" || filepath.Dir(dir) != filepath.Clean(tmpDir) || !pidsName().MatchString(filepath.Base(dir)) {
+		return script, ""
+	}
+	trap := strings.Index(script[:m[1]], "  trap ")
+	return script[:trap] + "  trap '" + pidsMarkerCommand + "' EXIT\n" + script[m[1]:], path
+}

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -29,7 +30,7 @@ const (
 // passedVars are the few variables of the host's that its shell passes on to a command:
 // how the host wants editors, pagers and colours. Everything else of the host's environment
 // (its API keys, its sockets) stays outside; the command gets the session's.
-var passedVars = []string{"GIT_EDITOR", "GIT_PAGER", "PAGER", "CLAUDECODE", "NO_COLOR", "FORCE_COLOR", "COLORTERM", "TERM", "COLUMNS", "LINES"}
+var passedVars = []string{"GIT_EDITOR", "GIT_PAGER", "PAGER", "CLAUDECODE", "GEMINI_CLI", "NO_COLOR", "FORCE_COLOR", "COLORTERM", "TERM", "COLUMNS", "LINES"}
 
 // errNoSession is a host whose session is not found.
 var errNoSession = errors.New("this agent host has no OpenWorker session: start it with openworker agent HOST, " +
@@ -62,7 +63,7 @@ func Main(o Options) int {
 	}
 	tmp := o.Getenv("CLAUDE_CODE_TMPDIR")
 	if tmp == "" {
-		tmp = os.TempDir()
+		tmp = nodeTmpDir(o.Getenv)
 	}
 	self, _ := os.Executable()
 	executor := len(o.Args) == 3 && o.Args[1] == ExecutorFlag
@@ -152,16 +153,19 @@ func Main(o Options) int {
 			}
 		}
 	}()
-	var trailer *cwdTrailer
-	if inv.CwdFile != "" {
-		trailer = &cwdTrailer{}
+	var tail *trailer
+	switch {
+	case inv.CwdFile != "":
+		tail = newCwdTrailer()
+	case inv.PidsFile != "":
+		tail = newPidsTrailer()
 	}
 	onChunk := func(stream string, data []byte) {
 		switch {
 		case stream == "stdout":
 			_, _ = o.Stdout.Write(data)
-		case trailer != nil:
-			_, _ = o.Stderr.Write(trailer.write(data))
+		case tail != nil:
+			_, _ = o.Stderr.Write(tail.write(data))
 		default:
 			_, _ = o.Stderr.Write(data)
 		}
@@ -172,8 +176,8 @@ func Main(o Options) int {
 			res, err = c.exec(id, req, stdin, onChunk)
 		}
 	}
-	if trailer != nil {
-		_, _ = o.Stderr.Write(trailer.end())
+	if tail != nil {
+		_, _ = o.Stderr.Write(tail.end())
 	}
 	if err != nil {
 		return fail("the command did not run to its end in the sandbox: %v", err)
@@ -181,8 +185,12 @@ func Main(o Options) int {
 	if res.Error != "" {
 		return fail("%s", res.Error)
 	}
-	if trailer != nil && trailer.dir != "" {
-		writeCwdFile(inv.CwdFile, trailer.dir)
+	if tail != nil && tail.found {
+		if inv.CwdFile != "" {
+			writeCwdFile(inv.CwdFile, tail.value)
+		} else {
+			writePidsFile(inv.PidsFile, tail.value)
+		}
 	}
 	var sites []string
 	var denied []bool
@@ -276,6 +284,34 @@ func writeCwdFile(path, dir string) {
 	}
 	defer f.Close()
 	_, _ = f.WriteString(dir + "\n")
+}
+
+// writePidsFile writes the command's background jobs where gemini-cli reads them back: a new
+// file in the folder gemini-cli made for the command, never through a symbolic link.
+func writePidsFile(path, pids string) {
+	if fi, err := os.Lstat(filepath.Dir(path)); err != nil || !fi.IsDir() {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = f.WriteString(pids + "\n")
+}
+
+// nodeTmpDir is the temporary folder of a host that runs on Node.js (os.tmpdir()), where
+// it makes the files it reads back.
+func nodeTmpDir(getenv func(string) string) string {
+	for _, name := range []string{"TMPDIR", "TMP", "TEMP"} {
+		if v := getenv(name); v != "" {
+			if len(v) > 1 {
+				v = strings.TrimSuffix(v, "/")
+			}
+			return v
+		}
+	}
+	return "/tmp"
 }
 
 // defaultSocket is the daemon's socket for this user, where the CLI's own commands find it.

@@ -1,5 +1,5 @@
 // Package scriptmodel is a scripted stand-in for a model service, for tests that drive a real
-// agent host (Claude Code, Codex) without a network. It serves, on 127.0.0.1 only:
+// agent host (Claude Code, Codex, gemini-cli) without a network. It serves, on 127.0.0.1 only:
 //
 //   - the Anthropic Messages API: POST /v1/messages, streaming (SSE, in the real API's event
 //     order: message_start, content_block_start, ping, content_block_delta…,
@@ -7,7 +7,14 @@
 //     streaming; POST /v1/messages/count_tokens; GET /v1/models;
 //   - the OpenAI Responses API: POST /v1/responses, streaming (response.created,
 //     response.in_progress, response.output_item.added, the deltas, response.output_item.done,
-//     …, response.completed) and not streaming; GET /v1/models.
+//     …, response.completed) and not streaming; GET /v1/models;
+//   - the Gemini API as gemini-cli calls it with an API key: POST
+//     /v1beta/models/MODEL:streamGenerateContent?alt=sse (SSE of data-only events, each a
+//     GenerateContentResponse: the text in pieces, then the function calls, the last with
+//     finishReason STOP and usageMetadata), POST /v1beta/models/MODEL:generateContent (one
+//     GenerateContentResponse) and :countTokens. A side request that asks for JSON
+//     (generationConfig's responseMimeType application/json, or a response schema) gets
+//     Config.SideText when it is a JSON object, otherwise {}.
 //
 // The same paths without the /v1 prefix are served too, for hosts whose base URL already ends
 // in /v1. Anything else is recorded and answered 404 with an API-shaped error.
@@ -18,7 +25,8 @@
 // gets the final text ExhaustedText.
 //
 // Which requests are scripted: by default (Config.Scripted nil), a request is scripted when it
-// offers the model at least one tool (a non-empty "tools" array). Hosts make side requests that
+// offers the model at least one tool (a non-empty "tools" array; for the Gemini API, at least
+// one function declaration). Hosts make side requests that
 // offer none, such as a session-title or summary request on a small model, or a one-token quota
 // probe; those get Config.SideText and do not consume the script. (Claude Code 2.1.332 made
 // none, in print or interactive mode: besides its model requests only HEAD /api/hello, which
@@ -111,15 +119,17 @@ type Request struct {
 	Query  string // raw query ("beta=true")
 	Header http.Header
 	Body   []byte
-	// API is "messages" (Anthropic), "responses" (OpenAI), or "" for anything else
-	// (count_tokens, model listing, unknown paths).
+	// API is "messages" (Anthropic), "responses" (OpenAI), "gemini" (generateContent and
+	// streamGenerateContent), or "" for anything else (count_tokens, model listing, unknown
+	// paths).
 	API string
-	// Model is the body's "model"; Stream its "stream".
+	// Model is the body's "model" (for the Gemini API, the path's); Stream its "stream" (for
+	// the Gemini API, whether it is streamGenerateContent).
 	Model  string
 	Stream bool
 	// Tools are the names of the tools the request offers (for a Responses API tool without
 	// a name, its type: "local_shell", "web_search"; for a tool inside a Responses API
-	// namespace entry, "NAMESPACE.TOOL").
+	// namespace entry, "NAMESPACE.TOOL"; for the Gemini API, the function declarations').
 	Tools []string
 	// Turn is the index of the script turn this request got; -1 for a side request or a
 	// non-model request; len(script) once the script had run out.
@@ -135,11 +145,13 @@ func (r Request) Scripted() bool { return r.Turn >= 0 }
 func (r Request) JSON(v any) error { return json.Unmarshal(r.Body, v) }
 
 // System returns the request's system prompt as plain text: the Messages API "system"
-// (a string or text blocks, joined by newlines) or the Responses API "instructions".
+// (a string or text blocks, joined by newlines), the Responses API "instructions" or the
+// Gemini API "systemInstruction" (its parts' texts, joined by newlines).
 func (r Request) System() string {
 	var b struct {
-		System       json.RawMessage `json:"system"`
-		Instructions string          `json:"instructions"`
+		System            json.RawMessage `json:"system"`
+		Instructions      string          `json:"instructions"`
+		SystemInstruction *geminiContent  `json:"systemInstruction"`
 	}
 	if json.Unmarshal(r.Body, &b) != nil {
 		return ""
@@ -147,18 +159,29 @@ func (r Request) System() string {
 	if b.Instructions != "" {
 		return b.Instructions
 	}
+	if b.SystemInstruction != nil {
+		var texts []string
+		for _, p := range b.SystemInstruction.Parts {
+			if p.Text != nil {
+				texts = append(texts, *p.Text)
+			}
+		}
+		return strings.Join(texts, "\n")
+	}
 	return flattenContent(b.System)
 }
 
 // ToolResult is what the host sent back for one of the script's tool calls.
 type ToolResult struct {
-	ID   string // the call's id: a tool_use id (toolu_…) or a Responses call_id (call_…)
+	// ID is the call's id: a tool_use id (toolu_…), a Responses call_id (call_…) or a Gemini
+	// functionCall id (gcall_…).
+	ID   string
 	Tool string // the tool the script called
 	// Content is the result as text: a string as it is, content blocks' texts joined by
 	// newlines (non-text blocks appear as "[image]" and the like).
 	Content string
-	IsError bool            // the Messages API's is_error
-	Raw     json.RawMessage // the whole tool_result / *_output item
+	IsError bool            // the Messages API's is_error; a Gemini functionResponse with an error
+	Raw     json.RawMessage // the whole tool_result / *_output item / functionResponse
 	Request int             // Seq of the first request that carried it
 }
 
@@ -318,12 +341,20 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 	}
 	_ = json.Unmarshal(body, &probe)
 	r.Model, r.Stream = probe.Model, probe.Stream
+	gModel, gMethod, isGemini := geminiPath(hr.URL.Path)
 	for _, raw := range probe.Tools {
 		var t struct {
 			Name, Type string
 			Tools      []struct{ Name string }
+			Decls      []struct{ Name string } `json:"functionDeclarations"`
 		}
 		_ = json.Unmarshal(raw, &t)
+		if isGemini {
+			for _, d := range t.Decls {
+				r.Tools = append(r.Tools, d.Name)
+			}
+			continue
+		}
 		if t.Name == "" {
 			t.Name = t.Type
 		}
@@ -335,8 +366,12 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 		}
 		r.Tools = append(r.Tools, t.Name)
 	}
-	isModel := hr.Method == http.MethodPost && (path == "/messages" || path == "/responses")
-	if isModel {
+	isModel := hr.Method == http.MethodPost && (path == "/messages" || path == "/responses" ||
+		isGemini && (gMethod == "generateContent" || gMethod == "streamGenerateContent"))
+	switch {
+	case isModel && isGemini:
+		r.API, r.Model, r.Stream = "gemini", gModel, gMethod == "streamGenerateContent"
+	case isModel:
 		r.API = strings.TrimPrefix(path, "/")
 	}
 
@@ -370,9 +405,12 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 		for _, c := range turn.calls() {
 			s.nextID++
 			var id string
-			if r.API == "messages" {
+			switch r.API {
+			case "messages":
 				id = fmt.Sprintf("toolu_%024d", s.nextID)
-			} else {
+			case "gemini":
+				id = fmt.Sprintf("gcall_%024d", s.nextID)
+			default:
 				id = fmt.Sprintf("call_%024d", s.nextID)
 			}
 			ids = append(ids, id)
@@ -393,8 +431,15 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 	switch {
 	case isModel && r.API == "messages":
 		writeMessages(w, model, r.Stream, turn, ids)
+	case isModel && r.API == "gemini":
+		if r.Turn < 0 && wantsJSON(body) {
+			turn = Turn{Text: jsonSideText(s.cfg.SideText)}
+		}
+		writeGemini(w, model, r.Stream, turn, ids)
 	case isModel:
 		writeResponses(w, model, r.Stream, turn, ids)
+	case hr.Method == http.MethodPost && isGemini && gMethod == "countTokens":
+		writeJSON(w, http.StatusOK, map[string]any{"totalTokens": len(body)/4 + 1})
 	case hr.Method == http.MethodPost && path == "/messages/count_tokens":
 		writeJSON(w, http.StatusOK, map[string]any{"input_tokens": len(body)/4 + 1})
 	case hr.Method == http.MethodGet && path == "/models":
@@ -472,6 +517,18 @@ func newSSE(w http.ResponseWriter) *sse {
 	w.WriteHeader(http.StatusOK)
 	f, _ := w.(http.Flusher)
 	return &sse{w: w, f: f}
+}
+
+// data sends an event that is only data, as the Gemini API does.
+func (e *sse) data(data map[string]any) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(data)
+	fmt.Fprintf(e.w, "data: %s\r\n\r\n", bytes.TrimSpace(b.Bytes()))
+	if e.f != nil {
+		e.f.Flush()
+	}
 }
 
 func (e *sse) send(event string, data map[string]any) {
@@ -650,10 +707,115 @@ func writeResponses(w http.ResponseWriter, model string, stream bool, turn Turn,
 	send("response.completed", map[string]any{"response": response("completed", output)})
 }
 
+// --- Gemini API ---
+
+// geminiPath splits a Gemini API path, /v1beta/models/MODEL:METHOD (the version may be v1 or
+// v1alpha too), into its model and method.
+func geminiPath(p string) (model, method string, ok bool) {
+	rest, found := strings.CutPrefix(p, "/")
+	if !found {
+		return "", "", false
+	}
+	version, rest, found := strings.Cut(rest, "/")
+	if !found || !strings.HasPrefix(version, "v1") {
+		return "", "", false
+	}
+	rest, found = strings.CutPrefix(rest, "models/")
+	if !found {
+		return "", "", false
+	}
+	model, method, found = strings.Cut(rest, ":")
+	if !found || model == "" || strings.Contains(model, "/") {
+		return "", "", false
+	}
+	return model, method, true
+}
+
+// geminiContent and geminiPart are the Gemini API's Content and Part, as far as they are read
+// here.
+type (
+	geminiContent struct {
+		Role  string       `json:"role"`
+		Parts []geminiPart `json:"parts"`
+	}
+	geminiPart struct {
+		Text             *string         `json:"text"`
+		FunctionResponse json.RawMessage `json:"functionResponse"`
+	}
+)
+
+// wantsJSON says whether a Gemini request asks for a JSON answer (gemini-cli's model router
+// and next-speaker check do).
+func wantsJSON(body []byte) bool {
+	var b struct {
+		GenerationConfig struct {
+			ResponseMimeType   string          `json:"responseMimeType"`
+			ResponseSchema     json.RawMessage `json:"responseSchema"`
+			ResponseJSONSchema json.RawMessage `json:"responseJsonSchema"`
+		} `json:"generationConfig"`
+	}
+	if json.Unmarshal(body, &b) != nil {
+		return false
+	}
+	g := b.GenerationConfig
+	return g.ResponseMimeType == "application/json" || len(g.ResponseSchema) > 0 || len(g.ResponseJSONSchema) > 0
+}
+
+// jsonSideText is the side text when it is a JSON object, otherwise {}.
+func jsonSideText(side string) string {
+	var obj map[string]any
+	if json.Unmarshal([]byte(side), &obj) == nil {
+		return side
+	}
+	return "{}"
+}
+
+func writeGemini(w http.ResponseWriter, model string, stream bool, turn Turn, ids []string) {
+	calls := turn.calls()
+	usage := map[string]any{"promptTokenCount": 10, "candidatesTokenCount": 1 + len(turn.Text)/4, "totalTokenCount": 11 + len(turn.Text)/4}
+	response := func(parts []any, last bool) map[string]any {
+		cand := map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "index": 0}
+		r := map[string]any{"candidates": []any{cand}, "modelVersion": model, "responseId": fmt.Sprintf("scripted%012d", time.Now().UnixNano()%1e12)}
+		if last {
+			cand["finishReason"] = "STOP"
+			r["usageMetadata"] = usage
+		}
+		return r
+	}
+	var callParts []any
+	for i, c := range calls {
+		callParts = append(callParts, map[string]any{"functionCall": map[string]any{"id": ids[i], "name": c.Tool, "args": json.RawMessage(inputJSON(c.Input))}})
+	}
+	if !stream {
+		var parts []any
+		if turn.Text != "" || len(calls) == 0 {
+			parts = append(parts, map[string]any{"text": turn.Text})
+		}
+		writeJSON(w, http.StatusOK, response(append(parts, callParts...), true))
+		return
+	}
+	// The real API streams text in pieces, each an answer of its own; a function call comes
+	// whole, and the last answer carries the finish reason and the usage.
+	var pieces [][]any
+	if turn.Text != "" || len(calls) == 0 {
+		for _, p := range chunks(turn.Text, 40) {
+			pieces = append(pieces, []any{map[string]any{"text": p}})
+		}
+	}
+	if len(callParts) > 0 {
+		pieces = append(pieces, callParts)
+	}
+	e := newSSE(w)
+	for i, parts := range pieces {
+		e.data(response(parts, i == len(pieces)-1))
+	}
+}
+
 // --- reading tool results back ---
 
 // toolResultsIn finds the tool results a model request carries: Messages API tool_result
-// blocks in user messages, Responses API function_call_output / custom_tool_call_output items.
+// blocks in user messages, Responses API function_call_output / custom_tool_call_output items,
+// Gemini API functionResponse parts.
 func toolResultsIn(r Request) []ToolResult {
 	var out []ToolResult
 	switch r.API {
@@ -707,8 +869,49 @@ func toolResultsIn(r Request) []ToolResult {
 			}
 			out = append(out, ToolResult{ID: it.CallID, Content: flattenContent(it.Output), Raw: raw})
 		}
+	case "gemini":
+		var b struct {
+			Contents []geminiContent `json:"contents"`
+		}
+		if json.Unmarshal(r.Body, &b) != nil {
+			return nil
+		}
+		for _, c := range b.Contents {
+			for _, p := range c.Parts {
+				if len(p.FunctionResponse) == 0 {
+					continue
+				}
+				var fr struct {
+					ID       string          `json:"id"`
+					Response json.RawMessage `json:"response"`
+				}
+				if json.Unmarshal(p.FunctionResponse, &fr) != nil || fr.ID == "" {
+					continue
+				}
+				content, isErr := geminiResponseText(fr.Response)
+				out = append(out, ToolResult{ID: fr.ID, Content: content, IsError: isErr, Raw: p.FunctionResponse})
+			}
+		}
 	}
 	return out
+}
+
+// geminiResponseText is a functionResponse's response as text: gemini-cli sends a tool's
+// result as {"output": TEXT} and a failure as {"error": TEXT}; anything else is its JSON.
+func geminiResponseText(raw json.RawMessage) (string, bool) {
+	var r struct {
+		Output *string `json:"output"`
+		Error  *string `json:"error"`
+	}
+	if json.Unmarshal(raw, &r) == nil {
+		switch {
+		case r.Error != nil:
+			return *r.Error, true
+		case r.Output != nil:
+			return *r.Output, false
+		}
+	}
+	return string(raw), false
 }
 
 // flattenContent turns a string, or an array of content blocks, into text.

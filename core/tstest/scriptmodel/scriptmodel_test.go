@@ -18,17 +18,25 @@ type event struct {
 
 // post sends body to s's path and returns the SSE events, or the JSON answer as one event
 // named "json".
-func post(t *testing.T, s *Server, path string, body any) []event {
+// send posts body as JSON to s's path, and fails the test unless the answer is 200.
+func send(t *testing.T, s *Server, path string, body any) *http.Response {
 	t.Helper()
 	b, _ := json.Marshal(body)
 	resp, err := http.Post(s.URL+path, "application/json", strings.NewReader(string(b)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
 		t.Fatalf("%s: status %d", path, resp.StatusCode)
 	}
+	return resp
+}
+
+func post(t *testing.T, s *Server, path string, body any) []event {
+	t.Helper()
+	resp := send(t, s, path, body)
+	defer resp.Body.Close()
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		var m map[string]any
 		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
@@ -302,5 +310,127 @@ func TestFuncTurnSeesEarlierResults(t *testing.T) {
 	}
 	if evs[1].data["content_block"].(map[string]any)["name"] != "TaskStop" || js.String() != `{"task_id":"b42"}` {
 		t.Fatalf("made turn: %v %s", evs[1].data, js.String())
+	}
+}
+
+// postGemini sends body to s's Gemini path and returns the answers: each SSE event's data
+// (events carry data only, as the Gemini API's do), or the one JSON answer.
+func postGemini(t *testing.T, s *Server, path string, body any) []map[string]any {
+	t.Helper()
+	resp := send(t, s, path, body)
+	defer resp.Body.Close()
+	var out []map[string]any
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		var m map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		return append(out, m)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSuffix(sc.Text(), "\r")
+		switch {
+		case line == "":
+		case strings.HasPrefix(line, "data: "):
+			var m map[string]any
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &m); err != nil {
+				t.Fatalf("data %q: %v", line, err)
+			}
+			out = append(out, m)
+		default:
+			t.Fatalf("unexpected SSE line %q", line)
+		}
+	}
+	return out
+}
+
+// parts is an answer's first candidate's parts, and its finish reason.
+func parts(t *testing.T, answer map[string]any) ([]any, any) {
+	t.Helper()
+	cand := answer["candidates"].([]any)[0].(map[string]any)
+	return cand["content"].(map[string]any)["parts"].([]any), cand["finishReason"]
+}
+
+var geminiTools = []any{map[string]any{"functionDeclarations": []any{
+	map[string]any{"name": "run_shell_command"}, map[string]any{"name": "read_file"},
+}}}
+
+func TestGeminiCallsThenText(t *testing.T) {
+	s := New(t,
+		Turn{Text: "looking", Tool: "run_shell_command", Input: map[string]any{"command": "ls"},
+			Calls: []Call{{Tool: "read_file", Input: map[string]any{"file_path": "/a"}}}},
+		Turn{Text: strings.Repeat("done ", 20)},
+	)
+	const stream = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+	answers := postGemini(t, s, stream, map[string]any{"contents": []any{
+		map[string]any{"role": "user", "parts": []any{map[string]any{"text": "hi"}}},
+	}, "tools": geminiTools, "systemInstruction": map[string]any{"parts": []any{map[string]any{"text": "be brief"}}}})
+	if len(answers) != 2 {
+		t.Fatalf("answers: %v", answers)
+	}
+	if ps, fin := parts(t, answers[0]); len(ps) != 1 || ps[0].(map[string]any)["text"] != "looking" || fin != nil {
+		t.Fatalf("text answer: %v %v", ps, fin)
+	}
+	ps, fin := parts(t, answers[1])
+	if fin != "STOP" || answers[1]["usageMetadata"] == nil || len(ps) != 2 {
+		t.Fatalf("calls answer: %v", answers[1])
+	}
+	var ids []string
+	for i, want := range []string{"run_shell_command", "read_file"} {
+		fc := ps[i].(map[string]any)["functionCall"].(map[string]any)
+		if fc["name"] != want || !strings.HasPrefix(fc["id"].(string), "gcall_") {
+			t.Fatalf("call %d: %v", i, fc)
+		}
+		ids = append(ids, fc["id"].(string))
+	}
+	if fc := ps[0].(map[string]any)["functionCall"].(map[string]any); fc["args"].(map[string]any)["command"] != "ls" {
+		t.Fatalf("args: %v", fc)
+	}
+
+	// Side requests: plain text, or JSON when the request asks for it; neither takes a turn.
+	side := postGemini(t, s, "/v1beta/models/gemini-2.5-flash-lite:generateContent", map[string]any{"contents": []any{}})
+	if ps, _ := parts(t, side[0]); ps[0].(map[string]any)["text"] != DefaultSideText {
+		t.Fatalf("side: %v", side)
+	}
+	side = postGemini(t, s, "/v1beta/models/gemini-2.5-flash-lite:generateContent", map[string]any{"contents": []any{},
+		"generationConfig": map[string]any{"responseJsonSchema": map[string]any{"type": "object"}}})
+	if ps, _ := parts(t, side[0]); ps[0].(map[string]any)["text"] != "{}" {
+		t.Fatalf("JSON side: %v", side)
+	}
+	postGemini(t, s, "/v1beta/models/gemini-2.5-flash:countTokens", map[string]any{"contents": []any{}})
+
+	answers = postGemini(t, s, stream, map[string]any{"tools": geminiTools, "contents": []any{
+		map[string]any{"role": "model", "parts": []any{map[string]any{"functionCall": map[string]any{"id": ids[0], "name": "run_shell_command"}}}},
+		map[string]any{"role": "user", "parts": []any{
+			map[string]any{"functionResponse": map[string]any{"id": ids[0], "name": "run_shell_command", "response": map[string]any{"output": "a\nb"}}},
+			map[string]any{"functionResponse": map[string]any{"id": ids[1], "name": "read_file", "response": map[string]any{"error": `Tool "read_file" not found.`}}},
+		}},
+	}})
+	var text strings.Builder
+	for _, a := range answers {
+		ps, _ := parts(t, a)
+		text.WriteString(ps[0].(map[string]any)["text"].(string))
+	}
+	if _, fin := parts(t, answers[len(answers)-1]); len(answers) < 2 || text.String() != strings.Repeat("done ", 20) || fin != "STOP" {
+		t.Fatalf("final text in %d answers: %q %v", len(answers), text.String(), fin)
+	}
+	trs := s.ToolResults()
+	if len(trs) != 2 || trs[0].Tool != "run_shell_command" || trs[0].Content != "a\nb" || trs[0].IsError ||
+		trs[1].Tool != "read_file" || !strings.Contains(trs[1].Content, "not found") || !trs[1].IsError {
+		t.Fatalf("tool results: %+v", trs)
+	}
+	reqs := s.Requests()
+	if len(reqs) != 5 || reqs[0].API != "gemini" || reqs[0].Model != "gemini-2.5-flash" || !reqs[0].Stream || reqs[0].Turn != 0 ||
+		!reflect.DeepEqual(reqs[0].Tools, []string{"run_shell_command", "read_file"}) || reqs[0].System() != "be brief" ||
+		reqs[1].Turn != -1 || reqs[1].Stream || reqs[3].API != "" || reqs[4].Turn != 1 {
+		t.Fatalf("requests: %+v", reqs)
+	}
+
+	// Not streaming, and past the end of the script.
+	got := postGemini(t, s, "/v1beta/models/m:generateContent", map[string]any{"tools": geminiTools})
+	if ps, fin := parts(t, got[0]); ps[0].(map[string]any)["text"] != ExhaustedText || fin != "STOP" {
+		t.Fatalf("exhausted: %v", got)
 	}
 }

@@ -1,0 +1,4 @@
+package agenthost
+
+// geminiSystemDir is where gemini-cli reads this machine's own settings and policies.
+const geminiSystemDir = "/Library/Application Support/GeminiCli"
