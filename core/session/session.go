@@ -303,11 +303,11 @@ func (m *Manager) start(ctx context.Context, spec Spec, first *pending) (_ *Sess
 			return nil, fmt.Errorf("starting the egress proxy: %w", err)
 		}
 		s.proxy = px
-		px.SetAllowList(allowList(spec))
+		px.SetAllowList(allowList(s.spec))
 		if spec.Provider == sandbox.Linux {
 			// The sandbox has a network of its own: the port is inside it, where only the
 			// proxy's listener and the forwarded host ports are.
-			s.forwardAddrs = forwardsOf(allowList(spec))
+			s.forwardAddrs = forwardsOf(allowList(s.spec))
 			for s.port == 0 || slices.ContainsFunc(s.forwardAddrs, func(a netip.AddrPort) bool { return int(a.Port()) == s.port }) {
 				s.port = sandbox.ProxyPortLow + int(randUint16()%40000)
 			}
