@@ -427,6 +427,22 @@ git push -q origin main 2>&1 && git log --oneline -1`)
 		}
 	})
 
+	t.Run("system_bundle", func(t *testing.T) {
+		// A program that names no bundle reads the system's, where the wall shows the
+		// session's, read-only.
+		if _, err := os.Stat("/etc/ssl/certs/ca-certificates.crt"); err != nil {
+			t.Skip("this machine keeps its bundle elsewhere than Debian's /etc/ssl/certs/ca-certificates.crt")
+		}
+		out, code, _ := w.run(s, `env -u SSL_CERT_FILE -u CURL_CA_BUNDLE curl -sS -H "Authorization: token $(sed -n 's/.*oauth_token: //p' "$GH_CONFIG_DIR/hosts.yml")" https://api.github.com/user`)
+		if code != 0 || !strings.Contains(out, "octocat") {
+			t.Fatalf("curl with the system's bundle: exit %d\n%s", code, out)
+		}
+		out, code, _ = w.run(s, `echo x >> /etc/ssl/certs/ca-certificates.crt`)
+		if code == 0 {
+			t.Fatalf("the system's bundle was writable inside:\n%s", out)
+		}
+	})
+
 	t.Run("client_that_does_not_trust_the_ca", func(t *testing.T) {
 		before := len(api.saw())
 		out, code, res := w.run(s, `curl -sS --cacert `+ca+` https://api.github.com/user`)
