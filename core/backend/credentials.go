@@ -328,6 +328,9 @@ func copiedMessage(logins []credentials.Copied) string {
 	var parts []string
 	for _, c := range logins {
 		p := fmt.Sprintf("%s: %d file(s)", c.Key, c.Files)
+		if c.Secrets == "stand-in" {
+			p += " with stand-ins for its secrets"
+		}
 		if !c.Found {
 			p = c.Key + ": not found"
 		}
