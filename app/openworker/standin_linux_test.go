@@ -1,27 +1,13 @@
 package main
 
 import (
-	"crypto/rand"
-	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// token is a token of prefix and n random letters and digits, made when the test runs.
-func token(t *testing.T, prefix string, n int) string {
-	const alnum = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	b := []byte(prefix)
-	for range n {
-		i, err := rand.Int(rand.Reader, big.NewInt(int64(len(alnum))))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b = append(b, alnum[i.Int64()])
-	}
-	return string(b)
-}
+	"github.com/openworker/openworker/core/tstest"
+)
 
 // TestStandInLoginsThroughTheCLI: gh and npm added through the CLI are stand-ins unless the
 // person says --copy; a login that cannot be one refuses --stand-in with why; the list, the
@@ -34,7 +20,7 @@ func TestStandInLoginsThroughTheCLI(t *testing.T) {
 	requireSandbox(t, w)
 	w.homeOutsideTmp()
 	w.state = filepath.Join(w.home, ".local", "state", "openworker")
-	ghReal, npmReal := token(t, "gho_", 36), token(t, "npm_", 36)
+	ghReal, npmReal := tstest.Token(t, "gho_", 36), tstest.Token(t, "npm_", 36)
 	for rel, body := range map[string]string{
 		".config/gh/hosts.yml": "github.com:\n    oauth_token: " + ghReal + "\n    user: octocat\n    git_protocol: https\n",
 		".npmrc":               "registry=https://registry.example.test/\n//registry.example.test/:_authToken=" + npmReal + "\n",

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/rand"
 	"crypto/sha1"
 	"crypto/sha512"
 	"crypto/tls"
@@ -16,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"math/big"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -40,23 +38,8 @@ import (
 	"github.com/openworker/openworker/core/proxy"
 	"github.com/openworker/openworker/core/sandbox"
 	"github.com/openworker/openworker/core/session"
+	"github.com/openworker/openworker/core/tstest"
 )
-
-// randomToken is a token of prefix and n random letters and digits, made when the test runs:
-// a real secret written in this file would be in the test binary, which runs inside as the
-// runner, and so in memory the scan reads.
-func randomToken(t *testing.T, prefix string, n int) string {
-	const alnum = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	b := []byte(prefix)
-	for range n {
-		i, err := rand.Int(rand.Reader, big.NewInt(int64(len(alnum))))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b = append(b, alnum[i.Int64()])
-	}
-	return string(b)
-}
 
 // origin is a stand-in for one of the internet's HTTPS hosts: a loopback server with a
 // certificate for its name from the test's public CA, which the sessions' proxies are told
@@ -253,7 +236,7 @@ func TestStandInLogins(t *testing.T) {
 		o.OnEvent = func(e audit.Event) { evMu.Lock(); events = append(events, e); evMu.Unlock() }
 		o.GhToken = func(string) (string, error) { return "", fmt.Errorf("the token is in hosts.yml") }
 	})
-	ghReal, npmReal := randomToken(t, "gho_", 36), randomToken(t, "npm_", 36)
+	ghReal, npmReal := tstest.Token(t, "gho_", 36), tstest.Token(t, "npm_", 36)
 
 	// The internet: GitHub's API and git host, another GitHub host, a private registry.
 	api := w.httpsOrigin("api.github.com", public, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {

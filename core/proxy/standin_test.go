@@ -130,6 +130,19 @@ func (r *standInRig) get(c *http.Client, url, auth string) (*http.Response, stri
 	return resp, string(b), err
 }
 
+// tlsThrough opens a CONNECT tunnel to host:443 and a TLS client over it that trusts the
+// machine's CA and offers protos, not yet handshaken.
+func (r *standInRig) tlsThrough(host string, protos ...string) *tls.Conn {
+	r.t.Helper()
+	c, resp := rawConnect(r.t, r.s.p.Addrs()[0].String(), host+":443", basic(User, r.s.tok))
+	if resp.StatusCode != 200 {
+		r.t.Fatalf("CONNECT: %d", resp.StatusCode)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(r.machine.Certificate())
+	return tls.Client(c, &tls.Config{ServerName: host, RootCAs: pool, NextProtos: protos})
+}
+
 func (r *standInRig) refused() []Refusal {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -324,13 +337,7 @@ func TestStandInClientThatDoesNotTrustTheCAIsToldWhy(t *testing.T) {
 func TestStandInOffersHTTP1Only(t *testing.T) {
 	r := newStandInRig(t, "api.github.com:443")
 	r.origin("api.github.com", nil, nil)
-	c, resp := rawConnect(t, r.s.p.Addrs()[0].String(), "api.github.com:443", basic(User, r.s.tok))
-	if resp.StatusCode != 200 {
-		t.Fatalf("CONNECT: %d", resp.StatusCode)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(r.machine.Certificate())
-	tc := tls.Client(c, &tls.Config{ServerName: "api.github.com", RootCAs: pool, NextProtos: []string{"h2"}})
+	tc := r.tlsThrough("api.github.com", "h2")
 	if err := tc.Handshake(); err == nil {
 		t.Fatalf("an HTTP/2-only client was accepted (protocol %q)", tc.ConnectionState().NegotiatedProtocol)
 	}
@@ -347,13 +354,7 @@ func TestStandInOffersHTTP1Only(t *testing.T) {
 func TestStandInConnectionClosesWhenItsHostIsNoLongerAllowed(t *testing.T) {
 	r := newStandInRig(t, "api.github.com:443")
 	r.origin("api.github.com", nil, nil)
-	c, resp := rawConnect(t, r.s.p.Addrs()[0].String(), "api.github.com:443", basic(User, r.s.tok))
-	if resp.StatusCode != 200 {
-		t.Fatalf("CONNECT: %d", resp.StatusCode)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(r.machine.Certificate())
-	tc := tls.Client(c, &tls.Config{ServerName: "api.github.com", RootCAs: pool})
+	tc := r.tlsThrough("api.github.com")
 	if err := tc.Handshake(); err != nil {
 		t.Fatal(err)
 	}
