@@ -172,7 +172,13 @@ func (c *conn) terminate(up net.Conn, d hosts.Decision, logins []StandIn) {
 				" login's secret was not sent to it"
 		}
 		c.note(Refusal{Host: d.Host, Port: d.Port, Header: BlockedBadCertificate, Reason: why})
-		writeError(inside, http.StatusBadGateway, BlockedBadCertificate, why)
+		// The answer goes to the program's first request: an answer before it would be one
+		// to nothing, which HTTP clients drop.
+		br := getReader(inside)
+		if _, ok := c.readRequestOn(inside, br, true); ok {
+			writeError(inside, http.StatusBadGateway, BlockedBadCertificate, why)
+		}
+		putReader(br)
 		return
 	}
 	// A download through here is as much a bulk transfer as one through a tunnel.
