@@ -300,7 +300,8 @@ func cmdAccess(args []string) error {
 		fmt.Printf("  pending write to the settings file: %s\n", termtext.Escape(p))
 	}
 	for _, l := range a.Logins {
-		fmt.Printf("  shared login %s: %d file(s) copied%s\n", termtext.Escape(l.Key), l.Files, termtext.Escape(leftOut(l.LeftOut)))
+		how := map[string]string{"stand-in": ", with stand-ins for its secrets (the real ones stay outside)", "agent": ", its keys outside (OpenWorker's agent)"}[l.Secrets]
+		fmt.Printf("  shared login %s: %d file(s) copied%s%s\n", termtext.Escape(l.Key), l.Files, how, termtext.Escape(leftOut(l.LeftOut)))
 	}
 	if a.LoginsNote != "" {
 		fmt.Printf("  %s\n", termtext.Escape(a.LoginsNote))

@@ -17,7 +17,7 @@ import (
 
 var credentialsCommand = command{
 	name:     "credentials",
-	synopsis: "credentials list|add|add-path|enable|disable|remove|ssh-keys …",
+	synopsis: "credentials list|add|add-path|enable|disable|remove|ssh-keys|secrets …",
 	about: `The logins shared with the sandbox on purpose (` + credentialsWhere + `).
 By default a session has none of your logins. An entry added and switched on is copied,
 owner-only, into the private home of every session started afterwards, with the variable its
@@ -30,6 +30,18 @@ the session. A running session keeps what it started with.
                                    not found)
   credentials add NAME             share a CLI's login: ssh, gh, aws-config, aws-credentials,
                                    kubectl, npm, docker, gcloud, terraform
+  credentials add gh|npm --stand-in|--copy
+                                   --stand-in (the default where the login can be one): the
+                                   sandbox gets the login's files with a stand-in for each
+                                   token, worthless anywhere; OpenWorker keeps the real token
+                                   outside and puts it on requests to the login's own hosts
+                                   (GitHub's API and git over https; the registries in
+                                   .npmrc) and nowhere else. --copy: the real tokens are copied
+                                   into the sandbox, and any command there can read them and
+                                   send them to any site it may reach. The other logins are
+                                   always copied (credentials list says why)
+  credentials secrets NAME stand-in|copy
+                                   switch how an added login shares its secrets
   credentials add ssh --agent|--copy
                                    --agent (the default): your SSH keys stay outside; ssh and
                                    git inside use OpenWorker's agent, which asks you on a card
@@ -44,7 +56,7 @@ the session. A running session keeps what it started with.
   credentials remove NAME          take it out of the settings`,
 	example: "openworker credentials add ssh\nopenworker credentials add-path ~/.config/tool --label credential --host api.tool.example:443 --var TOOL_CONFIG",
 	minArgs: 1, maxArgs: -1,
-	needs: "list, add, add-path, enable, disable, remove or ssh-keys",
+	needs: "list, add, add-path, enable, disable, remove, ssh-keys or secrets",
 }
 
 var credentialsAddPathCommand = command{
@@ -67,7 +79,8 @@ func cmdCredentials(args []string) error {
 	fs := newFlags(credentialsCommand)
 	off := fs.Bool("off", false, "with add: add the entry switched off")
 	agentKeys := fs.Bool("agent", false, "with add ssh: the keys stay outside, used through OpenWorker's agent (the default)")
-	copyKeys := fs.Bool("copy", false, "with add ssh: the keys are copied into the sandbox")
+	copyKeys := fs.Bool("copy", false, "with add: the keys or tokens are copied into the sandbox")
+	standIn := fs.Bool("stand-in", false, "with add gh or npm: the tokens stay outside, and the sandbox gets stand-ins (the default)")
 	pos, _, err := parse(fs, credentialsCommand, args)
 	if err != nil {
 		return err
@@ -83,24 +96,40 @@ func cmdCredentials(args []string) error {
 			return usagef("credentials", "credentials %s needs one NAME: a CLI's login (openworker credentials list shows them) or the ~/path of an entry", pos[0])
 		}
 		req := api.CredentialsRequest{Action: pos[0], Name: pos[1], Off: *off}
+		ssh := pos[1] == "ssh"
 		switch {
+		case (*agentKeys || *copyKeys || *standIn) && pos[0] != "add":
+			return usagef("credentials", "--agent, --stand-in and --copy are for credentials add; to switch an added login use credentials ssh-keys agent|copy or credentials secrets NAME stand-in|copy")
 		case *agentKeys && *copyKeys:
 			return usagef("credentials", "--agent and --copy are two ways to share the SSH keys; give one")
-		case (*agentKeys || *copyKeys) && (pos[0] != "add" || pos[1] != "ssh"):
-			return usagef("credentials", "--agent and --copy are for credentials add ssh; to switch an added ssh login use credentials ssh-keys agent|copy")
+		case *standIn && *copyKeys:
+			return usagef("credentials", "--stand-in and --copy are two ways to share a login's tokens; give one")
+		case *agentKeys && !ssh:
+			return usagef("credentials", "--agent is for credentials add ssh; for gh and npm use --stand-in or --copy")
+		case *standIn && ssh:
+			return usagef("credentials", "the ssh login's keys stay outside with --agent (the default); --stand-in is for gh and npm")
 		case *agentKeys:
 			req.Keys = "agent"
-		case *copyKeys:
+		case *copyKeys && ssh:
 			req.Keys = "copy"
+		case *copyKeys:
+			req.Secrets = "copy"
+		case *standIn:
+			req.Secrets = "stand-in"
 		}
 		return credentialsChange(req)
+	case "secrets":
+		if len(pos) != 3 || (pos[2] != "stand-in" && pos[2] != "copy") {
+			return usagef("credentials", "credentials secrets needs a login and stand-in (its tokens stay outside) or copy (they are copied into the sandbox), such as credentials secrets gh stand-in")
+		}
+		return credentialsChange(api.CredentialsRequest{Action: "secrets", Name: pos[1], Secrets: pos[2]})
 	case "ssh-keys":
 		if len(pos) != 2 || (pos[1] != "agent" && pos[1] != "copy") {
 			return usagef("credentials", "credentials ssh-keys needs agent (the keys stay outside) or copy (they are copied into the sandbox)")
 		}
 		return credentialsChange(api.CredentialsRequest{Action: "ssh-keys", Keys: pos[1]})
 	}
-	return usagef("credentials", "unknown credentials command %q; use list, add, add-path, enable, disable, remove or ssh-keys", pos[0])
+	return usagef("credentials", "unknown credentials command %q; use list, add, add-path, enable, disable, remove, ssh-keys or secrets", pos[0])
 }
 
 func cmdCredentialsAddPath(args []string) error {
@@ -187,7 +216,16 @@ func printCredentials(list backend.Credentials) {
 		case "copy":
 			line += "  keys: copied into the sandbox"
 		}
+		switch e.Secrets {
+		case "stand-in":
+			line += "  secrets: stand-ins inside (the real ones stay outside)"
+		case "copy":
+			line += "  secrets: copied into the sandbox"
+		}
 		fmt.Printf("%s  hosts: %s\n", line, hostList(e.Hosts))
+		if e.SecretsNote != "" {
+			fmt.Printf("        %s\n", termtext.Escape(e.SecretsNote))
+		}
 		for _, a := range e.AlwaysAllowed {
 			fmt.Printf("        always allowed: %s\n", termtext.Escape(a.String()))
 		}
@@ -201,7 +239,11 @@ func printCredentials(list backend.Credentials) {
 		if r.Added {
 			added = "  (added)"
 		}
-		fmt.Printf("  %-16s %-18s %-36s %s%s\n", r.Name, r.Title, r.From, r.Status, added)
+		mode := ""
+		if r.StandIn {
+			mode = "  (stand-in)"
+		}
+		fmt.Printf("  %-16s %-18s %-36s %s%s%s\n", r.Name, r.Title, r.From, r.Status, mode, added)
 	}
 	for _, p := range list.Pending {
 		fmt.Printf("pending write to the settings file: %s\n", p)

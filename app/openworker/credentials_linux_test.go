@@ -201,7 +201,7 @@ func TestSharedLoginsInASession(t *testing.T) {
 	}
 	// The keys copied, as the product page describes (a new ssh entry keeps them outside
 	// unless told to copy).
-	for _, args := range [][]string{{"ssh", "--copy"}, {"gh"}} {
+	for _, args := range [][]string{{"ssh", "--copy"}, {"gh", "--copy"}} {
 		if out, errs, code := w.run(append([]string{"credentials", "add"}, args...)...); code != 0 {
 			t.Fatalf("credentials add %s: %d %s %s", args, code, out, errs)
 		}

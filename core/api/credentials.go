@@ -32,9 +32,11 @@ func (s *Server) changeCredentials(w http.ResponseWriter, r *http.Request) {
 			_, err = s.Backend.AddSSH(req.Keys, !req.Off)
 			break
 		}
-		_, err = s.Backend.AddCredential(req.Name, !req.Off)
+		_, err = s.Backend.AddLogin(req.Name, req.Secrets, !req.Off)
 	case "ssh-keys":
 		_, err = s.Backend.SetSSHKeys(req.Keys)
+	case "secrets":
+		_, err = s.Backend.SetSecrets(req.Name, req.Secrets)
 	case "add-path":
 		_, err = s.Backend.AddCredentialPath(req.Path, req.Label, req.Hosts, req.Var, !req.Off)
 	case "enable", "disable":
@@ -42,7 +44,7 @@ func (s *Server) changeCredentials(w http.ResponseWriter, r *http.Request) {
 	case "remove":
 		err = s.Backend.RemoveCredential(req.Name)
 	default:
-		err = fmt.Errorf("action %q is not add, add-path, enable, disable, remove or ssh-keys", req.Action)
+		err = fmt.Errorf("action %q is not add, add-path, enable, disable, remove, ssh-keys or secrets", req.Action)
 	}
 	var pending *backend.ErrPending
 	if err != nil && !errors.As(err, &pending) {

@@ -141,6 +141,11 @@ type CredentialInfo struct {
 	// Keys, for the ssh login, is how its keys reach sessions: "agent" (they stay outside,
 	// and OpenWorker's agent signs for the hosts the person allows) or "copy".
 	Keys string `json:"keys,omitempty"`
+	// Secrets, for another CLI's login, is how its secrets reach sessions: "stand-in" (they
+	// stay outside; the sandbox gets stand-ins, which OpenWorker replaces on requests to the
+	// login's own hosts) or "copy"; SecretsNote says why a login is copied where it is.
+	Secrets     string `json:"secrets,omitempty"`
+	SecretsNote string `json:"secrets_note,omitempty"`
 	// AlwaysAllowed are the ssh login's SSH cards answered Always allow, each with its kind.
 	AlwaysAllowed []SSHAnswer `json:"always_allowed,omitempty"`
 	// LeftOut, for the ssh login whose keys stay outside, are the files of ~/.ssh a session
@@ -160,6 +165,10 @@ type CatalogRow struct {
 	Found  bool     `json:"found"`
 	Status string   `json:"status"`
 	Added  bool     `json:"added"`
+	// StandIn says the login can be a stand-in on this machine (a new entry is one);
+	// CopyOnly says why it is always copied, for the logins that cannot.
+	StandIn  bool   `json:"stand_in,omitempty"`
+	CopyOnly string `json:"copy_only,omitempty"`
 }
 
 // Event is one thing that happened in the backend, as its watchers (the local API's event
@@ -511,7 +520,8 @@ type Blocked struct {
 
 // CredentialsRequest changes the shared logins: add (a CLI's login by Name), add-path (a
 // file or folder under the home folder, with its Label, Hosts and Var), enable, disable or
-// remove (an entry by Name: a catalog name or "~/path").
+// remove (an entry by Name: a catalog name or "~/path"), ssh-keys (Keys) or secrets (Name's
+// Secrets).
 type CredentialsRequest struct {
 	Action string   `json:"action"`
 	Name   string   `json:"name,omitempty"`
@@ -524,6 +534,9 @@ type CredentialsRequest struct {
 	// Keys is how the ssh login's keys are shared, with add (ssh) and ssh-keys: "agent" or
 	// "copy".
 	Keys string `json:"keys,omitempty"`
+	// Secrets is how another CLI's login's secrets are shared, with add and secrets:
+	// "stand-in" or "copy" ("" with add: a stand-in where the login can be one).
+	Secrets string `json:"secrets,omitempty"`
 }
 
 // CredentialsResponse is the list after a change, and what was left pending.

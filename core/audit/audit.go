@@ -44,6 +44,10 @@ const (
 	// SSHAnswered: a person answered an SSH card (By says how): Summary is its kind, as
 	// above, Host and Key what it allows or denies, Outcome the answer.
 	SSHAnswered = "ssh.answered"
+	// LoginStandIn: OpenWorker's proxy put a stand-in login's real secret on a request in
+	// place of its stand-in: Login is the login, Host where the request went, Command the
+	// command that sent it. The secret itself is never written.
+	LoginStandIn = "login.stand_in"
 )
 
 // Event is one line of the audit trail.
@@ -73,6 +77,8 @@ type Event struct {
 	Host    string `json:"host,omitempty"`
 	Key     string `json:"key,omitempty"`
 	Command string `json:"command,omitempty"`
+	// Login is the shared login a stand-in stood for (LoginStandIn).
+	Login string `json:"login,omitempty"`
 	// Cut names the fields that were longer than their bound (MaxField bytes, MaxItems
 	// entries) and were cut to it when the event was written.
 	Cut []string `json:"cut,omitempty"`
@@ -123,6 +129,7 @@ func (e *Event) bound() {
 	text("host", &e.Host, 512)
 	text("key", &e.Key, 128)
 	text("command", &e.Command, MaxField)
+	text("login", &e.Login, 128)
 	list("blocked", &e.Blocked)
 	list("denials", &e.Denials)
 	list("folders", &e.Folders)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -28,7 +29,7 @@ const applyNote = "a change applies to sessions started afterwards; a running se
 
 // Credentials lists the shared logins as the settings in force have them.
 func (b *Backend) Credentials() Credentials {
-	out := credentialsOf(b.m.UserHome(), b.store.InForce().Settings, &b.scans)
+	out := credentialsOf(b.m.UserHome(), b.opts.GOOS, b.store.InForce().Settings, &b.scans)
 	out.Pending = b.store.Pending()
 	return out
 }
@@ -36,11 +37,11 @@ func (b *Backend) Credentials() Credentials {
 // CredentialsOf is the credentials list for settings and the home folder home, as the
 // settings file has it (a client without a daemon shows it).
 func CredentialsOf(home string, settings *config.Settings) Credentials {
-	return credentialsOf(home, settings, nil)
+	return credentialsOf(home, runtime.GOOS, settings, nil)
 }
 
-// credentialsOf is CredentialsOf with memo, what earlier lists found in ~/.ssh.
-func credentialsOf(home string, settings *config.Settings, memo *credentials.ScanMemo) Credentials {
+// credentialsOf is CredentialsOf on goos with memo, what earlier lists found in ~/.ssh.
+func credentialsOf(home, goos string, settings *config.Settings, memo *credentials.ScanMemo) Credentials {
 	rows := credentials.Rows(home)
 	out := Credentials{Note: applyNote}
 	status := map[string]credentials.Row{}
@@ -52,6 +53,13 @@ func credentialsOf(home string, settings *config.Settings, memo *credentials.Sca
 			cr.Hosts = kubeHosts(filepath.Join(home, r.Path))
 		}
 		cr.Added = slices.ContainsFunc(settings.Credentials, func(c config.Credential) bool { return c.Name == r.Name })
+		if r.Name != "ssh" {
+			ok, why := config.StandInSupport(r.Name, goos)
+			cr.StandIn = ok
+			if !ok {
+				cr.CopyOnly = why
+			}
+		}
 		out.Catalog = append(out.Catalog, cr)
 	}
 	for _, c := range settings.Credentials {
@@ -63,6 +71,18 @@ func credentialsOf(home string, settings *config.Settings, memo *credentials.Sca
 			// change it shows).
 			if s := credentials.Survey(credentials.Options{UserHome: home, Memo: memo}, []credentials.Entry{e}); len(s) == 1 {
 				info.LeftOut = s[0].LeftOut
+			}
+		}
+		if c.Name != "" && c.Name != "ssh" {
+			info.Secrets = config.SecretsCopy
+			if c.StandIn() {
+				info.Secrets = config.SecretsStandIn
+			}
+			switch ok, why := config.StandInSupport(c.Name, goos); {
+			case !ok:
+				info.SecretsNote = why
+			case !c.StandIn():
+				info.SecretsNote = "it can be a stand-in instead: openworker credentials secrets " + c.Name + " stand-in"
 			}
 		}
 		if c.Name == "ssh" {
@@ -89,15 +109,56 @@ func credentialsOf(home string, settings *config.Settings, memo *credentials.Sca
 	return out
 }
 
-// AddCredential adds a catalog login by name, switched on (or off with enabled false).
+// AddCredential adds a catalog login by name, switched on (or off with enabled false), the
+// default way: its secrets as stand-ins where it can have them, the ssh login's keys outside.
 func (b *Backend) AddCredential(name string, enabled bool) (CredentialInfo, error) {
+	return b.AddLogin(name, "", enabled)
+}
+
+// AddLogin adds a catalog login with its secrets shared as secrets says:
+// config.SecretsStandIn, config.SecretsCopy, or "" for the default (a stand-in where the
+// login can be one on this machine). A stand-in the login cannot be is refused with why.
+func (b *Backend) AddLogin(name, secrets string, enabled bool) (CredentialInfo, error) {
 	if _, ok := credentials.Lookup(name); !ok {
 		return CredentialInfo{}, fmt.Errorf("%q is not a CLI login OpenWorker knows (%s); for another file or folder use openworker credentials add-path", name, strings.Join(config.CatalogNames(), ", "))
 	}
 	if name == "ssh" {
+		if secrets != "" {
+			return CredentialInfo{}, errors.New("the ssh login shares its keys through OpenWorker's agent or by copying them: add it with --agent or --copy")
+		}
 		return b.AddSSH("", enabled)
 	}
-	return b.addCredential(config.Credential{Name: name, Enabled: enabled})
+	ok, why := config.StandInSupport(name, b.opts.GOOS)
+	switch {
+	case secrets != "" && secrets != config.SecretsStandIn && secrets != config.SecretsCopy:
+		return CredentialInfo{}, fmt.Errorf("%q is not a way to share a login's secrets; use %q or %q", secrets, config.SecretsStandIn, config.SecretsCopy)
+	case secrets == "" && ok:
+		secrets = config.SecretsStandIn
+	case secrets == config.SecretsStandIn && !ok:
+		return CredentialInfo{}, fmt.Errorf("%s cannot be a stand-in here: %s; add it with --copy", name, why)
+	case !ok:
+		secrets = "" // copying is the only way; nothing to write
+	}
+	return b.addCredential(config.Credential{Name: name, Secrets: secrets, Enabled: enabled})
+}
+
+// SetSecrets switches how an added login's secrets reach sessions started afterwards:
+// config.SecretsStandIn or config.SecretsCopy.
+func (b *Backend) SetSecrets(name, mode string) (CredentialInfo, error) {
+	if _, ok := b.credential(name); !ok || name == "" {
+		return CredentialInfo{}, fmt.Errorf("%s is not added; add it with openworker credentials add %s (--stand-in or --copy)", name, name)
+	}
+	change := SetSecrets(name, mode)
+	if err := config.TryChange(b.opts.GOOS, func(ed *config.Editor) error {
+		if err := ed.AddCredential(config.Credential{Name: name, Enabled: true}); err != nil {
+			return err
+		}
+		return change.file(ed)
+	}); err != nil {
+		return CredentialInfo{}, err
+	}
+	err := b.store.Apply(change)
+	return b.publishCredential(CredentialChanged, name, err)
 }
 
 // AddCredentialPath adds a file or folder of the person's own under the home folder,
@@ -267,6 +328,9 @@ func copiedMessage(logins []credentials.Copied) string {
 	var parts []string
 	for _, c := range logins {
 		p := fmt.Sprintf("%s: %d file(s)", c.Key, c.Files)
+		if c.Secrets == "stand-in" {
+			p += " with stand-ins for its secrets"
+		}
 		if !c.Found {
 			p = c.Key + ": not found"
 		}

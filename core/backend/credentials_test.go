@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/session"
 )
@@ -143,5 +144,65 @@ func TestSharedLoginsApplyToSessionsStartedAfterwards(t *testing.T) {
 	}
 	if _, err := os.Stat(sHome); err == nil {
 		t.Errorf("the sandbox home %s with its copies is left after the session ended", sHome)
+	}
+}
+
+// A login that can be a stand-in is added as one unless the person says copy; one that
+// cannot refuses a stand-in with why; the list says each login's mode.
+func TestStandInLoginsAddedAndSwitched(t *testing.T) {
+	f := newFixture(t, "sandbox_provider = \"direct\"\n")
+	if _, err := f.b.AddCredential("gh", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.b.AddLogin("npm", config.SecretsCopy, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.b.AddLogin("docker", config.SecretsStandIn, true); err == nil || !strings.Contains(err.Error(), "docker cannot be a stand-in here: a registry login goes through the registry's token exchange") {
+		t.Fatalf("docker as a stand-in: %v", err)
+	}
+	if _, err := f.b.AddLogin("kubectl", "", true); err != nil {
+		t.Fatal(err)
+	}
+	mode := func(key string) (string, string) {
+		for _, e := range f.b.Credentials().Entries {
+			if e.Key == key {
+				return e.Secrets, e.SecretsNote
+			}
+		}
+		return "", "absent"
+	}
+	for key, want := range map[string]string{"gh": "stand-in", "npm": "copy", "kubectl": "copy"} {
+		if got, _ := mode(key); got != want {
+			t.Errorf("%s: secrets %q, want %q", key, got, want)
+		}
+	}
+	if _, note := mode("kubectl"); !strings.Contains(note, "kubectl trusts only the cluster's own certificate authority") {
+		t.Errorf("kubectl's note: %q", note)
+	}
+	if _, note := mode("npm"); note != "it can be a stand-in instead: openworker credentials secrets npm stand-in" {
+		t.Errorf("npm's note: %q", note)
+	}
+	if _, err := f.b.SetSecrets("npm", config.SecretsStandIn); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.b.SetSecrets("kubectl", config.SecretsStandIn); err == nil {
+		t.Error("kubectl was switched to a stand-in")
+	}
+	if _, err := f.b.SetSecrets("aws-credentials", config.SecretsCopy); err == nil || !strings.Contains(err.Error(), "is not added") {
+		t.Errorf("an absent login: %v", err)
+	}
+	if got, _ := mode("npm"); got != "stand-in" {
+		t.Errorf("npm after the switch: %q", got)
+	}
+	text, _ := os.ReadFile(f.settings)
+	for _, w := range []string{"name = \"gh\"\nsecrets = \"stand-in\"", "name = \"npm\"\nsecrets = \"stand-in\"", "name = \"kubectl\"\nenabled = true"} {
+		if !strings.Contains(string(text), w) {
+			t.Errorf("the settings file lacks %q:\n%s", w, text)
+		}
+	}
+	for _, r := range f.b.Credentials().Catalog {
+		if want := r.Name == "gh" || r.Name == "npm"; r.StandIn != want || (r.Name != "ssh" && !want && r.CopyOnly == "") {
+			t.Errorf("catalog row %s: stand-in %v, copy only %q", r.Name, r.StandIn, r.CopyOnly)
+		}
 	}
 }

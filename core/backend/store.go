@@ -368,6 +368,26 @@ func SetSSHKeys(mode string) Change {
 	}
 }
 
+// SetSecrets is the change that chooses how the catalog login name's secrets reach
+// sessions: config.SecretsStandIn or config.SecretsCopy.
+func SetSecrets(name, mode string) Change {
+	what := "copy the secrets of " + name + " into sessions"
+	if mode == config.SecretsStandIn {
+		what = "give sessions stand-ins for the secrets of " + name
+	}
+	return Change{
+		What: what,
+		mem: func(s *config.Settings) {
+			for i := range s.Credentials {
+				if s.Credentials[i].Name == name {
+					s.Credentials[i].Secrets = mode
+				}
+			}
+		},
+		file: func(ed *config.Editor) error { return ed.SetSecrets(name, mode) },
+	}
+}
+
 // AddSSHAllowance is the change that keeps an SSH card's Always allow with the ssh entry:
 // list is "agent_logins" or "agent_signing", value "NAME SHA256:…".
 func AddSSHAllowance(list, value string) Change {

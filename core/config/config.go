@@ -64,6 +64,58 @@ const (
 // SSHAgent says whether the entry is the ssh login used through OpenWorker's agent.
 func (c Credential) SSHAgent() bool { return c.Name == "ssh" && c.Keys == SSHKeysAgent }
 
+// How a CLI login's secrets reach a session ([[sandbox_credentials]] secrets).
+const (
+	// SecretsStandIn: the sandbox home gets the login's files with a stand-in for each
+	// secret, and OpenWorker's proxy puts the real one on requests to the login's own hosts.
+	SecretsStandIn = "stand-in"
+	// SecretsCopy: the files are copied with the secrets in them.
+	SecretsCopy = "copy"
+)
+
+// StandIn says whether the entry's secrets stay outside, with stand-ins inside.
+func (c Credential) StandIn() bool { return c.Name != "" && c.Secrets == SecretsStandIn }
+
+// StandInSupport says whether the catalog login name can be a stand-in on goos, and if not,
+// why it is always copied there.
+func StandInSupport(name, goos string) (bool, string) {
+	switch name {
+	case "npm":
+		return true, ""
+	case "gh":
+		if goos == "darwin" {
+			return false, "gh is a Go program, which on macOS verifies certificates with the system's trust settings alone (it reads no SSL_CERT_FILE), so it would not trust the certificate OpenWorker shows for GitHub; gh is copied"
+		}
+		return true, ""
+	case "ssh":
+		return false, "the ssh login keeps its keys outside with OpenWorker's SSH agent instead (keys = \"agent\")"
+	case "aws-config":
+		return false, "it holds no secret"
+	case "aws-credentials":
+		return false, "AWS requests are signed with the secret key itself, so there is no token a stand-in could be swapped for on the way"
+	case "kubectl":
+		return false, "kubectl trusts only the cluster's own certificate authority named in the kubeconfig, and often signs in with a client certificate, which no stand-in can replace"
+	case "docker":
+		return false, "a registry login goes through the registry's token exchange (the auth host, then the registry), which OpenWorker does not carry stand-ins through yet"
+	case "gcloud":
+		return false, "gcloud refreshes its own tokens with the refresh token and sends them to many Google hosts, which OpenWorker does not carry stand-ins through yet"
+	case "terraform":
+		return false, "OpenWorker does not carry Terraform Cloud's tokens as stand-ins yet"
+	}
+	return false, "only a CLI's login from the catalog can be a stand-in"
+}
+
+// StandInLogins are the catalog logins that can be stand-ins on goos.
+func StandInLogins(goos string) []string {
+	var out []string
+	for _, n := range CatalogNames() {
+		if ok, _ := StandInSupport(n, goos); ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // Credential labels of a user's own file or folder.
 const (
 	LabelCredential    = "credential"
@@ -127,6 +179,11 @@ type Credential struct {
 	// with them for the hosts the person allows). An entry without it copies, as entries did
 	// before there was a choice; a new entry is written with SSHKeysAgent.
 	Keys string
+	// Secrets, for a CLI login that can be a stand-in (StandInSupport), is how its secrets
+	// reach a session: SecretsStandIn (they stay outside; the sandbox gets stand-ins) or
+	// SecretsCopy. An entry without it copies, as entries did before there was a choice; a
+	// new entry is written with SecretsStandIn where the login can be one.
+	Secrets string
 	// AgentLogins are the ssh login's "Always allow" answers to sign in to a server, each
 	// "HOST SHA256:…" (a host name as known_hosts writes it, and a key's fingerprint);
 	// AgentSigning are those to sign other data, each "NAMESPACE SHA256:…" ("git" for commits).

@@ -148,6 +148,9 @@ func credentialBlock(c Credential, nl string) string {
 		if c.Keys != "" {
 			b.WriteString("keys = " + tomlString(c.Keys) + nl)
 		}
+		if c.Secrets != "" {
+			b.WriteString("secrets = " + tomlString(c.Secrets) + nl)
+		}
 		for _, l := range []struct {
 			key  string
 			vals []string

@@ -587,6 +587,14 @@ func (d *decoder) credentialKV(c *credIndex, v *unstable.Node, vi *valueIndex, k
 			}
 			c.cred.Keys = k
 		}
+	case "secrets":
+		if m, ok := d.str(v, vi, key, `"stand-in"`); ok {
+			if m != SecretsStandIn && m != SecretsCopy {
+				d.problem(vi.value.start, `sandbox_credentials: secrets %q is not a way to share a login's secrets; use "stand-in" (they stay outside, and OpenWorker puts them on requests to the login's own hosts) or "copy" (they are copied into the sandbox)`, m)
+				return
+			}
+			c.cred.Secrets = m
+		}
 	case "agent_logins", "agent_signing":
 		elems, ok := d.strList(v, vi, key, `"github.com SHA256:…"`)
 		if !ok {
@@ -611,7 +619,7 @@ func (d *decoder) credentialKV(c *credIndex, v *unstable.Node, vi *valueIndex, k
 		}
 		c.cred.Enabled = string(v.Data) == "true"
 	default:
-		d.problem(vi.key.start, "unknown key %q in [[sandbox_credentials]]; an entry has name (a catalog login) or path, label, hosts and var (your own file or folder), and enabled", key)
+		d.problem(vi.key.start, "unknown key %q in [[sandbox_credentials]]; an entry has name (a catalog login) and secrets (for gh and npm), or path, label, hosts and var (your own file or folder), and enabled", key)
 	}
 }
 
@@ -638,6 +646,16 @@ func (d *decoder) finishCredential(c *credIndex) {
 	for _, k := range []string{"keys", "agent_logins", "agent_signing"} {
 		if vi, ok := c.keys[k]; ok && c.cred.Name != "ssh" {
 			d.problem(vi.key.start, "%s is only for the ssh entry (name = \"ssh\")", k)
+		}
+	}
+	if vi, ok := c.keys["secrets"]; ok {
+		switch supported, why := StandInSupport(c.cred.Name, d.goos); {
+		case !hasName:
+			d.problem(vi.key.start, "secrets is only for a CLI's login (name = \"gh\", \"npm\"); a file or folder of your own is copied")
+		case !supported && c.cred.Secrets == SecretsStandIn:
+			d.problem(vi.value.start, "%s cannot be a stand-in here: %s; write secrets = \"copy\"", c.cred.Name, why)
+		case !supported && c.cred.Name == "ssh":
+			d.problem(vi.key.start, "secrets is not for the ssh login: %s", why)
 		}
 	}
 	if hasPath {

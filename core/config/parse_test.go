@@ -95,7 +95,7 @@ func badFiles() []badFile {
 			`testdata/bad/credentials.toml:26:1: this [[sandbox_credentials]] entry has neither name nor path; add name = "ssh" (a catalog login) or path, label and hosts (your own file or folder)`,
 			`testdata/bad/credentials.toml:31:1: a [[sandbox_credentials]] entry has either name (a catalog login) or path (your own file or folder), not both`,
 			`testdata/bad/credentials.toml:36:1: a catalog entry brings its own label; label is only for an entry with a path`,
-			`testdata/bad/credentials.toml:37:1: unknown key "colour" in [[sandbox_credentials]]; an entry has name (a catalog login) or path, label, hosts and var (your own file or folder), and enabled`,
+			`testdata/bad/credentials.toml:37:1: unknown key "colour" in [[sandbox_credentials]]; an entry has name (a catalog login) and secrets (for gh and npm), or path, label, hosts and var (your own file or folder), and enabled`,
 		}},
 		{"limits.toml", "linux", []string{
 			`testdata/bad/limits.toml:1:25: sandbox_max_processes = 10 is out of range; use a whole number from 32 to 4194304`,
@@ -112,6 +112,15 @@ func badFiles() []badFile {
 		{"caches.toml", "linux", []string{
 			`testdata/bad/caches.toml:1:22: sandbox_max_caches "50%" is a share of the machine's memory; a size on disk is written with a unit, such as "10GiB", or "0" to keep none`,
 			`testdata/bad/caches.toml:2:23: sandbox_host_caches "yes" is not a choice; use "read-only" (sessions read the packages your own caches hold, never writing them) or "off"`,
+		}},
+		{"credentials_secrets.toml", "linux", []string{
+			`testdata/bad/credentials_secrets.toml:3:11: sandbox_credentials: secrets "standin" is not a way to share a login's secrets; use "stand-in" (they stay outside, and OpenWorker puts them on requests to the login's own hosts) or "copy" (they are copied into the sandbox)`,
+			`testdata/bad/credentials_secrets.toml:8:11: docker cannot be a stand-in here: a registry login goes through the registry's token exchange (the auth host, then the registry), which OpenWorker does not carry stand-ins through yet; write secrets = "copy"`,
+			`testdata/bad/credentials_secrets.toml:13:1: secrets is not for the ssh login: the ssh login keeps its keys outside with OpenWorker's SSH agent instead (keys = "agent")`,
+			`testdata/bad/credentials_secrets.toml:20:1: secrets is only for a CLI's login (name = "gh", "npm"); a file or folder of your own is copied`,
+		}},
+		{"credentials_secrets_mac.toml", "darwin", []string{
+			`testdata/bad/credentials_secrets_mac.toml:3:11: gh cannot be a stand-in here: gh is a Go program, which on macOS verifies certificates with the system's trust settings alone (it reads no SSL_CERT_FILE), so it would not trust the certificate OpenWorker shows for GitHub; gh is copied; write secrets = "copy"`,
 		}},
 		{"credentials_table.toml", "linux", []string{
 			`testdata/bad/credentials_table.toml:2:1: sandbox_credentials is a list of entries; write each entry under its own [[sandbox_credentials]] line`,
@@ -196,15 +205,18 @@ func TestParseGood(t *testing.T) {
 	if want := []string{".nvm", "go", "tools/flutter"}; !slices.Equal(s.Toolchains, want) {
 		t.Errorf("toolchains = %q, want %q", s.Toolchains, want)
 	}
-	if len(s.Credentials) != 2 {
+	if len(s.Credentials) != 3 {
 		t.Fatalf("credentials = %+v", s.Credentials)
 	}
-	if c := s.Credentials[0]; c.Name != "ssh" || c.Enabled {
+	if c := s.Credentials[0]; c.Name != "ssh" || c.Enabled || c.StandIn() {
 		t.Errorf("first credential = %+v, want ssh switched off", c)
 	}
-	if c := s.Credentials[1]; c.Path != ".config/tool" || c.Label != "configuration" || !c.Enabled ||
+	if c := s.Credentials[1]; c.Name != "npm" || !c.Enabled || !c.StandIn() {
+		t.Errorf("second credential = %+v, want npm as a stand-in", c)
+	}
+	if c := s.Credentials[2]; c.Path != ".config/tool" || c.Label != "configuration" || !c.Enabled ||
 		!slices.Equal(c.Hosts, []hosts.Entry{must("api.example.com:443")}) || c.Key() != "~/.config/tool" {
-		t.Errorf("second credential = %+v", c)
+		t.Errorf("third credential = %+v", c)
 	}
 }
 

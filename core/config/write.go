@@ -254,6 +254,10 @@ func (e *Editor) AddCredential(c Credential) error {
 		// A new ssh entry keeps the keys outside unless the person chose to copy them.
 		c.Keys = SSHKeysAgent
 	}
+	if ok, _ := StandInSupport(c.Name, e.goos); ok && c.Secrets == "" {
+		// So does a new entry of a login that can be a stand-in.
+		c.Secrets = SecretsStandIn
+	}
 	nl := newlineAt(e.data, 0)
 	return e.set(appendBlock(e.data, credentialBlock(c, nl)))
 }
@@ -452,6 +456,25 @@ func (e *Editor) SetSSHKeys(mode string) error {
 		return errors.New("there is no [[sandbox_credentials]] entry for ssh; add it first (openworker credentials add ssh)")
 	}
 	return e.setCredentialKey(c, "keys", tomlString(mode))
+}
+
+// SetSecrets sets how the catalog login name's secrets reach a session: SecretsStandIn or
+// SecretsCopy. The entry must exist, and a stand-in must be one the login can be here.
+func (e *Editor) SetSecrets(name, mode string) error {
+	if mode != SecretsStandIn && mode != SecretsCopy {
+		return fmt.Errorf("%q is not a way to share a login's secrets; use %q or %q", mode, SecretsStandIn, SecretsCopy)
+	}
+	if ok, why := StandInSupport(name, e.goos); !ok && (mode == SecretsStandIn || name == "ssh" || !slices.Contains(CatalogNames(), name)) {
+		return fmt.Errorf("%s cannot be a stand-in here: %s", name, why)
+	}
+	c, _, err := e.credential(name)
+	if err != nil {
+		return err
+	}
+	if c == nil {
+		return fmt.Errorf("there is no [[sandbox_credentials]] entry for %s; add it first (openworker credentials add %s)", name, name)
+	}
+	return e.setCredentialKey(c, "secrets", tomlString(mode))
 }
 
 // AddSSHAllowance keeps an "Always allow" answer of an SSH card with the ssh entry: list is

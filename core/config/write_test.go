@@ -140,7 +140,21 @@ func TestEdits(t *testing.T) {
 			"[[sandbox_credentials]]\npath = \"~/.tool\"\nlabel = \"credential\"\nenabled = true\n"},
 		{"credential_added", "sandbox_provider = \"linux\"\n",
 			func(e *Editor) error { return e.SetCredentialEnabled("gh", true) },
-			"sandbox_provider = \"linux\"\n\n[[sandbox_credentials]]\nname = \"gh\"\nenabled = true\n"},
+			"sandbox_provider = \"linux\"\n\n[[sandbox_credentials]]\nname = \"gh\"\nsecrets = \"stand-in\"\nenabled = true\n"},
+		{"credential_added_without_stand_in", "",
+			func(e *Editor) error { return e.AddCredential(Credential{Name: "docker", Enabled: true}) },
+			"[[sandbox_credentials]]\nname = \"docker\"\nenabled = true\n"},
+		{"credential_added_copying", "",
+			func(e *Editor) error {
+				return e.AddCredential(Credential{Name: "npm", Secrets: SecretsCopy, Enabled: true})
+			},
+			"[[sandbox_credentials]]\nname = \"npm\"\nsecrets = \"copy\"\nenabled = true\n"},
+		{"secrets_set_where_there_was_none", "[[sandbox_credentials]]\nname = \"npm\"\nenabled = true # publish\n",
+			func(e *Editor) error { return e.SetSecrets("npm", SecretsStandIn) },
+			"[[sandbox_credentials]]\nname = \"npm\"\nsecrets = \"stand-in\"\nenabled = true # publish\n"},
+		{"secrets_switched", "[[sandbox_credentials]]\nname = \"gh\"\nsecrets = 'stand-in'  # mine\nenabled = true\n",
+			func(e *Editor) error { return e.SetSecrets("gh", SecretsCopy) },
+			"[[sandbox_credentials]]\nname = \"gh\"\nsecrets = \"copy\"  # mine\nenabled = true\n"},
 		{"credential_absent_off", "sandbox_provider = \"linux\"\n",
 			func(e *Editor) error { return e.SetCredentialEnabled("gh", false) },
 			"sandbox_provider = \"linux\"\n"},
@@ -206,6 +220,18 @@ func TestEditRefusals(t *testing.T) {
 		}, `var "LD_PRELOAD" is set by the sandbox itself or changes what programs run`},
 		{"remove_absent_credential", "", func(e *Editor) error { return e.RemoveCredential("ssh") },
 			"there is no [[sandbox_credentials]] entry for ssh"},
+		{"stand_in_not_offered", "[[sandbox_credentials]]\nname = \"docker\"\nenabled = false\n",
+			func(e *Editor) error { return e.SetSecrets("docker", SecretsStandIn) },
+			"docker cannot be a stand-in here: a registry login goes through the registry's token exchange"},
+		{"secrets_of_ssh", "[[sandbox_credentials]]\nname = \"ssh\"\nenabled = false\n",
+			func(e *Editor) error { return e.SetSecrets("ssh", SecretsCopy) },
+			"ssh cannot be a stand-in here: the ssh login keeps its keys outside with OpenWorker's SSH agent instead"},
+		{"secrets_of_an_absent_login", "",
+			func(e *Editor) error { return e.SetSecrets("npm", SecretsStandIn) },
+			"there is no [[sandbox_credentials]] entry for npm; add it first (openworker credentials add npm)"},
+		{"secrets_not_a_mode", "[[sandbox_credentials]]\nname = \"npm\"\nenabled = false\n",
+			func(e *Editor) error { return e.SetSecrets("npm", "hide") },
+			`"hide" is not a way to share a login's secrets; use "stand-in" or "copy"`},
 		{"duplicate_credential", "[[sandbox_credentials]]\nname = \"gh\"\nenabled = false\n",
 			func(e *Editor) error { return e.AddCredential(Credential{Name: "gh", Enabled: true}) },
 			"gh already has a [[sandbox_credentials]] entry"},
@@ -222,6 +248,31 @@ func TestEditRefusals(t *testing.T) {
 				t.Errorf("file changed to %q after a refused change", got)
 			}
 		})
+	}
+}
+
+// On a Mac gh cannot be a stand-in: a new gh entry copies, and a stand-in is refused with
+// the reason; npm can be one.
+func TestStandInOnAMac(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.toml")
+	if err := Update(path, "darwin", func(e *Editor) error {
+		if err := e.AddCredential(Credential{Name: "gh", Enabled: true}); err != nil {
+			return err
+		}
+		return e.AddCredential(Credential{Name: "npm", Enabled: true})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got := readFile(t, path)
+	if !strings.Contains(got, "name = \"gh\"\nenabled = true") || !strings.Contains(got, "name = \"npm\"\nsecrets = \"stand-in\"") {
+		t.Fatalf("settings:\n%s", got)
+	}
+	err := Update(path, "darwin", func(e *Editor) error { return e.SetSecrets("gh", SecretsStandIn) })
+	if err == nil || !strings.Contains(err.Error(), "gh cannot be a stand-in here: gh is a Go program, which on macOS verifies certificates with the system's trust settings alone") {
+		t.Fatalf("got %v", err)
+	}
+	if now := readFile(t, path); now != got {
+		t.Fatalf("a refused change was written:\n%s", now)
 	}
 }
 

@@ -41,6 +41,9 @@ type Entry struct {
 	// SSHAgent: the ssh login's keys stay outside, used through OpenWorker's agent (keys =
 	// "agent"); no private key is copied.
 	SSHAgent bool
+	// StandIn: the login's secrets stay outside (secrets = "stand-in"); its copy holds a
+	// stand-in for each, and Result.StandIns says what each stands for.
+	StandIn bool
 }
 
 // Entries returns the settings' enabled entries, in file order, as sessions copy them.
@@ -59,7 +62,7 @@ func Entries(cs []config.Credential) []Entry {
 // hosts; a file or folder of the person's own has its own.
 func EntryFor(c config.Credential) Entry {
 	if it, ok := Lookup(c.Name); ok && c.Name != "" {
-		return Entry{Key: c.Key(), Name: it.Name, Path: it.Path, Label: it.Label, Var: it.Var, VarFolder: it.VarFolder, Hosts: slices.Clone(it.Hosts), SSHAgent: c.SSHAgent()}
+		return Entry{Key: c.Key(), Name: it.Name, Path: it.Path, Label: it.Label, Var: it.Var, VarFolder: it.VarFolder, Hosts: slices.Clone(it.Hosts), SSHAgent: c.SSHAgent(), StandIn: c.StandIn()}
 	}
 	return Entry{Key: c.Key(), Path: c.Path, Label: c.Label, Var: c.Var, Hosts: slices.Clone(c.Hosts)}
 }
@@ -135,11 +138,15 @@ type Copied struct {
 	Key   string `json:"key"`
 	Found bool   `json:"found"`
 	// Copy is where the copy is, inside the sandbox home.
-	Copy  string   `json:"copy,omitempty"`
-	Files int      `json:"files"`
-	Bytes int64    `json:"bytes"`
-	Var   string   `json:"var,omitempty"`
-	Hosts []string `json:"hosts,omitempty"`
+	Copy  string `json:"copy,omitempty"`
+	Files int    `json:"files"`
+	Bytes int64  `json:"bytes"`
+	// Secrets is how the login's secrets reached the session: "stand-in" (they stayed
+	// outside; the copy holds stand-ins), "copy", or for the ssh login "agent" (its keys
+	// stayed outside with OpenWorker's agent).
+	Secrets string   `json:"secrets,omitempty"`
+	Var     string   `json:"var,omitempty"`
+	Hosts   []string `json:"hosts,omitempty"`
 	// LeftOut says what was not copied and why; Notes what else the person should know.
 	LeftOut []string `json:"left_out,omitempty"`
 	Notes   []string `json:"notes,omitempty"`
@@ -157,6 +164,10 @@ type Result struct {
 	// SSHAgent is the socket the session must serve OpenWorker's SSH agent on, when the ssh
 	// login's keys stay outside; "" otherwise.
 	SSHAgent string
+	// StandIns are the secrets of the stand-in logins, each with its stand-in and the hosts
+	// it may go to. They are the real secrets: kept in OpenWorker's memory, never written
+	// anywhere a sandbox reaches, never put in a message.
+	StandIns []StandIn `json:"-"`
 }
 
 // Copy copies every entry into the sandbox home, at the same place relative to the home
@@ -201,6 +212,8 @@ type copier struct {
 	noPrivateKeys bool
 	// survey: nothing is written, nothing run; the entries are only looked through (Survey).
 	survey bool
+	// standIn: the entry being copied is a stand-in login (see Entry.StandIn).
+	standIn bool
 }
 
 // Survey says what Copy would make of each entry now, without writing or running anything:
@@ -230,8 +243,9 @@ func Survey(o Options, entries []Entry) []Copied {
 }
 
 func (c *copier) entry(e Entry, res *Result) (Copied, error) {
-	cp := Copied{Key: e.Key}
-	c.cur, c.visited = &cp, map[string]bool{}
+	cp := Copied{Key: e.Key, Secrets: secretsWord(e)}
+	c.cur, c.visited, c.standIn = &cp, map[string]bool{}, e.StandIn
+	defer func() { c.standIn = false }()
 	agentSock := ""
 	if e.Name == "ssh" && e.SSHAgent && c.o.SSHAgentSocket != "" {
 		agentSock = c.o.SSHAgentSocket
@@ -307,6 +321,35 @@ func (c *copier) entry(e Entry, res *Result) (Copied, error) {
 			return cp, err
 		}
 	}
+	if e.StandIn && !c.survey {
+		before := len(res.StandIns)
+		bound, err := c.makeStandIns(e, dst, res)
+		var refused errStandIn
+		if errors.As(err, &refused) {
+			// What could hold a secret is gone; the session has none of this login.
+			res.StandIns = res.StandIns[:before]
+			c.leftOut(src, "was not given to the session: "+refused.why)
+			cp.Copy, cp.Files, cp.Bytes = "", 0, 0
+			return cp, nil
+		}
+		if err != nil {
+			return cp, err
+		}
+		for _, h := range bound {
+			if !slices.Contains(e.Hosts, h) {
+				e.Hosts = append(e.Hosts, h)
+			}
+		}
+		if n := len(res.StandIns) - before; n > 0 {
+			var to []string
+			for _, h := range bound {
+				to = append(to, h.String())
+			}
+			cp.Notes = append(cp.Notes, fmt.Sprintf("the secrets stay outside: the copy holds %d stand-in(s), which OpenWorker replaces with the real ones on requests to %s and nowhere else", n, strings.Join(to, ", ")))
+		} else {
+			cp.Notes = append(cp.Notes, "the copy held no secret to stand in for")
+		}
+	}
 	if e.Var != "" {
 		cp.Var = e.Var
 		res.Vars[e.Var] = dst
@@ -321,6 +364,17 @@ func (c *copier) entry(e Entry, res *Result) (Copied, error) {
 		}
 	}
 	return cp, nil
+}
+
+// secretsWord is how an entry's secrets reach a session, as Copied.Secrets says it.
+func secretsWord(e Entry) string {
+	switch {
+	case e.StandIn:
+		return "stand-in"
+	case e.Name == "ssh" && e.SSHAgent:
+		return "agent"
+	}
+	return "copy"
 }
 
 // dir copies folder src (a real path inside root) to dst.

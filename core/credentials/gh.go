@@ -73,7 +73,9 @@ func (c *copier) ghTokens(dir string) error {
 	if err := enc.Close(); err != nil {
 		return err
 	}
-	c.cur.Notes = append(c.cur.Notes, fmt.Sprintf("the token of %d host(s) kept in the keychain was written into the copy", added))
+	if !c.standIn {
+		c.cur.Notes = append(c.cur.Notes, fmt.Sprintf("the token of %d host(s) kept in the keychain was written into the copy", added))
+	}
 	return writeCopy(path, out.Bytes())
 }
 

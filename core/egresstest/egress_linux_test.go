@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openworker/openworker/core/config"
+	"github.com/openworker/openworker/core/credentials"
 	"github.com/openworker/openworker/core/dnsstub"
 	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/linux"
@@ -120,10 +122,15 @@ type world struct {
 	net     *internet
 	m       *session.Manager
 	project string
-	refused atomic.Int32
+	// home and state are the person's home folder and OpenWorker's state folder.
+	home, state string
+	refused     atomic.Int32
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t *testing.T) *world { return newWorldWith(t, nil) }
+
+// newWorldWith is newWorld with its manager's options changed by opts (nil: none).
+func newWorldWith(t *testing.T, opts func(*session.Options)) *world {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	prov := &linux.Provider{}
@@ -141,6 +148,7 @@ func newWorld(t *testing.T) *world {
 	w := &world{t: t, net: &internet{names: map[string][]netip.Addr{}, origin: map[netip.AddrPort]string{}}}
 	home := filepath.Join(root, "home")
 	w.project = filepath.Join(root, "project")
+	w.home, w.state = home, filepath.Join(root, "state")
 	for _, d := range []string{home, w.project} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
@@ -150,12 +158,16 @@ func newWorld(t *testing.T) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.m, err = session.NewManager(session.Options{
+	o := session.Options{
 		Providers: map[sandbox.Enforcement]sandbox.Provider{prov.Name(): prov},
-		UserHome:  home, StateDir: filepath.Join(root, "state"), TmpRoot: root, GOOS: "linux",
+		UserHome:  home, StateDir: w.state, TmpRoot: root, GOOS: "linux",
 		RunnerPath: exe, HostEnv: []string{"PATH=" + os.Getenv("PATH")},
 		Resolver: w.net, Dial: w.net.Dial,
-	})
+	}
+	if opts != nil {
+		opts(&o)
+	}
+	w.m, err = session.NewManager(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,5 +464,27 @@ print('failed', failed)
 	}
 	if out, code, _ := w.run(s, clientCmd(clients[0].cmd, "allowed.test")); code != 0 || !strings.Contains(out, "the allowed site") {
 		t.Errorf("an allowed name after %d others: exit %d:\n%s", dnsstub.MaxNames+100, code, out)
+	}
+}
+
+// TestLoginHostsOnTheFirstList: the hosts a shared login brings are on the session's list
+// from its start, for the first command too, not only once the backend swaps the lists.
+func TestLoginHostsOnTheFirstList(t *testing.T) {
+	w := newWorld(t)
+	var reached atomic.Int32
+	w.net.site(t, "api.github.com", 443, func(c net.Conn) { reached.Add(1) })
+	os.MkdirAll(filepath.Join(w.home, ".config", "gh"), 0o700)
+	os.WriteFile(filepath.Join(w.home, ".config", "gh", "config.yml"), []byte("git_protocol: https\n"), 0o600)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := w.m.Start(ctx, session.Spec{Provider: sandbox.Linux, Writable: []string{w.project}, Network: policy.Allowlist,
+		Logins: credentials.Entries([]config.Credential{{Name: "gh", Secrets: config.SecretsCopy, Enabled: true}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.End()
+	out, _, res := w.run(s, "curl -sS -m 10 https://api.github.com/")
+	if reached.Load() != 1 || len(res.Blocked) > 0 {
+		t.Fatalf("api.github.com, a host of the gh login, was not reached (blocked %v):\n%s", res.Blocked, out)
 	}
 }

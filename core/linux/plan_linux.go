@@ -242,6 +242,20 @@ func planWall(p *policy.Policy, spec sandbox.RunnerSpec) (*wallSetup, error) {
 		}
 		steps = append(steps, checked(mountStep{Src: st.Src, Dst: st.Dst}))
 	}
+	// The session's CA bundle over the system's bundle files, read-only: programs that read
+	// the system's trust their stand-in logins' hosts with it.
+	for _, tr := range p.Trust {
+		if err := abs("CA bundle", tr.Src, tr.Dst); err != nil {
+			return nil, err
+		}
+		if p.PrivateTmp == "" || !policy.Within(p.PrivateTmp, tr.Src) {
+			return nil, fmt.Errorf("linux sandbox: the CA bundle %s is not in the private tmp", tr.Src)
+		}
+		if !slices.ContainsFunc(p.System, func(d string) bool { return policy.Within(d, tr.Dst) }) {
+			return nil, fmt.Errorf("linux sandbox: %s is not in a system path the sandbox reads, so the CA bundle is not placed there", tr.Dst)
+		}
+		steps = append(steps, checked(mountStep{Src: tr.Src, Dst: tr.Dst}))
+	}
 	// Parents before children: a deeper mount lands on top of a shallower one, so the most
 	// specific folder decides (a read-only folder inside a writable one stays read-only, a
 	// session folder under /tmp shows through the private /tmp). Stable, so equal depths keep

@@ -58,6 +58,19 @@ func TestPlanGolden(t *testing.T) {
 			HostCaches: []policy.Placed{{Src: "/home/u/go/pkg/mod/cache/download", Dst: "/tmp/openworker-3/go-downloads"}},
 			Network:    policy.None,
 		}, false},
+		{"stand_in_trust", &policy.Policy{
+			Writable:   []string{"/srv/project"},
+			PrivateTmp: "/tmp/openworker-4",
+			Home:       "/tmp/openworker-4/home",
+			UserHome:   "/home/u",
+			System:     []string{"/usr", "/etc/ssl", "/etc/pki"},
+			Trust: []policy.Setting{
+				{Src: "/tmp/openworker-4/trust/ca-bundle.pem", Dst: "/etc/ssl/certs/ca-certificates.crt"},
+				{Src: "/tmp/openworker-4/trust/ca-bundle.pem", Dst: "/etc/pki/tls/certs/ca-bundle.crt"},
+			},
+			Network:   policy.Allowlist,
+			ProxyPort: 41000,
+		}, false},
 		{"private_tmp_outside_tmp", &policy.Policy{
 			Writable:   []string{"/srv/project"},
 			PrivateTmp: "/run/user/1000/openworker-2",
@@ -119,6 +132,14 @@ func TestPlanRefuses(t *testing.T) {
 		{"allowlist_without_port", func(p *policy.Policy) { p.Network = policy.Allowlist }, "proxy's port"},
 		{"relative_folder", func(p *policy.Policy) { p.Writable = []string{"work"} }, `writable path "work"`},
 		{"unclean_folder", func(p *policy.Policy) { p.ReadOnly = []string{"/srv/../etc"} }, `read-only path "/srv/../etc"`},
+		{"ca_bundle_outside_the_private_tmp", func(p *policy.Policy) {
+			p.PrivateTmp = "/tmp/ow"
+			p.Trust = []policy.Setting{{Src: "/srv/bundle.pem", Dst: "/usr/lib/ssl/cert.pem"}}
+		}, "the CA bundle /srv/bundle.pem is not in the private tmp"},
+		{"ca_bundle_outside_system_paths", func(p *policy.Policy) {
+			p.PrivateTmp = "/tmp/ow"
+			p.Trust = []policy.Setting{{Src: "/tmp/ow/b.pem", Dst: "/srv/cert.pem"}}
+		}, "/srv/cert.pem is not in a system path the sandbox reads"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var p *policy.Policy

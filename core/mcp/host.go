@@ -57,7 +57,29 @@ type Info struct {
 	// host_port), and those asked for that nothing listens at yet.
 	LocalServers bool                `json:"local_servers,omitempty"`
 	Published    []session.Published `json:"published,omitempty"`
-	Attached     string              `json:"attached"` // "in-process" or the daemon's socket
+	// Logins are the shared logins the session started with, and how each reached it.
+	Logins   []Login `json:"logins,omitempty"`
+	Attached string  `json:"attached"` // "in-process" or the daemon's socket
+}
+
+// Login is one shared login as session_info gives it: Secrets is "stand-in" (its files hold
+// stand-ins, which work only on its own hosts, where OpenWorker puts the real secret on the
+// request), "copy" (they hold the real secrets) or "agent" (the SSH keys stay outside).
+type Login struct {
+	Name    string   `json:"name"`
+	Secrets string   `json:"secrets"`
+	Hosts   []string `json:"hosts,omitempty"`
+}
+
+// loginsOf are the session's shared logins as session_info gives them.
+func loginsOf(a backend.Access) []Login {
+	var out []Login
+	for _, l := range a.Logins {
+		if l.Found {
+			out = append(out, Login{Name: l.Key, Secrets: l.Secrets, Hosts: l.Hosts})
+		}
+	}
+	return out
 }
 
 // Folder is a session folder as given and as the wall holds it.
@@ -110,7 +132,7 @@ func (h *LocalHost) Info(context.Context) (Info, error) {
 		Session: h.S.ID, Enforcement: string(h.S.Enforcement), Network: string(h.S.Network),
 		Approvals: h.B.Settings().Settings.Approvals, Writable: pair(h.Given.Writable, rw), ReadOnly: pair(h.Given.ReadOnly, ro),
 		Sites: a.Sites, Denied: a.Denied, Active: h.S.Active(), Attached: "in-process", FoldersRefused: refusedFolders(a),
-		LocalServers: a.LocalServers, Published: a.Published,
+		LocalServers: a.LocalServers, Published: a.Published, Logins: loginsOf(a),
 	}, nil
 }
 func (h *LocalHost) Fetch(ctx context.Context, url, reason string, wait time.Duration) (backend.FetchResult, error) {
@@ -244,7 +266,7 @@ func (h *RemoteHost) Info(ctx context.Context) (Info, error) {
 			return Info{Session: s.ID, Enforcement: s.Enforcement, Network: s.Network, Approvals: st.Approvals,
 				Writable: pair(h.Given.Writable, s.Writable), ReadOnly: pair(h.Given.ReadOnly, s.ReadOnly),
 				Sites: a.Sites, Denied: a.Denied, Active: s.Active, Attached: h.Socket, FoldersRefused: refusedFolders(a),
-				LocalServers: a.LocalServers, Published: a.Published}, nil
+				LocalServers: a.LocalServers, Published: a.Published, Logins: loginsOf(a)}, nil
 		}
 	}
 	return Info{}, errors.New("the session has ended")

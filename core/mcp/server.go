@@ -163,7 +163,7 @@ var tools = []toolSpec{
 	{"list_directory", "List a folder in the session's folders: names, sizes, kinds.", sdk.ToolAnnotations{Title: "List a folder", ReadOnlyHint: true, OpenWorldHint: ptr(false)}},
 	{"request_site", requestSiteDescription, sdk.ToolAnnotations{Title: "Ask the person for a site", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)}},
 	{"web_fetch", webFetchDescription, sdk.ToolAnnotations{Title: "Fetch a web page", DestructiveHint: ptr(false), OpenWorldHint: ptr(true)}},
-	{"session_info", "The sandbox this session runs in: its folders (as given and as resolved), the sites it may reach (marking session-only and shared-login ones), the sites the person denied, the network profile, the enforcement level, the approvals mode, and the ports of servers it started that the person's machine reaches (published: the port inside and host_port, at 127.0.0.1 on the person's machine).",
+	{"session_info", "The sandbox this session runs in: its folders (as given and as resolved), the sites it may reach (marking session-only and shared-login ones), the sites the person denied, the network profile, the enforcement level, the approvals mode, and the ports of servers it started that the person's machine reaches (published: the port inside and host_port, at 127.0.0.1 on the person's machine), and the shared logins with how each reached the sandbox (secrets: stand-in, its files hold stand-ins that work only on its own hosts; copy; agent, SSH keys kept outside).",
 		sdk.ToolAnnotations{Title: "Describe the sandbox", ReadOnlyHint: true, OpenWorldHint: ptr(false)}},
 }
 

@@ -78,6 +78,11 @@ type Policy struct {
 	// Hidden are the login files inside the toolchains (registry tokens, …): inside, each
 	// is empty.
 	Hidden []string
+	// Trust places the session's CA bundle (Src, a file in PrivateTmp: the system's roots
+	// and OpenWorker's own CA, for its stand-in logins) at each of the system's bundle
+	// files (Dst) that programs read when no variable names one; read-only, on walls that
+	// place files (Linux). Empty when the session has no stand-in login.
+	Trust []Setting
 	// GitMetadataWritable lets commands write repository metadata that the person's own git
 	// obeys outside the wall (.git/hooks, .git/config, a worktree's config). The zero value
 	// keeps it read-only inside every writable folder, as it must be by default.
@@ -161,6 +166,8 @@ type Options struct {
 	// client's that asked for the session): guarded against writing as RunnerFiles are,
 	// but not shown inside.
 	Programs []string
+	// TrustBundle is the session's CA bundle, a file in PrivateTmp (see Policy.Trust).
+	TrustBundle string
 }
 
 // Protected is one file or folder kept read-only inside a writable folder, or, anchored, a
@@ -360,10 +367,44 @@ func New(opts Options) (*Policy, error) {
 			p.ReadOnly = append(p.ReadOnly, src)
 		}
 	}
+	if opts.TrustBundle != "" {
+		if err := p.trust(opts.TrustBundle, goos); err != nil {
+			return nil, err
+		}
+	}
 	if p.Marker, err = NewMarker(); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// trust places bundle, which must be a regular file in the private tmp, at each of the
+// system's bundle files that is one here (a link to one is covered where it leads), and lies
+// in a system path the sandbox reads.
+func (p *Policy) trust(bundle, goos string) error {
+	src, err := Resolve(bundle)
+	if err != nil {
+		return fmt.Errorf("policy: the session's CA bundle: %w", err)
+	}
+	if p.PrivateTmp == "" || !Within(p.PrivateTmp, src) || src == p.PrivateTmp {
+		return fmt.Errorf("policy: the session's CA bundle %s is not in the private tmp", bundle)
+	}
+	if fi, err := os.Lstat(src); err != nil || !fi.Mode().IsRegular() {
+		return fmt.Errorf("policy: the session's CA bundle %s is not a regular file", bundle)
+	}
+	if goos != "linux" {
+		return nil // the variables alone name it (see the session's environment)
+	}
+	for _, dst := range SystemCABundles(goos) {
+		if fi, err := os.Lstat(dst); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if !slices.ContainsFunc(p.System, func(d string) bool { return Within(d, dst) }) {
+			continue
+		}
+		p.Trust = append(p.Trust, Setting{Src: src, Dst: dst})
+	}
+	return nil
 }
 
 // untrustedOf are the folders a session may write, resolved: a link in one is never followed.

@@ -137,3 +137,37 @@ func TestSystemPathsAndMarker(t *testing.T) {
 		t.Error("a sandbox home outside the private tmp was accepted")
 	}
 }
+
+// The session's CA bundle is placed at the system's bundle files that are regular files here
+// (on Linux), and only a file in the private tmp is.
+func TestTrustBundle(t *testing.T) {
+	f := newFixture(t)
+	tmp := filepath.Join(f.root, "private")
+	os.MkdirAll(filepath.Join(tmp, "home"), 0o700)
+	bundle := filepath.Join(tmp, "ca-bundle.pem")
+	os.WriteFile(bundle, []byte("-----BEGIN CERTIFICATE-----\n"), 0o444)
+	p, err := New(Options{Writable: []string{f.proj}, UserHome: f.home, PrivateTmp: tmp, GOOS: "linux", TrustBundle: bundle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []Setting
+	for _, b := range SystemCABundles("linux") {
+		if fi, err := os.Lstat(b); err == nil && fi.Mode().IsRegular() {
+			want = append(want, Setting{Src: bundle, Dst: b})
+		}
+	}
+	if len(want) == 0 {
+		t.Skip("this machine has none of the system's bundle files")
+	}
+	if !slices.Equal(p.Trust, want) {
+		t.Fatalf("trust %v, want %v", p.Trust, want)
+	}
+	if p, err := New(Options{Writable: []string{f.proj}, UserHome: f.home, PrivateTmp: tmp, GOOS: "darwin", TrustBundle: bundle}); err != nil || len(p.Trust) != 0 {
+		t.Fatalf("a Mac's policy places files: %v %v", p, err)
+	}
+	outside := filepath.Join(f.proj, "bundle.pem")
+	os.WriteFile(outside, nil, 0o644)
+	if _, err := New(Options{Writable: []string{f.proj}, UserHome: f.home, PrivateTmp: tmp, GOOS: "linux", TrustBundle: outside}); err == nil || !strings.Contains(err.Error(), "is not in the private tmp") {
+		t.Fatalf("a bundle outside the private tmp: %v", err)
+	}
+}

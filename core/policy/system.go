@@ -35,6 +35,23 @@ var darwinSystem = []string{
 	"/Library/Managed Preferences",
 }
 
+// SystemCABundles are the files where goos's TLS stacks look for the trusted roots when no
+// variable names a file: each distribution's bundle, and the places other stacks (Go's,
+// OpenSSL's defaults) look. The first that exists is the system's own bundle.
+func SystemCABundles(goos string) []string {
+	if goos == "darwin" {
+		return []string{"/etc/ssl/cert.pem", "/private/etc/ssl/cert.pem"}
+	}
+	return []string{
+		"/etc/ssl/certs/ca-certificates.crt",                // Debian, Ubuntu, Arch, Gentoo
+		"/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", // Fedora, RHEL (what ca-bundle.crt leads to)
+		"/etc/pki/tls/certs/ca-bundle.crt",                  // Fedora, RHEL
+		"/etc/ssl/ca-bundle.pem",                            // openSUSE
+		"/etc/pki/tls/cacert.pem",                           // OpenELEC
+		"/etc/ssl/cert.pem",                                 // Alpine
+	}
+}
+
 // DarwinDataVolume is the data volume's own path on a Mac (macOS 10.15 and later): every file
 // that is not on the system volume has a second spelling below it (/Users/me/.ssh is also
 // /System/Volumes/Data/Users/me/.ssh). Whether Seatbelt matches that spelling as given or

@@ -65,6 +65,9 @@ type conn struct {
 	// Only this connection's goroutine uses these.
 	upBr  *bufio.Reader
 	upKey string
+	// terminated names the stand-in logins of a connection the proxy terminates (see
+	// terminate); "" for any other.
+	terminated string
 }
 
 // close ends the connection and its upstream.
@@ -242,16 +245,30 @@ func (c *conn) refuseList(d hosts.Decision) {
 }
 
 func (c *conn) refuseWith(ref Refusal) {
-	ref.Time = c.p.opts.Now()
 	reason, code := ref.Reason, ref.Header
-	c.p.record.add(ref)
-	if c.p.opts.OnRefusal != nil {
-		c.p.opts.OnRefusal(ref)
-	}
+	c.note(ref)
 	if c.transparent && !c.plainHTTP && !c.startsHTTP() {
 		return
 	}
 	writeError(c.c, http.StatusForbidden, code, reason)
+}
+
+// note records a refusal and tells the hook, without answering: the connection is no
+// longer one to answer on in plain HTTP (its TLS was ended here), or answers itself.
+func (c *conn) note(ref Refusal) {
+	ref.Time = c.p.opts.Now()
+	c.p.record.add(ref)
+	if c.p.opts.OnRefusal != nil {
+		c.p.opts.OnRefusal(ref)
+	}
+}
+
+// switchAdvice says what to do instead of a protocol switch the proxy does not carry.
+func (c *conn) switchAdvice() string {
+	if c.terminated != "" {
+		return "connections that carry the " + c.terminated + " login's stand-in are carried request by request, without upgrades such as WebSockets"
+	}
+	return "use https:// (CONNECT)"
 }
 
 // fail answers a client of the proxy with an error; a relayed connection is only closed.
@@ -390,6 +407,10 @@ func (c *conn) connect(req *request) {
 	if _, err := io.WriteString(c.c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		return
 	}
+	if logins := c.p.standInsFor(d); logins != nil {
+		c.terminate(up, d, logins)
+		return
+	}
 	c.tunnel(up)
 }
 
@@ -428,14 +449,20 @@ func (c *conn) forward(r *request) bool {
 		c.upBr = bufio.NewReaderSize(up, MaxResponseHeadBytes)
 		c.upKey = key
 	}
-	up := c.up
 	// The origin sees an ordinary origin-form request for the URL's host.
 	req.Host = req.URL.Host
+	return c.exchange(c.c, c.up, c.upBr, req, d.Target())
+}
+
+// exchange sends one request read from client to up, whose responses are read with upBr,
+// and passes the response back (with any 1xx before it). It reports whether client may
+// carry another request.
+func (c *conn) exchange(client, up net.Conn, upBr *bufio.Reader, req *http.Request, target string) bool {
 	removeHopByHop(req.Header)
 	if strings.EqualFold(req.Header.Get("Expect"), "100-continue") {
 		// Answer the client's wait here; the origin gets the body at once.
 		req.Header.Del("Expect")
-		if _, err := io.WriteString(c.c, "HTTP/1.1 100 Continue\r\n\r\n"); err != nil {
+		if _, err := io.WriteString(client, "HTTP/1.1 100 Continue\r\n\r\n"); err != nil {
 			return false
 		}
 	}
@@ -443,32 +470,32 @@ func (c *conn) forward(r *request) bool {
 		req.Header["User-Agent"] = []string{""} // keep Go from adding its own
 	}
 	deadline := time.Now().Add(c.p.opts.IdleTimeout)
-	c.c.SetReadDeadline(deadline)
+	client.SetReadDeadline(deadline)
 	up.SetDeadline(deadline)
 	if err := req.Write(up); err != nil {
-		writeError(c.c, http.StatusBadGateway, "", "the proxy could not send the request to "+d.Target()+" ("+err.Error()+")")
+		writeError(client, http.StatusBadGateway, "", "the proxy could not send the request to "+target+" ("+err.Error()+")")
 		return false
 	}
 	for {
 		// The head is buffered whole first, within its bound: Go's reader would read any
 		// length of it into memory.
-		if _, err := headLenWithin(c.upBr, MaxResponseHeadBytes); err == errHeadTooLarge {
-			writeError(c.c, http.StatusBadGateway, "", "the response head from "+d.Target()+" is larger than "+
+		if _, err := headLenWithin(upBr, MaxResponseHeadBytes); err == errHeadTooLarge {
+			writeError(client, http.StatusBadGateway, "", "the response head from "+target+" is larger than "+
 				strconv.Itoa(MaxResponseHeadBytes>>10)+" KiB, so the proxy does not forward it")
 			return false
 		}
-		resp, err := http.ReadResponse(c.upBr, req)
+		resp, err := http.ReadResponse(upBr, req)
 		if err != nil {
-			writeError(c.c, http.StatusBadGateway, "", "the proxy got no valid answer from "+d.Target()+" ("+err.Error()+")")
+			writeError(client, http.StatusBadGateway, "", "the proxy got no valid answer from "+target+" ("+err.Error()+")")
 			return false
 		}
 		if resp.StatusCode == http.StatusSwitchingProtocols {
 			resp.Body.Close()
-			writeError(c.c, http.StatusBadGateway, "", d.Target()+" switched protocols, which the proxy does not forward for http:// URLs; use https:// (CONNECT)")
+			writeError(client, http.StatusBadGateway, "", target+" switched protocols, which the proxy does not forward here; "+c.switchAdvice())
 			return false
 		}
 		removeHopByHop(resp.Header)
-		err = resp.Write(c.c)
+		err = resp.Write(client)
 		resp.Body.Close()
 		if err != nil {
 			return false
@@ -476,7 +503,7 @@ func (c *conn) forward(r *request) bool {
 		if resp.StatusCode >= 100 && resp.StatusCode < 200 {
 			continue
 		}
-		c.c.SetReadDeadline(time.Time{})
+		client.SetReadDeadline(time.Time{})
 		return !resp.Close && !req.Close
 	}
 }

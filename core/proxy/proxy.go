@@ -6,6 +6,10 @@
 // refused. Its relay (ServeRelay) decides, the same way, the connections of programs that
 // ignore the proxy variables where the sandbox's network sends them there (Linux); elsewhere
 // such a program is stopped by the sandbox profile, not here.
+//
+// It looks into no connection but those to the hosts of the session's stand-in logins, whose
+// TLS it ends itself to put the real secret in place of the stand-in (see StandIn); every
+// other connection is a tunnel it only carries.
 package proxy
 
 import (
@@ -106,6 +110,10 @@ type Options struct {
 	// loopback: reached only through an entry that names it. It is asked at each connection.
 	// Default: ownaddr.Is, the kernel's answer.
 	OwnAddr func(netip.Addr) (bool, error)
+	// StandIns are the session's stand-in logins: the connections to their hosts are ended
+	// here, and their requests carry the real secrets in place of the stand-ins (see
+	// StandIn). nil: the proxy terminates nothing.
+	StandIns *StandIns
 }
 
 // rules is what a decision reads: swapped as one value so a request never sees an allow list
@@ -117,17 +125,19 @@ type rules struct {
 // Proxy is one session's egress proxy. Make it with New, give it listeners with
 // ListenLoopback or Serve, and Close it when the session ends.
 type Proxy struct {
-	opts    Options
-	auth    string // "openworker:TOKEN", compared with what a client sends
-	rules   atomic.Pointer[rules]
-	record  record
-	active  atomic.Int64
-	full    atomic.Int32 // tunnels with a full origin buffer (see MaxFullBuffers)
-	forbid  map[netip.AddrPort]bool
-	dialer  net.Dialer
-	bufs    buffers
-	connsWG sync.WaitGroup
-	serveWG sync.WaitGroup // Serve loops ListenLoopback started
+	opts   Options
+	auth   string // "openworker:TOKEN", compared with what a client sends
+	rules  atomic.Pointer[rules]
+	record record
+	active atomic.Int64
+	full   atomic.Int32 // tunnels with a full origin buffer (see MaxFullBuffers)
+	forbid map[netip.AddrPort]bool
+	dialer net.Dialer
+	bufs   buffers
+	// standIns are Options.StandIns by host; nil for none.
+	standIns *standIns
+	connsWG  sync.WaitGroup
+	serveWG  sync.WaitGroup // Serve loops ListenLoopback started
 
 	mu        sync.Mutex // guards the fields below, and orders swaps with tunnel starts
 	closed    bool
@@ -189,6 +199,10 @@ func New(opts Options) (*Proxy, error) {
 		listeners: make(map[net.Listener]bool),
 		ownPorts:  make(map[uint16]bool),
 		conns:     make(map[*conn]bool),
+	}
+	var err error
+	if p.standIns, err = newStandIns(opts.StandIns); err != nil {
+		return nil, err
 	}
 	p.dialer.Timeout = opts.DialTimeout
 	if p.opts.Dial == nil {

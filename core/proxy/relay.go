@@ -175,6 +175,10 @@ func (c *conn) startRelay(up net.Conn, d hosts.Decision, addr netip.Addr, specia
 	if !c.attach(up, d, addr, special) {
 		return
 	}
+	if logins := c.p.standInsFor(d); logins != nil {
+		c.terminate(up, d, logins)
+		return
+	}
 	c.tunnel(up)
 }
 

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/openworker/openworker/core/audit"
 	"github.com/openworker/openworker/core/hosts"
+	"github.com/openworker/openworker/core/localca"
 	"github.com/openworker/openworker/core/proxy"
 	"github.com/openworker/openworker/core/runner"
 	"github.com/openworker/openworker/core/sandbox"
@@ -60,6 +62,10 @@ type Options struct {
 	// proxy.Options): tests stand in for the internet with them.
 	Resolver proxy.Resolver
 	Dial     func(ctx context.Context, network, address string) (net.Conn, error)
+	// UpstreamRoots verify the real hosts of stand-in logins, whose TLS the proxies end;
+	// nil: the system's roots, as a program in the sandbox would verify them. Tests give
+	// the CA of their loopback origins.
+	UpstreamRoots *x509.CertPool
 }
 
 // Manager owns the running sessions of this process.
@@ -68,6 +74,10 @@ type Manager struct {
 	proxyConns *proxy.ConnLimit
 	mu         sync.Mutex
 	sessions   map[string]*Session
+	// ca is the machine's CA once a session with a stand-in login loaded it (see
+	// machineCA); caMu guards it.
+	caMu sync.Mutex
+	ca   *localca.CA
 }
 
 // NewManager returns a manager and removes the private tmp folders of sessions whose owner

@@ -36,7 +36,7 @@ func (s *Session) serveRelay(proc sandbox.Process) error {
 		if s.openRelay == nil {
 			var err error
 			s.openRelay, err = proxy.New(proxy.Options{Token: proxy.NewToken(), HowToAllow: s.spec.HowToAllow, OnRefusal: s.spec.OnRefusal,
-				Denied: s.spec.Denied, MaxConns: s.spec.ProxyConns, Shared: s.m.proxyConns, Resolver: s.m.opts.Resolver, Dial: s.m.opts.Dial})
+				Denied: s.spec.Denied, MaxConns: s.spec.ProxyConns, Shared: s.m.proxyConns, Resolver: s.m.opts.Resolver, Dial: s.m.opts.Dial, StandIns: s.standIns})
 			if err != nil {
 				l.Close()
 				pc.Close()

@@ -112,6 +112,10 @@ type Session struct {
 	proxyURL string
 	logins   *credentials.Result // the shared logins copied at start; nil: none
 	sshAgent *sshagent.Agent     // serves the ssh login's keys from outside; nil: none
+	// standIns are what the proxies need for the stand-in logins, and trustBundle the CA
+	// bundle the sandbox's programs trust; nil and "" without one.
+	standIns    *proxy.StandIns
+	trustBundle string
 
 	mu        sync.Mutex // one tool call at a time; guards the fields below
 	pol       *policy.Policy
@@ -296,18 +300,21 @@ func (m *Manager) start(ctx context.Context, spec Spec, first *pending) (_ *Sess
 	if err := s.startSSHAgent(); err != nil {
 		return nil, err
 	}
+	if err := s.prepareStandIns(); err != nil {
+		return nil, err
+	}
 	if spec.Network == policy.Allowlist {
 		px, err := proxy.New(proxy.Options{Token: proxy.NewToken(), HowToAllow: spec.HowToAllow, OnRefusal: spec.OnRefusal, Denied: spec.Denied, MaxConns: spec.ProxyConns, Shared: m.proxyConns,
-			Resolver: m.opts.Resolver, Dial: m.opts.Dial})
+			Resolver: m.opts.Resolver, Dial: m.opts.Dial, StandIns: s.standIns})
 		if err != nil {
 			return nil, fmt.Errorf("starting the egress proxy: %w", err)
 		}
 		s.proxy = px
-		px.SetAllowList(allowList(spec))
+		px.SetAllowList(allowList(s.spec))
 		if spec.Provider == sandbox.Linux {
 			// The sandbox has a network of its own: the port is inside it, where only the
 			// proxy's listener and the forwarded host ports are.
-			s.forwardAddrs = forwardsOf(allowList(spec))
+			s.forwardAddrs = forwardsOf(allowList(s.spec))
 			for s.port == 0 || slices.ContainsFunc(s.forwardAddrs, func(a netip.AddrPort) bool { return int(a.Port()) == s.port }) {
 				s.port = sandbox.ProxyPortLow + int(randUint16()%40000)
 			}
@@ -399,6 +406,7 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	opts := m.policyOptions(s.spec)
 	opts.PrivateTmp, opts.Home, opts.ProxyPort = s.tmp, s.home, s.port
 	opts.Settings = policy.GitSettings
+	opts.TrustBundle = s.trustBundle
 	pol, err := policy.New(opts)
 	if err != nil {
 		return err
@@ -687,7 +695,7 @@ func (s *Session) loginsSummary() string {
 	var parts []string
 	for _, c := range s.logins.Entries {
 		if c.Found {
-			parts = append(parts, fmt.Sprintf("%s (%d files)", c.Key, c.Files))
+			parts = append(parts, fmt.Sprintf("%s (%d files, %s)", c.Key, c.Files, c.Secrets))
 		}
 	}
 	if len(parts) == 0 {

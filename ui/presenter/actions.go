@@ -92,6 +92,10 @@ type (
 	// SetSSHKeys switches the added entry.
 	AddSSHLogin struct{ Keys string }
 	SetSSHKeys  struct{ Mode string }
+	// AddLoginSecrets adds a CLI's login with its tokens shared as Secrets ("stand-in" or
+	// "copy"); SetSecrets switches the added entry.
+	AddLoginSecrets struct{ Name, Secrets string }
+	SetSecrets      struct{ Name, Mode string }
 
 	// The "A file or folder…" form: the chosen path, its label, the hosts as typed, and Add.
 	SetFilePath  struct{ Path string }

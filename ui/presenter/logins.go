@@ -2,8 +2,10 @@ package presenter
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/openworker/openworker/core/backend"
+	"github.com/openworker/openworker/core/config"
 )
 
 // BackendLogins is the shared logins of a backend, as the presenter needs them.
@@ -16,11 +18,12 @@ func (l BackendLogins) List() LoginList {
 	out := LoginList{Note: c.Note}
 	for _, e := range c.Entries {
 		out.Added = append(out.Added, AddedLogin{Key: e.Key, Title: e.Title, From: e.From, Kind: e.Kind, Hosts: e.Hosts,
-			Enabled: e.Enabled, Status: e.Status, Problem: e.Problem, Keys: e.Keys, LeftOut: e.LeftOut})
+			Enabled: e.Enabled, Status: e.Status, Problem: e.Problem, Keys: e.Keys, LeftOut: e.LeftOut,
+			Secrets: e.Secrets, SecretsNote: e.SecretsNote, StandIn: e.Secrets == config.SecretsStandIn || strings.HasPrefix(e.SecretsNote, "it can be a stand-in")})
 	}
 	for _, r := range c.Catalog {
 		out.Catalog = append(out.Catalog, CatalogLogin{Name: r.Name, Title: r.Title, From: r.From, Kind: r.Kind, Lets: r.Lets,
-			Hosts: r.Hosts, Found: r.Found, Status: r.Status, Added: r.Added})
+			Hosts: r.Hosts, Found: r.Found, Status: r.Status, Added: r.Added, StandIn: r.StandIn, CopyOnly: r.CopyOnly})
 	}
 	return out
 }
@@ -51,6 +54,18 @@ func (l BackendLogins) AddSSH(keys string) error {
 
 func (l BackendLogins) SetSSHKeys(mode string) error {
 	_, err := l.B.SetSSHKeys(mode)
+	return pendingIsDone(err)
+}
+
+var _ Secrets = BackendLogins{}
+
+func (l BackendLogins) AddLoginSecrets(name, secrets string) error {
+	_, err := l.B.AddLogin(name, secrets, true)
+	return pendingIsDone(err)
+}
+
+func (l BackendLogins) SetSecrets(name, mode string) error {
+	_, err := l.B.SetSecrets(name, mode)
 	return pendingIsDone(err)
 }
 

@@ -91,3 +91,64 @@ func TestSSHKeysChoice(t *testing.T) {
 		t.Fatalf("calls: %v", got)
 	}
 }
+
+// fakeSecretsLogins is fakeLogins that can share a CLI login's tokens either way.
+type fakeSecretsLogins struct{ *fakeLogins }
+
+func (f fakeSecretsLogins) AddLoginSecrets(name, secrets string) error {
+	f.calls = append(f.calls, "add "+name+" "+secrets)
+	f.added = append(f.added, AddedLogin{Key: name, Title: name, Enabled: true, Secrets: secrets, StandIn: true})
+	return nil
+}
+
+func (f fakeSecretsLogins) SetSecrets(name, mode string) error {
+	f.calls = append(f.calls, "secrets "+name+" "+mode)
+	for i := range f.added {
+		if f.added[i].Key == name {
+			f.added[i].Secrets = mode
+		}
+	}
+	return nil
+}
+
+// A login that can be a stand-in is added as one or copied, as the person chooses in the
+// Add… menu, and its entry offers the other way, each saying what it means; one that cannot
+// says why it is copied.
+func TestSecretsChoice(t *testing.T) {
+	logins := fakeSecretsLogins{newFakeLogins()}
+	f := newFixture(t, "", Options{Logins: logins})
+	f.dispatch(t, ShowWindow{ID: SettingsWindow})
+	w, _ := window(f.p.View(), SettingsWindow)
+	var add view.MenuButton
+	view.Walk(w.Body, func(n view.Node) {
+		if m, ok := n.(view.MenuButton); ok {
+			add = m
+		}
+	})
+	standIn, ok := menuItem(add.Menu, "A CLI's login", "npm (~/.npmrc) — found", "Stand-ins inside")
+	if !ok || standIn.Action != (AddLoginSecrets{Name: "npm", Secrets: "stand-in"}) || !strings.Contains(standIn.Tooltip, "The tokens stay outside") {
+		t.Fatalf("stand-ins: %+v", standIn)
+	}
+	if cp, ok := menuItem(add.Menu, "A CLI's login", "npm (~/.npmrc) — found", "Copy the tokens"); !ok || cp.Action != (AddLoginSecrets{Name: "npm", Secrets: "copy"}) || !strings.Contains(cp.Tooltip, "any command there can read them") {
+		t.Fatalf("copied: %+v", cp)
+	}
+	aws, ok := menuItem(add.Menu, "A CLI's login", "AWS credentials (~/.aws/credentials) — found")
+	if !ok || aws.Submenu != nil || !strings.Contains(aws.Tooltip, "copied into the sandbox: AWS requests are signed with the secret key itself") {
+		t.Fatalf("a login that is always copied: %+v", aws)
+	}
+	f.dispatch(t, standIn.Action)
+	w, _ = window(f.p.View(), SettingsWindow)
+	var choice view.Radio
+	view.Walk(w.Body, func(n view.Node) {
+		if r, ok := n.(view.Radio); ok && r.Title == "npm tokens" {
+			choice = r
+		}
+	})
+	if len(choice.Options) != 2 || !choice.Options[0].Selected || choice.Options[1].Action != (SetSecrets{Name: "npm", Mode: "copy"}) {
+		t.Fatalf("the entry's choice: %+v", choice)
+	}
+	f.dispatch(t, choice.Options[1].Action)
+	if got := logins.calls; !slices.Equal(got, []string{"add npm stand-in", "secrets npm copy"}) {
+		t.Fatalf("calls: %v", got)
+	}
+}

@@ -70,6 +70,10 @@ type CatalogLogin struct {
 	Found  bool   // the file or folder is on this machine and can be read
 	Status string // "found", "not found", "found (token in the keychain)"
 	Added  bool   // it has an entry already
+	// StandIn says it can be a stand-in on this machine (its tokens stay outside); CopyOnly
+	// says why it is always copied, for the others.
+	StandIn  bool
+	CopyOnly string
 }
 
 // AddedLogin is one entry of "Explicit config and keys exposed to Agent".
@@ -84,6 +88,11 @@ type AddedLogin struct {
 	Problem string // why it cannot be copied, if it cannot
 	// Keys, for the SSH keys, is how they are shared: "agent" or "copy".
 	Keys string
+	// Secrets, for another CLI's login, is how its tokens are shared: "stand-in" or "copy";
+	// SecretsNote says why it is copied, where it is; StandIn says it can be a stand-in.
+	Secrets     string
+	SecretsNote string
+	StandIn     bool
 	// LeftOut are the files a session started now would not get, each with why (the SSH
 	// keys' files when the keys stay outside).
 	LeftOut []string
@@ -114,6 +123,13 @@ type Logins interface {
 type SSHKeys interface {
 	AddSSH(keys string) error
 	SetSSHKeys(mode string) error
+}
+
+// Secrets is Logins that can share a CLI login's tokens either way: as stand-ins (the tokens
+// stay outside) or copied. Logins without it add them the default way.
+type Secrets interface {
+	AddLoginSecrets(name, secrets string) error
+	SetSecrets(name, mode string) error
 }
 
 // Options configure a Presenter.
@@ -235,6 +251,7 @@ func (p *Presenter) State() State {
 		l := p.opts.Logins.List()
 		s.Logins, s.Added, s.LoginsNote, s.HasLogins = l.Catalog, l.Added, l.Note, true
 		_, s.SSHKeysChoice = p.opts.Logins.(SSHKeys)
+		_, s.SecretsChoice = p.opts.Logins.(Secrets)
 	}
 	return s
 }
@@ -474,6 +491,18 @@ func (p *Presenter) dispatch(a view.Action) error {
 			return ErrNoLogins
 		}
 		return k.SetSSHKeys(a.Mode)
+	case AddLoginSecrets:
+		k, ok := p.opts.Logins.(Secrets)
+		if !ok {
+			return ErrNoLogins
+		}
+		return k.AddLoginSecrets(a.Name, a.Secrets)
+	case SetSecrets:
+		k, ok := p.opts.Logins.(Secrets)
+		if !ok {
+			return ErrNoLogins
+		}
+		return k.SetSecrets(a.Name, a.Mode)
 	case SetFilePath:
 		rel, err := underHome(p.opts.Home, a.Path)
 		p.mu.Lock()

@@ -39,17 +39,29 @@ func SampleCatalog() []CatalogLogin {
 }
 
 func sampleCatalog() []CatalogLogin {
-	return []CatalogLogin{
+	cs := []CatalogLogin{
 		{Name: "ssh", Title: "SSH keys", From: "~/.ssh", Kind: "folder, credential", Lets: "push and pull over SSH, and log in to servers, as you", Hosts: []string{"github.com:22", "gitlab.com:22"}, Found: true},
 		{Name: "gh", Title: "GitHub CLI", From: "~/.config/gh", Kind: "folder, credential", Lets: "pull requests, issues and releases as you", Hosts: []string{"api.github.com:443", "github.com:443"}},
 		{Name: "aws-config", Title: "AWS profiles", From: "~/.aws/config", Kind: "file, configuration", Lets: "regions and profile names, no keys", Hosts: []string{"*.amazonaws.com:443"}, Found: true},
 		{Name: "aws-credentials", Title: "AWS credentials", From: "~/.aws/credentials", Kind: "file, credential", Lets: "your access keys", Hosts: []string{"*.amazonaws.com:443"}, Found: true},
 		{Name: "kubectl", Title: "kubectl", From: "~/.kube/config", Kind: "file, credential", Lets: "your clusters"},
-		{Name: "npm", Title: "npm", From: "~/.npmrc", Kind: "file, credential", Lets: "install and publish private packages", Hosts: []string{"registry.npmjs.org:443"}, Found: true},
+		{Name: "npm", Title: "npm", From: "~/.npmrc", Kind: "file, credential", Lets: "install and publish private packages", Hosts: []string{"registry.npmjs.org:443"}, Found: true, StandIn: true},
 		{Name: "docker", Title: "Docker registries", From: "~/.docker/config.json", Kind: "file, credential", Lets: "push and pull images with the logins saved in the file", Hosts: []string{"registry-1.docker.io:443", "ghcr.io:443"}},
 		{Name: "gcloud", Title: "gcloud", From: "~/.config/gcloud", Kind: "folder, credential", Lets: "your Google Cloud accounts and projects", Hosts: []string{"*.googleapis.com:443", "accounts.google.com:443"}},
 		{Name: "terraform", Title: "Terraform Cloud", From: "~/.terraform.d/credentials.tfrc.json", Kind: "file, credential", Lets: "runs and state in Terraform Cloud as you", Hosts: []string{"app.terraform.io:443", "registry.terraform.io:443", "releases.hashicorp.com:443"}},
 	}
+	for i := range cs {
+		if cs[i].Name != "ssh" && !cs[i].StandIn {
+			cs[i].CopyOnly = macCopyOnly(cs[i].Name)
+		}
+	}
+	return cs
+}
+
+// macCopyOnly is why a login is always copied on a Mac, as the settings say it.
+func macCopyOnly(name string) string {
+	_, why := config.StandInSupport(name, "darwin")
+	return why
 }
 
 func previewState(provider, network string, sites ...string) State {
@@ -254,6 +266,15 @@ func Previews() []Preview {
 	sshEntry := sshAdd
 	sshEntry.Added = []AddedLogin{{Key: "ssh", Title: "SSH keys", From: "~/.ssh", Kind: "folder, credential", Hosts: []string{"github.com:22", "gitlab.com:22"}, Enabled: true, Status: "found", Keys: config.SSHKeysAgent}}
 	add(Preview{Name: "ssh-keys", Title: "The SSH keys entry, used through OpenWorker's agent", State: sshEntry})
+
+	standIn := previewState("seatbelt", "allowlist", "github")
+	standIn.SecretsChoice = true
+	standIn.UI.Open = []string{SettingsWindow}
+	standIn.Added = []AddedLogin{
+		{Key: "npm", Title: "npm", From: "~/.npmrc", Kind: "file, credential", Hosts: []string{"registry.npmjs.org:443", "npm.corp.example:443"}, Enabled: true, Status: "found", Secrets: config.SecretsStandIn, StandIn: true},
+		{Key: "aws-credentials", Title: "AWS credentials", From: "~/.aws/credentials", Kind: "file, credential", Hosts: []string{"*.amazonaws.com:443"}, Enabled: true, Status: "found", Secrets: config.SecretsCopy, SecretsNote: macCopyOnly("aws-credentials")},
+	}
+	add(Preview{Name: "stand-in-logins", Title: "npm's tokens as stand-ins, and a login that is always copied, with why", State: standIn, Expand: []string{"Add…", "A CLI's login"}})
 
 	sshCard := previewState("seatbelt", "allowlist", "github").withSession()
 	sshCard.Cards = []backend.CardInfo{{ID: "c5", Session: "7f3a9c", Site: "github.com", Kind: string(approvals.SSHLogin), Created: previewNow, Askers: 1, BlockedCommand: "git push origin main",

@@ -794,6 +794,9 @@ func loginsSection(s State) view.Node {
 		} else if a.Status != "" && a.Status != "found" {
 			detail += " · " + a.Status
 		}
+		if a.Secrets == config.SecretsCopy && !a.StandIn && a.SecretsNote != "" {
+			detail += " · copied: " + a.SecretsNote
+		}
 		var sw view.Node = view.Switch{Title: a.Title, Detail: detail, On: a.Enabled, Action: SetLoginEnabled{Key: a.Key, On: !a.Enabled}}
 		if len(a.LeftOut) > 0 {
 			// What a session would not get, and why: a key file kept outside, a link that
@@ -813,8 +816,11 @@ func loginsSection(s State) view.Node {
 		if status == "" {
 			status = map[bool]string{true: "found", false: "not found"}[c.Found]
 		}
-		it := view.MenuItem{Title: c.Title + " (" + c.From + ") — " + status, Checked: added, Disabled: added || !c.Found,
-			Tooltip: upperFirst(c.Lets) + "; " + c.Kind + "; hosts: " + hostsOrNone(c.Hosts)}
+		tip := upperFirst(c.Lets) + "; " + c.Kind + "; hosts: " + hostsOrNone(c.Hosts)
+		if c.CopyOnly != "" && c.Name != "ssh" {
+			tip += "; copied into the sandbox: " + c.CopyOnly
+		}
+		it := view.MenuItem{Title: c.Title + " (" + c.From + ") — " + status, Checked: added, Disabled: added || !c.Found, Tooltip: tip}
 		if !it.Disabled {
 			it.Action = AddLogin{Name: c.Name}
 			if c.Name == "ssh" && s.SSHKeysChoice {
@@ -823,6 +829,13 @@ func loginsSection(s State) view.Node {
 				it.Submenu = &view.Menu{Items: []view.MenuItem{
 					{Title: sshAgentTitle, Tooltip: sshAgentDetail, Action: AddSSHLogin{Keys: config.SSHKeysAgent}},
 					{Title: sshCopyTitle, Tooltip: sshCopyDetail, Action: AddSSHLogin{Keys: config.SSHKeysCopy}},
+				}}
+			}
+			if c.StandIn && s.SecretsChoice {
+				it.Action = nil
+				it.Submenu = &view.Menu{Items: []view.MenuItem{
+					{Title: standInTitle, Tooltip: standInDetail, Action: AddLoginSecrets{Name: c.Name, Secrets: config.SecretsStandIn}},
+					{Title: tokensCopyTitle, Tooltip: tokensCopyDetail, Action: AddLoginSecrets{Name: c.Name, Secrets: config.SecretsCopy}},
 				}}
 			}
 		}
@@ -840,6 +853,9 @@ func loginsSection(s State) view.Node {
 	for _, a := range s.Added {
 		if a.Key == "ssh" && a.Keys != "" {
 			children = append(children, sshKeysChoice(a.Keys))
+		}
+		if a.StandIn && a.Secrets != "" && s.SecretsChoice {
+			children = append(children, secretsChoice(a))
 		}
 	}
 	children = append(children, view.Stack{Axis: view.Horizontal, Children: []view.Node{add}})
@@ -859,6 +875,22 @@ func sshKeysChoice(keys string) view.Node {
 	return view.Radio{Title: "SSH keys", Options: []view.RadioOption{
 		{Title: sshAgentTitle, Detail: sshAgentDetail, Selected: keys == config.SSHKeysAgent, Action: SetSSHKeys{Mode: config.SSHKeysAgent}},
 		{Title: sshCopyTitle, Detail: sshCopyDetail, Selected: keys == config.SSHKeysCopy, Action: SetSSHKeys{Mode: config.SSHKeysCopy}},
+	}}
+}
+
+// The two ways to share a CLI login's tokens, as the entry's choice and the Add… menu say them.
+const (
+	standInTitle     = "Stand-ins inside"
+	standInDetail    = "The tokens stay outside. The sandbox gets stand-ins, worthless anywhere; OpenWorker puts the real token on requests to the login's own hosts and nowhere else."
+	tokensCopyTitle  = "Copy the tokens"
+	tokensCopyDetail = "Copied into the sandbox: any command there can read them and send them to any site you allow."
+)
+
+// secretsChoice is a CLI login's choice of how its tokens are shared.
+func secretsChoice(a AddedLogin) view.Node {
+	return view.Radio{Title: a.Title + " tokens", Options: []view.RadioOption{
+		{Title: standInTitle, Detail: standInDetail, Selected: a.Secrets == config.SecretsStandIn, Action: SetSecrets{Name: a.Key, Mode: config.SecretsStandIn}},
+		{Title: tokensCopyTitle, Detail: tokensCopyDetail, Selected: a.Secrets == config.SecretsCopy, Action: SetSecrets{Name: a.Key, Mode: config.SecretsCopy}},
 	}}
 }
 

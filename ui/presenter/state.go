@@ -31,6 +31,8 @@ type State struct {
 	Links *Links
 	// SSHKeysChoice says the logins can share the SSH keys either way (see SSHKeys).
 	SSHKeysChoice bool
+	// SecretsChoice says the logins can share a CLI login's tokens either way (see Secrets).
+	SecretsChoice bool
 	Home          string
 	AuditLog      string
 	Now           time.Time

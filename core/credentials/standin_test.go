@@ -1,0 +1,213 @@
+package credentials
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/openworker/openworker/core/config"
+	"github.com/openworker/openworker/core/hosts"
+)
+
+func TestMakeStandInKeepsTheShape(t *testing.T) {
+	cases := []struct{ name, real, prefix, alphabet string }{
+		{"gh_oauth", "gho_16C7e42F292c6912E7710c838347Ae178B4a", "gho_", alnum},
+		{"gh_classic_pat", "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", "ghp_", alnum},
+		{"gh_fine_grained", "github_pat_11ABCDEFG0abcdefghijkl_MNOPQRSTUVWXYZ0123456789abcdefghijklmnopqrstuvwxyzABCDE", "github_pat_", alnum},
+		{"npm", "npm_abcdefghijklmnopqrstuvwxyz0123456789", "npm_", alnum},
+		{"gh_legacy_hex", "0123456789abcdef0123456789abcdef01234567", "", hexLower},
+		{"npm_legacy_uuid", "0a1b2c3d-4e5f-6789-abcd-ef0123456789", "", hexLower},
+		{"upper_hex", "DEADBEEF0123456789ABCDEF", "", hexUpper},
+		{"gitlab", "glpat-xXxXxXxXxXxXxXxXxXxX", "glpat-", alnum},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := MakeStandIn(c.real)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, _ := MakeStandIn(c.real)
+			if s == c.real || s == again || len(s) != len(c.real) || !strings.HasPrefix(s, c.prefix) {
+				t.Fatalf("stand-in %q (again %q) for %q, want the same length and prefix %q, and random", s, again, c.real, c.prefix)
+			}
+			for i := len(c.prefix); i < len(s); i++ {
+				r, g := c.real[i], s[i]
+				if strings.IndexByte(alnum, r) < 0 {
+					if g != r {
+						t.Fatalf("byte %d: %q became %q; a separator keeps its place", i, r, g)
+					}
+					continue
+				}
+				if strings.IndexByte(c.alphabet, g) < 0 {
+					t.Fatalf("byte %d: %q is not of the secret's alphabet %q", i, g, c.alphabet)
+				}
+			}
+		})
+	}
+	if _, err := MakeStandIn(""); err == nil {
+		t.Error("a stand-in was made for no secret")
+	}
+}
+
+// scanFor fails if any file under root holds secret.
+func scanFor(t *testing.T, root, secret string) {
+	t.Helper()
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if b, _ := os.ReadFile(p); bytes.Contains(b, []byte(secret)) {
+				t.Errorf("%s holds the real secret %q", p, secret)
+			}
+		}
+		return nil
+	})
+}
+
+func hostList(es []hosts.Entry) string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.String())
+	}
+	return strings.Join(out, " ")
+}
+
+func TestGhStandIns(t *testing.T) {
+	const real = "gho_inthefile0123456789"
+	cases := []struct {
+		name, hostsYml, keychain string
+		bound                    map[string]string // real -> hosts
+	}{
+		{"token_in_the_file", hostsWithToken, "", map[string]string{real: "api.github.com:443 github.com:443"}},
+		{"token_in_the_keychain", hostsKeychain, "gho_fromthekeychain42", map[string]string{"gho_fromthekeychain42": "api.github.com:443 github.com:443"}},
+		{"enterprise", hostsWithToken + "ghe.example.com:\n    oauth_token: ghp_enterprise0123456789AB\n    user: me\n", "",
+			map[string]string{real: "api.github.com:443 github.com:443", "ghp_enterprise0123456789AB": "ghe.example.com:443"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			home, sandbox := t.TempDir(), t.TempDir()
+			write(t, filepath.Join(home, ".config", "gh", "hosts.yml"), c.hostsYml, 0o600)
+			write(t, filepath.Join(home, ".config", "gh", "config.yml"), "git_protocol: https\n", 0o600)
+			gh := noGh(t)
+			if c.keychain != "" {
+				gh = func(host string) (string, error) { return c.keychain + "\n", nil }
+			}
+			res, err := Copy(Options{UserHome: home, SandboxHome: sandbox, GhToken: gh}, entries(t, config.Credential{Name: "gh", Secrets: config.SecretsStandIn}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.StandIns) != len(c.bound) {
+				t.Fatalf("stand-ins %+v, want %d", res.StandIns, len(c.bound))
+			}
+			copied, _ := os.ReadFile(filepath.Join(sandbox, ".config", "gh", "hosts.yml"))
+			for _, s := range res.StandIns {
+				if want, ok := c.bound[s.Real]; !ok || hostList(s.Hosts) != want || s.Login != "gh" {
+					t.Errorf("stand-in for %q bound to %q, want %q", s.Real, hostList(s.Hosts), want)
+				}
+				if len(s.StandIn) != len(s.Real) || s.StandIn[:4] != s.Real[:4] || !bytes.Contains(copied, []byte("oauth_token: "+s.StandIn)) {
+					t.Errorf("the copy does not hold %q's stand-in %q:\n%s", s.Real, s.StandIn, copied)
+				}
+				scanFor(t, sandbox, s.Real)
+			}
+			if res.Entries[0].Secrets != "stand-in" || !strings.Contains(strings.Join(res.Entries[0].Notes, "\n"), "the secrets stay outside") {
+				t.Errorf("entry %+v", res.Entries[0])
+			}
+			if !strings.Contains(string(copied), "user: octocat") || !strings.Contains(string(copied), "users:") {
+				t.Errorf("the rest of hosts.yml was not kept:\n%s", copied)
+			}
+			if orig, _ := os.ReadFile(filepath.Join(home, ".config", "gh", "hosts.yml")); string(orig) != c.hostsYml {
+				t.Errorf("the original changed:\n%s", orig)
+			}
+		})
+	}
+}
+
+// Copy mode is what it was: the token is in the copy.
+func TestGhCopyModeCopiesTheToken(t *testing.T) {
+	home, sandbox := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(home, ".config", "gh", "hosts.yml"), hostsWithToken, 0o600)
+	res, err := Copy(Options{UserHome: home, SandboxHome: sandbox, GhToken: noGh(t)}, entries(t, config.Credential{Name: "gh", Secrets: config.SecretsCopy}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(sandbox, ".config", "gh", "hosts.yml")); string(b) != hostsWithToken || len(res.StandIns) != 0 || res.Entries[0].Secrets != "copy" {
+		t.Fatalf("copy mode: %+v\n%s", res.Entries[0], b)
+	}
+}
+
+// A hosts.yml whose tokens cannot be found is not given to the session at all.
+func TestGhStandInOfAnUnreadableFileGivesNothing(t *testing.T) {
+	home, sandbox := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(home, ".config", "gh", "hosts.yml"), "github.com: [oauth_token: gho_broken0123456789\n", 0o600)
+	res, err := Copy(Options{UserHome: home, SandboxHome: sandbox, GhToken: noGh(t)}, entries(t, config.Credential{Name: "gh", Secrets: config.SecretsStandIn}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(sandbox, ".config", "gh")); err == nil {
+		t.Fatal("the copy is still there")
+	}
+	cp := res.Entries[0]
+	if cp.Copy != "" || len(res.StandIns) != 0 || res.Vars["GH_CONFIG_DIR"] != "" || len(res.Hosts) != 0 ||
+		!strings.Contains(strings.Join(cp.LeftOut, "\n"), "~/.config/gh was not given to the session: hosts.yml is not valid YAML") {
+		t.Fatalf("%+v vars %v hosts %v", cp, res.Vars, res.Hosts)
+	}
+}
+
+func TestNpmStandIns(t *testing.T) {
+	const (
+		private = "npm_PRIVATEprivate0123456789abcdefghij"
+		public  = "npm_PUBLICpublic0123456789abcdefghijkl"
+		plain   = "npm_PLAINplain0123456789abcdefghijklmn"
+	)
+	npmrc := strings.Join([]string{
+		"; my registries",
+		"registry=https://registry.example.test/",
+		"@corp:registry=https://npm.corp.example:8443/api/",
+		"//registry.example.test/:_authToken=" + private,
+		"//npm.corp.example:8443/api/:_authToken=\"" + public + "\"",
+		"//registry.npmjs.org/:_authToken=${NPM_TOKEN}",
+		"@old:registry=http://old.example/",
+		"//old.example/:_authToken=" + plain,
+		"//registry.example.test/:_password=c2VjcmV0",
+		"always-auth=true",
+		"",
+	}, "\n")
+	home, sandbox := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(home, ".npmrc"), npmrc, 0o600)
+	res, err := Copy(Options{UserHome: home, SandboxHome: sandbox}, entries(t, config.Credential{Name: "npm", Secrets: config.SecretsStandIn}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(sandbox, ".npmrc"))
+	copied := string(b)
+	want := map[string]string{private: "registry.example.test:443", public: "npm.corp.example:8443"}
+	if len(res.StandIns) != 2 {
+		t.Fatalf("stand-ins %+v", res.StandIns)
+	}
+	for _, s := range res.StandIns {
+		if hostList(s.Hosts) != want[s.Real] || s.Login != "npm" || !strings.HasPrefix(s.StandIn, "npm_") || len(s.StandIn) != len(s.Real) || !strings.Contains(copied, s.StandIn) {
+			t.Errorf("stand-in %+v", s)
+		}
+	}
+	for _, secret := range []string{private, public, plain, "c2VjcmV0"} {
+		scanFor(t, sandbox, secret)
+	}
+	for _, kept := range []string{"registry=https://registry.example.test/", "${NPM_TOKEN}", "always-auth=true", "; my registries"} {
+		if !strings.Contains(copied, kept) {
+			t.Errorf("the copy lost %q:\n%s", kept, copied)
+		}
+	}
+	notes := strings.Join(res.Entries[0].Notes, "\n")
+	for _, n := range []string{"_password was left out", "the .npmrc token for //old.example/ was left out of the copy: npm reaches old.example over http://"} {
+		if !strings.Contains(notes, n) {
+			t.Errorf("notes lack %q:\n%s", n, notes)
+		}
+	}
+	for _, h := range []string{"registry.example.test:443", "npm.corp.example:8443", "registry.npmjs.org:443"} {
+		if !slices.ContainsFunc(res.Hosts, func(e hosts.Entry) bool { return e.String() == h }) {
+			t.Errorf("the session's hosts %v lack %s", hostList(res.Hosts), h)
+		}
+	}
+}

@@ -1,0 +1,475 @@
+package egresstest
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha1"
+	"crypto/sha512"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openworker/openworker/core/audit"
+	"github.com/openworker/openworker/core/config"
+	"github.com/openworker/openworker/core/credentials"
+	"github.com/openworker/openworker/core/hosts"
+	"github.com/openworker/openworker/core/localca"
+	"github.com/openworker/openworker/core/policy"
+	"github.com/openworker/openworker/core/proxy"
+	"github.com/openworker/openworker/core/sandbox"
+	"github.com/openworker/openworker/core/session"
+	"github.com/openworker/openworker/core/tstest"
+)
+
+// origin is a stand-in for one of the internet's HTTPS hosts: a loopback server with a
+// certificate for its name from the test's public CA, which the sessions' proxies are told
+// to trust (and nothing in the sandbox is), recording the Authorization headers it sees.
+type origin struct {
+	mu   sync.Mutex
+	auth []string
+}
+
+func (o *origin) saw() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.auth)
+}
+
+func (w *world) httpsOrigin(name string, public *localca.CA, h http.Handler) *origin {
+	w.t.Helper()
+	o := &origin{}
+	leaf, err := public.Leaf(name)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		o.mu.Lock()
+		o.auth = append(o.auth, r.Header.Get("Authorization"))
+		o.mu.Unlock()
+		h.ServeHTTP(rw, r)
+	}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{*leaf}}
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes refused on purpose
+	srv.StartTLS()
+	w.t.Cleanup(srv.Close)
+	n := w.net
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	a := netip.AddrFrom4([4]byte{203, 0, 113, byte(10 + len(n.names))})
+	n.names[name] = []netip.Addr{a}
+	n.origin[netip.AddrPortFrom(a, 443)] = srv.Listener.Addr().String()
+	return o
+}
+
+// basicPassword is the password of a Basic Authorization value.
+func basicPassword(h string) string {
+	b, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(h, "Basic "))
+	if err != nil {
+		return ""
+	}
+	_, p, _ := strings.Cut(string(b), ":")
+	return p
+}
+
+// gitOrigin is github.com for git over https: git http-backend behind the origin, which asks
+// for Basic credentials whose password is the real token, as GitHub does.
+func gitOrigin(t *testing.T, repos, real string) http.Handler {
+	out, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		t.Skipf("no git here: %v", err)
+	}
+	backend := &cgi.Handler{
+		Path: filepath.Join(strings.TrimSpace(string(out)), "git-http-backend"),
+		Env:  []string{"GIT_PROJECT_ROOT=" + repos, "GIT_HTTP_EXPORT_ALL=1", "REMOTE_USER=octocat"},
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if basicPassword(r.Header.Get("Authorization")) != real {
+			w.Header().Set("WWW-Authenticate", `Basic realm="GitHub"`)
+			http.Error(w, "Invalid username or token.", http.StatusUnauthorized)
+			return
+		}
+		backend.ServeHTTP(w, r)
+	})
+}
+
+// npmRegistry is a private registry serving one package, tiny, to requests that carry the
+// real token.
+func npmRegistry(t *testing.T, host, real string) http.Handler {
+	var tgz bytes.Buffer
+	gz := gzip.NewWriter(&tgz)
+	tw := tar.NewWriter(gz)
+	for _, f := range []struct{ name, body string }{
+		{"package/package.json", `{"name":"tiny","version":"1.0.0","main":"index.js"}`},
+		{"package/index.js", "module.exports = 'tiny from the private registry';\n"},
+	} {
+		tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.body)), ModTime: time.Unix(1e9, 0)})
+		io.WriteString(tw, f.body)
+	}
+	tw.Close()
+	gz.Close()
+	sum1 := sha1.Sum(tgz.Bytes())
+	sum512 := sha512.Sum512(tgz.Bytes())
+	packument, _ := json.Marshal(map[string]any{
+		"name": "tiny", "dist-tags": map[string]string{"latest": "1.0.0"},
+		"versions": map[string]any{"1.0.0": map[string]any{
+			"name": "tiny", "version": "1.0.0",
+			"dist": map[string]string{
+				"tarball":   "https://" + host + "/tiny/-/tiny-1.0.0.tgz",
+				"shasum":    hex.EncodeToString(sum1[:]),
+				"integrity": "sha512-" + base64.StdEncoding.EncodeToString(sum512[:]),
+			},
+		}},
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+real {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			http.Error(w, `{"error":"authentication required"}`, http.StatusUnauthorized)
+			return
+		}
+		switch r.URL.Path {
+		case "/tiny":
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(packument)
+		case "/tiny/-/tiny-1.0.0.tgz":
+			w.Header().Set("Content-Type", "application/octet-stream")
+			w.Write(tgz.Bytes())
+		default:
+			http.NotFound(w, r)
+		}
+	})
+}
+
+// tokenPattern finds what could be a GitHub or npm token of the test's shape, so that a scan
+// inside never needs the real secret to look for it.
+const tokenPattern = `gho_[A-Za-z0-9]{36}|npm_[A-Za-z0-9]{36}`
+
+// found are the distinct tokens a scan inside printed, one per line.
+func found(out string) []string {
+	var tokens []string
+	for _, m := range regexp.MustCompile(tokenPattern).FindAllString(out, -1) {
+		if !slices.Contains(tokens, m) {
+			tokens = append(tokens, m)
+		}
+	}
+	return tokens
+}
+
+// memScan reads the memory of every process of the sandbox it is allowed to, and prints
+// the tokens it finds there, after the stand-in it reads itself (which shows that a token
+// in memory is found).
+const memScan = `python3 - "$GH_CONFIG_DIR/hosts.yml" <<'EOF'
+import os, re, sys
+own = open(sys.argv[1]).read()
+pat = re.compile(rb'` + tokenPattern + `')
+seen, procs, size = set(), 0, 0
+for pid in os.listdir('/proc'):
+    if not pid.isdigit():
+        continue
+    try:
+        maps = open('/proc/%s/maps' % pid).read().splitlines()
+        mem = open('/proc/%s/mem' % pid, 'rb', 0)
+    except OSError:
+        continue
+    procs += 1
+    for line in maps:
+        addr, perms = line.split()[:2]
+        if 'r' not in perms:
+            continue
+        lo, hi = (int(x, 16) for x in addr.split('-'))
+        try:
+            mem.seek(lo)
+            data = mem.read(hi - lo)
+        except (OSError, OverflowError, ValueError):
+            continue
+        size += len(data)
+        seen.update(pat.findall(data))
+print('processes %d bytes %d' % (procs, size))
+for s in sorted(seen):
+    print(s.decode())
+EOF`
+
+// TestStandInLogins: gh's and npm's logins shared as stand-ins, in a real Linux wall, against
+// loopback stand-ins for api.github.com, github.com and a private npm registry. gh api, git
+// clone and push over https, and npm install reach their hosts with the real tokens while the
+// sandbox holds only stand-ins; a stand-in sent to another allowed host reaches it as the
+// stand-in, through the proxy and around it; a scan of the sandbox's files, environment and
+// readable process memory finds no real token; a client that does not trust the CA is refused
+// with the login named and the way out; each substitution is in the audit trail, the secret
+// never; the CA's key is out of reach.
+func TestStandInLogins(t *testing.T) {
+	for _, p := range []string{"gh", "git", "npm", "curl", "python3"} {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Skipf("no %s here (Debian: apt-get install gh git npm curl python3)", p)
+		}
+	}
+	publicDir := t.TempDir()
+	public, err := localca.Load(filepath.Join(publicDir, "ca"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(public.Certificate())
+	var evMu sync.Mutex
+	var events []audit.Event
+	w := newWorldWith(t, func(o *session.Options) {
+		o.UpstreamRoots = roots
+		o.OnEvent = func(e audit.Event) { evMu.Lock(); events = append(events, e); evMu.Unlock() }
+		o.GhToken = func(string) (string, error) { return "", fmt.Errorf("the token is in hosts.yml") }
+	})
+	ghReal, npmReal := tstest.Token(t, "gho_", 36), tstest.Token(t, "npm_", 36)
+
+	// The internet: GitHub's API and git host, another GitHub host, a private registry.
+	api := w.httpsOrigin("api.github.com", public, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "token "+ghReal {
+			http.Error(rw, `{"message":"Bad credentials"}`, http.StatusUnauthorized)
+			return
+		}
+		rw.Header().Set("Content-Type", "application/json")
+		io.WriteString(rw, `{"login":"octocat","id":1}`)
+	}))
+	repos := t.TempDir()
+	work := t.TempDir()
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main", work},
+		{"-C", work, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "first"},
+		{"clone", "-q", "--bare", work, filepath.Join(repos, "octocat", "hello.git")},
+		{"-C", filepath.Join(repos, "octocat", "hello.git"), "config", "http.receivepack", "true"},
+	} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	gitHost := w.httpsOrigin("github.com", public, gitOrigin(t, repos, ghReal))
+	gist := w.httpsOrigin("gist.github.com", public, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { io.WriteString(rw, "gist") }))
+	registry := w.httpsOrigin("registry.example.test", public, npmRegistry(t, "registry.example.test", npmReal))
+
+	// The person's logins, with the real tokens in the files, and gh set up as git's
+	// credential helper for github.com (as gh auth setup-git writes it).
+	files := map[string]string{
+		".config/gh/hosts.yml":  "github.com:\n    oauth_token: " + ghReal + "\n    user: octocat\n    git_protocol: https\n",
+		".config/gh/config.yml": "git_protocol: https\nprompt: disabled\n",
+		".npmrc":                "registry=https://registry.example.test/\n//registry.example.test/:_authToken=" + npmReal + "\n",
+		".gitconfig":            "[credential \"https://github.com\"]\n\thelper =\n\thelper = !gh auth git-credential\n[user]\n\tname = Octo Cat\n\temail = octocat@example.com\n",
+	}
+	for rel, body := range files {
+		p := filepath.Join(w.home, rel)
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(w.project, "public-ca.pem"), public.CertPEM(), 0o644)
+	logins := credentials.Entries([]config.Credential{
+		{Name: "gh", Secrets: config.SecretsStandIn, Enabled: true},
+		{Name: "npm", Secrets: config.SecretsStandIn, Enabled: true},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var refusals []proxy.Refusal
+	var refMu sync.Mutex
+	s, err := w.m.Start(ctx, session.Spec{Provider: sandbox.Linux, Writable: []string{w.project}, Network: policy.Allowlist,
+		Hosts: []hosts.Entry{mustEntry(t, "gist.github.com:443")}, Logins: logins,
+		OnRefusal: func(r proxy.Refusal) { refMu.Lock(); refusals = append(refusals, r); refMu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.End()
+	ca := filepath.Join(w.project, "public-ca.pem")
+	var ghStandIn string
+	for _, l := range s.Logins() {
+		if l.Secrets != "stand-in" {
+			t.Errorf("login %s reached the session as %q", l.Key, l.Secrets)
+		}
+	}
+
+	t.Run("gh_api", func(t *testing.T) {
+		out, code, _ := w.run(s, "GH_NO_UPDATE_NOTIFIER=1 gh api user")
+		if code != 0 || !strings.Contains(out, `"login":"octocat"`) {
+			t.Fatalf("gh api user: exit %d\n%s", code, out)
+		}
+		saw := api.saw()
+		if len(saw) == 0 || saw[len(saw)-1] != "token "+ghReal {
+			t.Fatalf("api.github.com saw %q", saw)
+		}
+		out, _, _ = w.run(s, `sed -n 's/.*oauth_token: //p' "$GH_CONFIG_DIR/hosts.yml"`)
+		ghStandIn = strings.TrimSpace(out)
+		if len(ghStandIn) != len(ghReal) || !strings.HasPrefix(ghStandIn, "gho_") || ghStandIn == ghReal {
+			t.Fatalf("the sandbox's hosts.yml holds %q", ghStandIn)
+		}
+	})
+
+	t.Run("git_clone_and_push", func(t *testing.T) {
+		out, code, _ := w.run(s, `set -e
+cd "$TMPDIR" && git clone -q https://github.com/octocat/hello.git && cd hello
+echo made inside > inside.txt && git add inside.txt && git commit -q -m "from the sandbox"
+git push -q origin main 2>&1 && git log --oneline -1`)
+		if code != 0 || !strings.Contains(out, "from the sandbox") {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+		log, err := exec.Command("git", "-C", filepath.Join(repos, "octocat", "hello.git"), "log", "--format=%s", "-1").Output()
+		if err != nil || strings.TrimSpace(string(log)) != "from the sandbox" {
+			t.Fatalf("the push did not reach the origin: %v %q", err, log)
+		}
+		for _, a := range gitHost.saw() {
+			if a != "" && basicPassword(a) != ghReal {
+				t.Errorf("github.com saw credentials other than the real token: %q", a)
+			}
+		}
+		if !slices.ContainsFunc(gitHost.saw(), func(a string) bool { return basicPassword(a) == ghReal }) {
+			t.Errorf("github.com never saw the real token: %q", gitHost.saw())
+		}
+	})
+
+	t.Run("npm_install", func(t *testing.T) {
+		out, code, _ := w.run(s, `set -e; mkdir -p app && cd app && npm install --no-audit --no-fund --no-update-notifier --loglevel=error tiny >/dev/null && node -e "console.log(require('tiny'))"`)
+		if code != 0 || !strings.Contains(out, "tiny from the private registry") {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+		for _, a := range registry.saw() {
+			if a != "Bearer "+npmReal {
+				t.Errorf("the registry saw %q", a)
+			}
+		}
+		out, _, _ = w.run(s, `cat "$NPM_CONFIG_USERCONFIG"`)
+		if !strings.Contains(out, "_authToken=npm_") || strings.Contains(out, npmReal) {
+			t.Errorf("the sandbox's .npmrc:\n%s", out)
+		}
+	})
+
+	t.Run("stand_in_to_another_host", func(t *testing.T) {
+		if ghStandIn == "" {
+			t.Skip("gh_api did not find the stand-in")
+		}
+		tok := `"$(sed -n 's/.*oauth_token: //p' "$GH_CONFIG_DIR/hosts.yml")"`
+		before := len(gist.saw())
+		// Through the proxy, and around it (the relay), to a host the login is not bound to.
+		for _, c := range []string{
+			`curl -sS --cacert ` + ca + ` -H "Authorization: token ` + tok + `" https://gist.github.com/`,
+			`curl -sS --noproxy '*' --cacert ` + ca + ` -u "octocat:` + tok + `" https://gist.github.com/`,
+		} {
+			if out, code, _ := w.run(s, c); code != 0 || out != "gist" {
+				t.Fatalf("%s: exit %d\n%s", c, code, out)
+			}
+		}
+		saw := gist.saw()[before:]
+		if len(saw) != 2 || saw[0] != "token "+ghStandIn || basicPassword(saw[1]) != ghStandIn {
+			t.Fatalf("gist.github.com saw %q, want the stand-in %q", saw, ghStandIn)
+		}
+		// Around the proxy to the login's own host: the relay puts the real token on it.
+		out, code, _ := w.run(s, `curl -sS --noproxy '*' -H "Authorization: token `+tok+`" https://api.github.com/user`)
+		if code != 0 || !strings.Contains(out, "octocat") {
+			t.Fatalf("through the relay: exit %d\n%s", code, out)
+		}
+	})
+
+	t.Run("nothing_inside_holds_a_real_token", func(t *testing.T) {
+		if ghStandIn == "" {
+			t.Skip("gh_api did not find the stand-in")
+		}
+		files, _, _ := w.run(s, `grep -rhoaE --devices=skip --exclude-dir=usr --exclude-dir=opt --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev '`+tokenPattern+`' / 2>/dev/null | sort -u`)
+		env, _, _ := w.run(s, `env; cat /proc/*/environ 2>/dev/null | tr '\0' '\n'`)
+		mem, code, _ := w.run(s, memScan)
+		if code != 0 || !strings.HasPrefix(mem, "processes ") {
+			t.Fatalf("the memory scan failed: exit %d\n%s", code, mem)
+		}
+		t.Logf("memory scanned: %s", strings.SplitN(mem, "\n", 2)[0])
+		if !slices.Contains(found(files), ghStandIn) || !slices.Contains(found(mem), ghStandIn) {
+			t.Fatalf("the scans did not find even the stand-in (files %q, memory %q)", found(files), found(mem))
+		}
+		for what, out := range map[string]string{"files": files, "environment": env, "memory": mem} {
+			for _, real := range []string{ghReal, npmReal} {
+				if strings.Contains(out, real) {
+					t.Errorf("the sandbox's %s hold the real token %s…", what, real[:8])
+				}
+			}
+		}
+		// The CA's key, and the state folder it is in, are out of reach.
+		out, code, _ := w.run(s, "cat "+filepath.Join(w.state, session.CADir, localca.KeyFile)+"; ls "+w.state)
+		if code == 0 || strings.Contains(out, "PRIVATE KEY") {
+			t.Fatalf("the CA's key was reachable: exit %d\n%s", code, out)
+		}
+	})
+
+	t.Run("system_bundle", func(t *testing.T) {
+		// A program that names no bundle reads the system's, where the wall shows the
+		// session's, read-only.
+		if _, err := os.Stat("/etc/ssl/certs/ca-certificates.crt"); err != nil {
+			t.Skip("this machine keeps its bundle elsewhere than Debian's /etc/ssl/certs/ca-certificates.crt")
+		}
+		out, code, _ := w.run(s, `env -u SSL_CERT_FILE -u CURL_CA_BUNDLE curl -sS -H "Authorization: token $(sed -n 's/.*oauth_token: //p' "$GH_CONFIG_DIR/hosts.yml")" https://api.github.com/user`)
+		if code != 0 || !strings.Contains(out, "octocat") {
+			t.Fatalf("curl with the system's bundle: exit %d\n%s", code, out)
+		}
+		out, code, _ = w.run(s, `echo x >> /etc/ssl/certs/ca-certificates.crt`)
+		if code == 0 {
+			t.Fatalf("the system's bundle was writable inside:\n%s", out)
+		}
+	})
+
+	t.Run("client_that_does_not_trust_the_ca", func(t *testing.T) {
+		before := len(api.saw())
+		out, code, res := w.run(s, `curl -sS --cacert `+ca+` https://api.github.com/user`)
+		if code == 0 {
+			t.Fatalf("a client that trusts only the public CA reached api.github.com:\n%s", out)
+		}
+		if !strings.Contains(out, "SSL certificate problem") {
+			t.Errorf("curl's own words:\n%s", out)
+		}
+		var reason string
+		for _, b := range res.Blocked {
+			if b.String() == "api.github.com:443" {
+				reason = b.Reason
+			}
+		}
+		for _, want := range []string{"reached with the gh login's stand-in", "did not trust OpenWorker's certificate authority", "SSL_CERT_FILE", "the gh login can be shared by copying it instead"} {
+			if !strings.Contains(reason, want) {
+				t.Errorf("the refusal %q lacks %q (blocked %v)", reason, want, res.Blocked)
+			}
+		}
+		if len(api.saw()) != before {
+			t.Errorf("api.github.com got a request: %q", api.saw()[before:])
+		}
+	})
+
+	t.Run("audit", func(t *testing.T) {
+		evMu.Lock()
+		defer evMu.Unlock()
+		var subs []string
+		for _, e := range events {
+			b, _ := json.Marshal(e)
+			for _, real := range []string{ghReal, npmReal} {
+				if strings.Contains(string(b), real) {
+					t.Fatalf("an audit event holds a real token: %s", b)
+				}
+			}
+			if e.Type == audit.LoginStandIn {
+				subs = append(subs, e.Login+"@"+e.Host+" by "+e.Command)
+			}
+		}
+		for _, want := range []string{"gh@api.github.com by GH_NO_UPDATE_NOTIFIER=1 gh api user", "gh@github.com by set -e", "npm@registry.example.test by set -e; mkdir -p app"} {
+			if !slices.ContainsFunc(subs, func(s string) bool { return strings.HasPrefix(s, want) }) {
+				t.Errorf("no substitution event %q among %q", want, subs)
+			}
+		}
+	})
+}

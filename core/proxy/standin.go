@@ -1,0 +1,392 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/openworker/openworker/core/hosts"
+)
+
+// A stand-in login keeps its secret outside the sandbox: inside, its files hold a stand-in of
+// the same shape, worthless anywhere. For exactly the hosts such a login is bound to, and
+// nowhere else, the proxy (and the relay) end the sandbox's TLS connection themselves with a
+// certificate of the machine's own CA, read each HTTP/1.1 request, put the real secret in place
+// of the stand-in where the login sends it (an Authorization header: Bearer, token or Basic,
+// which is also git's), and send the request on over a TLS connection of their own to the
+// real host, whose certificate they verify as a client in the sandbox would have. A stand-in
+// sent anywhere else leaves as it is: the proxy never looks into those connections.
+
+// X-Proxy-Error values and refusal headers of connections to a stand-in login's host.
+const (
+	// StandInNotTrusted: the program did not trust the certificate the proxy showed for a
+	// stand-in login's host (or spoke no TLS, or only HTTP/2).
+	StandInNotTrusted = "stand-in-not-trusted"
+	// BlockedBadCertificate: the real host's certificate did not verify.
+	BlockedBadCertificate = "blocked-bad-certificate"
+)
+
+// StandIn is one stand-in login's secret for one host.
+type StandIn struct {
+	Login string // the login's name ("gh"), for refusals and the audit trail
+	// Host and Port are where the login is bound: the real secret goes there and nowhere else.
+	Host string
+	Port int
+	// StandIn is what the sandbox holds; Real is what the request carries to Host instead.
+	StandIn, Real string
+}
+
+// StandIns are a session's stand-in logins and what the proxy needs to put their secrets on
+// requests.
+type StandIns struct {
+	Logins []StandIn
+	// Certificate returns the certificate shown to the sandbox for host, signed by the CA
+	// its programs are given to trust.
+	Certificate func(host string) (*tls.Certificate, error)
+	// Roots verify the real hosts' certificates; nil: the system's, as a program in the
+	// sandbox would verify them.
+	Roots *x509.CertPool
+	// Substituted, when set, is told of each request on which a login's stand-in was
+	// replaced: the login and the host, never the secret. It runs on the connection's
+	// goroutine.
+	Substituted func(login, host string)
+	// WayOut, when set, says how the person shares login by copying it instead, for a
+	// program that cannot trust the CA; refusals end with it.
+	WayOut func(login string) string
+}
+
+// standIns is StandIns indexed by host:port.
+type standIns struct {
+	StandIns
+	byTarget map[string][]StandIn
+}
+
+func newStandIns(s *StandIns) (*standIns, error) {
+	if s == nil || len(s.Logins) == 0 {
+		return nil, nil
+	}
+	if s.Certificate == nil {
+		return nil, errors.New("proxy: stand-in logins need a certificate for their hosts (StandIns.Certificate)")
+	}
+	out := &standIns{StandIns: *s, byTarget: map[string][]StandIn{}}
+	for _, l := range s.Logins {
+		e, err := hosts.Parse(net.JoinHostPort(l.Host, strconv.Itoa(l.Port)))
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("proxy: the %s login's host %s:%d: %w", l.Login, l.Host, l.Port, err)
+		case e.Wildcard:
+			return nil, fmt.Errorf("proxy: the %s login's host %s is a wildcard; a stand-in is bound to named hosts", l.Login, l.Host)
+		case l.StandIn == "" || l.Real == "" || l.StandIn == l.Real:
+			return nil, fmt.Errorf("proxy: the %s login on %s has no stand-in distinct from its secret", l.Login, l.Host)
+		}
+		l.Host = e.Host
+		key := e.String()
+		out.byTarget[key] = append(out.byTarget[key], l)
+	}
+	return out, nil
+}
+
+// standInsFor are the stand-in logins bound to the decided target, nil for none: the only
+// connections the proxy terminates.
+func (p *Proxy) standInsFor(d hosts.Decision) []StandIn {
+	if p.standIns == nil {
+		return nil
+	}
+	return p.standIns.byTarget[net.JoinHostPort(strings.ToLower(d.Host), strconv.Itoa(d.Port))]
+}
+
+// loginNames names the logins of ls, once each: "gh", "gh and npm".
+func loginNames(ls []StandIn) string {
+	var names []string
+	for _, l := range ls {
+		if !slices.Contains(names, l.Login) {
+			names = append(names, l.Login)
+		}
+	}
+	return strings.Join(names, " and ")
+}
+
+// bufferedConn reads through the reader that holds what was read of the connection so far
+// (a TLS hello behind a CONNECT, or the bytes the relay looked at).
+type bufferedConn struct {
+	net.Conn
+	r io.Reader
+}
+
+func (b bufferedConn) Read(p []byte) (int, error) { return b.r.Read(p) }
+
+// terminate serves a connection to a stand-in login's host over up: TLS with the sandbox,
+// TLS with the real host, and the requests between them, each with the login's secret in
+// place of its stand-in.
+func (c *conn) terminate(up net.Conn, d hosts.Decision, logins []StandIn) {
+	p := c.p
+	c.c.SetDeadline(time.Time{})
+	names := loginNames(logins)
+	c.terminated = names
+	batch := &batchConn{Conn: bufferedConn{c.c, c.br}}
+	inside := tls.Server(batch, &tls.Config{
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return p.standIns.Certificate(d.Host) },
+		// Requests are read one by one as HTTP/1.1; a client that offers HTTP/2 as well
+		// takes HTTP/1.1 here.
+		NextProtos: []string{"http/1.1"},
+		MinVersion: tls.VersionTLS12,
+		// The sandbox is on this machine: full records from the first byte.
+		DynamicRecordSizingDisabled: true,
+	})
+	raw := bufio.NewReaderSize(up, rawReadSize)
+	outside := tls.Client(bufferedConn{up, raw}, &tls.Config{
+		ServerName: d.Host,
+		RootCAs:    p.standIns.Roots,
+		NextProtos: []string{"http/1.1"},
+		MinVersion: tls.VersionTLS12,
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), p.opts.HeadTimeout)
+	defer cancel()
+	// Both handshakes at once: the setup costs the longer of the two, not their sum.
+	upDone := make(chan error, 1)
+	go func() { upDone <- outside.HandshakeContext(ctx) }()
+	err := inside.HandshakeContext(ctx)
+	if err != nil {
+		up.Close()
+		<-upDone
+		c.note(Refusal{Host: d.Host, Port: d.Port, Header: StandInNotTrusted, Reason: p.untrusted(names, d, err)})
+		return
+	}
+	if err := <-upDone; err != nil {
+		why := d.Target() + " could not be reached over TLS (" + err.Error() + ")"
+		var verr *tls.CertificateVerificationError
+		if errors.As(err, &verr) {
+			why = "the certificate of " + d.Target() + " did not verify (" + verr.Err.Error() + "), so the " + names +
+				" login's secret was not sent to it"
+		}
+		c.note(Refusal{Host: d.Host, Port: d.Port, Header: BlockedBadCertificate, Reason: why})
+		// The answer goes to the program's first request: an answer before it would be one
+		// to nothing, which HTTP clients drop.
+		br := getReader(inside)
+		if _, ok := c.readRequestOn(inside, br, true); ok {
+			writeError(inside, http.StatusBadGateway, BlockedBadCertificate, why)
+		}
+		putReader(br)
+		return
+	}
+	// A download through here is as much a bulk transfer as one through a tunnel.
+	defer p.growFull(c.c, up)()
+	br := getReader(inside)
+	defer putReader(br)
+	upBr := bufio.NewReaderSize(outside, MaxResponseHeadBytes)
+	for first := true; ; first = false {
+		req, ok := c.readRequestOn(inside, br, first)
+		if !ok {
+			return
+		}
+		if req.http == nil {
+			writeError(inside, http.StatusBadRequest, "", "a CONNECT inside a connection to "+d.Target()+" is not carried")
+			return
+		}
+		for _, login := range substitute(req.http.Header, logins) {
+			if f := p.standIns.Substituted; f != nil {
+				f(login, d.Host)
+			}
+		}
+		if !c.exchange(&batchWriter{Conn: inside, batch: batch, src: upBr, raw: raw}, outside, upBr, req.http, d.Target()) {
+			return
+		}
+	}
+}
+
+// readRequestOn reads one request from br (reading conn) within the head timeout, or, between
+// requests, the idle timeout; it answers a bad head itself.
+func (c *conn) readRequestOn(conn net.Conn, br *bufio.Reader, first bool) (*request, bool) {
+	if !first {
+		conn.SetReadDeadline(time.Now().Add(c.p.opts.IdleTimeout))
+		if _, err := br.Peek(1); err != nil {
+			return nil, false
+		}
+	}
+	conn.SetReadDeadline(time.Now().Add(c.p.opts.HeadTimeout))
+	req, status, msg := readRequest(br)
+	if req == nil {
+		if status != 0 {
+			writeError(conn, status, "", msg)
+		}
+		return nil, false
+	}
+	return req, true
+}
+
+// untrusted says why a program's handshake for a stand-in login's host failed, and the way
+// out.
+func (p *Proxy) untrusted(names string, d hosts.Decision, err error) string {
+	msg := err.Error()
+	why := "the program did not trust OpenWorker's certificate authority (" + msg + ")"
+	switch {
+	case strings.Contains(msg, "application protocol"):
+		why = "the program offered only HTTP/2, and OpenWorker carries the " + names + " login's requests to " + d.Host + " over HTTP/1.1 only (" + msg + ")"
+	case strings.Contains(msg, "does not look like a TLS handshake") || strings.Contains(msg, "unsupported versions"):
+		why = "the program did not start TLS 1.2 or 1.3 (" + msg + ")"
+	}
+	out := d.Target() + " is reached with the " + names + " login's stand-in, which OpenWorker replaces with the real secret on the way: " + why +
+		". Programs that read SSL_CERT_FILE, NODE_EXTRA_CA_CERTS, REQUESTS_CA_BUNDLE, GIT_SSL_CAINFO or the system's bundle trust it"
+	if p.standIns.WayOut != nil {
+		for _, l := range strings.Split(names, " and ") {
+			out += "; " + p.standIns.WayOut(l)
+		}
+	}
+	return out
+}
+
+// substitute puts each stand-in of logins in Authorization headers (Bearer, token, or Basic's
+// user or password) back to its real secret, and returns the logins it replaced, once each.
+func substitute(h http.Header, logins []StandIn) []string {
+	var used []string
+	mark := func(l StandIn) {
+		if !slices.Contains(used, l.Login) {
+			used = append(used, l.Login)
+		}
+	}
+	vals := h["Authorization"]
+	for i, v := range vals {
+		scheme, cred, ok := strings.Cut(strings.TrimSpace(v), " ")
+		if !ok {
+			continue
+		}
+		cred = strings.TrimSpace(cred)
+		switch strings.ToLower(scheme) {
+		case "bearer", "token":
+			for _, l := range logins {
+				if cred == l.StandIn {
+					vals[i] = scheme + " " + l.Real
+					mark(l)
+					break
+				}
+			}
+		case "basic":
+			raw, err := base64.StdEncoding.DecodeString(cred)
+			if err != nil {
+				continue
+			}
+			user, pass, ok := strings.Cut(string(raw), ":")
+			if !ok {
+				continue
+			}
+			changed := false
+			for _, l := range logins {
+				if pass == l.StandIn {
+					pass, changed = l.Real, true
+					mark(l)
+				}
+				if user == l.StandIn {
+					user, changed = l.Real, true
+					mark(l)
+				}
+			}
+			if changed {
+				vals[i] = scheme + " " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
+			}
+		}
+	}
+	return used
+}
+
+// A terminated connection moves its bodies through two TLS stacks, which read and write a
+// record (16 KiB) at a time: one system call each, where a tunnel moves megabytes per call.
+// So the origin's side is read through a buffer that takes in several records per call, and
+// the records of what is passed on to the sandbox together are written in one call.
+const (
+	rawReadSize   = 64 << 10
+	batchSize     = 256 << 10
+	maxTLSRecord  = 16<<10 + 256 // a record's plaintext and what TLS adds around it, at most
+	batchMinSpace = 16 << 10     // room a batch must have left to take another record
+)
+
+// batchBuffers hold a batch's plaintext, and its records as they are written, only while a
+// body moves: an idle terminated connection holds none.
+var batchBuffers = sync.Pool{New: func() any { b := make([]byte, 0, batchSize+batchSize/8); return &b }}
+
+// batchConn is the sandbox side's socket under its TLS stack: while a batch is held, what
+// the stack writes is kept and written at once by flush.
+type batchConn struct {
+	net.Conn
+	buf *[]byte // while a batch is held
+}
+
+func (b *batchConn) Write(p []byte) (int, error) {
+	if b.buf == nil {
+		return b.Conn.Write(p)
+	}
+	*b.buf = append(*b.buf, p...)
+	return len(p), nil
+}
+
+// write passes p through tc as one batch: its records leave in one write.
+func (b *batchConn) write(tc net.Conn, p []byte) (int, error) {
+	buf := batchBuffers.Get().(*[]byte)
+	b.buf = buf
+	n, err := tc.Write(p)
+	b.buf = nil
+	if len(*buf) > 0 {
+		_, werr := b.Conn.Write(*buf)
+		if err == nil {
+			err = werr
+		}
+	}
+	if cap(*buf) <= 2*batchSize { // an unusually large write's is not kept
+		*buf = (*buf)[:0]
+		batchBuffers.Put(buf)
+	}
+	return n, err
+}
+
+// batchWriter is the sandbox's TLS connection as a response is written to it: each write is
+// one batch, and a body is read from the origin's side for as long as whole records wait
+// there, up to batchSize, before it is passed on.
+type batchWriter struct {
+	net.Conn // the sandbox's TLS connection
+	batch    *batchConn
+	src      *bufio.Reader // the origin's plaintext, as the response head was read
+	raw      *bufio.Reader // the origin's side's socket, under its TLS stack
+}
+
+func (w *batchWriter) Write(p []byte) (int, error) { return w.batch.write(w.Conn, p) }
+
+// ReadFrom is the body's copy (io.Copy finds it). A read that would wait on the socket is
+// made only when nothing is gathered, so a body that trickles (progress lines) is passed on
+// as it comes.
+func (w *batchWriter) ReadFrom(r io.Reader) (int64, error) {
+	bp := batchBuffers.Get().(*[]byte)
+	defer batchBuffers.Put(bp)
+	buf := (*bp)[:batchSize]
+	var total int64
+	for {
+		n, err := r.Read(buf)
+		for err == nil && n < len(buf)-batchMinSpace && (w.src.Buffered() > 0 || w.raw.Buffered() >= maxTLSRecord) {
+			var k int
+			k, err = r.Read(buf[n:])
+			n += k
+		}
+		if n > 0 {
+			if _, werr := w.batch.write(w.Conn, buf[:n]); werr != nil {
+				return total, werr
+			}
+			total += int64(n)
+		}
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+}

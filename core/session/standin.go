@@ -1,0 +1,142 @@
+package session
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/openworker/openworker/core/audit"
+	"github.com/openworker/openworker/core/internal/regularfile"
+	"github.com/openworker/openworker/core/localca"
+	"github.com/openworker/openworker/core/policy"
+	"github.com/openworker/openworker/core/proxy"
+)
+
+// CADir is the folder of the state folder that keeps the machine's certificate authority for
+// stand-in logins (see package localca). No sandbox reaches the state folder.
+const CADir = "ca"
+
+// TrustVars are the variables a session with stand-in logins points at its CA bundle (the
+// system's roots and OpenWorker's CA): each names the file its stack reads instead of the
+// system's. NodeTrustVar adds OpenWorker's CA alone to Node's own roots.
+var TrustVars = []string{"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO", "PIP_CERT"}
+
+const NodeTrustVar = "NODE_EXTRA_CA_CERTS"
+
+// machineCA is the machine's CA, loaded (made the first time) when a session first has a
+// stand-in login; a failure is tried again at the next such session.
+func (m *Manager) machineCA() (*localca.CA, error) {
+	m.caMu.Lock()
+	defer m.caMu.Unlock()
+	if m.ca != nil {
+		return m.ca, nil
+	}
+	ca, err := localca.Load(filepath.Join(m.opts.StateDir, CADir))
+	if err != nil {
+		return nil, err
+	}
+	m.ca = ca
+	return ca, nil
+}
+
+// prepareStandIns readies the session's stand-in logins, once their copies hold stand-ins:
+// the CA, the bundle the sandbox's programs trust and the variables that name it, and what
+// the proxy needs to put the real secrets on requests. A stand-in login that cannot work
+// refuses the session with why: its copy holds only stand-ins, and copying the real secret
+// instead is the person's choice, never made here.
+func (s *Session) prepareStandIns() error {
+	if s.logins == nil || len(s.logins.StandIns) == 0 {
+		return nil
+	}
+	var names []string
+	for _, si := range s.logins.StandIns {
+		if !strings.Contains(" "+strings.Join(names, " ")+" ", " "+si.Login+" ") {
+			names = append(names, si.Login)
+		}
+	}
+	which := strings.Join(names, " and ")
+	refuse := func(err error) error {
+		return fmt.Errorf("the shared login %s keeps its secrets outside, with stand-ins inside, which needs OpenWorker's certificate authority: %w; fix that, or share the login by copying it (openworker credentials secrets %s copy)", which, err, names[0])
+	}
+	ca, err := s.m.machineCA()
+	if err != nil {
+		return refuse(err)
+	}
+	bundle, err := s.writeTrust(ca)
+	if err != nil {
+		return refuse(err)
+	}
+	s.trustBundle = bundle
+	for _, v := range TrustVars {
+		s.logins.Vars[v] = bundle
+	}
+	s.logins.Vars[NodeTrustVar] = filepath.Join(filepath.Dir(bundle), "openworker-ca.pem")
+	si := &proxy.StandIns{
+		Certificate: ca.Leaf,
+		Roots:       s.m.opts.UpstreamRoots,
+		Substituted: s.recordStandIn,
+		WayOut: func(login string) string {
+			return "the " + login + " login can be shared by copying it instead (secrets = \"copy\"), which puts its real secret in the sandbox"
+		},
+	}
+	for _, l := range s.logins.StandIns {
+		for _, h := range l.Hosts {
+			si.Logins = append(si.Logins, proxy.StandIn{Login: l.Login, Host: h.Host, Port: h.Port, StandIn: l.StandIn, Real: l.Real})
+		}
+	}
+	s.standIns = si
+	return nil
+}
+
+// writeTrust writes the session's CA bundle into its private tmp: the system's roots, then
+// OpenWorker's CA; and the CA alone beside it (for Node, which adds it to its own roots).
+// It is the sandbox's own: a command that changes it changes what the sandbox trusts, and
+// nothing outside reads it.
+func (s *Session) writeTrust(ca *localca.CA) (string, error) {
+	var system []byte
+	var looked []string
+	for _, p := range policy.SystemCABundles(s.m.opts.GOOS) {
+		looked = append(looked, p)
+		b, err := regularfile.Read(p, 16<<20)
+		if err == nil && bytes.Contains(b, []byte("-----BEGIN CERTIFICATE-----")) {
+			system = b
+			break
+		}
+		if real, rerr := filepath.EvalSymlinks(p); rerr == nil && real != p {
+			if b, err := regularfile.Read(real, 16<<20); err == nil && bytes.Contains(b, []byte("-----BEGIN CERTIFICATE-----")) {
+				system = b
+				break
+			}
+		}
+	}
+	if system == nil {
+		// Without the system's roots, every other site would stop being trusted inside.
+		return "", errors.New("this machine's bundle of trusted roots was not found (looked at " + strings.Join(looked, ", ") + ")")
+	}
+	dir := filepath.Join(s.tmp, "trust")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return "", err
+	}
+	if !bytes.HasSuffix(system, []byte("\n")) {
+		system = append(system, '\n')
+	}
+	own := ca.CertPEM()
+	bundle := filepath.Join(dir, "ca-bundle.pem")
+	for _, f := range []struct {
+		path string
+		data []byte
+	}{{bundle, append(append(bytes.Clone(system), "# OpenWorker's certificate authority, for the session's stand-in logins\n"...), own...)}, {filepath.Join(dir, "openworker-ca.pem"), own}} {
+		if err := os.WriteFile(f.path, f.data, 0o444); err != nil {
+			return "", err
+		}
+	}
+	return bundle, nil
+}
+
+// recordStandIn puts a substitution of a stand-in login's secret in the audit trail.
+func (s *Session) recordStandIn(login, host string) {
+	s.m.audit(audit.Event{Type: audit.LoginStandIn, Session: s.ID, Enforcement: string(s.Enforcement), Login: login, Host: host, Command: s.Running()})
+}
