@@ -68,6 +68,9 @@ type conn struct {
 	// terminated names the stand-in logins of a connection the proxy terminates (see
 	// terminate); "" for any other.
 	terminated string
+	// socket: the connection came in on the socket of plain HTTP for https sites (see
+	// serveSocket).
+	socket bool
 }
 
 // close ends the connection and its upstream.

@@ -105,7 +105,7 @@ func FuzzProxyConn(f *testing.F) {
 	f.Cleanup(func() { p.Close() })
 	f.Fuzz(func(t *testing.T, data []byte) {
 		client, server := net.Pipe()
-		p.accept(server, nil)
+		p.accept(server, nil, false)
 		client.SetDeadline(time.Now().Add(5 * time.Second))
 		go func() { client.Write(data) }()
 		io.Copy(io.Discard, client)

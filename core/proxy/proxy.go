@@ -130,10 +130,13 @@ type Proxy struct {
 	rules  atomic.Pointer[rules]
 	record record
 	active atomic.Int64
-	full   atomic.Int32 // tunnels with a full origin buffer (see MaxFullBuffers)
-	forbid map[netip.AddrPort]bool
-	dialer net.Dialer
-	bufs   buffers
+	// handshaking counts the sandbox's TLS handshakes with the proxy (see terminate) not yet
+	// decided: a refusal the program's certificate check leads to is noted at their end.
+	handshaking atomic.Int64
+	full        atomic.Int32 // tunnels with a full origin buffer (see MaxFullBuffers)
+	forbid      map[netip.AddrPort]bool
+	dialer      net.Dialer
+	bufs        buffers
 	// standIns are Options.StandIns by host; nil for none.
 	standIns *standIns
 	connsWG  sync.WaitGroup
@@ -299,7 +302,14 @@ func (p *Proxy) Close() error {
 // Serve accepts connections on l until l fails or the proxy is closed. It takes l over: Close
 // closes it. A listener's port is never a destination on loopback.
 func (p *Proxy) Serve(l net.Listener) error {
-	return p.serveLoop(l, true, func(nc net.Conn) { p.accept(nc, nil) })
+	return p.serveLoop(l, true, func(nc net.Conn) { p.accept(nc, nil, false) })
+}
+
+// ServeSocket accepts connections on l (a Unix socket in the sandbox's private tmp) until l
+// fails or the proxy is closed, each carrying plain HTTP for an https site (see
+// serveSocket). It takes l over: Close closes it.
+func (p *Proxy) ServeSocket(l net.Listener) error {
+	return p.serveLoop(l, false, func(nc net.Conn) { p.accept(nc, nil, true) })
 }
 
 // serveLoop accepts on l and hands each connection to accept; own says l's port is the
@@ -340,10 +350,11 @@ func (p *Proxy) serveLoop(l net.Listener, own bool, accept func(net.Conn)) error
 	}
 }
 
-// accept starts serving one client connection (relayed, when r is set), or turns it away at
+// accept starts serving one client connection (relayed, when r is set; from the socket of
+// plain HTTP for https sites, when socket is), or turns it away at
 // the connection cap: the proxy's and the relay's connections count against the same caps.
-func (p *Proxy) accept(nc net.Conn, r *Relay) {
-	c := &conn{p: p, c: nc}
+func (p *Proxy) accept(nc net.Conn, r *Relay, socket bool) {
+	c := &conn{p: p, c: nc, socket: socket}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -382,11 +393,14 @@ func (p *Proxy) accept(nc net.Conn, r *Relay) {
 			}
 			defer sh.give()
 		}
-		if r != nil {
+		switch {
+		case r != nil:
 			c.relay(r)
-			return
+		case c.socket:
+			c.serveSocket()
+		default:
+			c.serve()
 		}
-		c.serve()
 	}()
 }
 

@@ -67,6 +67,16 @@ func (r *record) add(ref Refusal) {
 	r.byTarget[key]++
 }
 
+// Settle waits, at most max, for the handshakes of the sandbox's programs with the proxy to
+// be decided: a program that refused OpenWorker's certificate exits at once, before the
+// proxy has read why, and a command's end is reported only after its refusals are noted.
+func (p *Proxy) Settle(max time.Duration) {
+	deadline := time.Now().Add(max)
+	for p.handshaking.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // Blocked returns the kept refusals from from to to, both included, oldest first: what was
 // blocked while a command ran.
 func (p *Proxy) Blocked(from, to time.Time) []Refusal {

@@ -59,7 +59,7 @@ func (p *Proxy) ServeRelay(l net.Listener, r Relay) error {
 	if r.Names == nil {
 		r.Names = func(netip.Addr) (string, func(), bool) { return "", nil, false }
 	}
-	return p.serveLoop(l, false, func(nc net.Conn) { p.accept(nc, &r) })
+	return p.serveLoop(l, false, func(nc net.Conn) { p.accept(nc, &r, false) })
 }
 
 // relay carries one redirected connection.

@@ -157,23 +157,21 @@ func (c *conn) terminate(up net.Conn, d hosts.Decision, logins []StandIn) {
 	// Both handshakes at once: the setup costs the longer of the two, not their sum.
 	upDone := make(chan error, 1)
 	go func() { upDone <- outside.HandshakeContext(ctx) }()
+	p.handshaking.Add(1)
 	err := inside.HandshakeContext(ctx)
+	if err != nil {
+		c.note(Refusal{Host: d.Host, Port: d.Port, Header: StandInNotTrusted, Reason: p.untrusted(names, d, err)})
+	}
+	p.handshaking.Add(-1)
 	if err != nil {
 		up.Close()
 		<-upDone
-		c.note(Refusal{Host: d.Host, Port: d.Port, Header: StandInNotTrusted, Reason: p.untrusted(names, d, err)})
 		return
 	}
 	if err := <-upDone; err != nil {
-		why := d.Target() + " could not be reached over TLS (" + err.Error() + ")"
-		var verr *tls.CertificateVerificationError
-		if errors.As(err, &verr) {
-			why = "the certificate of " + d.Target() + " did not verify (" + verr.Err.Error() + "), so the " + names +
-				" login's secret was not sent to it"
-		}
-		c.note(Refusal{Host: d.Host, Port: d.Port, Header: BlockedBadCertificate, Reason: why})
 		// The answer goes to the program's first request: an answer before it would be one
 		// to nothing, which HTTP clients drop.
+		why := c.unverified(d, names, err)
 		br := getReader(inside)
 		if _, ok := c.readRequestOn(inside, br, true); ok {
 			writeError(inside, http.StatusBadGateway, BlockedBadCertificate, why)
@@ -181,18 +179,48 @@ func (c *conn) terminate(up net.Conn, d hosts.Decision, logins []StandIn) {
 		putReader(br)
 		return
 	}
-	// A download through here is as much a bulk transfer as one through a tunnel.
-	defer p.growFull(c.c, up)()
 	br := getReader(inside)
 	defer putReader(br)
+	c.carry(inside, batch, br, outside, raw, d, logins, nil)
+}
+
+// unverified notes, and says, why the TLS connection to d's real host failed: its
+// certificate did not verify, or it could not be reached over TLS.
+func (c *conn) unverified(d hosts.Decision, names string, err error) string {
+	why := d.Target() + " could not be reached over TLS (" + err.Error() + ")"
+	var verr *tls.CertificateVerificationError
+	if errors.As(err, &verr) {
+		why = "the certificate of " + d.Target() + " did not verify (" + verr.Err.Error() + ")"
+		if names != "" {
+			why += ", so the " + names + " login's secret was not sent to it"
+		}
+	}
+	c.note(Refusal{Host: d.Host, Port: d.Port, Header: BlockedBadCertificate, Reason: why})
+	return why
+}
+
+// carry passes the requests read from inside (through br) to the real host over outside, each
+// with the secrets of logins in place of their stand-ins, until either side ends. first is a
+// request already read, or nil. On the socket, every request must name the host d.
+func (c *conn) carry(inside net.Conn, batch *batchConn, br *bufio.Reader, outside net.Conn, raw *bufio.Reader, d hosts.Decision, logins []StandIn, first *request) {
+	p := c.p
+	// A download through here is as much a bulk transfer as one through a tunnel.
+	defer p.growFull(c.c, c.up)()
 	upBr := bufio.NewReaderSize(outside, MaxResponseHeadBytes)
-	for first := true; ; first = false {
-		req, ok := c.readRequestOn(inside, br, first)
-		if !ok {
-			return
+	for n := 0; ; n++ {
+		req := first
+		if n > 0 || req == nil {
+			var ok bool
+			if req, ok = c.readRequestOn(inside, br, n == 0); !ok {
+				return
+			}
 		}
 		if req.http == nil {
 			writeError(inside, http.StatusBadRequest, "", "a CONNECT inside a connection to "+d.Target()+" is not carried")
+			return
+		}
+		if c.socket && !sameSocketHost(req.http.Host, d) {
+			writeError(inside, http.StatusMisdirectedRequest, "", "this connection carries requests to "+d.Target()+" only; open another for "+req.http.Host)
 			return
 		}
 		for _, login := range substitute(req.http.Header, logins) {
@@ -204,6 +232,78 @@ func (c *conn) terminate(up net.Conn, d hosts.Decision, logins []StandIn) {
 			return
 		}
 	}
+}
+
+// A program that cannot be made to trust OpenWorker's certificate authority (gh on a Mac,
+// which verifies with the system's trust settings alone) can be told to speak plain HTTP to
+// a Unix socket instead of TLS to its hosts (gh's http_unix_socket). The socket lies in the
+// sandbox's private tmp, where only the sandbox's programs reach it; the proxy speaks TLS to
+// the real host itself, so the program has no certificate to trust, and the stand-in is
+// replaced there as on a terminated connection.
+
+// serveSocket serves one connection of the socket: its first request names the host (Host,
+// port 443 unless it gives one), which is decided on as a CONNECT to it would be; the
+// requests go to it over TLS that the proxy opens and verifies, with the secrets of the
+// logins bound to it in place of their stand-ins. To another allowed host they go as they
+// are.
+func (c *conn) serveSocket() {
+	c.br = getReader(c.c)
+	defer c.releaseReader()
+	req, ok := c.readRequest(true)
+	if !ok {
+		return
+	}
+	if req.http == nil || req.http.URL.IsAbs() || req.http.Host == "" {
+		writeError(c.c, http.StatusBadRequest, "", "this socket carries plain HTTP requests for https sites as a program sends them to the site itself (GET /path, with Host); send anything else through the proxy in HTTPS_PROXY")
+		return
+	}
+	target := req.http.Host
+	if _, _, err := net.SplitHostPort(target); err != nil {
+		target = net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(target, "["), "]"), "443")
+	}
+	d, ok := c.decide(&request{method: http.MethodConnect, target: target})
+	if !ok {
+		return
+	}
+	up, addr, special, ok := c.dial(d)
+	if !ok {
+		return
+	}
+	if !c.attach(up, d, addr, special) {
+		return
+	}
+	logins := c.p.standInsFor(d)
+	c.terminated = loginNames(logins)
+	c.c.SetDeadline(time.Time{})
+	var roots *x509.CertPool
+	if c.p.standIns != nil {
+		roots = c.p.standIns.Roots
+	}
+	raw := bufio.NewReaderSize(up, rawReadSize)
+	outside := tls.Client(bufferedConn{up, raw}, &tls.Config{
+		ServerName: d.Host,
+		RootCAs:    roots,
+		NextProtos: []string{"http/1.1"},
+		MinVersion: tls.VersionTLS12,
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), c.p.opts.HeadTimeout)
+	err := outside.HandshakeContext(ctx)
+	cancel()
+	if err != nil {
+		writeError(c.c, http.StatusBadGateway, BlockedBadCertificate, c.unverified(d, c.terminated, err))
+		return
+	}
+	batch := &batchConn{Conn: c.c}
+	c.carry(batch, batch, c.br, outside, raw, d, logins, req)
+}
+
+// sameSocketHost says whether a request's Host names d (port 443 when it gives none).
+func sameSocketHost(host string, d hosts.Decision) bool {
+	h, port, err := net.SplitHostPort(host)
+	if err != nil {
+		h, port = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), "443"
+	}
+	return strings.EqualFold(h, d.Host) && port == strconv.Itoa(d.Port)
 }
 
 // readRequestOn reads one request from br (reading conn) within the head timeout, or, between

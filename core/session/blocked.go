@@ -13,6 +13,7 @@ func (s *Session) blockedBetween(from, to time.Time) []Blocked {
 	if px == nil {
 		return nil
 	}
+	px.Settle(200 * time.Millisecond)
 	var out []Blocked
 	seen := map[string]bool{}
 	for _, r := range px.Blocked(from, to.Add(50*time.Millisecond)) {
