@@ -83,9 +83,8 @@ func StandInSupport(name, goos string) (bool, string) {
 	case "npm":
 		return true, ""
 	case "gh":
-		if goos == "darwin" {
-			return false, "gh is a Go program, which on macOS verifies certificates with the system's trust settings alone (it reads no SSL_CERT_FILE), so it would not trust the certificate OpenWorker shows for GitHub; gh is copied"
-		}
+		// gh's own requests go to the session's socket, where OpenWorker speaks TLS itself
+		// (on a Mac gh would not trust OpenWorker's certificate authority).
 		return true, ""
 	case "ssh":
 		return false, "the ssh login keeps its keys outside with OpenWorker's SSH agent instead (keys = \"agent\")"

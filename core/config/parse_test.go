@@ -119,9 +119,6 @@ func badFiles() []badFile {
 			`testdata/bad/credentials_secrets.toml:13:1: secrets is not for the ssh login: the ssh login keeps its keys outside with OpenWorker's SSH agent instead (keys = "agent")`,
 			`testdata/bad/credentials_secrets.toml:20:1: secrets is only for a CLI's login (name = "gh", "npm"); a file or folder of your own is copied`,
 		}},
-		{"credentials_secrets_mac.toml", "darwin", []string{
-			`testdata/bad/credentials_secrets_mac.toml:3:11: gh cannot be a stand-in here: gh is a Go program, which on macOS verifies certificates with the system's trust settings alone (it reads no SSL_CERT_FILE), so it would not trust the certificate OpenWorker shows for GitHub; gh is copied; write secrets = "copy"`,
-		}},
 		{"credentials_table.toml", "linux", []string{
 			`testdata/bad/credentials_table.toml:2:1: sandbox_credentials is a list of entries; write each entry under its own [[sandbox_credentials]] line`,
 		}},

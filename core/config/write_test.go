@@ -256,19 +256,22 @@ func TestEditRefusals(t *testing.T) {
 func TestStandInOnAMac(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.toml")
 	if err := Update(path, "darwin", func(e *Editor) error {
-		if err := e.AddCredential(Credential{Name: "gh", Enabled: true}); err != nil {
-			return err
+		for _, name := range []string{"gh", "npm", "docker"} {
+			if err := e.AddCredential(Credential{Name: name, Enabled: true}); err != nil {
+				return err
+			}
 		}
-		return e.AddCredential(Credential{Name: "npm", Enabled: true})
+		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
 	got := readFile(t, path)
-	if !strings.Contains(got, "name = \"gh\"\nenabled = true") || !strings.Contains(got, "name = \"npm\"\nsecrets = \"stand-in\"") {
+	if !strings.Contains(got, "name = \"gh\"\nsecrets = \"stand-in\"") || !strings.Contains(got, "name = \"npm\"\nsecrets = \"stand-in\"") ||
+		!strings.Contains(got, "name = \"docker\"\nenabled = true") {
 		t.Fatalf("settings:\n%s", got)
 	}
-	err := Update(path, "darwin", func(e *Editor) error { return e.SetSecrets("gh", SecretsStandIn) })
-	if err == nil || !strings.Contains(err.Error(), "gh cannot be a stand-in here: gh is a Go program, which on macOS verifies certificates with the system's trust settings alone") {
+	err := Update(path, "darwin", func(e *Editor) error { return e.SetSecrets("docker", SecretsStandIn) })
+	if err == nil || !strings.Contains(err.Error(), "docker cannot be a stand-in here: a registry login goes through the registry's token exchange") {
 		t.Fatalf("got %v", err)
 	}
 	if now := readFile(t, path); now != got {

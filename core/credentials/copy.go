@@ -86,6 +86,10 @@ type Options struct {
 	// SSHAgentSocket is where the session serves OpenWorker's SSH agent (in its private
 	// tmp), for an ssh entry whose keys stay outside.
 	SSHAgentSocket string
+	// HTTPSocket is where the session serves plain HTTP for https sites (in its private tmp;
+	// see proxy.ServeSocket): a stand-in gh login's copy sends gh's requests there
+	// (http_unix_socket), so that gh needs to trust no certificate of OpenWorker's.
+	HTTPSocket string
 	// Memo, for Survey, keeps what the files looked through for keys came to, so that a
 	// list read again looks through only the files that changed. Copy never uses it.
 	Memo *ScanMemo
@@ -168,6 +172,9 @@ type Result struct {
 	// it may go to. They are the real secrets: kept in OpenWorker's memory, never written
 	// anywhere a sandbox reaches, never put in a message.
 	StandIns []StandIn `json:"-"`
+	// HTTPSocket is Options.HTTPSocket when a copy sends requests there, for the session to
+	// serve; "" otherwise.
+	HTTPSocket string `json:"-"`
 }
 
 // Copy copies every entry into the sandbox home, at the same place relative to the home

@@ -52,7 +52,11 @@ func (c *copier) makeStandIns(e Entry, dst string, res *Result) ([]hosts.Entry, 
 // ghStandIns replaces every token of the copy's hosts.yml (filled in from the keychain
 // already) with a stand-in. github.com's token is bound to api.github.com (gh's API) and
 // github.com (git over https, through gh's credential helper); an Enterprise host's to the
-// host itself, which serves its API under /api/v3.
+// host itself, which serves its API under /api/v3. gh's own requests go to the session's
+// socket of plain HTTP for https sites (Options.HTTPSocket, named by http_unix_socket in
+// the copy's config.yml), where OpenWorker speaks TLS to the host: gh, a Go program, reads
+// no SSL_CERT_FILE on a Mac and would not trust OpenWorker's certificate authority there.
+// git, which gh's credential helper gives the stand-in, reads GIT_SSL_CAINFO.
 func (c *copier) ghStandIns(dir string, res *Result) ([]hosts.Entry, error) {
 	path := filepath.Join(dir, "hosts.yml")
 	data, err := os.ReadFile(path)
@@ -90,6 +94,8 @@ func (c *copier) ghStandIns(dir string, res *Result) ([]hosts.Entry, error) {
 				}
 				targets = append(targets, h)
 			}
+			// A host's own http_unix_socket would send gh past the session's socket.
+			dropKey(root.Content[i+1], "http_unix_socket")
 			for _, tok := range yamlValues(root.Content[i+1], "oauth_token") {
 				if tok.Value == "" || strings.HasPrefix(tok.Value, "$") {
 					continue
@@ -126,7 +132,63 @@ func (c *copier) ghStandIns(dir string, res *Result) ([]hosts.Entry, error) {
 	if err := writeCopy(path, out.Bytes()); err != nil {
 		return nil, err
 	}
+	if len(added) > 0 && c.o.HTTPSocket != "" {
+		if err := ghSocket(filepath.Join(dir, "config.yml"), c.o.HTTPSocket); err != nil {
+			return nil, c.dropCopy(dir, "gh's config.yml could not be pointed at the session's socket ("+err.Error()+"), so gh inside could not use its stand-ins; nothing of ~/.config/gh was given to the session")
+		}
+		res.HTTPSocket = c.o.HTTPSocket
+	}
 	return added, c.noRealSecret(dir, res)
+}
+
+// ghSocket sets http_unix_socket in the copy's config.yml (made if there is none) to socket.
+func ghSocket(path, socket string) error {
+	var doc yaml.Node
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return err
+	default:
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			return fmt.Errorf("it is not valid YAML: %w", err)
+		}
+	}
+	if doc.Kind == 0 {
+		doc = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode}}}
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return errors.New("it is not a mapping of settings")
+	}
+	dropKey(root, "http_unix_socket")
+	root.Content = append(root.Content,
+		&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "http_unix_socket"},
+		&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: socket})
+	var out bytes.Buffer
+	enc := yaml.NewEncoder(&out)
+	enc.SetIndent(4)
+	if err := enc.Encode(&doc); err != nil {
+		return err
+	}
+	if err := enc.Close(); err != nil {
+		return err
+	}
+	return writeCopy(path, out.Bytes())
+}
+
+// dropKey removes key from the mapping n, wherever it is said.
+func dropKey(n *yaml.Node, key string) {
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	kept := n.Content[:0]
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value != key {
+			kept = append(kept, n.Content[i], n.Content[i+1])
+		}
+	}
+	n.Content = kept
 }
 
 // yamlValues are the scalar values of key anywhere under n (a host's oauth_token, and each

@@ -124,6 +124,46 @@ func TestGhStandIns(t *testing.T) {
 	}
 }
 
+// gh's own requests are sent to the session's socket of plain HTTP for https sites: the
+// copy's config.yml names it, keeping the person's other settings, and a host's own socket
+// in hosts.yml is left out. Without a socket to name, config.yml is as it was.
+func TestGhStandInSendsGhToTheSessionsSocket(t *testing.T) {
+	for _, c := range []struct {
+		name, config, socket string
+		want                 []string
+	}{
+		{"config_kept", "git_protocol: https\nhttp_unix_socket: /run/theirs.sock\n", "/tmp/s/https.sock", []string{"git_protocol: https", "http_unix_socket: /tmp/s/https.sock"}},
+		{"no_config", "", "/tmp/s/https.sock", []string{"http_unix_socket: /tmp/s/https.sock"}},
+		{"no_socket", "git_protocol: ssh\n", "", []string{"git_protocol: ssh"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			home, sandbox := t.TempDir(), t.TempDir()
+			write(t, filepath.Join(home, ".config", "gh", "hosts.yml"), hostsWithToken+"ghe.example.com:\n    oauth_token: ghp_enterprise0123456789AB\n    http_unix_socket: /run/ghe.sock\n", 0o600)
+			if c.config != "" {
+				write(t, filepath.Join(home, ".config", "gh", "config.yml"), c.config, 0o600)
+			}
+			res, err := Copy(Options{UserHome: home, SandboxHome: sandbox, GhToken: noGh(t), HTTPSocket: c.socket},
+				entries(t, config.Credential{Name: "gh", Secrets: config.SecretsStandIn}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, _ := os.ReadFile(filepath.Join(sandbox, ".config", "gh", "config.yml"))
+			hostsYml, _ := os.ReadFile(filepath.Join(sandbox, ".config", "gh", "hosts.yml"))
+			if res.HTTPSocket != c.socket {
+				t.Errorf("the socket to serve: %q, want %q", res.HTTPSocket, c.socket)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(string(cfg), w) {
+					t.Errorf("config.yml lacks %q:\n%s", w, cfg)
+				}
+			}
+			if c.socket != "" && strings.Count(string(cfg), "http_unix_socket") != 1 || strings.Contains(string(hostsYml), "http_unix_socket") {
+				t.Errorf("config.yml:\n%s\nhosts.yml:\n%s", cfg, hostsYml)
+			}
+		})
+	}
+}
+
 // Copy mode is what it was: the token is in the copy.
 func TestGhCopyModeCopiesTheToken(t *testing.T) {
 	home, sandbox := t.TempDir(), t.TempDir()

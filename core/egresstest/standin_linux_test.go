@@ -318,6 +318,21 @@ func TestStandInLogins(t *testing.T) {
 		}
 	})
 
+	// gh on a Mac trusts only the system's certificates, never OpenWorker's authority: gh's
+	// own requests go to the session's socket, where OpenWorker speaks TLS to the host. A
+	// bundle without OpenWorker's authority stands in for the Mac's trust here.
+	t.Run("gh_without_trusting_the_ca", func(t *testing.T) {
+		before := len(api.saw())
+		out, code, _ := w.run(s, `grep -c http_unix_socket "$GH_CONFIG_DIR/config.yml"; mkdir -p "$TMPDIR/no-certs"
+SSL_CERT_FILE=$PWD/public-ca.pem SSL_CERT_DIR=$TMPDIR/no-certs GH_NO_UPDATE_NOTIFIER=1 gh api user`)
+		if code != 0 || !strings.HasPrefix(out, "1\n") || !strings.Contains(out, `"login":"octocat"`) {
+			t.Fatalf("gh api user, trusting the public CA alone: exit %d\n%s", code, out)
+		}
+		if saw := api.saw(); len(saw) != before+1 || saw[before] != "token "+ghReal {
+			t.Fatalf("api.github.com saw %q", saw[before:])
+		}
+	})
+
 	t.Run("git_clone_and_push", func(t *testing.T) {
 		out, code, _ := w.run(s, `set -e
 cd "$TMPDIR" && git clone -q https://github.com/octocat/hello.git && cd hello

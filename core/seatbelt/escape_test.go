@@ -232,8 +232,10 @@ var uses = []attempt{
 	{"xcode_licence", file("file-read-data", "/Library/Preferences/com.apple.dt.Xcode.plist")},       // tuist PR 7631
 	{"loky_semaphore", ipc("ipc-posix-sem", "/loky-4242-k3j_9x2a")},                                  // joblib
 	{"bind_socket_in_tmp", sbpl.Query{Op: "network-bind", Path: "/private/tmp/openworker-7f3a91/s"}}, // tsx, vite, jest workers (fence, codex)
-	{"boot_arguments", sysctl("kern.bootargs")},                                                      // every process at start (codex PR 11277)
-	{"shm_notifyd", ipc("ipc-posix-shm-read-data", "apple.shm.notification_center")},                 // tzset, localtime
+	{"session_https_socket", unix("/private/tmp/openworker-7f3a91/https.sock")},                      // gh's stand-in login (http_unix_socket)
+	{"session_ssh_agent", unix("/private/tmp/openworker-7f3a91/ssh-agent.sock")},
+	{"boot_arguments", sysctl("kern.bootargs")},                                      // every process at start (codex PR 11277)
+	{"shm_notifyd", ipc("ipc-posix-shm-read-data", "apple.shm.notification_center")}, // tzset, localtime
 }
 
 // decide answers q as Seatbelt would, and fails the test when the plain last-match reading

@@ -43,6 +43,11 @@ func (s *Session) serveRelay(proc sandbox.Process) error {
 				return err
 			}
 			s.openRelay.SetAllowList(allowList(s.spec))
+			if err := s.serveHTTPSocket(s.openRelay); err != nil {
+				l.Close()
+				pc.Close()
+				return err
+			}
 		}
 		px = s.openRelay
 	}

@@ -116,6 +116,9 @@ type Session struct {
 	// bundle the sandbox's programs trust; nil and "" without one.
 	standIns    *proxy.StandIns
 	trustBundle string
+	// httpSocketServed: the socket of plain HTTP for https sites is served (see
+	// serveHTTPSocket).
+	httpSocketServed bool
 
 	mu        sync.Mutex // one tool call at a time; guards the fields below
 	pol       *policy.Policy
@@ -311,6 +314,9 @@ func (m *Manager) start(ctx context.Context, spec Spec, first *pending) (_ *Sess
 		}
 		s.proxy = px
 		px.SetAllowList(allowList(s.spec))
+		if err := s.serveHTTPSocket(px); err != nil {
+			return nil, err
+		}
 		if spec.Provider == sandbox.Linux {
 			// The sandbox has a network of its own: the port is inside it, where only the
 			// proxy's listener and the forwarded host ports are.
@@ -669,7 +675,7 @@ func (s *Session) copyLogins() error {
 	}
 	res, err := credentials.Copy(credentials.Options{
 		UserHome: s.m.opts.UserHome, SandboxHome: s.home, Helper: s.m.opts.RunnerPath, GhToken: s.m.opts.GhToken,
-		Untrusted: s.m.untrusted(), SSHAgentSocket: s.sshAgentSocket(),
+		Untrusted: s.m.untrusted(), SSHAgentSocket: s.sshAgentSocket(), HTTPSocket: s.httpSocket(),
 	}, s.spec.Logins)
 	if err != nil {
 		return err

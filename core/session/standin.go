@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -139,4 +140,26 @@ func (s *Session) writeTrust(ca *localca.CA) (string, error) {
 // recordStandIn puts a substitution of a stand-in login's secret in the audit trail.
 func (s *Session) recordStandIn(login, host string) {
 	s.m.audit(audit.Event{Type: audit.LoginStandIn, Session: s.ID, Enforcement: string(s.Enforcement), Login: login, Host: host, Command: s.Running()})
+}
+
+// httpSocket is where the session serves plain HTTP for https sites (see
+// proxy.ServeSocket), for a stand-in gh login's copy to send gh's requests to: in its
+// private tmp, which is owner-only outside and the sandbox's own inside, and where the macOS
+// profile lets Unix sockets be reached.
+func (s *Session) httpSocket() string { return filepath.Join(s.tmp, "https.sock") }
+
+// serveHTTPSocket serves the socket through px (the proxy, or the open mode's relay decider,
+// whose list and refusals it shares) when a copy sends requests there. The proxy's end ends
+// it.
+func (s *Session) serveHTTPSocket(px *proxy.Proxy) error {
+	if s.logins == nil || s.logins.HTTPSocket == "" || s.httpSocketServed {
+		return nil
+	}
+	l, err := net.Listen("unix", s.logins.HTTPSocket)
+	if err != nil {
+		return fmt.Errorf("serving the socket gh's stand-in login sends its requests to: %w", err)
+	}
+	s.httpSocketServed = true
+	go px.ServeSocket(l)
+	return nil
 }

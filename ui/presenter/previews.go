@@ -41,7 +41,7 @@ func SampleCatalog() []CatalogLogin {
 func sampleCatalog() []CatalogLogin {
 	cs := []CatalogLogin{
 		{Name: "ssh", Title: "SSH keys", From: "~/.ssh", Kind: "folder, credential", Lets: "push and pull over SSH, and log in to servers, as you", Hosts: []string{"github.com:22", "gitlab.com:22"}, Found: true},
-		{Name: "gh", Title: "GitHub CLI", From: "~/.config/gh", Kind: "folder, credential", Lets: "pull requests, issues and releases as you", Hosts: []string{"api.github.com:443", "github.com:443"}},
+		{Name: "gh", Title: "GitHub CLI", From: "~/.config/gh", Kind: "folder, credential", Lets: "pull requests, issues and releases as you", Hosts: []string{"api.github.com:443", "github.com:443"}, StandIn: true},
 		{Name: "aws-config", Title: "AWS profiles", From: "~/.aws/config", Kind: "file, configuration", Lets: "regions and profile names, no keys", Hosts: []string{"*.amazonaws.com:443"}, Found: true},
 		{Name: "aws-credentials", Title: "AWS credentials", From: "~/.aws/credentials", Kind: "file, credential", Lets: "your access keys", Hosts: []string{"*.amazonaws.com:443"}, Found: true},
 		{Name: "kubectl", Title: "kubectl", From: "~/.kube/config", Kind: "file, credential", Lets: "your clusters"},
