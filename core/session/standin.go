@@ -10,10 +10,12 @@ import (
 	"strings"
 
 	"github.com/openworker/openworker/core/audit"
+	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/internal/regularfile"
 	"github.com/openworker/openworker/core/localca"
 	"github.com/openworker/openworker/core/policy"
 	"github.com/openworker/openworker/core/proxy"
+	"github.com/openworker/openworker/core/sandbox"
 )
 
 // CADir is the folder of the state folder that keeps the machine's certificate authority for
@@ -51,6 +53,15 @@ func (m *Manager) machineCA() (*localca.CA, error) {
 func (s *Session) prepareStandIns() error {
 	if s.logins == nil || len(s.logins.StandIns) == 0 {
 		return nil
+	}
+	if s.Network == policy.Open && s.Enforcement == sandbox.Seatbelt {
+		// Connections go straight out here: no proxy or relay stands where the real
+		// secret would be put on.
+		for i := range s.logins.Entries {
+			if s.logins.Entries[i].Secrets == config.SecretsStandIn {
+				s.logins.Entries[i].Notes = append(s.logins.Entries[i].Notes, "with the network open on a Mac, connections do not pass OpenWorker, so nothing puts the real token in place of the stand-in and the login's hosts refuse it: use the allow list (--network allowlist), or share the login by copying it")
+			}
+		}
 	}
 	var names []string
 	for _, si := range s.logins.StandIns {

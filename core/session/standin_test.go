@@ -71,3 +71,53 @@ func TestStandInSessionRefusedWithoutTheCA(t *testing.T) {
 		t.Fatalf("the refused session left %d private tmp folder(s), with the login's copy", len(des))
 	}
 }
+
+// gh's copy sends gh's requests to the session's socket, which the session serves while it
+// runs, in its private tmp.
+func TestStandInGhSocketIsServed(t *testing.T) {
+	f := newFixture(t, map[sandbox.Enforcement]sandbox.Provider{sandbox.Direct: sandbox.DirectProvider{}})
+	s, err := f.m.Start(context.Background(), ghStandInSpec(f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.End()
+	r, err := s.Exec(runner.ExecArgs{Command: `sed -n 's/^http_unix_socket: //p' "$GH_CONFIG_DIR/config.yml"`}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := strings.TrimSpace(string(r.Stdout))
+	if sock != s.httpSocket() {
+		t.Fatalf("gh's config.yml names %q, want the session's socket %q", sock, s.httpSocket())
+	}
+	if fi, err := os.Stat(sock); err != nil || fi.Mode()&os.ModeSocket == 0 {
+		t.Fatalf("the socket is not served: %v", err)
+	}
+}
+
+// With the network open on a Mac, connections do not pass OpenWorker: a stand-in login is
+// said to be of no use there, with the ways out.
+func TestStandInWithTheNetworkOpenOnAMac(t *testing.T) {
+	f := newFixture(t, map[sandbox.Enforcement]sandbox.Provider{sandbox.Direct: sandbox.DirectProvider{}})
+	for _, c := range []struct {
+		enforcement sandbox.Enforcement
+		network     policy.Network
+		said        bool
+	}{
+		{sandbox.Seatbelt, policy.Open, true},
+		{sandbox.Seatbelt, policy.Allowlist, false},
+		{sandbox.Linux, policy.Open, false}, // the relay carries every connection
+	} {
+		s := &Session{m: f.m, tmp: t.TempDir(), Enforcement: c.enforcement, Network: c.network, logins: &credentials.Result{
+			Entries:  []credentials.Copied{{Key: "gh", Secrets: config.SecretsStandIn}},
+			StandIns: []credentials.StandIn{{Login: "gh", StandIn: "gho_standin", Real: "gho_real"}},
+			Vars:     map[string]string{},
+		}}
+		if err := s.prepareStandIns(); err != nil {
+			t.Fatal(err)
+		}
+		notes := strings.Join(s.logins.Entries[0].Notes, "\n")
+		if said := strings.Contains(notes, "nothing puts the real token in place of the stand-in"); said != c.said {
+			t.Errorf("%s, %s network: notes %q", c.enforcement, c.network, notes)
+		}
+	}
+}
