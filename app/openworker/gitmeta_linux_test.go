@@ -256,7 +256,11 @@ func TestGitMetadataAddedFolderAndSessionEnd(t *testing.T) {
 	if _, errs, code := w.run("session", "exec", id, "git init -q "+early+" && (sleep 1; cd "+early+" && "+plant(marks)+"; sleep 5) >/dev/null 2>&1 &"); code != 0 {
 		t.Fatalf("exec: %d %s", code, errs)
 	}
-	movedAside(filepath.Join(early, ".git", "hooks", "pre-commit"))
+	// Every hook the process plants, each as it is made: the person's git runs after the
+	// last (a git run in the same milliseconds as a plant is the window the watch leaves).
+	for _, h := range []string{"pre-commit", "post-checkout", "post-commit"} {
+		movedAside(filepath.Join(early, ".git", "hooks", h))
+	}
 	if ran := w.afterwards(early, marks); len(ran) > 0 {
 		t.Fatalf("the person's git ran what a leftover process planted: %v", ran)
 	}
@@ -266,7 +270,9 @@ func TestGitMetadataAddedFolderAndSessionEnd(t *testing.T) {
 		t.Fatalf("exec: %d %s", code, errs)
 	}
 	hook := filepath.Join(made, ".git", "hooks", "pre-commit")
-	movedAside(hook)
+	for _, h := range []string{"pre-commit", "post-checkout", "post-commit"} {
+		movedAside(filepath.Join(made, ".git", "hooks", h))
+	}
 	if _, errs, code := w.run("session", "end", id); code != 0 {
 		t.Fatalf("session end: %d %s", code, errs)
 	}
