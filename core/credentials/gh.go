@@ -64,19 +64,28 @@ func (c *copier) ghTokens(dir string) error {
 	if added == 0 {
 		return nil
 	}
-	var out bytes.Buffer
-	enc := yaml.NewEncoder(&out)
-	enc.SetIndent(4) // as gh writes it
-	if err := enc.Encode(&doc); err != nil {
-		return err
-	}
-	if err := enc.Close(); err != nil {
+	out, err := ghYAML(&doc)
+	if err != nil {
 		return err
 	}
 	if !c.standIn {
 		c.cur.Notes = append(c.cur.Notes, fmt.Sprintf("the token of %d host(s) kept in the keychain was written into the copy", added))
 	}
-	return writeCopy(path, out.Bytes())
+	return writeCopy(path, out)
+}
+
+// ghYAML writes doc as gh writes its files (indented by four).
+func ghYAML(doc *yaml.Node) ([]byte, error) {
+	var out bytes.Buffer
+	enc := yaml.NewEncoder(&out)
+	enc.SetIndent(4)
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
 }
 
 type ghHost struct {

@@ -120,16 +120,11 @@ func (c *copier) ghStandIns(dir string, res *Result) ([]hosts.Entry, error) {
 			}
 		}
 	}
-	var out bytes.Buffer
-	enc := yaml.NewEncoder(&out)
-	enc.SetIndent(4)
-	if err := enc.Encode(&doc); err != nil {
+	out, err := ghYAML(&doc)
+	if err != nil {
 		return nil, err
 	}
-	if err := enc.Close(); err != nil {
-		return nil, err
-	}
-	if err := writeCopy(path, out.Bytes()); err != nil {
+	if err := writeCopy(path, out); err != nil {
 		return nil, err
 	}
 	if len(added) > 0 && c.o.HTTPSocket != "" {
@@ -165,16 +160,11 @@ func ghSocket(path, socket string) error {
 	root.Content = append(root.Content,
 		&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "http_unix_socket"},
 		&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: socket})
-	var out bytes.Buffer
-	enc := yaml.NewEncoder(&out)
-	enc.SetIndent(4)
-	if err := enc.Encode(&doc); err != nil {
+	out, err := ghYAML(&doc)
+	if err != nil {
 		return err
 	}
-	if err := enc.Close(); err != nil {
-		return err
-	}
-	return writeCopy(path, out.Bytes())
+	return writeCopy(path, out)
 }
 
 // dropKey removes key from the mapping n, wherever it is said.

@@ -257,11 +257,7 @@ func (c *conn) serveSocket() {
 		writeError(c.c, http.StatusBadRequest, "", "this socket carries plain HTTP requests for https sites as a program sends them to the site itself (GET /path, with Host); send anything else through the proxy in HTTPS_PROXY")
 		return
 	}
-	target := req.http.Host
-	if _, _, err := net.SplitHostPort(target); err != nil {
-		target = net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(target, "["), "]"), "443")
-	}
-	d, ok := c.decide(&request{method: http.MethodConnect, target: target})
+	d, ok := c.decide(&request{method: http.MethodConnect, target: net.JoinHostPort(socketTarget(req.http.Host))})
 	if !ok {
 		return
 	}
@@ -297,12 +293,19 @@ func (c *conn) serveSocket() {
 	c.carry(batch, batch, c.br, outside, raw, d, logins, req)
 }
 
-// sameSocketHost says whether a request's Host names d (port 443 when it gives none).
-func sameSocketHost(host string, d hosts.Decision) bool {
+// socketTarget is the host and port a request on the socket names in its Host: port 443
+// when it gives none.
+func socketTarget(host string) (string, string) {
 	h, port, err := net.SplitHostPort(host)
 	if err != nil {
-		h, port = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), "443"
+		return strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), "443"
 	}
+	return h, port
+}
+
+// sameSocketHost says whether a request's Host names d.
+func sameSocketHost(host string, d hosts.Decision) bool {
+	h, port := socketTarget(host)
 	return strings.EqualFold(h, d.Host) && port == strconv.Itoa(d.Port)
 }
 
