@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/openworker/openworker/ui/view"
 )
 
 // The backend's shared logins, through the presenter: the catalog says found for a login on
@@ -61,12 +59,7 @@ func TestSSHKeysChoice(t *testing.T) {
 	f := newFixture(t, "", Options{Logins: logins})
 	f.dispatch(t, ShowWindow{ID: SettingsWindow})
 	w, _ := window(f.p.View(), SettingsWindow)
-	var add view.MenuButton
-	view.Walk(w.Body, func(n view.Node) {
-		if m, ok := n.(view.MenuButton); ok {
-			add = m
-		}
-	})
+	add := lastMenuButton(w)
 	agent, ok := menuItem(add.Menu, "A CLI's login", "SSH keys", "Use them through OpenWorker")
 	if !ok || agent.Action != (AddSSHLogin{Keys: "agent"}) || !strings.Contains(agent.Tooltip, "stay outside") {
 		t.Fatalf("through OpenWorker: %+v", agent)
@@ -77,12 +70,7 @@ func TestSSHKeysChoice(t *testing.T) {
 	}
 	f.dispatch(t, agent.Action)
 	w, _ = window(f.p.View(), SettingsWindow)
-	var choice view.Radio
-	view.Walk(w.Body, func(n view.Node) {
-		if r, ok := n.(view.Radio); ok && r.Title == "SSH keys" {
-			choice = r
-		}
-	})
+	choice := radioTitled(w, "SSH keys")
 	if len(choice.Options) != 2 || !choice.Options[0].Selected || choice.Options[1].Action != (SetSSHKeys{Mode: "copy"}) {
 		t.Fatalf("the entry's choice: %+v", choice)
 	}
@@ -119,12 +107,7 @@ func TestSecretsChoice(t *testing.T) {
 	f := newFixture(t, "", Options{Logins: logins})
 	f.dispatch(t, ShowWindow{ID: SettingsWindow})
 	w, _ := window(f.p.View(), SettingsWindow)
-	var add view.MenuButton
-	view.Walk(w.Body, func(n view.Node) {
-		if m, ok := n.(view.MenuButton); ok {
-			add = m
-		}
-	})
+	add := lastMenuButton(w)
 	standIn, ok := menuItem(add.Menu, "A CLI's login", "npm (~/.npmrc) — found", "Stand-ins inside")
 	if !ok || standIn.Action != (AddLoginSecrets{Name: "npm", Secrets: "stand-in"}) || !strings.Contains(standIn.Tooltip, "The tokens stay outside") {
 		t.Fatalf("stand-ins: %+v", standIn)
@@ -138,12 +121,7 @@ func TestSecretsChoice(t *testing.T) {
 	}
 	f.dispatch(t, standIn.Action)
 	w, _ = window(f.p.View(), SettingsWindow)
-	var choice view.Radio
-	view.Walk(w.Body, func(n view.Node) {
-		if r, ok := n.(view.Radio); ok && r.Title == "npm tokens" {
-			choice = r
-		}
-	})
+	choice := radioTitled(w, "npm tokens")
 	if len(choice.Options) != 2 || !choice.Options[0].Selected || choice.Options[1].Action != (SetSecrets{Name: "npm", Mode: "copy"}) {
 		t.Fatalf("the entry's choice: %+v", choice)
 	}

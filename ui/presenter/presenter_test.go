@@ -121,6 +121,29 @@ func (f *fixture) dispatch(t testing.TB, a view.Action) {
 	}
 }
 
+// lastMenuButton is the last menu button in w (the Settings window's Add…, the Sites
+// window's session picker).
+func lastMenuButton(w view.Window) view.MenuButton {
+	var out view.MenuButton
+	view.Walk(w.Body, func(n view.Node) {
+		if m, ok := n.(view.MenuButton); ok {
+			out = m
+		}
+	})
+	return out
+}
+
+// radioTitled is the radio group of w titled title; the zero Radio when there is none.
+func radioTitled(w view.Window, title string) view.Radio {
+	var out view.Radio
+	view.Walk(w.Body, func(n view.Node) {
+		if r, ok := n.(view.Radio); ok && r.Title == title {
+			out = r
+		}
+	})
+	return out
+}
+
 // window finds an open window by ID.
 func window(a view.App, id string) (view.Window, bool) {
 	for _, w := range a.Windows {
@@ -383,12 +406,7 @@ func TestAllowAnother(t *testing.T) {
 	if strings.Contains(view.DumpWindow(w), "Session only — ") {
 		t.Fatalf("a session's sites without a session chosen: %s", view.DumpWindow(w))
 	}
-	var pick view.MenuButton
-	view.Walk(w.Body, func(n view.Node) {
-		if m, ok := n.(view.MenuButton); ok {
-			pick = m
-		}
-	})
+	pick := lastMenuButton(w)
 	it, ok = menuItem(pick.Menu, "project")
 	if !ok {
 		t.Fatalf("no session to pick: %+v", pick)
@@ -710,12 +728,7 @@ func TestLogins(t *testing.T) {
 	f := newFixture(t, "", Options{})
 	f.dispatch(t, ShowWindow{ID: SettingsWindow})
 	w, _ := window(f.p.View(), SettingsWindow)
-	var add view.MenuButton
-	view.Walk(w.Body, func(n view.Node) {
-		if m, ok := n.(view.MenuButton); ok {
-			add = m
-		}
-	})
+	add := lastMenuButton(w)
 	ssh, ok := menuItem(add.Menu, "A CLI's login", "SSH keys")
 	if !ok || ssh.Title != "SSH keys (~/.ssh) — found" || ssh.Disabled || ssh.Action != (AddLogin{Name: "ssh"}) {
 		t.Fatalf("ssh: %+v", ssh)
