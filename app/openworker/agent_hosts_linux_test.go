@@ -261,9 +261,7 @@ func testClaudeBehindTheWall(t *testing.T) {
 		if got := strings.TrimSpace(r.result(t, 5)); got != filepath.Join(w.project, "sub") {
 			t.Errorf("the folder did not carry over to the next command: %q", got)
 		}
-		if res := r.result(t, 6); !strings.Contains(res, "blocked blocked.example:443") || !strings.Contains(res, "request_site") || strings.Contains(res, "--allow") {
-			t.Errorf("the refused site as the model reads it: %q", res)
-		}
+		refusedAsAgentsRead(t, r.result(t, 6))
 		if res := r.result(t, 8); !strings.Contains(res, "ticking") {
 			t.Errorf("the background command did not run: %q", res)
 		}
@@ -391,9 +389,7 @@ func testCodexBehindTheWall(t *testing.T) {
 		if !strings.Contains(r.result(t, 5), filepath.Join(w.project, "sub")) {
 			t.Errorf("the command's folder: %q", r.result(t, 5))
 		}
-		if res := r.result(t, 6); !strings.Contains(res, "blocked blocked.example:443") || !strings.Contains(res, "request_site") {
-			t.Errorf("the refused site as the model reads it: %q", res)
-		}
+		refusedAsAgentsRead(t, r.result(t, 6))
 		noProcess(t, "agent-bg-marker")
 	})
 
@@ -442,6 +438,16 @@ func runCodex(t *testing.T, w *world, codex string, turns []scriptmodel.Turn, ar
 	cmd.Env = append(append(append([]string(nil), w.env...), hostVars(srv)...), onPath(codex)...)
 	out, err := cmd.CombinedOutput()
 	return hostRun{srv: srv, out: string(out), err: err, results: srv.ToolResults()}
+}
+
+// refusedAsAgentsRead checks a tool result of a command that reached a site not on the
+// list: the site named, with the agent's way to ask (request_site), never the person's
+// command-line switch.
+func refusedAsAgentsRead(t *testing.T, res string) {
+	t.Helper()
+	if !strings.Contains(res, "blocked blocked.example:443") || !strings.Contains(res, "request_site") || strings.Contains(res, "--allow") {
+		t.Errorf("the refused site as the model reads it: %q", res)
+	}
 }
 
 // BenchmarkAgentShellTrue is the cost of a shell call through a host under openworker agent
@@ -659,9 +665,7 @@ func testGeminiBehindTheWall(t *testing.T) {
 		if res := r.result(t, 5); !strings.Contains(res, filepath.Join(w.project, "sub")+"\n") || !strings.Contains(res, "Exit Code: 4") {
 			t.Errorf("the command's folder and exit status: %q", res)
 		}
-		if res := r.result(t, 6); !strings.Contains(res, "blocked blocked.example:443") || !strings.Contains(res, "request_site") || strings.Contains(res, "--allow") {
-			t.Errorf("the refused site as the model reads it: %q", res)
-		}
+		refusedAsAgentsRead(t, r.result(t, 6))
 		if res := r.result(t, 7); !strings.Contains(res, "background") {
 			t.Errorf("the background command: %q", res)
 		}
