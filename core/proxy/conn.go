@@ -365,6 +365,16 @@ type dialContext struct {
 
 func (c dialContext) Deadline() (time.Time, bool) { return c.deadline, true }
 
+// reach dials the decided target and attaches it as the connection's upstream (see dial and
+// attach, which answer the client when either fails).
+func (c *conn) reach(d hosts.Decision) (net.Conn, bool) {
+	up, addr, special, ok := c.dial(d)
+	if !ok || !c.attach(up, d, addr, special) {
+		return nil, false
+	}
+	return up, true
+}
+
 // attach makes up the connection's upstream, unless the list changed since the decision and
 // no longer admits it: deciding again here, under the lock swaps take, means no tunnel can
 // slip past a revocation.
@@ -399,11 +409,8 @@ func (c *conn) connect(req *request) {
 	if !ok {
 		return
 	}
-	up, addr, special, ok := c.dial(d)
+	up, ok := c.reach(d)
 	if !ok {
-		return
-	}
-	if !c.attach(up, d, addr, special) {
 		return
 	}
 	c.c.SetWriteDeadline(time.Now().Add(c.p.opts.HeadTimeout))
@@ -442,11 +449,8 @@ func (c *conn) forward(r *request) bool {
 	}
 	req := r.http
 	if key := d.Target(); c.up == nil || c.upKey != key {
-		up, addr, special, ok := c.dial(d)
+		up, ok := c.reach(d)
 		if !ok {
-			return false
-		}
-		if !c.attach(up, d, addr, special) {
 			return false
 		}
 		c.upBr = bufio.NewReaderSize(up, MaxResponseHeadBytes)

@@ -261,11 +261,8 @@ func (c *conn) serveSocket() {
 	if !ok {
 		return
 	}
-	up, addr, special, ok := c.dial(d)
+	up, ok := c.reach(d)
 	if !ok {
-		return
-	}
-	if !c.attach(up, d, addr, special) {
 		return
 	}
 	logins := c.p.standInsFor(d)
