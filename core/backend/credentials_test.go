@@ -157,8 +157,8 @@ func TestStandInLoginsAddedAndSwitched(t *testing.T) {
 	if _, err := f.b.AddLogin("npm", config.SecretsCopy, true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.b.AddLogin("docker", config.SecretsStandIn, true); err == nil || !strings.Contains(err.Error(), "docker cannot be a stand-in here: a registry login goes through the registry's token exchange") {
-		t.Fatalf("docker as a stand-in: %v", err)
+	if _, err := f.b.AddLogin("terraform", config.SecretsStandIn, true); err == nil || !strings.Contains(err.Error(), "terraform cannot be a stand-in here: OpenWorker does not carry Terraform Cloud's tokens as stand-ins yet") {
+		t.Fatalf("terraform as a stand-in: %v", err)
 	}
 	if _, err := f.b.AddLogin("kubectl", "", true); err != nil {
 		t.Fatal(err)
@@ -201,7 +201,7 @@ func TestStandInLoginsAddedAndSwitched(t *testing.T) {
 		}
 	}
 	for _, r := range f.b.Credentials().Catalog {
-		if want := r.Name == "gh" || r.Name == "npm"; r.StandIn != want || (r.Name != "ssh" && !want && r.CopyOnly == "") {
+		if want := r.Name == "gh" || r.Name == "npm" || r.Name == "docker"; r.StandIn != want || (r.Name != "ssh" && !want && r.CopyOnly == "") {
 			t.Errorf("catalog row %s: stand-in %v, copy only %q", r.Name, r.StandIn, r.CopyOnly)
 		}
 	}

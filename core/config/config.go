@@ -82,6 +82,11 @@ func StandInSupport(name, goos string) (bool, string) {
 	switch name {
 	case "npm":
 		return true, ""
+	case "docker":
+		if goos == "darwin" {
+			return false, "registry clients (skopeo, crane, helm, oras) are Go programs, which on a Mac trust only the system's certificate settings and read no SSL_CERT_FILE, so they could not trust OpenWorker's certificate authority"
+		}
+		return true, ""
 	case "gh":
 		// gh's own requests go to the session's socket, where OpenWorker speaks TLS itself
 		// (on a Mac gh would not trust OpenWorker's certificate authority).
@@ -94,8 +99,6 @@ func StandInSupport(name, goos string) (bool, string) {
 		return false, "AWS requests are signed with the secret key itself, so there is no token a stand-in could be swapped for on the way"
 	case "kubectl":
 		return false, "kubectl trusts only the cluster's own certificate authority named in the kubeconfig, and often signs in with a client certificate, which no stand-in can replace"
-	case "docker":
-		return false, "a registry login goes through the registry's token exchange (the auth host, then the registry), which OpenWorker does not carry stand-ins through yet"
 	case "gcloud":
 		return false, "gcloud refreshes its own tokens with the refresh token and sends them to many Google hosts, which OpenWorker does not carry stand-ins through yet"
 	case "terraform":

@@ -142,8 +142,8 @@ func TestEdits(t *testing.T) {
 			func(e *Editor) error { return e.SetCredentialEnabled("gh", true) },
 			"sandbox_provider = \"linux\"\n\n[[sandbox_credentials]]\nname = \"gh\"\nsecrets = \"stand-in\"\nenabled = true\n"},
 		{"credential_added_without_stand_in", "",
-			func(e *Editor) error { return e.AddCredential(Credential{Name: "docker", Enabled: true}) },
-			"[[sandbox_credentials]]\nname = \"docker\"\nenabled = true\n"},
+			func(e *Editor) error { return e.AddCredential(Credential{Name: "terraform", Enabled: true}) },
+			"[[sandbox_credentials]]\nname = \"terraform\"\nenabled = true\n"},
 		{"credential_added_copying", "",
 			func(e *Editor) error {
 				return e.AddCredential(Credential{Name: "npm", Secrets: SecretsCopy, Enabled: true})
@@ -220,9 +220,9 @@ func TestEditRefusals(t *testing.T) {
 		}, `var "LD_PRELOAD" is set by the sandbox itself or changes what programs run`},
 		{"remove_absent_credential", "", func(e *Editor) error { return e.RemoveCredential("ssh") },
 			"there is no [[sandbox_credentials]] entry for ssh"},
-		{"stand_in_not_offered", "[[sandbox_credentials]]\nname = \"docker\"\nenabled = false\n",
-			func(e *Editor) error { return e.SetSecrets("docker", SecretsStandIn) },
-			"docker cannot be a stand-in here: a registry login goes through the registry's token exchange"},
+		{"stand_in_not_offered", "[[sandbox_credentials]]\nname = \"terraform\"\nenabled = false\n",
+			func(e *Editor) error { return e.SetSecrets("terraform", SecretsStandIn) },
+			"terraform cannot be a stand-in here: OpenWorker does not carry Terraform Cloud's tokens as stand-ins yet"},
 		{"secrets_of_ssh", "[[sandbox_credentials]]\nname = \"ssh\"\nenabled = false\n",
 			func(e *Editor) error { return e.SetSecrets("ssh", SecretsCopy) },
 			"ssh cannot be a stand-in here: the ssh login keeps its keys outside with OpenWorker's SSH agent instead"},
@@ -251,8 +251,8 @@ func TestEditRefusals(t *testing.T) {
 	}
 }
 
-// On a Mac gh cannot be a stand-in: a new gh entry copies, and a stand-in is refused with
-// the reason; npm can be one.
+// On a Mac gh and npm are stand-ins by default; docker, whose clients could not trust
+// OpenWorker's certificate authority there, copies, and a stand-in is refused with the reason.
 func TestStandInOnAMac(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.toml")
 	if err := Update(path, "darwin", func(e *Editor) error {
@@ -271,7 +271,7 @@ func TestStandInOnAMac(t *testing.T) {
 		t.Fatalf("settings:\n%s", got)
 	}
 	err := Update(path, "darwin", func(e *Editor) error { return e.SetSecrets("docker", SecretsStandIn) })
-	if err == nil || !strings.Contains(err.Error(), "docker cannot be a stand-in here: a registry login goes through the registry's token exchange") {
+	if err == nil || !strings.Contains(err.Error(), "docker cannot be a stand-in here: registry clients (skopeo, crane, helm, oras) are Go programs, which on a Mac trust only the system's certificate settings") {
 		t.Fatalf("got %v", err)
 	}
 	if now := readFile(t, path); now != got {

@@ -80,7 +80,7 @@ func Catalog() []Item {
 			Lets:  "install and publish private packages",
 			Hosts: npmHosts()},
 		{Name: "docker", Title: "Docker registries", Path: ".docker/config.json", Label: config.LabelCredential, Var: "DOCKER_CONFIG", VarFolder: true,
-			Lets:  "push and pull images with the logins saved in the file (not those kept by a credential helper)",
+			Lets:  "push and pull images with your registry logins (those a credential helper keeps only as stand-ins)",
 			Hosts: mustHosts("registry-1.docker.io:443", "auth.docker.io:443", "index.docker.io:443", "production.cloudflare.docker.com:443", "ghcr.io:443")},
 		{Name: "gcloud", Title: "gcloud", Path: ".config/gcloud", Folder: true, Label: config.LabelCredential, Var: "CLOUDSDK_CONFIG",
 			Lets:  "your Google Cloud accounts and projects",

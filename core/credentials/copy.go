@@ -80,6 +80,10 @@ type Options struct {
 	// GhToken returns the GitHub CLI's token for a host, as `gh auth token --hostname HOST`
 	// prints it outside the sandbox; nil runs the gh found on PATH.
 	GhToken func(host string) (string, error)
+	// DockerCredential returns the user and secret a Docker credential helper keeps for a
+	// registry, as `docker-credential-HELPER get` prints them outside the sandbox; nil runs
+	// the helper found on PATH.
+	DockerCredential func(helper, server string) (user, secret string, err error)
 	// Untrusted are the folders a session has had writable (resolved): nothing in them is
 	// copied, as a command could have changed what it holds or where it leads.
 	Untrusted []string
@@ -190,6 +194,9 @@ func Copy(o Options, entries []Entry) (*Result, error) {
 	}
 	if o.GhToken == nil {
 		o.GhToken = ghAuthToken
+	}
+	if o.DockerCredential == nil {
+		o.DockerCredential = dockerCredential
 	}
 	realHome, err := filepath.EvalSymlinks(o.UserHome)
 	if err != nil {
@@ -323,7 +330,7 @@ func (c *copier) entry(e Entry, res *Result) (Copied, error) {
 			return cp, err
 		}
 		e.Hosts = append(e.Hosts, servers...)
-	case e.Name == "docker":
+	case e.Name == "docker" && !e.StandIn:
 		if err := c.dockerConfig(dst); err != nil {
 			return cp, err
 		}

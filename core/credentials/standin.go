@@ -45,6 +45,8 @@ func (c *copier) makeStandIns(e Entry, dst string, res *Result) ([]hosts.Entry, 
 		return c.ghStandIns(dst, res)
 	case "npm":
 		return c.npmStandIns(dst, res)
+	case "docker":
+		return c.dockerStandIns(dst, res)
 	}
 	return nil, fmt.Errorf("%s cannot be a stand-in; share it by copying it (secrets = \"copy\")", e.Key)
 }

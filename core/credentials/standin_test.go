@@ -2,6 +2,9 @@ package credentials
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -249,5 +252,143 @@ func TestNpmStandIns(t *testing.T) {
 		if !slices.ContainsFunc(res.Hosts, func(e hosts.Entry) bool { return e.String() == h }) {
 			t.Errorf("the session's hosts %v lack %s", hostList(res.Hosts), h)
 		}
+	}
+}
+
+func TestDockerStandIns(t *testing.T) {
+	const (
+		hub      = "dckr_pat_HUBhub0123456789abcdefghijk"
+		ghcr     = "ghp_GHCRghcr0123456789abcdefghijklmnop"
+		own      = "s3cretOWNregistry0123456789"
+		plain    = "PLAINplain0123456789abcdef"
+		identity = "IDENTITYidentity0123456789"
+		fromHelp = "HELPERhelper0123456789abcdef"
+		bearer   = "REGISTRYTOKENregistry0123456789"
+	)
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	cfg := `{
+	"auths": {
+		"https://index.docker.io/v1/": {"auth": "` + b64("alice:"+hub) + `"},
+		"ghcr.io": {"auth": "` + b64("alice:"+ghcr) + `"},
+		"https://registry.example.test:5000": {"auth": "` + b64("bob:"+own) + `", "email": "bob@example.com"},
+		"http://plain.example.test": {"auth": "` + b64("carol:"+plain) + `"},
+		"quay.io": {"identitytoken": "` + identity + `"},
+		"helped.example.test": {},
+		"tokened.example.test": {"registrytoken": "` + bearer + `"}
+	},
+	"credHelpers": {"helped.example.test": "secretservice"},
+	"psFormat": "table {{.ID}}"
+}`
+	home, sandbox := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(home, ".docker", "config.json"), cfg, 0o600)
+	var asked []string
+	helper := func(name, server string) (string, string, error) {
+		asked = append(asked, name+" "+server)
+		return "dave", fromHelp, nil
+	}
+	res, err := Copy(Options{UserHome: home, SandboxHome: sandbox, DockerCredential: helper}, entries(t, config.Credential{Name: "docker", Secrets: config.SecretsStandIn}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(asked, ",") != "secretservice helped.example.test" {
+		t.Errorf("helpers asked: %q", asked)
+	}
+	b, _ := os.ReadFile(filepath.Join(sandbox, ".docker", "config.json"))
+	var copied struct {
+		Auths       map[string]map[string]string `json:"auths"`
+		CredHelpers map[string]string            `json:"credHelpers"`
+		PsFormat    string                       `json:"psFormat"`
+	}
+	if err := json.Unmarshal(b, &copied); err != nil {
+		t.Fatalf("the copy is not JSON: %v\n%s", err, b)
+	}
+	if copied.CredHelpers != nil || copied.PsFormat != "table {{.ID}}" {
+		t.Errorf("the copy's settings: %s", b)
+	}
+	want := map[string]struct{ user, hosts, key string }{
+		hub:      {"alice", "auth.docker.io:443 registry-1.docker.io:443 index.docker.io:443", "https://index.docker.io/v1/"},
+		ghcr:     {"alice", "ghcr.io:443", "ghcr.io"},
+		own:      {"bob", "registry.example.test:5000", "https://registry.example.test:5000"},
+		fromHelp: {"dave", "helped.example.test:443", "helped.example.test"},
+		bearer:   {"", "tokened.example.test:443", "tokened.example.test"},
+	}
+	if len(res.StandIns) != len(want) {
+		t.Fatalf("stand-ins %+v", res.StandIns)
+	}
+	for _, s := range res.StandIns {
+		w, ok := want[s.Real]
+		if !ok || s.Login != "docker" || hostList(s.Hosts) != w.hosts || len(s.StandIn) != len(s.Real) || s.StandIn == s.Real {
+			t.Errorf("stand-in %+v, want hosts %q", s, w.hosts)
+			continue
+		}
+		entry := copied.Auths[w.key]
+		if w.user == "" {
+			if entry["registrytoken"] != s.StandIn {
+				t.Errorf("%s in the copy: %v, want the registry token's stand-in %s", w.key, entry, s.StandIn)
+			}
+			continue
+		}
+		if entry["auth"] != b64(w.user+":"+s.StandIn) {
+			t.Errorf("%s in the copy: %v, want %s's login with the stand-in %s", w.key, entry, w.user, s.StandIn)
+		}
+	}
+	if copied.Auths["https://registry.example.test:5000"]["email"] != "bob@example.com" {
+		t.Errorf("the copy lost a login's other fields: %s", b)
+	}
+	for _, gone := range []string{"http://plain.example.test", "quay.io"} {
+		if _, ok := copied.Auths[gone]; ok {
+			t.Errorf("the copy still has %s: %s", gone, b)
+		}
+	}
+	for _, secret := range []string{hub, ghcr, own, plain, identity, fromHelp, bearer, b64("carol:" + plain)} {
+		scanFor(t, sandbox, secret)
+	}
+	notes := strings.Join(res.Entries[0].Notes, "\n")
+	for _, n := range []string{
+		"the login for http://plain.example.test was left out of the copy: it is reached over http://",
+		"the login for quay.io was left out of the copy: an identity token",
+	} {
+		if !strings.Contains(notes, n) {
+			t.Errorf("notes lack %q:\n%s", n, notes)
+		}
+	}
+	for _, h := range []string{"auth.docker.io:443", "registry.example.test:5000", "helped.example.test:443"} {
+		if !slices.ContainsFunc(res.Hosts, func(e hosts.Entry) bool { return e.String() == h }) {
+			t.Errorf("the session's hosts %v lack %s", hostList(res.Hosts), h)
+		}
+	}
+}
+
+// A credential helper that fails, or a config.json that is not JSON, gives the session no
+// login it could not stand in for, and says why.
+func TestDockerStandInGivesNothingItCannotStandIn(t *testing.T) {
+	home := t.TempDir()
+	write(t, filepath.Join(home, ".docker", "config.json"), `{"auths": {"ghcr.io": {}}, "credsStore": "desktop"}`, 0o600)
+	sandbox := t.TempDir()
+	res, err := Copy(Options{UserHome: home, SandboxHome: sandbox, DockerCredential: func(name, server string) (string, string, error) {
+		return "", "", errors.New("docker-credential-desktop is not on PATH")
+	}}, entries(t, config.Credential{Name: "docker", Secrets: config.SecretsStandIn}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(sandbox, ".docker", "config.json"))
+	if strings.Contains(string(b), "credsStore") || strings.Contains(string(b), `"auth"`) {
+		t.Errorf("copy: %s", b)
+	}
+	if notes := strings.Join(res.Entries[0].Notes, "\n"); !strings.Contains(notes, "no login for ghcr.io from docker-credential-desktop (docker-credential-desktop is not on PATH)") {
+		t.Errorf("notes: %s", notes)
+	}
+
+	write(t, filepath.Join(home, ".docker", "config.json"), `{"auths": {"ghcr.io": {"auth": "`, 0o600)
+	sandbox = t.TempDir()
+	res, err = Copy(Options{UserHome: home, SandboxHome: sandbox}, entries(t, config.Credential{Name: "docker", Secrets: config.SecretsStandIn}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(sandbox, ".docker", "config.json")); err == nil {
+		t.Error("a config.json that is not JSON was copied in stand-in mode")
+	}
+	if why := res.Entries[0].LeftOut; !strings.Contains(strings.Join(why, "\n"), "~/.docker/config.json was not given to the session: config.json is not valid JSON") {
+		t.Errorf("left out: %q", why)
 	}
 }

@@ -159,9 +159,35 @@ func npmRegistry(t *testing.T, host, real string) http.Handler {
 	})
 }
 
+// tinyManifest is an image's manifest, as a registry serves it.
+const tinyManifest = `{"schemaVersion":2,"mediaType":"application/vnd.docker.distribution.manifest.v2+json","config":{"mediaType":"application/vnd.docker.container.image.v1+json","size":2,"digest":"sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"},"layers":[]}`
+
+// dockerRegistry is a registry serving the one manifest above, to requests authorized as
+// authorized says; unauthorized ones are asked for credentials by challenge (a
+// WWW-Authenticate value).
+func dockerRegistry(challenge string, authorized func(string) bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !authorized(r.Header.Get("Authorization")) {
+			w.Header().Set("WWW-Authenticate", challenge)
+			http.Error(w, `{"errors":[{"code":"UNAUTHORIZED"}]}`, http.StatusUnauthorized)
+			return
+		}
+		if r.URL.Path == "/v2/" {
+			io.WriteString(w, "{}")
+			return
+		}
+		if !strings.HasSuffix(r.URL.Path, "/manifests/latest") {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/vnd.docker.distribution.manifest.v2+json")
+		io.WriteString(w, tinyManifest)
+	})
+}
+
 // tokenPattern finds what could be a GitHub or npm token of the test's shape, so that a scan
 // inside never needs the real secret to look for it.
-const tokenPattern = `gho_[A-Za-z0-9]{36}|npm_[A-Za-z0-9]{36}`
+const tokenPattern = `gho_[A-Za-z0-9]{36}|npm_[A-Za-z0-9]{36}|dckr_pat_[A-Za-z0-9]{27}`
 
 // found are the distinct tokens a scan inside printed, one per line.
 func found(out string) []string {
@@ -208,18 +234,19 @@ for s in sorted(seen):
     print(s.decode())
 EOF`
 
-// TestStandInLogins: gh's and npm's logins shared as stand-ins, in a real Linux wall, against
-// loopback stand-ins for api.github.com, github.com and a private npm registry. gh api, git
-// clone and push over https, and npm install reach their hosts with the real tokens while the
-// sandbox holds only stand-ins; a stand-in sent to another allowed host reaches it as the
+// TestStandInLogins: gh's, npm's and Docker's logins shared as stand-ins, in a real Linux
+// wall, against loopback stand-ins for api.github.com, github.com, a private npm registry,
+// Docker Hub (its token service and registry) and a registry whose login a credential helper
+// keeps. gh api, git clone and push over https, npm install and skopeo reach their hosts with
+// the real tokens while the sandbox holds only stand-ins; a stand-in sent to another allowed host reaches it as the
 // stand-in, through the proxy and around it; a scan of the sandbox's files, environment and
 // readable process memory finds no real token; a client that does not trust the CA is refused
 // with the login named and the way out; each substitution is in the audit trail, the secret
 // never; the CA's key is out of reach.
 func TestStandInLogins(t *testing.T) {
-	for _, p := range []string{"gh", "git", "npm", "curl", "python3"} {
+	for _, p := range []string{"gh", "git", "npm", "curl", "python3", "skopeo"} {
 		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("no %s here (Debian: apt-get install gh git npm curl python3)", p)
+			t.Skipf("no %s here (Debian: apt-get install gh git npm curl python3 skopeo)", p)
 		}
 	}
 	publicDir := t.TempDir()
@@ -237,6 +264,8 @@ func TestStandInLogins(t *testing.T) {
 		o.GhToken = func(string) (string, error) { return "", fmt.Errorf("the token is in hosts.yml") }
 	})
 	ghReal, npmReal := tstest.Token(t, "gho_", 36), tstest.Token(t, "npm_", 36)
+	hubReal, helperReal := tstest.Token(t, "dckr_pat_", 27), tstest.Token(t, "dckr_pat_", 27)
+	reals := []string{ghReal, npmReal, hubReal, helperReal}
 
 	// The internet: GitHub's API and git host, another GitHub host, a private registry.
 	api := w.httpsOrigin("api.github.com", public, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
@@ -262,6 +291,26 @@ func TestStandInLogins(t *testing.T) {
 	gitHost := w.httpsOrigin("github.com", public, gitOrigin(t, repos, ghReal))
 	gist := w.httpsOrigin("gist.github.com", public, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { io.WriteString(rw, "gist") }))
 	registry := w.httpsOrigin("registry.example.test", public, npmRegistry(t, "registry.example.test", npmReal))
+	// Docker Hub: the registry sends a client to its token service, which takes the login
+	// as Basic and gives a token for the registry.
+	const hubToken = "issued-for-library-tiny"
+	hubAuth := w.httpsOrigin("auth.docker.io", public, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if basicPassword(r.Header.Get("Authorization")) != hubReal {
+			http.Error(rw, `{"details":"incorrect username or password"}`, http.StatusUnauthorized)
+			return
+		}
+		io.WriteString(rw, `{"token":"`+hubToken+`","expires_in":300}`)
+	}))
+	w.httpsOrigin("registry-1.docker.io", public, dockerRegistry(`Bearer realm="https://auth.docker.io/token",service="registry.docker.io"`,
+		func(a string) bool { return a == "Bearer "+hubToken }))
+	helped := w.httpsOrigin("docker.example.test", public, dockerRegistry(`Basic realm="docker.example.test"`,
+		func(a string) bool { return basicPassword(a) == helperReal }))
+	// docker.example.test's login is kept by a credential helper, which runs outside.
+	helperBin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(helperBin, "docker-credential-owtest"), []byte("#!/bin/sh\n[ \"$1\" = get ] && [ \"$(cat)\" = docker.example.test ] || exit 3\necho '{\"ServerURL\":\"docker.example.test\",\"Username\":\"bob\",\"Secret\":\""+helperReal+"\"}'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", helperBin+string(os.PathListSeparator)+os.Getenv("PATH"))
 
 	// The person's logins, with the real tokens in the files, and gh set up as git's
 	// credential helper for github.com (as gh auth setup-git writes it).
@@ -270,6 +319,8 @@ func TestStandInLogins(t *testing.T) {
 		".config/gh/config.yml": "git_protocol: https\nprompt: disabled\n",
 		".npmrc":                "registry=https://registry.example.test/\n//registry.example.test/:_authToken=" + npmReal + "\n",
 		".gitconfig":            "[credential \"https://github.com\"]\n\thelper =\n\thelper = !gh auth git-credential\n[user]\n\tname = Octo Cat\n\temail = octocat@example.com\n",
+		".docker/config.json": `{"auths": {"https://index.docker.io/v1/": {"auth": "` + base64.StdEncoding.EncodeToString([]byte("alice:"+hubReal)) + `"}},
+			"credHelpers": {"docker.example.test": "owtest"}}`,
 	}
 	for rel, body := range files {
 		p := filepath.Join(w.home, rel)
@@ -282,6 +333,7 @@ func TestStandInLogins(t *testing.T) {
 	logins := credentials.Entries([]config.Credential{
 		{Name: "gh", Secrets: config.SecretsStandIn, Enabled: true},
 		{Name: "npm", Secrets: config.SecretsStandIn, Enabled: true},
+		{Name: "docker", Secrets: config.SecretsStandIn, Enabled: true},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -371,6 +423,27 @@ git push -q origin main 2>&1 && git log --oneline -1`)
 		}
 	})
 
+	// skopeo, a registry client that reads Docker's config.json, through Docker Hub's token
+	// exchange (two hosts) and a registry that takes Basic itself.
+	t.Run("skopeo_inspect", func(t *testing.T) {
+		for _, ref := range []string{"docker.io/library/tiny:latest", "docker.example.test/team/app:latest"} {
+			out, code, _ := w.run(s, `skopeo --command-timeout 30s inspect --raw docker://`+ref)
+			if code != 0 || out != tinyManifest {
+				t.Fatalf("skopeo inspect %s: exit %d\n%s", ref, code, out)
+			}
+		}
+		if saw := hubAuth.saw(); len(saw) == 0 || basicPassword(saw[len(saw)-1]) != hubReal {
+			t.Errorf("auth.docker.io saw %q", saw)
+		}
+		if saw := helped.saw(); !slices.ContainsFunc(saw, func(a string) bool { return basicPassword(a) == helperReal }) {
+			t.Errorf("docker.example.test saw %q", saw)
+		}
+		out, _, _ := w.run(s, `cat "$DOCKER_CONFIG/config.json"`)
+		if !strings.Contains(out, "docker.example.test") || strings.Contains(out, "credHelpers") || strings.Contains(out, hubReal) || strings.Contains(out, helperReal) {
+			t.Errorf("the sandbox's config.json:\n%s", out)
+		}
+	})
+
 	t.Run("stand_in_to_another_host", func(t *testing.T) {
 		if ghStandIn == "" {
 			t.Skip("gh_api did not find the stand-in")
@@ -412,7 +485,7 @@ git push -q origin main 2>&1 && git log --oneline -1`)
 			t.Fatalf("the scans did not find even the stand-in (files %q, memory %q)", found(files), found(mem))
 		}
 		for what, out := range map[string]string{"files": files, "environment": env, "memory": mem} {
-			for _, real := range []string{ghReal, npmReal} {
+			for _, real := range reals {
 				if strings.Contains(out, real) {
 					t.Errorf("the sandbox's %s hold the real token %s…", what, real[:8])
 				}
@@ -472,7 +545,7 @@ git push -q origin main 2>&1 && git log --oneline -1`)
 		var subs []string
 		for _, e := range events {
 			b, _ := json.Marshal(e)
-			for _, real := range []string{ghReal, npmReal} {
+			for _, real := range reals {
 				if strings.Contains(string(b), real) {
 					t.Fatalf("an audit event holds a real token: %s", b)
 				}
@@ -481,7 +554,7 @@ git push -q origin main 2>&1 && git log --oneline -1`)
 				subs = append(subs, e.Login+"@"+e.Host+" by "+e.Command)
 			}
 		}
-		for _, want := range []string{"gh@api.github.com by GH_NO_UPDATE_NOTIFIER=1 gh api user", "gh@github.com by set -e", "npm@registry.example.test by set -e; mkdir -p app"} {
+		for _, want := range []string{"gh@api.github.com by GH_NO_UPDATE_NOTIFIER=1 gh api user", "gh@github.com by set -e", "npm@registry.example.test by set -e; mkdir -p app", "docker@auth.docker.io by skopeo", "docker@docker.example.test by skopeo"} {
 			if !slices.ContainsFunc(subs, func(s string) bool { return strings.HasPrefix(s, want) }) {
 				t.Errorf("no substitution event %q among %q", want, subs)
 			}

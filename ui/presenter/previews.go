@@ -46,7 +46,7 @@ func sampleCatalog() []CatalogLogin {
 		{Name: "aws-credentials", Title: "AWS credentials", From: "~/.aws/credentials", Kind: "file, credential", Lets: "your access keys", Hosts: []string{"*.amazonaws.com:443"}, Found: true},
 		{Name: "kubectl", Title: "kubectl", From: "~/.kube/config", Kind: "file, credential", Lets: "your clusters"},
 		{Name: "npm", Title: "npm", From: "~/.npmrc", Kind: "file, credential", Lets: "install and publish private packages", Hosts: []string{"registry.npmjs.org:443"}, Found: true, StandIn: true},
-		{Name: "docker", Title: "Docker registries", From: "~/.docker/config.json", Kind: "file, credential", Lets: "push and pull images with the logins saved in the file", Hosts: []string{"registry-1.docker.io:443", "ghcr.io:443"}},
+		{Name: "docker", Title: "Docker registries", From: "~/.docker/config.json", Kind: "file, credential", Lets: "push and pull images with your registry logins (those a credential helper keeps only as stand-ins)", Hosts: []string{"registry-1.docker.io:443", "ghcr.io:443"}},
 		{Name: "gcloud", Title: "gcloud", From: "~/.config/gcloud", Kind: "folder, credential", Lets: "your Google Cloud accounts and projects", Hosts: []string{"*.googleapis.com:443", "accounts.google.com:443"}},
 		{Name: "terraform", Title: "Terraform Cloud", From: "~/.terraform.d/credentials.tfrc.json", Kind: "file, credential", Lets: "runs and state in Terraform Cloud as you", Hosts: []string{"app.terraform.io:443", "registry.terraform.io:443", "releases.hashicorp.com:443"}},
 	}
