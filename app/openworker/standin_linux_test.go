@@ -41,10 +41,10 @@ func TestStandInLoginsThroughTheCLI(t *testing.T) {
 			t.Fatalf("credentials add %v: %d %s %s", args, code, out, errs)
 		}
 	}
-	if _, errs, code := w.run("credentials", "add", "kubectl", "--stand-in"); code == 0 || !strings.Contains(errs, "kubectl cannot be a stand-in here: kubectl trusts only the cluster's own certificate authority") {
-		t.Errorf("kubectl --stand-in: %d %s", code, errs)
+	if _, errs, code := w.run("credentials", "add", "aws-credentials", "--stand-in"); code == 0 || !strings.Contains(errs, "aws-credentials cannot be a stand-in here: AWS requests are signed with the secret key itself") {
+		t.Errorf("aws-credentials --stand-in: %d %s", code, errs)
 	}
-	if _, errs, code := w.run("credentials", "add", "ssh", "--stand-in"); code == 0 || !strings.Contains(errs, "--stand-in is for gh, npm and docker") {
+	if _, errs, code := w.run("credentials", "add", "ssh", "--stand-in"); code == 0 || !strings.Contains(errs, "--stand-in is for gh, npm, docker and kubectl") {
 		t.Errorf("ssh --stand-in: %d %s", code, errs)
 	}
 	out, _, _ := w.run("credentials", "list")

@@ -80,7 +80,9 @@ func (c Credential) StandIn() bool { return c.Name != "" && c.Secrets == Secrets
 // why it is always copied there.
 func StandInSupport(name, goos string) (bool, string) {
 	switch name {
-	case "npm":
+	case "npm", "kubectl":
+		// kubectl trusts the authority its kubeconfig names, which the copy makes
+		// OpenWorker's, on a Mac as well.
 		return true, ""
 	case "docker":
 		if goos == "darwin" {
@@ -97,8 +99,6 @@ func StandInSupport(name, goos string) (bool, string) {
 		return false, "it holds no secret"
 	case "aws-credentials":
 		return false, "AWS requests are signed with the secret key itself, so there is no token a stand-in could be swapped for on the way"
-	case "kubectl":
-		return false, "kubectl trusts only the cluster's own certificate authority named in the kubeconfig, and often signs in with a client certificate, which no stand-in can replace"
 	case "gcloud":
 		return false, "gcloud refreshes its own tokens with the refresh token and sends them to many Google hosts, which OpenWorker does not carry stand-ins through yet"
 	case "terraform":

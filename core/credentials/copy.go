@@ -84,6 +84,9 @@ type Options struct {
 	// registry, as `docker-credential-HELPER get` prints them outside the sandbox; nil runs
 	// the helper found on PATH.
 	DockerCredential func(helper, server string) (user, secret string, err error)
+	// StandInCA returns OpenWorker's certificate authority (PEM), which a stand-in
+	// kubectl login's copy names as its clusters' authority; nil: there is none.
+	StandInCA func() ([]byte, error)
 	// Untrusted are the folders a session has had writable (resolved): nothing in them is
 	// copied, as a command could have changed what it holds or where it leads.
 	Untrusted []string
@@ -337,7 +340,7 @@ func (c *copier) entry(e Entry, res *Result) (Copied, error) {
 	}
 	if e.StandIn && !c.survey {
 		before := len(res.StandIns)
-		bound, err := c.makeStandIns(e, dst, res)
+		bound, err := c.makeStandIns(e, src, dst, res)
 		var refused errStandIn
 		if errors.As(err, &refused) {
 			// What could hold a secret is gone; the session has none of this login.

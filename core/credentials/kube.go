@@ -2,11 +2,16 @@ package credentials
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/openworker/openworker/core/hosts"
 	"github.com/openworker/openworker/core/internal/regularfile"
@@ -18,6 +23,34 @@ import (
 // and need nothing.
 var kubePathKeys = map[string]bool{
 	"certificate-authority": true, "client-certificate": true, "client-key": true, "tokenFile": true,
+}
+
+// kubeSecretPaths are the path keys whose files hold a secret: never copied for a stand-in
+// login.
+var kubeSecretPaths = map[string]bool{"client-key": true, "tokenFile": true}
+
+// pathKey is the key whose value is n, in the mapping that holds it.
+func pathKey(doc, n *yaml.Node) string {
+	var key string
+	var walk func(m *yaml.Node) bool
+	walk = func(m *yaml.Node) bool {
+		if m.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(m.Content); i += 2 {
+				if m.Content[i+1] == n {
+					key = m.Content[i].Value
+					return true
+				}
+			}
+		}
+		for _, ch := range m.Content {
+			if walk(ch) {
+				return true
+			}
+		}
+		return false
+	}
+	walk(doc)
+	return key
 }
 
 // kubeconfig copies the files the kubeconfig at src names by path, rewrites the paths in
@@ -36,7 +69,8 @@ func (c *copier) kubeconfig(src, dst string) ([]hosts.Entry, error) {
 	entries := c.kubeServers(servers)
 	rewritten := false
 	for _, n := range paths {
-		if n.Value == "" {
+		if n.Value == "" || c.standIn && kubeSecretPaths[pathKey(&doc, n)] {
+			// A key or token file stays outside: kubeStandIns reads it there.
 			continue
 		}
 		p := n.Value
@@ -186,4 +220,231 @@ func mapValue(m *yaml.Node, key string) *yaml.Node {
 		}
 	}
 	return nil
+}
+
+// kubeStandIns replaces the secrets of the kubeconfig's copy at dst (src is the person's)
+// with stand-ins: each user's token (inline, or read outside from its tokenFile) and basic
+// password, bound to the servers of the clusters its contexts pair it with. kubectl trusts
+// only the authority a cluster names, so each such cluster's copy names OpenWorker's, and
+// the proxy verifies the server with the cluster's own authority and tls-server-name
+// (StandIn.Verify). A client certificate's key cannot be a stand-in: it is left out, as is
+// a secret for a cluster reached over http or without verifying its certificate. exec and
+// auth-provider users, and the clusters only they use, are left as they are.
+func (c *copier) kubeStandIns(src, dst string, res *Result) ([]hosts.Entry, error) {
+	data, err := os.ReadFile(dst)
+	if err != nil {
+		return nil, err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, c.dropCopy(dst, "the kubeconfig is not valid YAML ("+err.Error()+"), so its tokens cannot be replaced by stand-ins")
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
+		root = root.Content[0]
+	}
+	named := func(list, item string) map[string]*yaml.Node {
+		out := map[string]*yaml.Node{}
+		if seq := mapValue(root, list); seq != nil && seq.Kind == yaml.SequenceNode {
+			for _, el := range seq.Content {
+				if name := mapValue(el, "name"); name != nil {
+					if m := mapValue(el, item); m != nil && m.Kind == yaml.MappingNode {
+						out[name.Value] = m
+					}
+				}
+			}
+		}
+		return out
+	}
+	clusters, users := named("clusters", "cluster"), named("users", "user")
+	pairs := map[string][]string{} // user -> the clusters its contexts pair it with
+	for _, ctx := range named("contexts", "context") {
+		u, cl := scalar(ctx, "user"), scalar(ctx, "cluster")
+		if u != "" && cl != "" && !slices.Contains(pairs[u], cl) {
+			pairs[u] = append(pairs[u], cl)
+		}
+	}
+	var caPEM []byte
+	trusted := map[string]bool{} // host:port the copy's clusters reach through OpenWorker
+	var added []hosts.Entry
+	names := make([]string, 0, len(users))
+	for n := range users {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		u := users[name]
+		if scalar(u, "client-key-data") != "" || scalar(u, "client-key") != "" {
+			for _, k := range []string{"client-key-data", "client-key", "client-certificate-data", "client-certificate"} {
+				dropKey(u, k)
+			}
+			c.cur.Notes = append(c.cur.Notes, "the client certificate of the kubeconfig user "+name+" was left out of the copy: its key cannot be a stand-in (share kubectl by copying it to use this user)")
+		}
+		secret, field := scalar(u, "token"), "token"
+		if f := scalar(u, "tokenFile"); f != "" && secret == "" {
+			tok, why := c.kubeTokenFile(src, f)
+			dropKey(u, "tokenFile")
+			if why != "" {
+				c.cur.Notes = append(c.cur.Notes, "the token of the kubeconfig user "+name+" was left out of the copy: "+why)
+				continue
+			}
+			secret = tok
+			u.Content = append(u.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "token"}, &yaml.Node{Kind: yaml.ScalarNode, Value: tok})
+		}
+		if p := scalar(u, "password"); secret == "" && p != "" {
+			secret, field = p, "password"
+		}
+		if secret == "" {
+			continue
+		}
+		var targets []hosts.Entry
+		verify := map[string]Verify{}
+		var why string
+		for _, cl := range pairs[name] {
+			t, v, w := c.kubeCluster(cl, clusters[cl])
+			if w != "" {
+				why = w
+				continue
+			}
+			targets = append(targets, t)
+			verify[t.String()] = v
+		}
+		if len(targets) == 0 {
+			if why == "" {
+				why = "no context pairs it with a cluster"
+			}
+			dropKey(u, field)
+			c.cur.Notes = append(c.cur.Notes, "the "+field+" of the kubeconfig user "+name+" was left out of the copy: "+why)
+			continue
+		}
+		if caPEM == nil {
+			if c.o.StandInCA == nil {
+				return nil, c.dropCopy(dst, "OpenWorker's certificate authority, which kubectl inside must be told to trust, is not at hand")
+			}
+			if caPEM, err = c.o.StandInCA(); err != nil {
+				return nil, c.dropCopy(dst, "OpenWorker's certificate authority, which kubectl inside must be told to trust, could not be read ("+err.Error()+")")
+			}
+		}
+		s, err := c.newStandIn("kubectl", secret, targets, res)
+		if err != nil {
+			return nil, err
+		}
+		for i := range res.StandIns {
+			if res.StandIns[i].StandIn == s {
+				if res.StandIns[i].Verify == nil {
+					res.StandIns[i].Verify = map[string]Verify{}
+				}
+				maps.Copy(res.StandIns[i].Verify, verify)
+			}
+		}
+		setScalar(u, field, s)
+		for _, t := range targets {
+			trusted[t.String()] = true
+			if !slices.Contains(added, t) {
+				added = append(added, t)
+			}
+		}
+	}
+	// Every cluster reached at a server OpenWorker ends TLS for trusts its authority alone.
+	for _, m := range clusters {
+		if t, err := serverEntry(scalar(m, "server")); err == nil && trusted[t.String()] {
+			dropKey(m, "certificate-authority")
+			dropKey(m, "tls-server-name")
+			setScalar(m, "certificate-authority-data", base64.StdEncoding.EncodeToString(caPEM))
+		}
+	}
+	var out bytes.Buffer
+	enc := yaml.NewEncoder(&out)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return nil, fmt.Errorf("rewriting the kubeconfig's copy: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	if err := writeCopy(dst, out.Bytes()); err != nil {
+		return nil, err
+	}
+	return added, c.noRealSecret(dst, res)
+}
+
+// kubeCluster is where a secret for the cluster name (its mapping m) goes, and how the
+// proxy verifies it there, or why no stand-in can stand for it.
+func (c *copier) kubeCluster(name string, m *yaml.Node) (hosts.Entry, Verify, string) {
+	if m == nil {
+		return hosts.Entry{}, Verify{}, "its context names the cluster " + name + ", which the kubeconfig does not have"
+	}
+	server := scalar(m, "server")
+	if strings.HasPrefix(server, "http://") {
+		return hosts.Entry{}, Verify{}, name + " is reached over http://, where a stand-in would travel as it is"
+	}
+	if scalar(m, "insecure-skip-tls-verify") == "true" {
+		return hosts.Entry{}, Verify{}, name + " is reached without verifying its certificate (insecure-skip-tls-verify), so the real secret could go wherever the connection leads"
+	}
+	if scalar(m, "proxy-url") != "" {
+		return hosts.Entry{}, Verify{}, name + " is reached through a proxy of its own (proxy-url)"
+	}
+	t, err := serverEntry(server)
+	if err != nil || t.Wildcard {
+		return hosts.Entry{}, Verify{}, name + "'s server " + strconv.Quote(server) + " is not a host"
+	}
+	v := Verify{ServerName: scalar(m, "tls-server-name")}
+	if d := scalar(m, "certificate-authority-data"); d != "" {
+		pem, err := base64.StdEncoding.DecodeString(d)
+		if err != nil {
+			return hosts.Entry{}, Verify{}, name + "'s certificate-authority-data is not base64"
+		}
+		v.Roots = pem
+	} else if p := scalar(m, "certificate-authority"); p != "" {
+		// The copy names its own copy of the file (kubeconfig rewrote the path).
+		pem, err := regularfile.Read(p, 1<<20)
+		if err != nil {
+			return hosts.Entry{}, Verify{}, name + "'s certificate authority " + p + " could not be read (" + reason(err) + ")"
+		}
+		v.Roots = pem
+	}
+	return t, v, ""
+}
+
+// kubeTokenFile reads a user's tokenFile outside (relative to the kubeconfig's folder), or
+// says why it cannot be.
+func (c *copier) kubeTokenFile(src, f string) (string, string) {
+	if !filepath.IsAbs(f) {
+		f = filepath.Join(filepath.Dir(src), f)
+	}
+	real, err := filepath.EvalSymlinks(f)
+	switch {
+	case err != nil:
+		return "", "its tokenFile " + f + " cannot be found (" + reason(err) + ")"
+	case !within(c.realHome, real):
+		return "", "its tokenFile " + f + " is outside the home folder"
+	case c.untrusted(f) || c.untrusted(real):
+		return "", "its tokenFile " + f + " " + untrustedWhy
+	}
+	b, err := regularfile.Read(real, 64<<10)
+	if err != nil {
+		return "", "its tokenFile " + f + " could not be read (" + reason(err) + ")"
+	}
+	tok := strings.TrimSpace(string(b))
+	if err := checkToken(tok); err != nil {
+		return "", "its tokenFile " + f + " does not hold a token: " + err.Error()
+	}
+	return tok, ""
+}
+
+// scalar is the scalar value of key in mapping m, "" for none.
+func scalar(m *yaml.Node, key string) string {
+	if v := mapValue(m, key); v != nil && v.Kind == yaml.ScalarNode {
+		return v.Value
+	}
+	return ""
+}
+
+// setScalar sets key in mapping m to the string value.
+func setScalar(m *yaml.Node, key, value string) {
+	if v := mapValue(m, key); v != nil {
+		*v = yaml.Node{Kind: yaml.ScalarNode, Value: value}
+		return
+	}
+	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, &yaml.Node{Kind: yaml.ScalarNode, Value: value})
 }

@@ -33,14 +33,26 @@ type StandIn struct {
 	Hosts   []hosts.Entry // host:port, never a wildcard
 	StandIn string
 	Real    string
+	// Verify says, by host:port, how a host that is not verified as the system verifies
+	// it must be (a cluster's own authority); nil for none.
+	Verify map[string]Verify
+}
+
+// Verify is how the real host's certificate is verified: with Roots (PEM) alone, if given,
+// and for ServerName, if given, instead of the host's name.
+type Verify struct {
+	Roots      []byte
+	ServerName string
 }
 
 // maxStandIns bounds the secrets one login's files may hold.
 const maxStandIns = 64
 
 // makeStandIns is what each login's stand-in mode does to its copy.
-func (c *copier) makeStandIns(e Entry, dst string, res *Result) ([]hosts.Entry, error) {
+func (c *copier) makeStandIns(e Entry, src, dst string, res *Result) ([]hosts.Entry, error) {
 	switch e.Name {
+	case "kubectl":
+		return c.kubeStandIns(src, dst, res)
 	case "gh":
 		return c.ghStandIns(dst, res)
 	case "npm":

@@ -14,6 +14,7 @@ import (
 
 	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/hosts"
+	yaml "go.yaml.in/yaml/v3"
 )
 
 func TestMakeStandInKeepsTheShape(t *testing.T) {
@@ -390,5 +391,180 @@ func TestDockerStandInGivesNothingItCannotStandIn(t *testing.T) {
 	}
 	if why := res.Entries[0].LeftOut; !strings.Contains(strings.Join(why, "\n"), "~/.docker/config.json was not given to the session: config.json is not valid JSON") {
 		t.Errorf("left out: %q", why)
+	}
+}
+
+// A kubeconfig's bearer tokens (inline or in a tokenFile) and basic passwords become
+// stand-ins bound to the servers of the clusters their contexts pair them with; those
+// clusters' copies trust OpenWorker's authority alone, while the proxy verifies each server
+// with the cluster's own authority and tls-server-name. A client certificate's key, and a
+// token for a cluster reached without verifying it, are left out and said; exec users and
+// their clusters stay as they are.
+func TestKubeStandIns(t *testing.T) {
+	const (
+		aliceReal  = "eyJhbGciOiJSUzI1NiJ9.ALICEalice0123456789"
+		bobReal    = "sha256~BOBbob0123456789abcdefghijklmnopqrstuv"
+		eveReal    = "EVEeve0123456789abcdefghijkl"
+		carolKey   = "CAROLKEYcarolkey0123456789"
+		frankPass  = "FRANKfrank0123456789xyz"
+		machinePEM = "-----BEGIN CERTIFICATE-----\nTUFDSElORQ==\n-----END CERTIFICATE-----\n"
+		prodPEM    = "-----BEGIN CERTIFICATE-----\nUFJPRA==\n-----END CERTIFICATE-----\n"
+		stagingPEM = "-----BEGIN CERTIFICATE-----\nU1RBR0lORw==\n-----END CERTIFICATE-----\n"
+	)
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	kubeconfig := `apiVersion: v1
+kind: Config
+current-context: prod
+clusters:
+- name: prod
+  cluster:
+    server: https://kube.example.test:6443
+    certificate-authority-data: ` + b64(prodPEM) + `
+    tls-server-name: kubernetes.default
+- name: staging
+  cluster:
+    server: https://10.1.2.3
+    certificate-authority: ca/staging.crt
+- name: legacy
+  cluster:
+    server: https://legacy.example.test
+    insecure-skip-tls-verify: true
+- name: cloud
+  cluster:
+    server: https://cloud.example.test
+    certificate-authority-data: ` + b64("CLOUD CA") + `
+users:
+- name: alice
+  user:
+    token: ` + aliceReal + `
+- name: bob
+  user:
+    tokenFile: tokens/bob
+- name: carol
+  user:
+    client-certificate-data: ` + b64("CAROL CERT") + `
+    client-key-data: ` + b64(carolKey) + `
+- name: dave
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: aws
+      args: [eks, get-token]
+- name: eve
+  user:
+    token: ` + eveReal + `
+- name: frank
+  user:
+    username: frank
+    password: ` + frankPass + `
+contexts:
+- name: prod
+  context: {cluster: prod, user: alice}
+- name: staging
+  context: {cluster: staging, user: bob}
+- name: prod-admin
+  context: {cluster: prod, user: carol}
+- name: legacy
+  context: {cluster: legacy, user: eve}
+- name: cloud
+  context: {cluster: cloud, user: dave}
+- name: staging-basic
+  context: {cluster: staging, user: frank}
+`
+	home, sandbox := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(home, ".kube", "config"), kubeconfig, 0o600)
+	write(t, filepath.Join(home, ".kube", "ca", "staging.crt"), stagingPEM, 0o644)
+	write(t, filepath.Join(home, ".kube", "tokens", "bob"), bobReal+"\n", 0o600)
+	res, err := Copy(Options{UserHome: home, SandboxHome: sandbox, StandInCA: func() ([]byte, error) { return []byte(machinePEM), nil }},
+		entries(t, config.Credential{Name: "kubectl", Secrets: config.SecretsStandIn}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct{ hosts, roots, name string }{
+		aliceReal: {"kube.example.test:6443", prodPEM, "kubernetes.default"},
+		bobReal:   {"10.1.2.3:443", stagingPEM, ""},
+		frankPass: {"10.1.2.3:443", stagingPEM, ""},
+	}
+	if len(res.StandIns) != len(want) {
+		t.Fatalf("stand-ins %+v", res.StandIns)
+	}
+	stand := map[string]string{}
+	for _, s := range res.StandIns {
+		w, ok := want[s.Real]
+		if !ok || s.Login != "kubectl" || hostList(s.Hosts) != w.hosts || len(s.StandIn) != len(s.Real) || s.StandIn == s.Real {
+			t.Errorf("stand-in %+v, want hosts %q", s, w.hosts)
+			continue
+		}
+		v := s.Verify[w.hosts]
+		if string(v.Roots) != w.roots || v.ServerName != w.name {
+			t.Errorf("%s is verified with %q as %q, want %q as %q", w.hosts, v.Roots, v.ServerName, w.roots, w.name)
+		}
+		stand[s.Real] = s.StandIn
+	}
+	b, _ := os.ReadFile(filepath.Join(sandbox, ".kube", "config"))
+	var k struct {
+		Clusters []struct {
+			Name    string
+			Cluster map[string]any
+		}
+		Users []struct {
+			Name string
+			User map[string]any
+		}
+		Contexts []any
+	}
+	if err := yaml.Unmarshal(b, &k); err != nil {
+		t.Fatalf("the copy is not YAML: %v\n%s", err, b)
+	}
+	if len(k.Contexts) != 6 {
+		t.Errorf("the copy lost contexts:\n%s", b)
+	}
+	for _, c := range k.Clusters {
+		switch c.Name {
+		case "prod", "staging":
+			if c.Cluster["certificate-authority-data"] != b64(machinePEM) || c.Cluster["certificate-authority"] != nil || c.Cluster["tls-server-name"] != nil {
+				t.Errorf("cluster %s in the copy: %v, want OpenWorker's authority alone", c.Name, c.Cluster)
+			}
+		case "cloud":
+			if c.Cluster["certificate-authority-data"] != b64("CLOUD CA") {
+				t.Errorf("cluster cloud (an exec user's) was changed: %v", c.Cluster)
+			}
+		}
+	}
+	for _, u := range k.Users {
+		switch u.Name {
+		case "alice":
+			if u.User["token"] != stand[aliceReal] {
+				t.Errorf("alice: %v", u.User)
+			}
+		case "bob":
+			if u.User["token"] != stand[bobReal] || u.User["tokenFile"] != nil {
+				t.Errorf("bob: %v", u.User)
+			}
+		case "frank":
+			if u.User["password"] != stand[frankPass] || u.User["username"] != "frank" {
+				t.Errorf("frank: %v", u.User)
+			}
+		case "carol", "eve":
+			if len(u.User) != 0 {
+				t.Errorf("%s kept %v", u.Name, u.User)
+			}
+		case "dave":
+			if u.User["exec"] == nil {
+				t.Errorf("dave lost his exec: %v", u.User)
+			}
+		}
+	}
+	for _, secret := range []string{aliceReal, bobReal, eveReal, carolKey, b64(carolKey), frankPass} {
+		scanFor(t, sandbox, secret)
+	}
+	notes := strings.Join(res.Entries[0].Notes, "\n")
+	for _, n := range []string{
+		"the client certificate of the kubeconfig user carol was left out of the copy: its key cannot be a stand-in",
+		"the token of the kubeconfig user eve was left out of the copy: legacy is reached without verifying its certificate (insecure-skip-tls-verify)",
+	} {
+		if !strings.Contains(notes, n) {
+			t.Errorf("notes lack %q:\n%s", n, notes)
+		}
 	}
 }

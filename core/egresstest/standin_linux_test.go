@@ -57,8 +57,16 @@ func (o *origin) saw() []string {
 
 func (w *world) httpsOrigin(name string, public *localca.CA, h http.Handler) *origin {
 	w.t.Helper()
+	return w.httpsOriginAs(name, name, public, h)
+}
+
+// httpsOriginAs is httpsOrigin with a certificate for certName from ca: a server reached by
+// one name whose certificate gives another, from an authority of its own, as a cluster's API
+// server often is.
+func (w *world) httpsOriginAs(name, certName string, ca *localca.CA, h http.Handler) *origin {
+	w.t.Helper()
 	o := &origin{}
-	leaf, err := public.Leaf(name)
+	leaf, err := ca.Leaf(certName)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -187,7 +195,7 @@ func dockerRegistry(challenge string, authorized func(string) bool) http.Handler
 
 // tokenPattern finds what could be a GitHub or npm token of the test's shape, so that a scan
 // inside never needs the real secret to look for it.
-const tokenPattern = `gho_[A-Za-z0-9]{36}|npm_[A-Za-z0-9]{36}|dckr_pat_[A-Za-z0-9]{27}`
+const tokenPattern = `gho_[A-Za-z0-9]{36}|npm_[A-Za-z0-9]{36}|dckr_pat_[A-Za-z0-9]{27}|kube_[A-Za-z0-9]{40}`
 
 // found are the distinct tokens a scan inside printed, one per line.
 func found(out string) []string {
@@ -236,17 +244,18 @@ EOF`
 
 // TestStandInLogins: gh's, npm's and Docker's logins shared as stand-ins, in a real Linux
 // wall, against loopback stand-ins for api.github.com, github.com, a private npm registry,
-// Docker Hub (its token service and registry) and a registry whose login a credential helper
-// keeps. gh api, git clone and push over https, npm install and skopeo reach their hosts with
+// Docker Hub (its token service and registry), a registry whose login a credential helper
+// keeps, and a cluster's API server with an authority of its own. gh api, git clone and push
+// over https, npm install, skopeo and kubectl reach their hosts with
 // the real tokens while the sandbox holds only stand-ins; a stand-in sent to another allowed host reaches it as the
 // stand-in, through the proxy and around it; a scan of the sandbox's files, environment and
 // readable process memory finds no real token; a client that does not trust the CA is refused
 // with the login named and the way out; each substitution is in the audit trail, the secret
 // never; the CA's key is out of reach.
 func TestStandInLogins(t *testing.T) {
-	for _, p := range []string{"gh", "git", "npm", "curl", "python3", "skopeo"} {
+	for _, p := range []string{"gh", "git", "npm", "curl", "python3", "skopeo", "kubectl"} {
 		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("no %s here (Debian: apt-get install gh git npm curl python3 skopeo)", p)
+			t.Skipf("no %s here (Debian: apt-get install gh git npm curl python3 skopeo kubernetes-client)", p)
 		}
 	}
 	publicDir := t.TempDir()
@@ -265,7 +274,8 @@ func TestStandInLogins(t *testing.T) {
 	})
 	ghReal, npmReal := tstest.Token(t, "gho_", 36), tstest.Token(t, "npm_", 36)
 	hubReal, helperReal := tstest.Token(t, "dckr_pat_", 27), tstest.Token(t, "dckr_pat_", 27)
-	reals := []string{ghReal, npmReal, hubReal, helperReal}
+	kubeReal := tstest.Token(t, "kube_", 40)
+	reals := []string{ghReal, npmReal, hubReal, helperReal, kubeReal}
 
 	// The internet: GitHub's API and git host, another GitHub host, a private registry.
 	api := w.httpsOrigin("api.github.com", public, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
@@ -305,6 +315,20 @@ func TestStandInLogins(t *testing.T) {
 		func(a string) bool { return a == "Bearer "+hubToken }))
 	helped := w.httpsOrigin("docker.example.test", public, dockerRegistry(`Basic realm="docker.example.test"`,
 		func(a string) bool { return basicPassword(a) == helperReal }))
+	// A cluster's API server, with a certificate from the cluster's own authority for the
+	// name its kubeconfig gives as tls-server-name.
+	clusterCA, err := localca.Load(filepath.Join(t.TempDir(), "cluster"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube := w.httpsOriginAs("kube.example.test", "kubernetes.default", clusterCA, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+kubeReal {
+			http.Error(rw, `{"kind":"Status","status":"Failure","reason":"Unauthorized","code":401}`, http.StatusUnauthorized)
+			return
+		}
+		rw.Header().Set("Content-Type", "application/json")
+		io.WriteString(rw, `{"kind":"PodList","apiVersion":"v1","items":[{"metadata":{"name":"web-0"}}]}`)
+	}))
 	// docker.example.test's login is kept by a credential helper, which runs outside.
 	helperBin := t.TempDir()
 	if err := os.WriteFile(filepath.Join(helperBin, "docker-credential-owtest"), []byte("#!/bin/sh\n[ \"$1\" = get ] && [ \"$(cat)\" = docker.example.test ] || exit 3\necho '{\"ServerURL\":\"docker.example.test\",\"Username\":\"bob\",\"Secret\":\""+helperReal+"\"}'\n"), 0o755); err != nil {
@@ -319,6 +343,9 @@ func TestStandInLogins(t *testing.T) {
 		".config/gh/config.yml": "git_protocol: https\nprompt: disabled\n",
 		".npmrc":                "registry=https://registry.example.test/\n//registry.example.test/:_authToken=" + npmReal + "\n",
 		".gitconfig":            "[credential \"https://github.com\"]\n\thelper =\n\thelper = !gh auth git-credential\n[user]\n\tname = Octo Cat\n\temail = octocat@example.com\n",
+		".kube/config": "apiVersion: v1\nkind: Config\ncurrent-context: prod\nclusters:\n- name: prod\n  cluster:\n    server: https://kube.example.test\n" +
+			"    certificate-authority-data: " + base64.StdEncoding.EncodeToString(clusterCA.CertPEM()) + "\n    tls-server-name: kubernetes.default\n" +
+			"users:\n- name: alice\n  user:\n    token: " + kubeReal + "\ncontexts:\n- name: prod\n  context: {cluster: prod, user: alice}\n",
 		".docker/config.json": `{"auths": {"https://index.docker.io/v1/": {"auth": "` + base64.StdEncoding.EncodeToString([]byte("alice:"+hubReal)) + `"}},
 			"credHelpers": {"docker.example.test": "owtest"}}`,
 	}
@@ -334,6 +361,7 @@ func TestStandInLogins(t *testing.T) {
 		{Name: "gh", Secrets: config.SecretsStandIn, Enabled: true},
 		{Name: "npm", Secrets: config.SecretsStandIn, Enabled: true},
 		{Name: "docker", Secrets: config.SecretsStandIn, Enabled: true},
+		{Name: "kubectl", Secrets: config.SecretsStandIn, Enabled: true},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -441,6 +469,22 @@ git push -q origin main 2>&1 && git log --oneline -1`)
 		out, _, _ := w.run(s, `cat "$DOCKER_CONFIG/config.json"`)
 		if !strings.Contains(out, "docker.example.test") || strings.Contains(out, "credHelpers") || strings.Contains(out, hubReal) || strings.Contains(out, helperReal) {
 			t.Errorf("the sandbox's config.json:\n%s", out)
+		}
+	})
+
+	// kubectl trusts only the authority its kubeconfig names: the copy names OpenWorker's,
+	// and the proxy verifies the API server with the cluster's own, for its tls-server-name.
+	t.Run("kubectl", func(t *testing.T) {
+		out, code, _ := w.run(s, `kubectl get --raw /api/v1/namespaces/default/pods`)
+		if code != 0 || !strings.Contains(out, `"name":"web-0"`) {
+			t.Fatalf("kubectl get: exit %d\n%s", code, out)
+		}
+		if saw := kube.saw(); len(saw) == 0 || saw[len(saw)-1] != "Bearer "+kubeReal {
+			t.Errorf("the API server saw %q", saw)
+		}
+		out, _, _ = w.run(s, `cat "$KUBECONFIG"`)
+		if strings.Contains(out, kubeReal) || strings.Contains(out, "tls-server-name") || !strings.Contains(out, "token: kube_") {
+			t.Errorf("the sandbox's kubeconfig:\n%s", out)
 		}
 	})
 
@@ -554,7 +598,7 @@ git push -q origin main 2>&1 && git log --oneline -1`)
 				subs = append(subs, e.Login+"@"+e.Host+" by "+e.Command)
 			}
 		}
-		for _, want := range []string{"gh@api.github.com by GH_NO_UPDATE_NOTIFIER=1 gh api user", "gh@github.com by set -e", "npm@registry.example.test by set -e; mkdir -p app", "docker@auth.docker.io by skopeo", "docker@docker.example.test by skopeo"} {
+		for _, want := range []string{"gh@api.github.com by GH_NO_UPDATE_NOTIFIER=1 gh api user", "gh@github.com by set -e", "npm@registry.example.test by set -e; mkdir -p app", "docker@auth.docker.io by skopeo", "docker@docker.example.test by skopeo", "kubectl@kube.example.test by kubectl get"} {
 			if !slices.ContainsFunc(subs, func(s string) bool { return strings.HasPrefix(s, want) }) {
 				t.Errorf("no substitution event %q among %q", want, subs)
 			}

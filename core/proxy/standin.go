@@ -46,6 +46,11 @@ type StandIn struct {
 	Port int
 	// StandIn is what the sandbox holds; Real is what the request carries to Host instead.
 	StandIn, Real string
+	// Roots, when set, are the only authorities Host's certificate is verified with (a
+	// cluster's own CA), in place of StandIns.Roots; ServerName, when set, is the name that
+	// certificate gives, in place of Host. Every login bound to one host must agree on them.
+	Roots      *x509.CertPool
+	ServerName string
 }
 
 // StandIns are a session's stand-in logins and what the proxy needs to put their secrets on
@@ -93,9 +98,37 @@ func newStandIns(s *StandIns) (*standIns, error) {
 		}
 		l.Host = e.Host
 		key := e.String()
+		for _, o := range out.byTarget[key] {
+			if o.ServerName != l.ServerName || (o.Roots == nil) != (l.Roots == nil) || o.Roots != nil && !o.Roots.Equal(l.Roots) {
+				return nil, fmt.Errorf("proxy: the %s and %s logins would have %s verified two ways (each brings its own authority or name)", o.Login, l.Login, key)
+			}
+		}
 		out.byTarget[key] = append(out.byTarget[key], l)
 	}
 	return out, nil
+}
+
+// upstream is the TLS configuration of the proxy's own connection to d's real host, for the
+// logins bound there (none, on the socket for another host): verified with their authority
+// and name if they bring them, else the proxy's roots and the host's name.
+func (p *Proxy) upstream(d hosts.Decision, logins []StandIn) *tls.Config {
+	cfg := &tls.Config{
+		ServerName: d.Host,
+		NextProtos: []string{"http/1.1"},
+		MinVersion: tls.VersionTLS12,
+	}
+	if p.standIns != nil {
+		cfg.RootCAs = p.standIns.Roots
+	}
+	if len(logins) > 0 {
+		if logins[0].Roots != nil {
+			cfg.RootCAs = logins[0].Roots
+		}
+		if logins[0].ServerName != "" {
+			cfg.ServerName = logins[0].ServerName
+		}
+	}
+	return cfg
 }
 
 // standInsFor are the stand-in logins bound to the decided target, nil for none: the only
@@ -146,12 +179,7 @@ func (c *conn) terminate(up net.Conn, d hosts.Decision, logins []StandIn) {
 		DynamicRecordSizingDisabled: true,
 	})
 	raw := bufio.NewReaderSize(up, rawReadSize)
-	outside := tls.Client(bufferedConn{up, raw}, &tls.Config{
-		ServerName: d.Host,
-		RootCAs:    p.standIns.Roots,
-		NextProtos: []string{"http/1.1"},
-		MinVersion: tls.VersionTLS12,
-	})
+	outside := tls.Client(bufferedConn{up, raw}, p.upstream(d, logins))
 	ctx, cancel := context.WithTimeout(context.Background(), p.opts.HeadTimeout)
 	defer cancel()
 	// Both handshakes at once: the setup costs the longer of the two, not their sum.
@@ -268,17 +296,8 @@ func (c *conn) serveSocket() {
 	logins := c.p.standInsFor(d)
 	c.terminated = loginNames(logins)
 	c.c.SetDeadline(time.Time{})
-	var roots *x509.CertPool
-	if c.p.standIns != nil {
-		roots = c.p.standIns.Roots
-	}
 	raw := bufio.NewReaderSize(up, rawReadSize)
-	outside := tls.Client(bufferedConn{up, raw}, &tls.Config{
-		ServerName: d.Host,
-		RootCAs:    roots,
-		NextProtos: []string{"http/1.1"},
-		MinVersion: tls.VersionTLS12,
-	})
+	outside := tls.Client(bufferedConn{up, raw}, c.p.upstream(d, logins))
 	ctx, cancel := context.WithTimeout(context.Background(), c.p.opts.HeadTimeout)
 	err := outside.HandshakeContext(ctx)
 	cancel()

@@ -46,6 +46,12 @@ type standInRig struct {
 
 func newStandInRig(t *testing.T, allow ...string) *standInRig {
 	t.Helper()
+	return newStandInRigWith(t, nil, allow...)
+}
+
+// newStandInRigWith is newStandInRig with more logins beside gh's.
+func newStandInRigWith(t *testing.T, more []StandIn, allow ...string) *standInRig {
+	t.Helper()
 	r := &standInRig{t: t, seen: map[string][]string{}}
 	var err error
 	if r.machine, err = localca.Load(filepath.Join(t.TempDir(), "machine")); err != nil {
@@ -59,7 +65,7 @@ func newStandInRig(t *testing.T, allow ...string) *standInRig {
 	r.s = startProxy(t, Options{
 		OnRefusal: func(ref Refusal) { r.mu.Lock(); r.refusals = append(r.refusals, ref); r.mu.Unlock() },
 		StandIns: &StandIns{
-			Logins:      []StandIn{{Login: "gh", Host: "api.github.com", Port: 443, StandIn: ghStandIn, Real: ghReal}},
+			Logins:      append([]StandIn{{Login: "gh", Host: "api.github.com", Port: 443, StandIn: ghStandIn, Real: ghReal}}, more...),
 			Certificate: r.machine.Leaf,
 			Roots:       roots,
 			Substituted: func(login, host string) { r.mu.Lock(); r.subs = append(r.subs, login+"@"+host); r.mu.Unlock() },
@@ -73,10 +79,17 @@ func newStandInRig(t *testing.T, allow ...string) *standInRig {
 // one, unless given), recording the Authorization headers it sees, and routes name:443 to it.
 func (r *standInRig) origin(name string, ca *localca.CA, h http.HandlerFunc) {
 	r.t.Helper()
+	r.originAs(name, name, ca, h)
+}
+
+// originAs is origin with a certificate for certName (a server reached by one name whose
+// certificate gives another, as a cluster's API server often is).
+func (r *standInRig) originAs(name, certName string, ca *localca.CA, h http.HandlerFunc) {
+	r.t.Helper()
 	if ca == nil {
 		ca = r.public
 	}
-	leaf, err := ca.Leaf(name)
+	leaf, err := ca.Leaf(certName)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -305,6 +318,47 @@ func TestStandInHostWithAnUnverifiedCertificateIsRefused(t *testing.T) {
 	}
 }
 
+// A login can bring the authority its host's certificate is verified with, and the name that
+// certificate gives (a cluster's own CA, and its tls-server-name): the proxy verifies that
+// host with those alone, not the system's roots.
+func TestStandInHostVerifiedWithTheLoginsOwnAuthority(t *testing.T) {
+	cluster, err := localca.Load(filepath.Join(t.TempDir(), "cluster"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := x509.NewCertPool()
+	own.AddCert(cluster.Certificate())
+	const kubeStandIn, kubeReal = "kst-standinstandinstandin", "kst-REALREALREALREALREALR"
+	r := newStandInRigWith(t, []StandIn{
+		{Login: "kubectl", Host: "kube.example", Port: 443, StandIn: kubeStandIn, Real: kubeReal, Roots: own, ServerName: "kubernetes.default"},
+		{Login: "kubectl", Host: "impostor.example", Port: 443, StandIn: kubeStandIn, Real: kubeReal, Roots: own},
+	}, "api.github.com:443", "kube.example:443", "impostor.example:443")
+	r.originAs("kube.example", "kubernetes.default", cluster, nil)
+	// Signed by the authority the proxy trusts for every other host, but not the login's.
+	r.origin("impostor.example", nil, nil)
+	r.origin("api.github.com", nil, nil)
+	c := r.client(true)
+
+	resp, body, err := r.get(c, "https://kube.example/api", "Bearer "+kubeStandIn)
+	if err != nil || resp.StatusCode != http.StatusOK || body != "hello from kube.example over HTTP/1.1" {
+		t.Fatalf("kube.example: %v %v %q", err, resp, body)
+	}
+	if saw := r.saw("kube.example"); len(saw) != 1 || saw[0] != "Bearer "+kubeReal {
+		t.Fatalf("kube.example saw %q", saw)
+	}
+	resp, body, err = r.get(c, "https://impostor.example/api", "Bearer "+kubeStandIn)
+	if err != nil || resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "the certificate of impostor.example:443 did not verify") {
+		t.Fatalf("impostor.example: %v %v %q", err, resp, body)
+	}
+	if saw := r.saw("impostor.example"); len(saw) != 0 {
+		t.Fatalf("impostor.example got requests: %q", saw)
+	}
+	// gh's host is verified as before, with the proxy's roots.
+	if resp, body, err := r.get(c, "https://api.github.com/user", "token "+ghStandIn); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("api.github.com: %v %v %q", err, resp, body)
+	}
+}
+
 // A program that does not trust the machine's CA is refused by its own TLS stack; the proxy
 // records why, naming the login and the way out, and the real host sees nothing.
 func TestStandInClientThatDoesNotTrustTheCAIsToldWhy(t *testing.T) {
@@ -436,6 +490,10 @@ func TestStandInsAreChecked(t *testing.T) {
 		{"wildcard", StandIns{Certificate: cert, Logins: []StandIn{{Login: "gh", Host: "*.github.com", Port: 443, StandIn: "a", Real: "b"}}}, "is a wildcard"},
 		{"same", StandIns{Certificate: cert, Logins: []StandIn{{Login: "gh", Host: "api.github.com", Port: 443, StandIn: "a", Real: "a"}}}, "no stand-in distinct"},
 		{"empty_real", StandIns{Certificate: cert, Logins: []StandIn{{Login: "gh", Host: "api.github.com", Port: 443, StandIn: "a"}}}, "no stand-in distinct"},
+		{"two_authorities", StandIns{Certificate: cert, Logins: []StandIn{
+			{Login: "kubectl", Host: "kube.example", Port: 443, StandIn: "a", Real: "b", Roots: x509.NewCertPool()},
+			{Login: "kubectl", Host: "kube.example", Port: 443, StandIn: "c", Real: "d"},
+		}}, "verified two ways"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -676,6 +676,13 @@ func (s *Session) copyLogins() error {
 	res, err := credentials.Copy(credentials.Options{
 		UserHome: s.m.opts.UserHome, SandboxHome: s.home, Helper: s.m.opts.RunnerPath, GhToken: s.m.opts.GhToken,
 		Untrusted: s.m.untrusted(), SSHAgentSocket: s.sshAgentSocket(), HTTPSocket: s.httpSocket(),
+		StandInCA: func() ([]byte, error) {
+			ca, err := s.m.machineCA()
+			if err != nil {
+				return nil, err
+			}
+			return ca.CertPEM(), nil
+		},
 	}, s.spec.Logins)
 	if err != nil {
 		return err

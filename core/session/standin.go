@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -96,7 +97,17 @@ func (s *Session) prepareStandIns() error {
 	}
 	for _, l := range s.logins.StandIns {
 		for _, h := range l.Hosts {
-			si.Logins = append(si.Logins, proxy.StandIn{Login: l.Login, Host: h.Host, Port: h.Port, StandIn: l.StandIn, Real: l.Real})
+			p := proxy.StandIn{Login: l.Login, Host: h.Host, Port: h.Port, StandIn: l.StandIn, Real: l.Real}
+			if v, ok := l.Verify[h.String()]; ok {
+				p.ServerName = v.ServerName
+				if len(v.Roots) > 0 {
+					p.Roots = x509.NewCertPool()
+					if !p.Roots.AppendCertsFromPEM(v.Roots) {
+						return refuse(fmt.Errorf("the certificate authority the %s login names for %s holds no certificate", l.Login, h))
+					}
+				}
+			}
+			si.Logins = append(si.Logins, p)
 		}
 	}
 	s.standIns = si

@@ -44,7 +44,7 @@ func sampleCatalog() []CatalogLogin {
 		{Name: "gh", Title: "GitHub CLI", From: "~/.config/gh", Kind: "folder, credential", Lets: "pull requests, issues and releases as you", Hosts: []string{"api.github.com:443", "github.com:443"}, StandIn: true},
 		{Name: "aws-config", Title: "AWS profiles", From: "~/.aws/config", Kind: "file, configuration", Lets: "regions and profile names, no keys", Hosts: []string{"*.amazonaws.com:443"}, Found: true},
 		{Name: "aws-credentials", Title: "AWS credentials", From: "~/.aws/credentials", Kind: "file, credential", Lets: "your access keys", Hosts: []string{"*.amazonaws.com:443"}, Found: true},
-		{Name: "kubectl", Title: "kubectl", From: "~/.kube/config", Kind: "file, credential", Lets: "your clusters"},
+		{Name: "kubectl", Title: "kubectl", From: "~/.kube/config", Kind: "file, credential", Lets: "your clusters", StandIn: true},
 		{Name: "npm", Title: "npm", From: "~/.npmrc", Kind: "file, credential", Lets: "install and publish private packages", Hosts: []string{"registry.npmjs.org:443"}, Found: true, StandIn: true},
 		{Name: "docker", Title: "Docker registries", From: "~/.docker/config.json", Kind: "file, credential", Lets: "push and pull images with your registry logins (those a credential helper keeps only as stand-ins)", Hosts: []string{"registry-1.docker.io:443", "ghcr.io:443"}},
 		{Name: "gcloud", Title: "gcloud", From: "~/.config/gcloud", Kind: "folder, credential", Lets: "your Google Cloud accounts and projects", Hosts: []string{"*.googleapis.com:443", "accounts.google.com:443"}},
