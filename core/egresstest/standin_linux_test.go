@@ -283,6 +283,18 @@ func TestStandInLogins(t *testing.T) {
 			http.Error(rw, `{"message":"Bad credentials"}`, http.StatusUnauthorized)
 			return
 		}
+		if r.URL.Path == "/echo" && r.Header.Get("Upgrade") == "echo" {
+			// A protocol switch, as kubectl exec's and WebSockets are: then an echo.
+			conn, brw, err := rw.(http.Hijacker).Hijack()
+			if err != nil {
+				return
+			}
+			defer conn.Close()
+			brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n")
+			brw.Flush()
+			io.Copy(conn, brw)
+			return
+		}
 		rw.Header().Set("Content-Type", "application/json")
 		io.WriteString(rw, `{"login":"octocat","id":1}`)
 	}))
@@ -485,6 +497,32 @@ git push -q origin main 2>&1 && git log --oneline -1`)
 		out, _, _ = w.run(s, `cat "$KUBECONFIG"`)
 		if strings.Contains(out, kubeReal) || strings.Contains(out, "tls-server-name") || !strings.Contains(out, "token: kube_") {
 			t.Errorf("the sandbox's kubeconfig:\n%s", out)
+		}
+	})
+
+	// A protocol switch (kubectl exec, a WebSocket) asked for with the stand-in, by a program
+	// that ignores the proxy variables (the relay's way): the host gets the real token, and
+	// the new protocol is carried both ways.
+	t.Run("protocol_switch", func(t *testing.T) {
+		out, code, _ := w.run(s, `python3 - "$(sed -n 's/.*oauth_token: //p' "$GH_CONFIG_DIR/hosts.yml")" <<'EOF'
+import socket, ssl, sys
+s = ssl.create_default_context().wrap_socket(socket.create_connection(("api.github.com", 443)), server_hostname="api.github.com")
+s.sendall(("GET /echo HTTP/1.1\r\nHost: api.github.com\r\nAuthorization: token %s\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n" % sys.argv[1]).encode())
+head = b""
+while b"\r\n\r\n" not in head:
+    head += s.recv(1)
+print(head.split(b"\r\n")[0].decode())
+s.sendall(b"ping through the switch")
+got = b""
+while len(got) < 23:
+    got += s.recv(100)
+print(got.decode())
+EOF`)
+		if code != 0 || out != "HTTP/1.1 101 Switching Protocols\nping through the switch\n" {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+		if saw := api.saw(); saw[len(saw)-1] != "token "+ghReal {
+			t.Errorf("api.github.com saw %q", saw)
 		}
 	})
 

@@ -71,6 +71,10 @@ type conn struct {
 	// socket: the connection came in on the socket of plain HTTP for https sites (see
 	// serveSocket).
 	socket bool
+	// carried: its requests are carried one by one to one host (see carry), which passes a
+	// protocol switch on; switched: exchange passed one, and the connection now carries the
+	// new protocol.
+	carried, switched bool
 }
 
 // close ends the connection and its upstream.
@@ -268,8 +272,8 @@ func (c *conn) note(ref Refusal) {
 
 // switchAdvice says what to do instead of a protocol switch the proxy does not carry.
 func (c *conn) switchAdvice() string {
-	if c.terminated != "" {
-		return "connections that carry the " + c.terminated + " login's stand-in are carried request by request, without upgrades such as WebSockets"
+	if c.carried {
+		return "it switched without being asked to"
 	}
 	return "use https:// (CONNECT)"
 }
@@ -465,7 +469,15 @@ func (c *conn) forward(r *request) bool {
 // and passes the response back (with any 1xx before it). It reports whether client may
 // carry another request.
 func (c *conn) exchange(client, up net.Conn, upBr *bufio.Reader, req *http.Request, target string) bool {
+	upgrade := ""
+	if c.carried && hasToken(req.Header["Connection"], "upgrade") {
+		upgrade = req.Header.Get("Upgrade")
+	}
 	removeHopByHop(req.Header)
+	if upgrade != "" {
+		req.Header.Set("Connection", "Upgrade")
+		req.Header.Set("Upgrade", upgrade)
+	}
 	if strings.EqualFold(req.Header.Get("Expect"), "100-continue") {
 		// Answer the client's wait here; the origin gets the body at once.
 		req.Header.Del("Expect")
@@ -498,7 +510,15 @@ func (c *conn) exchange(client, up net.Conn, upBr *bufio.Reader, req *http.Reque
 		}
 		if resp.StatusCode == http.StatusSwitchingProtocols {
 			resp.Body.Close()
-			writeError(client, http.StatusBadGateway, "", target+" switched protocols, which the proxy does not forward here; "+c.switchAdvice())
+			to := resp.Header.Get("Upgrade")
+			if upgrade == "" || to == "" || !hasToken(resp.Header["Connection"], "upgrade") {
+				writeError(client, http.StatusBadGateway, "", target+" switched protocols, which the proxy does not forward here; "+c.switchAdvice())
+				return false
+			}
+			removeHopByHop(resp.Header)
+			resp.Header.Set("Connection", "Upgrade")
+			resp.Header.Set("Upgrade", to)
+			c.switched = resp.Write(client) == nil
 			return false
 		}
 		removeHopByHop(resp.Header)
@@ -513,6 +533,18 @@ func (c *conn) exchange(client, up net.Conn, upBr *bufio.Reader, req *http.Reque
 		client.SetReadDeadline(time.Time{})
 		return !resp.Close && !req.Close
 	}
+}
+
+// hasToken says whether any of the comma-separated header values vs lists token.
+func hasToken(vs []string, token string) bool {
+	for _, v := range vs {
+		for _, t := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hopByHop are headers that concern one connection, not the request: never forwarded.

@@ -232,6 +232,7 @@ func (c *conn) unverified(d hosts.Decision, names string, err error) string {
 // request already read, or nil. On the socket, every request must name the host d.
 func (c *conn) carry(inside net.Conn, batch *batchConn, br *bufio.Reader, outside net.Conn, raw *bufio.Reader, d hosts.Decision, logins []StandIn, first *request) {
 	p := c.p
+	c.carried = true
 	// A download through here is as much a bulk transfer as one through a tunnel.
 	defer p.growFull(c.c, c.up)()
 	upBr := bufio.NewReaderSize(outside, MaxResponseHeadBytes)
@@ -257,6 +258,9 @@ func (c *conn) carry(inside net.Conn, batch *batchConn, br *bufio.Reader, outsid
 			}
 		}
 		if !c.exchange(&batchWriter{Conn: inside, batch: batch, src: upBr, raw: raw}, outside, upBr, req.http, d.Target()) {
+			if c.switched {
+				switchedStream(inside, br, outside, upBr)
+			}
 			return
 		}
 	}
@@ -307,6 +311,27 @@ func (c *conn) serveSocket() {
 	}
 	batch := &batchConn{Conn: c.c}
 	c.carry(batch, batch, c.br, outside, raw, d, logins, req)
+}
+
+// switchedStream carries what follows a protocol switch (kubectl exec's stream, a
+// WebSocket) between the sandbox's side (inside, read through br) and the host's (outside,
+// read through upBr), both ways, until either side ends; then it ends both. The stand-ins
+// were replaced in the request that asked for the switch; nothing in the stream is looked
+// at, as nothing in a tunnel is.
+func switchedStream(inside net.Conn, br *bufio.Reader, outside net.Conn, upBr *bufio.Reader) {
+	inside.SetDeadline(time.Time{})
+	outside.SetDeadline(time.Time{})
+	done := make(chan struct{})
+	go func() {
+		io.Copy(outside, br)
+		outside.Close()
+		inside.Close()
+		close(done)
+	}()
+	io.Copy(inside, upBr)
+	inside.Close()
+	outside.Close()
+	<-done
 }
 
 // socketTarget is the host and port a request on the socket names in its Host: port 443

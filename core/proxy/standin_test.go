@@ -318,6 +318,58 @@ func TestStandInHostWithAnUnverifiedCertificateIsRefused(t *testing.T) {
 	}
 }
 
+// A request that asks to switch protocols (kubectl exec's SPDY or WebSocket, any WebSocket)
+// goes to the login's host with the stand-in replaced, and once the host agrees, the
+// connection carries the new protocol both ways until either side ends it.
+func TestStandInConnectionCarriesAProtocolSwitch(t *testing.T) {
+	r := newStandInRig(t, "api.github.com:443")
+	r.origin("api.github.com", nil, func(w http.ResponseWriter, req *http.Request) {
+		if req.Header.Get("Upgrade") != "echo" || !strings.EqualFold(req.Header.Get("Connection"), "upgrade") {
+			http.Error(w, "no upgrade asked for: "+req.Header.Get("Connection")+"/"+req.Header.Get("Upgrade"), http.StatusBadRequest)
+			return
+		}
+		conn, rw, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n")
+		rw.Flush()
+		io.Copy(conn, rw) // what the client sends, back to it
+	})
+	req, _ := http.NewRequest("GET", "https://api.github.com/exec", nil)
+	req.Header.Set("Authorization", "token "+ghStandIn)
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", "echo")
+	c := r.client(true)
+	c.Timeout = 0 // a switched connection's body is writable only without one
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	stream, ok := resp.Body.(io.ReadWriteCloser)
+	if !ok {
+		t.Fatalf("the switched connection is not writable: %T", resp.Body)
+	}
+	for _, msg := range []string{"ping\n", strings.Repeat("x", 100<<10)} {
+		if _, err := io.WriteString(stream, msg); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, len(msg))
+		if _, err := io.ReadFull(stream, got); err != nil || string(got) != msg {
+			t.Fatalf("echo: %v, %d bytes", err, len(got))
+		}
+	}
+	if saw := r.saw("api.github.com"); len(saw) != 1 || saw[0] != "token "+ghReal {
+		t.Fatalf("api.github.com saw %q", saw)
+	}
+}
+
 // A login can bring the authority its host's certificate is verified with, and the name that
 // certificate gives (a cluster's own CA, and its tls-server-name): the proxy verifies that
 // host with those alone, not the system's roots.
