@@ -2,9 +2,16 @@ package credentials
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
+	"encoding/pem"
 	"fmt"
 	"maps"
+	"math/big"
 	"net"
 	"net/url"
 	"os"
@@ -274,47 +281,55 @@ func (c *copier) kubeStandIns(src, dst string, res *Result) ([]hosts.Entry, erro
 	slices.Sort(names)
 	for _, name := range names {
 		u := users[name]
-		if scalar(u, "client-key-data") != "" || scalar(u, "client-key") != "" {
-			for _, k := range []string{"client-key-data", "client-key", "client-certificate-data", "client-certificate"} {
-				dropKey(u, k)
-			}
-			c.cur.Notes = append(c.cur.Notes, "the client certificate of the kubeconfig user "+name+" was left out of the copy: its key cannot be a stand-in (share kubectl by copying it to use this user)")
-		}
+		cert, certWhy := c.kubeClientCert(src, u)
 		secret, field := scalar(u, "token"), "token"
 		if f := scalar(u, "tokenFile"); f != "" && secret == "" {
-			tok, why := c.kubeTokenFile(src, f)
+			tok, why := c.kubeSecretFile(src, f, "tokenFile")
 			dropKey(u, "tokenFile")
+			if err := checkToken(string(tok)); why == "" && err != nil {
+				why = "its tokenFile does not hold a token: " + err.Error()
+			}
 			if why != "" {
 				c.cur.Notes = append(c.cur.Notes, "the token of the kubeconfig user "+name+" was left out of the copy: "+why)
-				continue
+			} else {
+				secret = strings.TrimSpace(string(tok))
+				setScalar(u, "token", secret)
 			}
-			secret = tok
-			u.Content = append(u.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "token"}, &yaml.Node{Kind: yaml.ScalarNode, Value: tok})
 		}
 		if p := scalar(u, "password"); secret == "" && p != "" {
 			secret, field = p, "password"
 		}
-		if secret == "" {
+		if secret == "" && cert == nil && certWhy == "" {
 			continue
 		}
 		var targets []hosts.Entry
 		verify := map[string]Verify{}
-		var why string
-		for _, cl := range pairs[name] {
-			t, v, w := c.kubeCluster(cl, clusters[cl])
-			if w != "" {
-				why = w
-				continue
+		why := certWhy
+		if why == "" {
+			for _, cl := range pairs[name] {
+				t, v, w := c.kubeCluster(cl, clusters[cl])
+				if w != "" {
+					why = w
+					continue
+				}
+				targets = append(targets, t)
+				verify[t.String()] = v
 			}
-			targets = append(targets, t)
-			verify[t.String()] = v
-		}
-		if len(targets) == 0 {
-			if why == "" {
+			if len(targets) == 0 && why == "" {
 				why = "no context pairs it with a cluster"
 			}
-			dropKey(u, field)
-			c.cur.Notes = append(c.cur.Notes, "the "+field+" of the kubeconfig user "+name+" was left out of the copy: "+why)
+		}
+		if len(targets) == 0 {
+			if secret != "" {
+				dropKey(u, field)
+				c.cur.Notes = append(c.cur.Notes, "the "+field+" of the kubeconfig user "+name+" was left out of the copy: "+why)
+			}
+			if cert != nil || certWhy != "" {
+				for _, k := range []string{"client-key-data", "client-key", "client-certificate-data", "client-certificate"} {
+					dropKey(u, k)
+				}
+				c.cur.Notes = append(c.cur.Notes, "the client certificate of the kubeconfig user "+name+" was left out of the copy: "+why)
+			}
 			continue
 		}
 		if caPEM == nil {
@@ -325,19 +340,30 @@ func (c *copier) kubeStandIns(src, dst string, res *Result) ([]hosts.Entry, erro
 				return nil, c.dropCopy(dst, "OpenWorker's certificate authority, which kubectl inside must be told to trust, could not be read ("+err.Error()+")")
 			}
 		}
-		s, err := c.newStandIn("kubectl", secret, targets, res)
-		if err != nil {
-			return nil, err
-		}
-		for i := range res.StandIns {
-			if res.StandIns[i].StandIn == s {
-				if res.StandIns[i].Verify == nil {
-					res.StandIns[i].Verify = map[string]Verify{}
-				}
-				maps.Copy(res.StandIns[i].Verify, verify)
+		if secret != "" {
+			s, err := c.newStandIn("kubectl", secret, targets, res)
+			if err != nil {
+				return nil, err
 			}
+			for i := range res.StandIns {
+				if res.StandIns[i].StandIn == s {
+					if res.StandIns[i].Verify == nil {
+						res.StandIns[i].Verify = map[string]Verify{}
+					}
+					maps.Copy(res.StandIns[i].Verify, verify)
+				}
+			}
+			setScalar(u, field, s)
 		}
-		setScalar(u, field, s)
+		if cert != nil {
+			for _, k := range []string{"client-key", "client-certificate"} {
+				dropKey(u, k)
+			}
+			setScalar(u, "client-certificate-data", base64.StdEncoding.EncodeToString(cert.standInCert))
+			setScalar(u, "client-key-data", base64.StdEncoding.EncodeToString(cert.standInKey))
+			res.StandIns = append(res.StandIns, StandIn{Login: "kubectl", Hosts: slices.Clone(targets), Verify: verify,
+				ClientCert: cert.cert, ClientKey: cert.key, StandInCert: cert.standInDER})
+		}
 		for _, t := range targets {
 			trusted[t.String()] = true
 			if !slices.Contains(added, t) {
@@ -406,30 +432,106 @@ func (c *copier) kubeCluster(name string, m *yaml.Node) (hosts.Entry, Verify, st
 	return t, v, ""
 }
 
-// kubeTokenFile reads a user's tokenFile outside (relative to the kubeconfig's folder), or
-// says why it cannot be.
-func (c *copier) kubeTokenFile(src, f string) (string, string) {
+// kubeSecretFile reads a file a user names by key (tokenFile, client-key) outside, relative
+// to the kubeconfig's folder, or says why it cannot be.
+func (c *copier) kubeSecretFile(src, f, key string) ([]byte, string) {
 	if !filepath.IsAbs(f) {
 		f = filepath.Join(filepath.Dir(src), f)
 	}
 	real, err := filepath.EvalSymlinks(f)
 	switch {
 	case err != nil:
-		return "", "its tokenFile " + f + " cannot be found (" + reason(err) + ")"
+		return nil, "its " + key + " " + f + " cannot be found (" + reason(err) + ")"
 	case !within(c.realHome, real):
-		return "", "its tokenFile " + f + " is outside the home folder"
+		return nil, "its " + key + " " + f + " is outside the home folder"
 	case c.untrusted(f) || c.untrusted(real):
-		return "", "its tokenFile " + f + " " + untrustedWhy
+		return nil, "its " + key + " " + f + " " + untrustedWhy
 	}
 	b, err := regularfile.Read(real, 64<<10)
 	if err != nil {
-		return "", "its tokenFile " + f + " could not be read (" + reason(err) + ")"
+		return nil, "its " + key + " " + f + " could not be read (" + reason(err) + ")"
 	}
-	tok := strings.TrimSpace(string(b))
-	if err := checkToken(tok); err != nil {
-		return "", "its tokenFile " + f + " does not hold a token: " + err.Error()
+	return b, ""
+}
+
+// kubeCert is a user's client certificate and key (PEM), and the stand-ins made for them.
+type kubeCert struct {
+	cert, key                           []byte
+	standInCert, standInKey, standInDER []byte
+}
+
+// kubeClientCert reads user u's client certificate and key (inline, or from their files:
+// the certificate's copy, the key outside) and makes a stand-in pair of its own, or says why
+// it cannot. nil, "": the user has none.
+func (c *copier) kubeClientCert(src string, u *yaml.Node) (*kubeCert, string) {
+	certData, keyData := scalar(u, "client-certificate-data"), scalar(u, "client-key-data")
+	certFile, keyFile := scalar(u, "client-certificate"), scalar(u, "client-key")
+	if certData == "" && keyData == "" && certFile == "" && keyFile == "" {
+		return nil, ""
 	}
-	return tok, ""
+	var kc kubeCert
+	var err error
+	switch {
+	case certData != "":
+		if kc.cert, err = base64.StdEncoding.DecodeString(certData); err != nil {
+			return nil, "its client-certificate-data is not base64"
+		}
+	case certFile != "":
+		// The copy names its own copy of the file (kubeconfig rewrote the path).
+		if kc.cert, err = regularfile.Read(certFile, 1<<20); err != nil {
+			return nil, "its client-certificate " + certFile + " could not be read (" + reason(err) + ")"
+		}
+	}
+	switch {
+	case keyData != "":
+		if kc.key, err = base64.StdEncoding.DecodeString(keyData); err != nil {
+			return nil, "its client-key-data is not base64"
+		}
+	case keyFile != "":
+		var why string
+		if kc.key, why = c.kubeSecretFile(src, keyFile, "client-key"); why != "" {
+			return nil, why
+		}
+	}
+	pair, err := tls.X509KeyPair(kc.cert, kc.key)
+	if err != nil {
+		return nil, "its certificate and key do not make a pair (" + err.Error() + ")"
+	}
+	if kc.standInCert, kc.standInKey, kc.standInDER, err = standInCertificate(pair.Leaf); err != nil {
+		return nil, err.Error()
+	}
+	return &kc, ""
+}
+
+// standInCertificate makes a stand-in for the client certificate real: a new key, and a
+// certificate for it with real's subject and lifetime, signed by itself, worth nothing to
+// any server; returned in PEM, and the certificate in DER.
+func standInCertificate(real *x509.Certificate) ([]byte, []byte, []byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      real.Subject,
+		NotBefore:    real.NotBefore,
+		NotAfter:     real.NotAfter,
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("making a stand-in certificate: %w", err)
+	}
+	kb, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb}), der, nil
 }
 
 // scalar is the scalar value of key in mapping m, "" for none.

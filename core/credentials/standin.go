@@ -3,6 +3,7 @@ package credentials
 import (
 	"bytes"
 	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -36,6 +37,10 @@ type StandIn struct {
 	// Verify says, by host:port, how a host that is not verified as the system verifies
 	// it must be (a cluster's own authority); nil for none.
 	Verify map[string]Verify
+	// ClientCert and ClientKey (PEM), for a login that signs in with a client certificate,
+	// are the real ones, and StandInCert (DER) the certificate the sandbox holds in their
+	// place; such a stand-in has no StandIn or Real.
+	ClientCert, ClientKey, StandInCert []byte
 }
 
 // Verify is how the real host's certificate is verified: with Roots (PEM) alone, if given,
@@ -368,7 +373,7 @@ func (c *copier) noRealSecret(root string, res *Result) error {
 			return err
 		}
 		for _, s := range res.StandIns {
-			if bytes.Contains(b, []byte(s.Real)) {
+			if s.Real != "" && bytes.Contains(b, []byte(s.Real)) || len(s.ClientKey) > 0 && (bytes.Contains(b, s.ClientKey) || bytes.Contains(b, []byte(base64.StdEncoding.EncodeToString(s.ClientKey)))) {
 				return c.dropCopy(root, c.show(p)+" still holds a secret of the "+s.Login+" login after its stand-ins were written")
 			}
 		}

@@ -2,15 +2,25 @@ package credentials
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
+	"fmt"
 	"io/fs"
+	"math/big"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/hosts"
@@ -394,18 +404,39 @@ func TestDockerStandInGivesNothingItCannotStandIn(t *testing.T) {
 	}
 }
 
-// A kubeconfig's bearer tokens (inline or in a tokenFile) and basic passwords become
-// stand-ins bound to the servers of the clusters their contexts pair them with; those
-// clusters' copies trust OpenWorker's authority alone, while the proxy verifies each server
-// with the cluster's own authority and tls-server-name. A client certificate's key, and a
-// token for a cluster reached without verifying it, are left out and said; exec users and
-// their clusters stay as they are.
+// A kubeconfig's bearer tokens (inline or in a tokenFile), basic passwords and client
+// certificates (inline or in files) become stand-ins bound to the servers of the clusters
+// their contexts pair them with; those clusters' copies trust OpenWorker's authority alone,
+// while the proxy verifies each server with the cluster's own authority and tls-server-name.
+// A certificate without its key, and a token for a cluster reached without verifying it,
+// are left out and said; exec users and their clusters stay as they are.
+// keyPair is a certificate and its key for cn, in PEM.
+func keyPair(t *testing.T, cn string) ([]byte, []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn}, NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
+}
+
 func TestKubeStandIns(t *testing.T) {
+	carolCertPEM, carolKeyPEM := keyPair(t, "carol")
+	graceCertPEM, graceKeyPEM := keyPair(t, "grace")
 	const (
 		aliceReal  = "eyJhbGciOiJSUzI1NiJ9.ALICEalice0123456789"
 		bobReal    = "sha256~BOBbob0123456789abcdefghijklmnopqrstuv"
 		eveReal    = "EVEeve0123456789abcdefghijkl"
-		carolKey   = "CAROLKEYcarolkey0123456789"
+		heidiKey   = "HEIDIKEYheidikey0123456789"
 		frankPass  = "FRANKfrank0123456789xyz"
 		machinePEM = "-----BEGIN CERTIFICATE-----\nTUFDSElORQ==\n-----END CERTIFICATE-----\n"
 		prodPEM    = "-----BEGIN CERTIFICATE-----\nUFJPRA==\n-----END CERTIFICATE-----\n"
@@ -442,8 +473,16 @@ users:
     tokenFile: tokens/bob
 - name: carol
   user:
-    client-certificate-data: ` + b64("CAROL CERT") + `
-    client-key-data: ` + b64(carolKey) + `
+    client-certificate-data: CAROLCERT
+    client-key-data: CAROLKEY
+- name: grace
+  user:
+    client-certificate: grace.crt
+    client-key: keys/grace.key
+- name: heidi
+  user:
+    client-certificate-data: ` + b64("HEIDI CERT") + `
+    client-key-data: ` + b64(heidiKey) + `
 - name: dave
   user:
     exec:
@@ -470,10 +509,17 @@ contexts:
   context: {cluster: cloud, user: dave}
 - name: staging-basic
   context: {cluster: staging, user: frank}
+- name: staging-grace
+  context: {cluster: staging, user: grace}
+- name: prod-heidi
+  context: {cluster: prod, user: heidi}
 `
 	home, sandbox := t.TempDir(), t.TempDir()
+	kubeconfig = strings.NewReplacer("CAROLCERT", b64(string(carolCertPEM)), "CAROLKEY", b64(string(carolKeyPEM))).Replace(kubeconfig)
 	write(t, filepath.Join(home, ".kube", "config"), kubeconfig, 0o600)
 	write(t, filepath.Join(home, ".kube", "ca", "staging.crt"), stagingPEM, 0o644)
+	write(t, filepath.Join(home, ".kube", "grace.crt"), string(graceCertPEM), 0o644)
+	write(t, filepath.Join(home, ".kube", "keys", "grace.key"), string(graceKeyPEM), 0o600)
 	write(t, filepath.Join(home, ".kube", "tokens", "bob"), bobReal+"\n", 0o600)
 	res, err := Copy(Options{UserHome: home, SandboxHome: sandbox, StandInCA: func() ([]byte, error) { return []byte(machinePEM), nil }},
 		entries(t, config.Credential{Name: "kubectl", Secrets: config.SecretsStandIn}))
@@ -485,11 +531,27 @@ contexts:
 		bobReal:   {"10.1.2.3:443", stagingPEM, ""},
 		frankPass: {"10.1.2.3:443", stagingPEM, ""},
 	}
-	if len(res.StandIns) != len(want) {
+	certs := map[string]struct{ hosts, roots string }{
+		string(carolKeyPEM): {"kube.example.test:6443", prodPEM},
+		string(graceKeyPEM): {"10.1.2.3:443", stagingPEM},
+	}
+	if len(res.StandIns) != len(want)+len(certs) {
 		t.Fatalf("stand-ins %+v", res.StandIns)
 	}
 	stand := map[string]string{}
+	standCert := map[string][]byte{}
 	for _, s := range res.StandIns {
+		if s.ClientKey != nil {
+			w, ok := certs[string(s.ClientKey)]
+			if !ok || s.Login != "kubectl" || hostList(s.Hosts) != w.hosts || string(s.Verify[w.hosts].Roots) != w.roots || s.StandIn != "" || s.Real != "" {
+				t.Errorf("certificate stand-in for %s, want hosts %q", hostList(s.Hosts), w.hosts)
+			}
+			if _, err := tls.X509KeyPair(s.ClientCert, s.ClientKey); err != nil {
+				t.Errorf("the real certificate and key kept: %v", err)
+			}
+			standCert[string(s.ClientKey)] = s.StandInCert
+			continue
+		}
 		w, ok := want[s.Real]
 		if !ok || s.Login != "kubectl" || hostList(s.Hosts) != w.hosts || len(s.StandIn) != len(s.Real) || s.StandIn == s.Real {
 			t.Errorf("stand-in %+v, want hosts %q", s, w.hosts)
@@ -516,7 +578,7 @@ contexts:
 	if err := yaml.Unmarshal(b, &k); err != nil {
 		t.Fatalf("the copy is not YAML: %v\n%s", err, b)
 	}
-	if len(k.Contexts) != 6 {
+	if len(k.Contexts) != 8 {
 		t.Errorf("the copy lost contexts:\n%s", b)
 	}
 	for _, c := range k.Clusters {
@@ -545,7 +607,18 @@ contexts:
 			if u.User["password"] != stand[frankPass] || u.User["username"] != "frank" {
 				t.Errorf("frank: %v", u.User)
 			}
-		case "carol", "eve":
+		case "carol", "grace":
+			key := carolKeyPEM
+			if u.Name == "grace" {
+				key = graceKeyPEM
+			}
+			certPEM, _ := base64.StdEncoding.DecodeString(fmt.Sprint(u.User["client-certificate-data"]))
+			keyPEM, _ := base64.StdEncoding.DecodeString(fmt.Sprint(u.User["client-key-data"]))
+			pair, err := tls.X509KeyPair(certPEM, keyPEM)
+			if err != nil || !bytes.Equal(pair.Certificate[0], standCert[string(key)]) || u.User["client-certificate"] != nil || u.User["client-key"] != nil {
+				t.Errorf("%s in the copy: %v (%v), want the stand-in certificate and key inline", u.Name, u.User, err)
+			}
+		case "eve", "heidi":
 			if len(u.User) != 0 {
 				t.Errorf("%s kept %v", u.Name, u.User)
 			}
@@ -555,12 +628,12 @@ contexts:
 			}
 		}
 	}
-	for _, secret := range []string{aliceReal, bobReal, eveReal, carolKey, b64(carolKey), frankPass} {
+	for _, secret := range []string{aliceReal, bobReal, eveReal, heidiKey, b64(heidiKey), frankPass, string(carolKeyPEM), b64(string(carolKeyPEM)), string(graceKeyPEM)} {
 		scanFor(t, sandbox, secret)
 	}
 	notes := strings.Join(res.Entries[0].Notes, "\n")
 	for _, n := range []string{
-		"the client certificate of the kubeconfig user carol was left out of the copy: its key cannot be a stand-in",
+		"the client certificate of the kubeconfig user heidi was left out of the copy: its certificate and key do not make a pair",
 		"the token of the kubeconfig user eve was left out of the copy: legacy is reached without verifying its certificate (insecure-skip-tls-verify)",
 	} {
 		if !strings.Contains(notes, n) {

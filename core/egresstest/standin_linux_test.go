@@ -5,16 +5,22 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha1"
 	"crypto/sha512"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"log"
+	"math/big"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -63,7 +69,7 @@ func (w *world) httpsOrigin(name string, public *localca.CA, h http.Handler) *or
 // httpsOriginAs is httpsOrigin with a certificate for certName from ca: a server reached by
 // one name whose certificate gives another, from an authority of its own, as a cluster's API
 // server often is.
-func (w *world) httpsOriginAs(name, certName string, ca *localca.CA, h http.Handler) *origin {
+func (w *world) httpsOriginAs(name, certName string, ca *localca.CA, h http.Handler, configure ...func(*tls.Config)) *origin {
 	w.t.Helper()
 	o := &origin{}
 	leaf, err := ca.Leaf(certName)
@@ -77,6 +83,9 @@ func (w *world) httpsOriginAs(name, certName string, ca *localca.CA, h http.Hand
 		h.ServeHTTP(rw, r)
 	}))
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{*leaf}}
+	for _, f := range configure {
+		f(srv.TLS)
+	}
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes refused on purpose
 	srv.StartTLS()
 	w.t.Cleanup(srv.Close)
@@ -165,6 +174,43 @@ func npmRegistry(t *testing.T, host, real string) http.Handler {
 			http.NotFound(w, r)
 		}
 	})
+}
+
+// testCA is a certificate authority of the test's own, for clients' certificates.
+func testCA(t *testing.T, cn string) (*x509.Certificate, *ecdsa.PrivateKey) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	return cert, key
+}
+
+// clientPair is a client certificate for cn signed by ca, and its key, in PEM.
+func clientPair(t *testing.T, cn string, ca *x509.Certificate, caKey *ecdsa.PrivateKey) ([]byte, []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: cn}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
 }
 
 // tinyManifest is an image's manifest, as a registry serves it.
@@ -333,14 +379,31 @@ func TestStandInLogins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Its users sign in with a token (alice) or a client certificate its own authority for
+	// clients signed (carol).
+	clientsCA, clientsKey := testCA(t, "cluster clients")
+	carolCert, carolKey := clientPair(t, "carol", clientsCA, clientsKey)
+	clients := x509.NewCertPool()
+	clients.AddCert(clientsCA)
+	var kubeUsers []string
 	kube := w.httpsOriginAs("kube.example.test", "kubernetes.default", clusterCA, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+kubeReal {
+		user := ""
+		switch {
+		case r.Header.Get("Authorization") == "Bearer "+kubeReal:
+			user = "alice"
+		case len(r.TLS.PeerCertificates) > 0:
+			user = r.TLS.PeerCertificates[0].Subject.CommonName
+		}
+		if user == "" {
 			http.Error(rw, `{"kind":"Status","status":"Failure","reason":"Unauthorized","code":401}`, http.StatusUnauthorized)
 			return
 		}
+		evMu.Lock()
+		kubeUsers = append(kubeUsers, user)
+		evMu.Unlock()
 		rw.Header().Set("Content-Type", "application/json")
-		io.WriteString(rw, `{"kind":"PodList","apiVersion":"v1","items":[{"metadata":{"name":"web-0"}}]}`)
-	}))
+		io.WriteString(rw, `{"kind":"PodList","apiVersion":"v1","items":[{"metadata":{"name":"web-0"}}],"user":"`+user+`"}`)
+	}), func(c *tls.Config) { c.ClientAuth, c.ClientCAs = tls.VerifyClientCertIfGiven, clients })
 	// docker.example.test's login is kept by a credential helper, which runs outside.
 	helperBin := t.TempDir()
 	if err := os.WriteFile(filepath.Join(helperBin, "docker-credential-owtest"), []byte("#!/bin/sh\n[ \"$1\" = get ] && [ \"$(cat)\" = docker.example.test ] || exit 3\necho '{\"ServerURL\":\"docker.example.test\",\"Username\":\"bob\",\"Secret\":\""+helperReal+"\"}'\n"), 0o755); err != nil {
@@ -357,7 +420,9 @@ func TestStandInLogins(t *testing.T) {
 		".gitconfig":            "[credential \"https://github.com\"]\n\thelper =\n\thelper = !gh auth git-credential\n[user]\n\tname = Octo Cat\n\temail = octocat@example.com\n",
 		".kube/config": "apiVersion: v1\nkind: Config\ncurrent-context: prod\nclusters:\n- name: prod\n  cluster:\n    server: https://kube.example.test\n" +
 			"    certificate-authority-data: " + base64.StdEncoding.EncodeToString(clusterCA.CertPEM()) + "\n    tls-server-name: kubernetes.default\n" +
-			"users:\n- name: alice\n  user:\n    token: " + kubeReal + "\ncontexts:\n- name: prod\n  context: {cluster: prod, user: alice}\n",
+			"users:\n- name: alice\n  user:\n    token: " + kubeReal + "\n- name: carol\n  user:\n    client-certificate-data: " + base64.StdEncoding.EncodeToString(carolCert) +
+			"\n    client-key-data: " + base64.StdEncoding.EncodeToString(carolKey) + "\n" +
+			"contexts:\n- name: prod\n  context: {cluster: prod, user: alice}\n- name: admin\n  context: {cluster: prod, user: carol}\n",
 		".docker/config.json": `{"auths": {"https://index.docker.io/v1/": {"auth": "` + base64.StdEncoding.EncodeToString([]byte("alice:"+hubReal)) + `"}},
 			"credHelpers": {"docker.example.test": "owtest"}}`,
 	}
@@ -488,11 +553,28 @@ git push -q origin main 2>&1 && git log --oneline -1`)
 	// and the proxy verifies the API server with the cluster's own, for its tls-server-name.
 	t.Run("kubectl", func(t *testing.T) {
 		out, code, _ := w.run(s, `kubectl get --raw /api/v1/namespaces/default/pods`)
-		if code != 0 || !strings.Contains(out, `"name":"web-0"`) {
+		if code != 0 || !strings.Contains(out, `"name":"web-0"`) || !strings.Contains(out, `"user":"alice"`) {
 			t.Fatalf("kubectl get: exit %d\n%s", code, out)
 		}
-		if saw := kube.saw(); len(saw) == 0 || saw[len(saw)-1] != "Bearer "+kubeReal {
+		// carol's client certificate: the sandbox shows its stand-in, the server gets hers.
+		out, code, _ = w.run(s, `kubectl --context admin get --raw /api/v1/namespaces/default/pods`)
+		if code != 0 || !strings.Contains(out, `"user":"carol"`) {
+			t.Fatalf("kubectl --context admin get: exit %d\n%s", code, out)
+		}
+		keyLine := strings.Split(string(carolKey), "\n")[1]
+		out, _, _ = w.run(s, `grep -rlF --devices=skip --exclude-dir=usr --exclude-dir=opt --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev '`+keyLine+`' / 2>/dev/null; grep -c "$(printf %s '`+keyLine+`' | head -c 20)" /proc/self/environ`)
+		if strings.TrimSpace(out) != "0" {
+			t.Errorf("carol's key inside:\n%s", out)
+		}
+		if saw := kube.saw(); !slices.Contains(saw, "Bearer "+kubeReal) || slices.ContainsFunc(saw, func(a string) bool { return a != "" && a != "Bearer "+kubeReal }) {
 			t.Errorf("the API server saw %q", saw)
+		}
+		evMu.Lock()
+		users := slices.Clone(kubeUsers)
+		evMu.Unlock()
+		slices.Sort(users)
+		if users = slices.Compact(users); !slices.Equal(users, []string{"alice", "carol"}) {
+			t.Errorf("the API server served %q", users)
 		}
 		out, _, _ = w.run(s, `cat "$KUBECONFIG"`)
 		if strings.Contains(out, kubeReal) || strings.Contains(out, "tls-server-name") || !strings.Contains(out, "token: kube_") {
@@ -636,7 +718,7 @@ EOF`)
 				subs = append(subs, e.Login+"@"+e.Host+" by "+e.Command)
 			}
 		}
-		for _, want := range []string{"gh@api.github.com by GH_NO_UPDATE_NOTIFIER=1 gh api user", "gh@github.com by set -e", "npm@registry.example.test by set -e; mkdir -p app", "docker@auth.docker.io by skopeo", "docker@docker.example.test by skopeo", "kubectl@kube.example.test by kubectl get"} {
+		for _, want := range []string{"gh@api.github.com by GH_NO_UPDATE_NOTIFIER=1 gh api user", "gh@github.com by set -e", "npm@registry.example.test by set -e; mkdir -p app", "docker@auth.docker.io by skopeo", "docker@docker.example.test by skopeo", "kubectl@kube.example.test by kubectl get", "kubectl@kube.example.test by kubectl --context admin"} {
 			if !slices.ContainsFunc(subs, func(s string) bool { return strings.HasPrefix(s, want) }) {
 				t.Errorf("no substitution event %q among %q", want, subs)
 			}

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -51,6 +52,11 @@ type StandIn struct {
 	// certificate gives, in place of Host. Every login bound to one host must agree on them.
 	Roots      *x509.CertPool
 	ServerName string
+	// ClientCert, for a login that signs in with a client certificate (a cluster's user),
+	// is the real one, shown to Host on a connection whose program showed the proxy the
+	// stand-in certificate StandInCert (DER); such a login has no StandIn or Real.
+	ClientCert  *tls.Certificate
+	StandInCert []byte
 }
 
 // StandIns are a session's stand-in logins and what the proxy needs to put their secrets on
@@ -64,8 +70,8 @@ type StandIns struct {
 	// sandbox would verify them.
 	Roots *x509.CertPool
 	// Substituted, when set, is told of each request on which a login's stand-in was
-	// replaced: the login and the host, never the secret. It runs on the connection's
-	// goroutine.
+	// replaced, and of each connection shown a login's real client certificate: the login
+	// and the host, never the secret. It runs on one of the connection's goroutines.
 	Substituted func(login, host string)
 	// WayOut, when set, says how the person shares login by copying it instead, for a
 	// program that cannot trust the CA; refusals end with it.
@@ -93,6 +99,10 @@ func newStandIns(s *StandIns) (*standIns, error) {
 			return nil, fmt.Errorf("proxy: the %s login's host %s:%d: %w", l.Login, l.Host, l.Port, err)
 		case e.Wildcard:
 			return nil, fmt.Errorf("proxy: the %s login's host %s is a wildcard; a stand-in is bound to named hosts", l.Login, l.Host)
+		case l.ClientCert != nil:
+			if len(l.StandInCert) == 0 || len(l.ClientCert.Certificate) == 0 || bytes.Equal(l.StandInCert, l.ClientCert.Certificate[0]) {
+				return nil, fmt.Errorf("proxy: the %s login on %s has no stand-in certificate distinct from its own", l.Login, l.Host)
+			}
 		case l.StandIn == "" || l.Real == "" || l.StandIn == l.Real:
 			return nil, fmt.Errorf("proxy: the %s login on %s has no stand-in distinct from its secret", l.Login, l.Host)
 		}
@@ -169,7 +179,7 @@ func (c *conn) terminate(up net.Conn, d hosts.Decision, logins []StandIn) {
 	names := loginNames(logins)
 	c.terminated = names
 	batch := &batchConn{Conn: bufferedConn{c.c, c.br}}
-	inside := tls.Server(batch, &tls.Config{
+	insideCfg := &tls.Config{
 		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return p.standIns.Certificate(d.Host) },
 		// Requests are read one by one as HTTP/1.1; a client that offers HTTP/2 as well
 		// takes HTTP/1.1 here.
@@ -177,16 +187,26 @@ func (c *conn) terminate(up net.Conn, d hosts.Decision, logins []StandIn) {
 		MinVersion: tls.VersionTLS12,
 		// The sandbox is on this machine: full records from the first byte.
 		DynamicRecordSizingDisabled: true,
-	})
-	raw := bufio.NewReaderSize(up, rawReadSize)
-	outside := tls.Client(bufferedConn{up, raw}, p.upstream(d, logins))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), p.opts.HeadTimeout)
 	defer cancel()
+	upCfg := p.upstream(d, logins)
+	shown := c.clientCertificates(ctx, d, logins, insideCfg, upCfg)
+	inside := tls.Server(batch, insideCfg)
+	raw := bufio.NewReaderSize(up, rawReadSize)
+	outside := tls.Client(bufferedConn{up, raw}, upCfg)
 	// Both handshakes at once: the setup costs the longer of the two, not their sum.
 	upDone := make(chan error, 1)
 	go func() { upDone <- outside.HandshakeContext(ctx) }()
 	p.handshaking.Add(1)
 	err := inside.HandshakeContext(ctx)
+	if shown != nil {
+		var peer []*x509.Certificate
+		if err == nil {
+			peer = inside.ConnectionState().PeerCertificates
+		}
+		shown <- peer
+	}
 	if err != nil {
 		c.note(Refusal{Host: d.Host, Port: d.Port, Header: StandInNotTrusted, Reason: p.untrusted(names, d, err)})
 	}
@@ -210,6 +230,40 @@ func (c *conn) terminate(up net.Conn, d hosts.Decision, logins []StandIn) {
 	br := getReader(inside)
 	defer putReader(br)
 	c.carry(inside, batch, br, outside, raw, d, logins, nil)
+}
+
+// clientCertificates readies the two TLS configurations of a connection to d for the logins
+// that sign in there with a client certificate, if any: the sandbox's side asks the program
+// for one (verifying nothing: it is matched, byte for byte, with the stand-ins), and when
+// the host asks the proxy for one, it waits for what the program showed, on the channel
+// returned, and shows the real certificate of the login whose stand-in that was, or none.
+// Both handshakes still run at once. nil: no login here has a client certificate.
+func (c *conn) clientCertificates(ctx context.Context, d hosts.Decision, logins []StandIn, inside, up *tls.Config) chan []*x509.Certificate {
+	if !slices.ContainsFunc(logins, func(l StandIn) bool { return l.ClientCert != nil }) {
+		return nil
+	}
+	shown := make(chan []*x509.Certificate, 1)
+	inside.ClientAuth = tls.RequestClientCert
+	up.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+		var peer []*x509.Certificate
+		select {
+		case peer = <-shown:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if len(peer) > 0 {
+			for _, l := range logins {
+				if l.ClientCert != nil && bytes.Equal(peer[0].Raw, l.StandInCert) {
+					if f := c.p.standIns.Substituted; f != nil {
+						f(l.Login, d.Host)
+					}
+					return l.ClientCert, nil
+				}
+			}
+		}
+		return &tls.Certificate{}, nil
+	}
+	return shown
 }
 
 // unverified notes, and says, why the TLS connection to d's real host failed: its

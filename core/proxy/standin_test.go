@@ -2,15 +2,19 @@ package proxy
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"log"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -367,6 +371,102 @@ func TestStandInConnectionCarriesAProtocolSwitch(t *testing.T) {
 	}
 	if saw := r.saw("api.github.com"); len(saw) != 1 || saw[0] != "token "+ghReal {
 		t.Fatalf("api.github.com saw %q", saw)
+	}
+}
+
+// clientCert makes a key and a certificate for cn, signed by parent (with parentKey), or by
+// itself when parent is nil; for a client's side of TLS.
+func clientCert(t *testing.T, cn string, parent *x509.Certificate, parentKey *ecdsa.PrivateKey, isCA bool) (tls.Certificate, *x509.Certificate, *ecdsa.PrivateKey) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()),
+		Subject:      pkix.Name{CommonName: cn},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		IsCA:         isCA, BasicConstraintsValid: true,
+	}
+	if parent == nil {
+		parent, parentKey = tmpl, key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: cert}, cert, key
+}
+
+// A login that signs in with a client certificate: the sandbox holds a stand-in certificate
+// and key, and a connection that shows it to the proxy is shown to the host with the real
+// one; a connection that shows none, or another, is shown with none.
+func TestStandInClientCertificate(t *testing.T) {
+	cluster, err := localca.Load(filepath.Join(t.TempDir(), "cluster"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := x509.NewCertPool()
+	own.AddCert(cluster.Certificate())
+	_, clientCA, clientCAKey := clientCert(t, "cluster clients", nil, nil, true)
+	real, _, _ := clientCert(t, "carol", clientCA, clientCAKey, false)
+	standIn, _, _ := clientCert(t, "OpenWorker stand-in", nil, nil, false)
+	other, _, _ := clientCert(t, "someone else", nil, nil, false)
+	r := newStandInRigWith(t, []StandIn{
+		{Login: "kubectl", Host: "kube.example", Port: 443, ClientCert: &real, StandInCert: standIn.Certificate[0], Roots: own},
+	}, "kube.example:443")
+	leaf, err := cluster.Leaf("kube.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients := x509.NewCertPool()
+	clients.AddCert(clientCA)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		who := "anonymous"
+		if len(req.TLS.PeerCertificates) > 0 {
+			who = req.TLS.PeerCertificates[0].Subject.CommonName
+		}
+		io.WriteString(w, "as "+who)
+	}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{*leaf}, ClientAuth: tls.VerifyClientCertIfGiven, ClientCAs: clients}
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	r.s.net.route("kube.example", 443, srv.Listener.Addr().String())
+
+	pool := x509.NewCertPool()
+	pool.AddCert(r.machine.Certificate())
+	for _, c := range []struct {
+		name string
+		show []tls.Certificate
+		want string
+	}{
+		{"stand_in", []tls.Certificate{standIn}, "as carol"},
+		{"none", nil, "as anonymous"},
+		{"another", []tls.Certificate{other}, "as anonymous"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr := &http.Transport{Proxy: http.ProxyURL(r.s.proxyURL()), TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: c.show}}
+			defer tr.CloseIdleConnections()
+			resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Get("https://kube.example/api")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if string(b) != c.want {
+				t.Fatalf("%d %q, want %q", resp.StatusCode, b, c.want)
+			}
+		})
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if strings.Join(r.subs, " ") != "kubectl@kube.example" {
+		t.Errorf("substitutions %q", r.subs)
 	}
 }
 

@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -98,6 +99,13 @@ func (s *Session) prepareStandIns() error {
 	for _, l := range s.logins.StandIns {
 		for _, h := range l.Hosts {
 			p := proxy.StandIn{Login: l.Login, Host: h.Host, Port: h.Port, StandIn: l.StandIn, Real: l.Real}
+			if len(l.ClientKey) > 0 {
+				pair, err := tls.X509KeyPair(l.ClientCert, l.ClientKey)
+				if err != nil {
+					return refuse(fmt.Errorf("the client certificate of the %s login for %s: %w", l.Login, h, err))
+				}
+				p.ClientCert, p.StandInCert = &pair, l.StandInCert
+			}
 			if v, ok := l.Verify[h.String()]; ok {
 				p.ServerName = v.ServerName
 				if len(v.Roots) > 0 {
