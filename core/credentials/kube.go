@@ -120,16 +120,21 @@ func (c *copier) kubeconfig(src, dst string) ([]hosts.Entry, error) {
 	if !rewritten {
 		return entries, nil
 	}
+	return entries, writeKubeconfig(dst, &doc)
+}
+
+// writeKubeconfig writes doc as the kubeconfig's copy at dst.
+func writeKubeconfig(dst string, doc *yaml.Node) error {
 	var out bytes.Buffer
 	enc := yaml.NewEncoder(&out)
 	enc.SetIndent(2)
-	if err := enc.Encode(&doc); err != nil {
-		return nil, fmt.Errorf("rewriting the kubeconfig's copy: %w", err)
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("rewriting the kubeconfig's copy: %w", err)
 	}
 	if err := enc.Close(); err != nil {
-		return nil, err
+		return err
 	}
-	return entries, writeCopy(dst, out.Bytes())
+	return writeCopy(dst, out.Bytes())
 }
 
 // KubeServers returns the servers of the kubeconfig at path as host:port, for listing the
@@ -379,16 +384,7 @@ func (c *copier) kubeStandIns(src, dst string, res *Result) ([]hosts.Entry, erro
 			setScalar(m, "certificate-authority-data", base64.StdEncoding.EncodeToString(caPEM))
 		}
 	}
-	var out bytes.Buffer
-	enc := yaml.NewEncoder(&out)
-	enc.SetIndent(2)
-	if err := enc.Encode(&doc); err != nil {
-		return nil, fmt.Errorf("rewriting the kubeconfig's copy: %w", err)
-	}
-	if err := enc.Close(); err != nil {
-		return nil, err
-	}
-	if err := writeCopy(dst, out.Bytes()); err != nil {
+	if err := writeKubeconfig(dst, &doc); err != nil {
 		return nil, err
 	}
 	return added, c.noRealSecret(dst, res)

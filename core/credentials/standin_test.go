@@ -2,28 +2,21 @@ package credentials
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/big"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/hosts"
+	"github.com/openworker/openworker/core/tstest"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -78,6 +71,27 @@ func scanFor(t *testing.T, root, secret string) {
 		}
 		return nil
 	})
+}
+
+// wantNotes fails unless the first entry's notes say each of want.
+func wantNotes(t *testing.T, res *Result, want ...string) {
+	t.Helper()
+	notes := strings.Join(res.Entries[0].Notes, "\n")
+	for _, n := range want {
+		if !strings.Contains(notes, n) {
+			t.Errorf("notes lack %q:\n%s", n, notes)
+		}
+	}
+}
+
+// wantHosts fails unless the session's hosts hold each of want.
+func wantHosts(t *testing.T, res *Result, want ...string) {
+	t.Helper()
+	for _, h := range want {
+		if !slices.ContainsFunc(res.Hosts, func(e hosts.Entry) bool { return e.String() == h }) {
+			t.Errorf("the session's hosts %v lack %s", hostList(res.Hosts), h)
+		}
+	}
 }
 
 func hostList(es []hosts.Entry) string {
@@ -253,17 +267,8 @@ func TestNpmStandIns(t *testing.T) {
 			t.Errorf("the copy lost %q:\n%s", kept, copied)
 		}
 	}
-	notes := strings.Join(res.Entries[0].Notes, "\n")
-	for _, n := range []string{"_password was left out", "the .npmrc token for //old.example/ was left out of the copy: npm reaches old.example over http://"} {
-		if !strings.Contains(notes, n) {
-			t.Errorf("notes lack %q:\n%s", n, notes)
-		}
-	}
-	for _, h := range []string{"registry.example.test:443", "npm.corp.example:8443", "registry.npmjs.org:443"} {
-		if !slices.ContainsFunc(res.Hosts, func(e hosts.Entry) bool { return e.String() == h }) {
-			t.Errorf("the session's hosts %v lack %s", hostList(res.Hosts), h)
-		}
-	}
+	wantNotes(t, res, "_password was left out", "the .npmrc token for //old.example/ was left out of the copy: npm reaches old.example over http://")
+	wantHosts(t, res, "registry.example.test:443", "npm.corp.example:8443", "registry.npmjs.org:443")
 }
 
 func TestDockerStandIns(t *testing.T) {
@@ -354,20 +359,10 @@ func TestDockerStandIns(t *testing.T) {
 	for _, secret := range []string{hub, ghcr, own, plain, identity, fromHelp, bearer, b64("carol:" + plain)} {
 		scanFor(t, sandbox, secret)
 	}
-	notes := strings.Join(res.Entries[0].Notes, "\n")
-	for _, n := range []string{
+	wantNotes(t, res,
 		"the login for http://plain.example.test was left out of the copy: it is reached over http://",
-		"the login for quay.io was left out of the copy: an identity token",
-	} {
-		if !strings.Contains(notes, n) {
-			t.Errorf("notes lack %q:\n%s", n, notes)
-		}
-	}
-	for _, h := range []string{"auth.docker.io:443", "registry.example.test:5000", "helped.example.test:443"} {
-		if !slices.ContainsFunc(res.Hosts, func(e hosts.Entry) bool { return e.String() == h }) {
-			t.Errorf("the session's hosts %v lack %s", hostList(res.Hosts), h)
-		}
-	}
+		"the login for quay.io was left out of the copy: an identity token")
+	wantHosts(t, res, "auth.docker.io:443", "registry.example.test:5000", "helped.example.test:443")
 }
 
 // A credential helper that fails, or a config.json that is not JSON, gives the session no
@@ -410,28 +405,9 @@ func TestDockerStandInGivesNothingItCannotStandIn(t *testing.T) {
 // while the proxy verifies each server with the cluster's own authority and tls-server-name.
 // A certificate without its key, and a token for a cluster reached without verifying it,
 // are left out and said; exec users and their clusters stay as they are.
-// keyPair is a certificate and its key for cn, in PEM.
-func keyPair(t *testing.T, cn string) ([]byte, []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn}, NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
-}
-
 func TestKubeStandIns(t *testing.T) {
-	carolCertPEM, carolKeyPEM := keyPair(t, "carol")
-	graceCertPEM, graceKeyPEM := keyPair(t, "grace")
+	carol, grace := tstest.ClientCert(t, "carol", nil, false), tstest.ClientCert(t, "grace", nil, false)
+	carolCertPEM, carolKeyPEM, graceCertPEM, graceKeyPEM := carol.CertPEM, carol.KeyPEM, grace.CertPEM, grace.KeyPEM
 	const (
 		aliceReal  = "eyJhbGciOiJSUzI1NiJ9.ALICEalice0123456789"
 		bobReal    = "sha256~BOBbob0123456789abcdefghijklmnopqrstuv"
@@ -631,13 +607,7 @@ contexts:
 	for _, secret := range []string{aliceReal, bobReal, eveReal, heidiKey, b64(heidiKey), frankPass, string(carolKeyPEM), b64(string(carolKeyPEM)), string(graceKeyPEM)} {
 		scanFor(t, sandbox, secret)
 	}
-	notes := strings.Join(res.Entries[0].Notes, "\n")
-	for _, n := range []string{
+	wantNotes(t, res,
 		"the client certificate of the kubeconfig user heidi was left out of the copy: its certificate and key do not make a pair",
-		"the token of the kubeconfig user eve was left out of the copy: legacy is reached without verifying its certificate (insecure-skip-tls-verify)",
-	} {
-		if !strings.Contains(notes, n) {
-			t.Errorf("notes lack %q:\n%s", n, notes)
-		}
-	}
+		"the token of the kubeconfig user eve was left out of the copy: legacy is reached without verifying its certificate (insecure-skip-tls-verify)")
 }

@@ -5,22 +5,16 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/sha1"
 	"crypto/sha512"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"log"
-	"math/big"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -174,43 +168,6 @@ func npmRegistry(t *testing.T, host, real string) http.Handler {
 			http.NotFound(w, r)
 		}
 	})
-}
-
-// testCA is a certificate authority of the test's own, for clients' certificates.
-func testCA(t *testing.T, cn string) (*x509.Certificate, *ecdsa.PrivateKey) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	return cert, key
-}
-
-// clientPair is a client certificate for cn signed by ca, and its key, in PEM.
-func clientPair(t *testing.T, cn string, ca *x509.Certificate, caKey *ecdsa.PrivateKey) ([]byte, []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: cn}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
 }
 
 // tinyManifest is an image's manifest, as a registry serves it.
@@ -381,10 +338,11 @@ func TestStandInLogins(t *testing.T) {
 	}
 	// Its users sign in with a token (alice) or a client certificate its own authority for
 	// clients signed (carol).
-	clientsCA, clientsKey := testCA(t, "cluster clients")
-	carolCert, carolKey := clientPair(t, "carol", clientsCA, clientsKey)
+	clientsCA := tstest.ClientCert(t, "cluster clients", nil, true)
+	carol := tstest.ClientCert(t, "carol", &clientsCA, false)
+	carolCert, carolKey := carol.CertPEM, carol.KeyPEM
 	clients := x509.NewCertPool()
-	clients.AddCert(clientsCA)
+	clients.AddCert(clientsCA.Cert)
 	var kubeUsers []string
 	kube := w.httpsOriginAs("kube.example.test", "kubernetes.default", clusterCA, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		user := ""

@@ -2,19 +2,15 @@ package proxy
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -374,34 +370,6 @@ func TestStandInConnectionCarriesAProtocolSwitch(t *testing.T) {
 	}
 }
 
-// clientCert makes a key and a certificate for cn, signed by parent (with parentKey), or by
-// itself when parent is nil; for a client's side of TLS.
-func clientCert(t *testing.T, cn string, parent *x509.Certificate, parentKey *ecdsa.PrivateKey, isCA bool) (tls.Certificate, *x509.Certificate, *ecdsa.PrivateKey) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:      pkix.Name{CommonName: cn},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-		IsCA:         isCA, BasicConstraintsValid: true,
-	}
-	if parent == nil {
-		parent, parentKey = tmpl, key
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: cert}, cert, key
-}
-
 // A login that signs in with a client certificate: the sandbox holds a stand-in certificate
 // and key, and a connection that shows it to the proxy is shown to the host with the real
 // one; a connection that shows none, or another, is shown with none.
@@ -412,10 +380,10 @@ func TestStandInClientCertificate(t *testing.T) {
 	}
 	own := x509.NewCertPool()
 	own.AddCert(cluster.Certificate())
-	_, clientCA, clientCAKey := clientCert(t, "cluster clients", nil, nil, true)
-	real, _, _ := clientCert(t, "carol", clientCA, clientCAKey, false)
-	standIn, _, _ := clientCert(t, "OpenWorker stand-in", nil, nil, false)
-	other, _, _ := clientCert(t, "someone else", nil, nil, false)
+	clientCA := tstest.ClientCert(t, "cluster clients", nil, true)
+	real := tstest.ClientCert(t, "carol", &clientCA, false).TLS()
+	standIn := tstest.ClientCert(t, "OpenWorker stand-in", nil, false).TLS()
+	other := tstest.ClientCert(t, "someone else", nil, false).TLS()
 	r := newStandInRigWith(t, []StandIn{
 		{Login: "kubectl", Host: "kube.example", Port: 443, ClientCert: &real, StandInCert: standIn.Certificate[0], Roots: own},
 	}, "kube.example:443")
@@ -424,7 +392,7 @@ func TestStandInClientCertificate(t *testing.T) {
 		t.Fatal(err)
 	}
 	clients := x509.NewCertPool()
-	clients.AddCert(clientCA)
+	clients.AddCert(clientCA.Cert)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		who := "anonymous"
 		if len(req.TLS.PeerCertificates) > 0 {
