@@ -41,10 +41,10 @@ func TestStandInLoginsThroughTheCLI(t *testing.T) {
 			t.Fatalf("credentials add %v: %d %s %s", args, code, out, errs)
 		}
 	}
-	if _, errs, code := w.run("credentials", "add", "aws-credentials", "--stand-in"); code == 0 || !strings.Contains(errs, "aws-credentials cannot be a stand-in here: AWS requests are signed with the secret key itself") {
-		t.Errorf("aws-credentials --stand-in: %d %s", code, errs)
+	if _, errs, code := w.run("credentials", "add", "gcloud", "--stand-in"); code == 0 || !strings.Contains(errs, "gcloud cannot be a stand-in here: gcloud refreshes its own tokens") {
+		t.Errorf("gcloud --stand-in: %d %s", code, errs)
 	}
-	if _, errs, code := w.run("credentials", "add", "ssh", "--stand-in"); code == 0 || !strings.Contains(errs, "--stand-in is for gh, npm, docker and kubectl") {
+	if _, errs, code := w.run("credentials", "add", "ssh", "--stand-in"); code == 0 || !strings.Contains(errs, "--stand-in is for gh, npm, docker, kubectl and aws-credentials") {
 		t.Errorf("ssh --stand-in: %d %s", code, errs)
 	}
 	out, _, _ := w.run("credentials", "list")

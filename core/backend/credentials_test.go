@@ -160,7 +160,7 @@ func TestStandInLoginsAddedAndSwitched(t *testing.T) {
 	if _, err := f.b.AddLogin("terraform", config.SecretsStandIn, true); err == nil || !strings.Contains(err.Error(), "terraform cannot be a stand-in here: OpenWorker does not carry Terraform Cloud's tokens as stand-ins yet") {
 		t.Fatalf("terraform as a stand-in: %v", err)
 	}
-	if _, err := f.b.AddLogin("aws-credentials", "", true); err != nil {
+	if _, err := f.b.AddLogin("gcloud", "", true); err != nil {
 		t.Fatal(err)
 	}
 	mode := func(key string) (string, string) {
@@ -171,13 +171,13 @@ func TestStandInLoginsAddedAndSwitched(t *testing.T) {
 		}
 		return "", "absent"
 	}
-	for key, want := range map[string]string{"gh": "stand-in", "npm": "copy", "aws-credentials": "copy"} {
+	for key, want := range map[string]string{"gh": "stand-in", "npm": "copy", "gcloud": "copy"} {
 		if got, _ := mode(key); got != want {
 			t.Errorf("%s: secrets %q, want %q", key, got, want)
 		}
 	}
-	if _, note := mode("aws-credentials"); !strings.Contains(note, "AWS requests are signed with the secret key itself") {
-		t.Errorf("aws-credentials' note: %q", note)
+	if _, note := mode("gcloud"); !strings.Contains(note, "gcloud refreshes its own tokens") {
+		t.Errorf("gcloud's note: %q", note)
 	}
 	if _, note := mode("npm"); note != "it can be a stand-in instead: openworker credentials secrets npm stand-in" {
 		t.Errorf("npm's note: %q", note)
@@ -185,23 +185,23 @@ func TestStandInLoginsAddedAndSwitched(t *testing.T) {
 	if _, err := f.b.SetSecrets("npm", config.SecretsStandIn); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.b.SetSecrets("aws-credentials", config.SecretsStandIn); err == nil {
-		t.Error("aws-credentials was switched to a stand-in")
+	if _, err := f.b.SetSecrets("gcloud", config.SecretsStandIn); err == nil {
+		t.Error("gcloud was switched to a stand-in")
 	}
-	if _, err := f.b.SetSecrets("gcloud", config.SecretsCopy); err == nil || !strings.Contains(err.Error(), "is not added") {
+	if _, err := f.b.SetSecrets("terraform", config.SecretsCopy); err == nil || !strings.Contains(err.Error(), "is not added") {
 		t.Errorf("an absent login: %v", err)
 	}
 	if got, _ := mode("npm"); got != "stand-in" {
 		t.Errorf("npm after the switch: %q", got)
 	}
 	text, _ := os.ReadFile(f.settings)
-	for _, w := range []string{"name = \"gh\"\nsecrets = \"stand-in\"", "name = \"npm\"\nsecrets = \"stand-in\"", "name = \"aws-credentials\"\nenabled = true"} {
+	for _, w := range []string{"name = \"gh\"\nsecrets = \"stand-in\"", "name = \"npm\"\nsecrets = \"stand-in\"", "name = \"gcloud\"\nenabled = true"} {
 		if !strings.Contains(string(text), w) {
 			t.Errorf("the settings file lacks %q:\n%s", w, text)
 		}
 	}
 	for _, r := range f.b.Credentials().Catalog {
-		if want := r.Name == "gh" || r.Name == "npm" || r.Name == "docker" || r.Name == "kubectl"; r.StandIn != want || (r.Name != "ssh" && !want && r.CopyOnly == "") {
+		if want := r.Name == "gh" || r.Name == "npm" || r.Name == "docker" || r.Name == "kubectl" || r.Name == "aws-credentials"; r.StandIn != want || (r.Name != "ssh" && !want && r.CopyOnly == "") {
 			t.Errorf("catalog row %s: stand-in %v, copy only %q", r.Name, r.StandIn, r.CopyOnly)
 		}
 	}

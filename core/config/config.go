@@ -98,7 +98,10 @@ func StandInSupport(name, goos string) (bool, string) {
 	case "aws-config":
 		return false, "it holds no secret"
 	case "aws-credentials":
-		return false, "AWS requests are signed with the secret key itself, so there is no token a stand-in could be swapped for on the way"
+		if goos == "darwin" {
+			return false, "AWS tools written in Go (terraform, the Go SDK) trust only the system's certificate settings on a Mac and read no SSL_CERT_FILE, so they could not trust OpenWorker's certificate authority, which signing each request again needs"
+		}
+		return true, ""
 	case "gcloud":
 		return false, "gcloud refreshes its own tokens with the refresh token and sends them to many Google hosts, which OpenWorker does not carry stand-ins through yet"
 	case "terraform":

@@ -37,6 +37,10 @@ type StandIn struct {
 	// Verify says, by host:port, how a host that is not verified as the system verifies
 	// it must be (a cluster's own authority); nil for none.
 	Verify map[string]Verify
+	// AccessKeyID, for an AWS login, is the access key whose secret Real is: requests it
+	// signs are signed again with Real (proxy.SigV4); Token and StandInToken are its
+	// session token, if any, and the token's stand-in.
+	AccessKeyID, Token, StandInToken string
 	// ClientCert and ClientKey (PEM), for a login that signs in with a client certificate,
 	// are the real ones, and StandInCert (DER) the certificate the sandbox holds in their
 	// place; such a stand-in has no StandIn or Real.
@@ -64,6 +68,8 @@ func (c *copier) makeStandIns(e Entry, src, dst string, res *Result) ([]hosts.En
 		return c.npmStandIns(dst, res)
 	case "docker":
 		return c.dockerStandIns(dst, res)
+	case "aws-credentials":
+		return c.awsStandIns(dst, res)
 	}
 	return nil, fmt.Errorf("%s cannot be a stand-in; share it by copying it (secrets = \"copy\")", e.Key)
 }
@@ -373,7 +379,7 @@ func (c *copier) noRealSecret(root string, res *Result) error {
 			return err
 		}
 		for _, s := range res.StandIns {
-			if s.Real != "" && bytes.Contains(b, []byte(s.Real)) || len(s.ClientKey) > 0 && (bytes.Contains(b, s.ClientKey) || bytes.Contains(b, []byte(base64.StdEncoding.EncodeToString(s.ClientKey)))) {
+			if s.Real != "" && bytes.Contains(b, []byte(s.Real)) || s.Token != "" && bytes.Contains(b, []byte(s.Token)) || len(s.ClientKey) > 0 && (bytes.Contains(b, s.ClientKey) || bytes.Contains(b, []byte(base64.StdEncoding.EncodeToString(s.ClientKey)))) {
 				return c.dropCopy(root, c.show(p)+" still holds a secret of the "+s.Login+" login after its stand-ins were written")
 			}
 		}

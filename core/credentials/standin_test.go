@@ -611,3 +611,76 @@ contexts:
 		"the client certificate of the kubeconfig user heidi was left out of the copy: its certificate and key do not make a pair",
 		"the token of the kubeconfig user eve was left out of the copy: legacy is reached without verifying its certificate (insecure-skip-tls-verify)")
 }
+
+// ~/.aws/credentials: each profile's secret access key and session token become stand-ins
+// of their shape, the access key's id stays (it names the key, and signs nothing); the
+// proxy signs requests again with the real secret. A secret without its key's id is left
+// out, and said.
+func TestAWSStandIns(t *testing.T) {
+	const (
+		defaultSecret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+		tempSecret    = "TEMPtempTEMPtempTEMPtempTEMPtempTEMP+/12"
+		tempToken     = "FwoGZXIvYXdzEBYaDHqa0AP1fRS3w0QeFCKzAVLr+/tokenTOKENtoken=="
+		orphan        = "ORPHANorphanORPHANorphanORPHANorphan1234"
+	)
+	text := strings.Join([]string{
+		"# work",
+		"[default]",
+		"aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
+		"aws_secret_access_key = " + defaultSecret,
+		"",
+		"[temp]",
+		"aws_access_key_id=ASIAIOSFODNN7EXAMPLE",
+		"aws_secret_access_key=" + tempSecret,
+		"aws_session_token = " + tempToken,
+		"region = eu-west-1",
+		"",
+		"[broken]",
+		"aws_secret_access_key = " + orphan,
+		"",
+	}, "\n")
+	home, sandbox := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(home, ".aws", "credentials"), text, 0o600)
+	res, err := Copy(Options{UserHome: home, SandboxHome: sandbox}, entries(t, config.Credential{Name: "aws-credentials", Secrets: config.SecretsStandIn}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(sandbox, ".aws", "credentials"))
+	copied := string(b)
+	if len(res.StandIns) != 2 {
+		t.Fatalf("stand-ins %+v", res.StandIns)
+	}
+	for _, s := range res.StandIns {
+		wantToken := ""
+		switch s.AccessKeyID {
+		case "AKIAIOSFODNN7EXAMPLE":
+			if s.Real != defaultSecret {
+				t.Errorf("default's secret %q", s.Real)
+			}
+		case "ASIAIOSFODNN7EXAMPLE":
+			if s.Real != tempSecret {
+				t.Errorf("temp's secret %q", s.Real)
+			}
+			wantToken = tempToken
+		default:
+			t.Fatalf("stand-in for %q", s.AccessKeyID)
+		}
+		if s.Login != "aws-credentials" || hostList(s.Hosts) != "*.amazonaws.com:443" || len(s.StandIn) != len(s.Real) || s.StandIn == s.Real ||
+			!strings.Contains(copied, "aws_secret_access_key"+map[bool]string{true: " = ", false: "="}[wantToken == ""]+s.StandIn+"\n") {
+			t.Errorf("stand-in for %s: %+v\n%s", s.AccessKeyID, s, copied)
+		}
+		if s.Token != wantToken || wantToken != "" && (len(s.StandInToken) != len(wantToken) || s.StandInToken == wantToken || !strings.Contains(copied, "aws_session_token = "+s.StandInToken+"\n")) {
+			t.Errorf("the token of %s: %q for %q", s.AccessKeyID, s.StandInToken, s.Token)
+		}
+	}
+	for _, kept := range []string{"# work", "aws_access_key_id = AKIAIOSFODNN7EXAMPLE", "aws_access_key_id=ASIAIOSFODNN7EXAMPLE", "region = eu-west-1", "[broken]"} {
+		if !strings.Contains(copied, kept) {
+			t.Errorf("the copy lost %q:\n%s", kept, copied)
+		}
+	}
+	for _, secret := range []string{defaultSecret, tempSecret, tempToken, orphan} {
+		scanFor(t, sandbox, secret)
+	}
+	wantNotes(t, res, "the secret access key of the profile broken was left out of the copy: the profile names no aws_access_key_id")
+	wantHosts(t, res, "*.amazonaws.com:443")
+}

@@ -198,7 +198,7 @@ func dockerRegistry(challenge string, authorized func(string) bool) http.Handler
 
 // tokenPattern finds what could be a GitHub or npm token of the test's shape, so that a scan
 // inside never needs the real secret to look for it.
-const tokenPattern = `gho_[A-Za-z0-9]{36}|npm_[A-Za-z0-9]{36}|dckr_pat_[A-Za-z0-9]{27}|kube_[A-Za-z0-9]{40}`
+const tokenPattern = `gho_[A-Za-z0-9]{36}|npm_[A-Za-z0-9]{36}|dckr_pat_[A-Za-z0-9]{27}|kube_[A-Za-z0-9]{40}|awsSECRET[A-Za-z0-9]{31}`
 
 // found are the distinct tokens a scan inside printed, one per line.
 func found(out string) []string {
@@ -248,17 +248,18 @@ EOF`
 // TestStandInLogins: gh's, npm's and Docker's logins shared as stand-ins, in a real Linux
 // wall, against loopback stand-ins for api.github.com, github.com, a private npm registry,
 // Docker Hub (its token service and registry), a registry whose login a credential helper
-// keeps, and a cluster's API server with an authority of its own. gh api, git clone and push
-// over https, npm install, skopeo and kubectl reach their hosts with
+// keeps, a cluster's API server with an authority of its own, and an AWS endpoint. gh api,
+// git clone and push over https, npm install, skopeo, kubectl and the AWS CLI reach their
+// hosts with
 // the real tokens while the sandbox holds only stand-ins; a stand-in sent to another allowed host reaches it as the
 // stand-in, through the proxy and around it; a scan of the sandbox's files, environment and
 // readable process memory finds no real token; a client that does not trust the CA is refused
 // with the login named and the way out; each substitution is in the audit trail, the secret
 // never; the CA's key is out of reach.
 func TestStandInLogins(t *testing.T) {
-	for _, p := range []string{"gh", "git", "npm", "curl", "python3", "skopeo", "kubectl"} {
+	for _, p := range []string{"gh", "git", "npm", "curl", "python3", "skopeo", "kubectl", "aws"} {
 		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("no %s here (Debian: apt-get install gh git npm curl python3 skopeo kubernetes-client)", p)
+			t.Skipf("no %s here (Debian: apt-get install gh git npm curl python3 skopeo kubernetes-client awscli)", p)
 		}
 	}
 	publicDir := t.TempDir()
@@ -278,7 +279,8 @@ func TestStandInLogins(t *testing.T) {
 	ghReal, npmReal := tstest.Token(t, "gho_", 36), tstest.Token(t, "npm_", 36)
 	hubReal, helperReal := tstest.Token(t, "dckr_pat_", 27), tstest.Token(t, "dckr_pat_", 27)
 	kubeReal := tstest.Token(t, "kube_", 40)
-	reals := []string{ghReal, npmReal, hubReal, helperReal, kubeReal}
+	awsReal := tstest.Token(t, "awsSECRET", 31) // a recognisable shape, for the scans
+	reals := []string{ghReal, npmReal, hubReal, helperReal, kubeReal, awsReal}
 
 	// The internet: GitHub's API and git host, another GitHub host, a private registry.
 	api := w.httpsOrigin("api.github.com", public, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
@@ -362,6 +364,19 @@ func TestStandInLogins(t *testing.T) {
 		rw.Header().Set("Content-Type", "application/json")
 		io.WriteString(rw, `{"kind":"PodList","apiVersion":"v1","items":[{"metadata":{"name":"web-0"}}],"user":"`+user+`"}`)
 	}), func(c *tls.Config) { c.ClientAuth, c.ClientCAs = tls.VerifyClientCertIfGiven, clients })
+	// AWS: a regional STS endpoint that checks each request's signature with the real secret.
+	sts := w.httpsOrigin("sts.us-east-1.amazonaws.com", public, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if err := proxy.VerifySigV4(r, awsReal); err != nil {
+			rw.Header().Set("Content-Type", "text/xml")
+			rw.WriteHeader(http.StatusForbidden)
+			io.WriteString(rw, `<ErrorResponse><Error><Type>Sender</Type><Code>SignatureDoesNotMatch</Code><Message>`+err.Error()+`</Message></Error><RequestId>1</RequestId></ErrorResponse>`)
+			return
+		}
+		rw.Header().Set("Content-Type", "text/xml")
+		io.WriteString(rw, `<GetCallerIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><GetCallerIdentityResult>`+
+			`<Arn>arn:aws:iam::123456789012:user/octocat</Arn><UserId>AIDAEXAMPLE</UserId><Account>123456789012</Account>`+
+			`</GetCallerIdentityResult><ResponseMetadata><RequestId>01234567-89ab-cdef-0123-456789abcdef</RequestId></ResponseMetadata></GetCallerIdentityResponse>`)
+	}))
 	// docker.example.test's login is kept by a credential helper, which runs outside.
 	helperBin := t.TempDir()
 	if err := os.WriteFile(filepath.Join(helperBin, "docker-credential-owtest"), []byte("#!/bin/sh\n[ \"$1\" = get ] && [ \"$(cat)\" = docker.example.test ] || exit 3\necho '{\"ServerURL\":\"docker.example.test\",\"Username\":\"bob\",\"Secret\":\""+helperReal+"\"}'\n"), 0o755); err != nil {
@@ -381,6 +396,7 @@ func TestStandInLogins(t *testing.T) {
 			"users:\n- name: alice\n  user:\n    token: " + kubeReal + "\n- name: carol\n  user:\n    client-certificate-data: " + base64.StdEncoding.EncodeToString(carolCert) +
 			"\n    client-key-data: " + base64.StdEncoding.EncodeToString(carolKey) + "\n" +
 			"contexts:\n- name: prod\n  context: {cluster: prod, user: alice}\n- name: admin\n  context: {cluster: prod, user: carol}\n",
+		".aws/credentials": "[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = " + awsReal + "\n",
 		".docker/config.json": `{"auths": {"https://index.docker.io/v1/": {"auth": "` + base64.StdEncoding.EncodeToString([]byte("alice:"+hubReal)) + `"}},
 			"credHelpers": {"docker.example.test": "owtest"}}`,
 	}
@@ -397,6 +413,7 @@ func TestStandInLogins(t *testing.T) {
 		{Name: "npm", Secrets: config.SecretsStandIn, Enabled: true},
 		{Name: "docker", Secrets: config.SecretsStandIn, Enabled: true},
 		{Name: "kubectl", Secrets: config.SecretsStandIn, Enabled: true},
+		{Name: "aws-credentials", Secrets: config.SecretsStandIn, Enabled: true},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -540,6 +557,22 @@ git push -q origin main 2>&1 && git log --oneline -1`)
 		}
 	})
 
+	// The AWS CLI signs with the stand-in secret; OpenWorker checks that signature and signs
+	// the request again with the real one, which the endpoint checks.
+	t.Run("aws_cli", func(t *testing.T) {
+		out, code, _ := w.run(s, `aws sts get-caller-identity --region us-east-1 --endpoint-url https://sts.us-east-1.amazonaws.com --output text`)
+		if code != 0 || !strings.Contains(out, "123456789012\tarn:aws:iam::123456789012:user/octocat\tAIDAEXAMPLE") {
+			t.Fatalf("aws sts get-caller-identity: exit %d\n%s", code, out)
+		}
+		if saw := sts.saw(); len(saw) == 0 || !strings.Contains(saw[len(saw)-1], "Credential=AKIAIOSFODNN7EXAMPLE/") {
+			t.Errorf("sts saw %q", saw)
+		}
+		out, _, _ = w.run(s, `cat "$AWS_SHARED_CREDENTIALS_FILE"`)
+		if strings.Contains(out, awsReal) || !strings.Contains(out, "aws_access_key_id = AKIAIOSFODNN7EXAMPLE") {
+			t.Errorf("the sandbox's credentials:\n%s", out)
+		}
+	})
+
 	// A protocol switch (kubectl exec, a WebSocket) asked for with the stand-in, by a program
 	// that ignores the proxy variables (the relay's way): the host gets the real token, and
 	// the new protocol is carried both ways.
@@ -676,7 +709,7 @@ EOF`)
 				subs = append(subs, e.Login+"@"+e.Host+" by "+e.Command)
 			}
 		}
-		for _, want := range []string{"gh@api.github.com by GH_NO_UPDATE_NOTIFIER=1 gh api user", "gh@github.com by set -e", "npm@registry.example.test by set -e; mkdir -p app", "docker@auth.docker.io by skopeo", "docker@docker.example.test by skopeo", "kubectl@kube.example.test by kubectl get", "kubectl@kube.example.test by kubectl --context admin"} {
+		for _, want := range []string{"gh@api.github.com by GH_NO_UPDATE_NOTIFIER=1 gh api user", "gh@github.com by set -e", "npm@registry.example.test by set -e; mkdir -p app", "docker@auth.docker.io by skopeo", "docker@docker.example.test by skopeo", "kubectl@kube.example.test by kubectl get", "kubectl@kube.example.test by kubectl --context admin", "aws-credentials@sts.us-east-1.amazonaws.com by aws sts"} {
 			if !slices.ContainsFunc(subs, func(s string) bool { return strings.HasPrefix(s, want) }) {
 				t.Errorf("no substitution event %q among %q", want, subs)
 			}

@@ -35,6 +35,9 @@ const (
 	// StandInNotTrusted: the program did not trust the certificate the proxy showed for a
 	// stand-in login's host (or spoke no TLS, or only HTTP/2).
 	StandInNotTrusted = "stand-in-not-trusted"
+	// StandInNotSigned: a request signed with an AWS login's stand-in that the proxy could
+	// not check, or does not sign again (see resign); nothing was sent.
+	StandInNotSigned = "stand-in-not-signed"
 	// BlockedBadCertificate: the real host's certificate did not verify.
 	BlockedBadCertificate = "blocked-bad-certificate"
 )
@@ -57,6 +60,11 @@ type StandIn struct {
 	// stand-in certificate StandInCert (DER); such a login has no StandIn or Real.
 	ClientCert  *tls.Certificate
 	StandInCert []byte
+	// SigV4, for an AWS login, are its keys: a request signed with the access key and the
+	// stand-in secret is signed again with the real one (see resign). Such a login has no
+	// StandIn or Real, and may be bound to a wildcard (*.amazonaws.com): its secret never
+	// travels, only signatures of the requests the sandbox makes.
+	SigV4 *SigV4
 }
 
 // StandIns are a session's stand-in logins and what the proxy needs to put their secrets on
@@ -78,10 +86,16 @@ type StandIns struct {
 	WayOut func(login string) string
 }
 
-// standIns is StandIns indexed by host:port.
+// standIns is StandIns indexed by host:port, and the AWS logins bound to wildcards.
 type standIns struct {
 	StandIns
 	byTarget map[string][]StandIn
+	wild     []wildStandIn
+}
+
+type wildStandIn struct {
+	e hosts.Entry
+	l StandIn
 }
 
 func newStandIns(s *StandIns) (*standIns, error) {
@@ -97,6 +111,15 @@ func newStandIns(s *StandIns) (*standIns, error) {
 		switch {
 		case err != nil:
 			return nil, fmt.Errorf("proxy: the %s login's host %s:%d: %w", l.Login, l.Host, l.Port, err)
+		case l.SigV4 != nil:
+			if err := checkSigV4(l.SigV4); err != nil {
+				return nil, fmt.Errorf("proxy: the %s login on %s: %w", l.Login, l.Host, err)
+			}
+			if e.Wildcard {
+				l.Host = e.Host
+				out.wild = append(out.wild, wildStandIn{e, l})
+				continue
+			}
 		case e.Wildcard:
 			return nil, fmt.Errorf("proxy: the %s login's host %s is a wildcard; a stand-in is bound to named hosts", l.Login, l.Host)
 		case l.ClientCert != nil:
@@ -147,7 +170,14 @@ func (p *Proxy) standInsFor(d hosts.Decision) []StandIn {
 	if p.standIns == nil {
 		return nil
 	}
-	return p.standIns.byTarget[net.JoinHostPort(strings.ToLower(d.Host), strconv.Itoa(d.Port))]
+	host := strings.ToLower(d.Host)
+	ls := p.standIns.byTarget[net.JoinHostPort(host, strconv.Itoa(d.Port))]
+	for _, w := range p.standIns.wild {
+		if w.e.Port == d.Port && strings.HasSuffix(host, "."+w.e.Host) {
+			ls = append(slices.Clip(ls), w.l)
+		}
+	}
+	return ls
 }
 
 // loginNames names the logins of ls, once each: "gh", "gh and npm".
@@ -305,6 +335,17 @@ func (c *conn) carry(inside net.Conn, batch *batchConn, br *bufio.Reader, outsid
 		if c.socket && !sameSocketHost(req.http.Host, d) {
 			writeError(inside, http.StatusMisdirectedRequest, "", "this connection carries requests to "+d.Target()+" only; open another for "+req.http.Host)
 			return
+		}
+		signed, why := resign(req.http, logins)
+		if why != "" {
+			c.note(Refusal{Host: d.Host, Port: d.Port, Header: StandInNotSigned, Reason: d.Target() + ": " + why})
+			writeError(inside, http.StatusForbidden, StandInNotSigned, why)
+			return
+		}
+		if signed != "" {
+			if f := p.standIns.Substituted; f != nil {
+				f(signed, d.Host)
+			}
 		}
 		for _, login := range substitute(req.http.Header, logins) {
 			if f := p.standIns.Substituted; f != nil {

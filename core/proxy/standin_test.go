@@ -610,6 +610,10 @@ func TestStandInsAreChecked(t *testing.T) {
 		{"wildcard", StandIns{Certificate: cert, Logins: []StandIn{{Login: "gh", Host: "*.github.com", Port: 443, StandIn: "a", Real: "b"}}}, "is a wildcard"},
 		{"same", StandIns{Certificate: cert, Logins: []StandIn{{Login: "gh", Host: "api.github.com", Port: 443, StandIn: "a", Real: "a"}}}, "no stand-in distinct"},
 		{"empty_real", StandIns{Certificate: cert, Logins: []StandIn{{Login: "gh", Host: "api.github.com", Port: 443, StandIn: "a"}}}, "no stand-in distinct"},
+		{"aws_without_its_key_id", StandIns{Certificate: cert, Logins: []StandIn{{Login: "aws-credentials", Host: "*.amazonaws.com", Port: 443,
+			SigV4: &SigV4{StandInSecret: "a", Secret: "b"}}}}, "needs its access key's id"},
+		{"aws_stand_in_is_its_secret", StandIns{Certificate: cert, Logins: []StandIn{{Login: "aws-credentials", Host: "*.amazonaws.com", Port: 443,
+			SigV4: &SigV4{AccessKeyID: "AKID", StandInSecret: "b", Secret: "b"}}}}, "stand-in secret distinct"},
 		{"two_authorities", StandIns{Certificate: cert, Logins: []StandIn{
 			{Login: "kubectl", Host: "kube.example", Port: 443, StandIn: "a", Real: "b", Roots: x509.NewCertPool()},
 			{Login: "kubectl", Host: "kube.example", Port: 443, StandIn: "c", Real: "d"},

@@ -27,7 +27,7 @@ const CADir = "ca"
 // TrustVars are the variables a session with stand-in logins points at its CA bundle (the
 // system's roots and OpenWorker's CA): each names the file its stack reads instead of the
 // system's. NodeTrustVar adds OpenWorker's CA alone to Node's own roots.
-var TrustVars = []string{"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO", "PIP_CERT"}
+var TrustVars = []string{"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO", "PIP_CERT", "AWS_CA_BUNDLE"}
 
 const NodeTrustVar = "NODE_EXTRA_CA_CERTS"
 
@@ -99,6 +99,14 @@ func (s *Session) prepareStandIns() error {
 	for _, l := range s.logins.StandIns {
 		for _, h := range l.Hosts {
 			p := proxy.StandIn{Login: l.Login, Host: h.Host, Port: h.Port, StandIn: l.StandIn, Real: l.Real}
+			if h.Wildcard {
+				p.Host = "*." + h.Host
+			}
+			if l.AccessKeyID != "" {
+				// The secret signs; it is never sent: the proxy signs again (proxy.SigV4).
+				p.StandIn, p.Real = "", ""
+				p.SigV4 = &proxy.SigV4{AccessKeyID: l.AccessKeyID, StandInSecret: l.StandIn, Secret: l.Real, StandInToken: l.StandInToken, Token: l.Token}
+			}
 			if len(l.ClientKey) > 0 {
 				pair, err := tls.X509KeyPair(l.ClientCert, l.ClientKey)
 				if err != nil {

@@ -116,7 +116,7 @@ func TestSecretsChoice(t *testing.T) {
 		t.Fatalf("copied: %+v", cp)
 	}
 	aws, ok := menuItem(add.Menu, "A CLI's login", "AWS credentials (~/.aws/credentials) — found")
-	if !ok || aws.Submenu != nil || !strings.Contains(aws.Tooltip, "copied into the sandbox: AWS requests are signed with the secret key itself") {
+	if !ok || aws.Submenu != nil || !strings.Contains(aws.Tooltip, "copied into the sandbox: AWS tools written in Go (terraform, the Go SDK) trust only the system") {
 		t.Fatalf("a login that is always copied: %+v", aws)
 	}
 	f.dispatch(t, standIn.Action)
