@@ -257,9 +257,9 @@ EOF`
 // with the login named and the way out; each substitution is in the audit trail, the secret
 // never; the CA's key is out of reach.
 func TestStandInLogins(t *testing.T) {
-	for _, p := range []string{"gh", "git", "npm", "curl", "python3", "skopeo", "kubectl", "aws"} {
+	for _, p := range []string{"gh", "git", "npm", "curl", "python3", "skopeo", "kubectl", "aws", "javac"} {
 		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("no %s here (Debian: apt-get install gh git npm curl python3 skopeo kubernetes-client awscli)", p)
+			t.Skipf("no %s here (Debian: apt-get install gh git npm curl python3 skopeo kubernetes-client awscli default-jdk-headless)", p)
 		}
 	}
 	publicDir := t.TempDir()
@@ -669,6 +669,29 @@ EOF`)
 		}
 	})
 
+	// Java reads its roots from its own key store, where the wall shows the session's roots
+	// and OpenWorker's authority as one; Java also ignores the proxy variables (the relay's
+	// way).
+	t.Run("java", func(t *testing.T) {
+		out, code, _ := w.run(s, `cat > "$TMPDIR/Get.java" <<'EOF'
+public class Get {
+    public static void main(String[] a) throws Exception {
+        var c = (java.net.HttpURLConnection) new java.net.URI(a[0]).toURL().openConnection();
+        c.setRequestProperty("Authorization", "token " + a[1]);
+        System.out.println(c.getResponseCode() + " " + new String(c.getInputStream().readAllBytes()));
+    }
+}
+EOF
+java "$TMPDIR/Get.java" https://api.github.com/user "$(sed -n 's/.*oauth_token: //p' "$GH_CONFIG_DIR/hosts.yml")" 2>&1`)
+		if code != 0 || !strings.Contains(out, `200 {"login":"octocat"`) {
+			t.Fatalf("java: exit %d\n%s", code, out)
+		}
+		out, code, _ = w.run(s, `echo x >> /etc/ssl/certs/java/cacerts`)
+		if code == 0 {
+			t.Fatalf("Java's key store was writable inside:\n%s", out)
+		}
+	})
+
 	t.Run("client_that_does_not_trust_the_ca", func(t *testing.T) {
 		before := len(api.saw())
 		out, code, res := w.run(s, `curl -sS --cacert `+ca+` https://api.github.com/user`)
@@ -709,7 +732,7 @@ EOF`)
 				subs = append(subs, e.Login+"@"+e.Host+" by "+e.Command)
 			}
 		}
-		for _, want := range []string{"gh@api.github.com by GH_NO_UPDATE_NOTIFIER=1 gh api user", "gh@github.com by set -e", "npm@registry.example.test by set -e; mkdir -p app", "docker@auth.docker.io by skopeo", "docker@docker.example.test by skopeo", "kubectl@kube.example.test by kubectl get", "kubectl@kube.example.test by kubectl --context admin", "aws-credentials@sts.us-east-1.amazonaws.com by aws sts"} {
+		for _, want := range []string{"gh@api.github.com by GH_NO_UPDATE_NOTIFIER=1 gh api user", "gh@github.com by set -e", "npm@registry.example.test by set -e; mkdir -p app", "docker@auth.docker.io by skopeo", "docker@docker.example.test by skopeo", "kubectl@kube.example.test by kubectl get", "kubectl@kube.example.test by kubectl --context admin", "aws-credentials@sts.us-east-1.amazonaws.com by aws sts", "gh@api.github.com by cat > \"$TMPDIR/Get.java\""} {
 			if !slices.ContainsFunc(subs, func(s string) bool { return strings.HasPrefix(s, want) }) {
 				t.Errorf("no substitution event %q among %q", want, subs)
 			}

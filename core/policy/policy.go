@@ -80,8 +80,9 @@ type Policy struct {
 	Hidden []string
 	// Trust places the session's CA bundle (Src, a file in PrivateTmp: the system's roots
 	// and OpenWorker's own CA, for its stand-in logins) at each of the system's bundle
-	// files (Dst) that programs read when no variable names one; read-only, on walls that
-	// place files (Linux). Empty when the session has no stand-in login.
+	// files (Dst) that programs read when no variable names one, and the same roots as a
+	// Java key store at Java's stores; read-only, on walls that place files (Linux). Empty
+	// when the session has no stand-in login.
 	Trust []Setting
 	// GitMetadataWritable lets commands write repository metadata that the person's own git
 	// obeys outside the wall (.git/hooks, .git/config, a worktree's config). The zero value
@@ -166,8 +167,9 @@ type Options struct {
 	// client's that asked for the session): guarded against writing as RunnerFiles are,
 	// but not shown inside.
 	Programs []string
-	// TrustBundle is the session's CA bundle, a file in PrivateTmp (see Policy.Trust).
-	TrustBundle string
+	// TrustBundle is the session's CA bundle, and JavaTrustStore the same roots as a Java
+	// key store, each a file in PrivateTmp (see Policy.Trust).
+	TrustBundle, JavaTrustStore string
 }
 
 // Protected is one file or folder kept read-only inside a writable folder, or, anchored, a
@@ -368,7 +370,12 @@ func New(opts Options) (*Policy, error) {
 		}
 	}
 	if opts.TrustBundle != "" {
-		if err := p.trust(opts.TrustBundle, goos); err != nil {
+		if err := p.trust(opts.TrustBundle, SystemCABundles(goos), goos); err != nil {
+			return nil, err
+		}
+	}
+	if opts.JavaTrustStore != "" {
+		if err := p.trust(opts.JavaTrustStore, SystemJavaTrustStores(goos), goos); err != nil {
 			return nil, err
 		}
 	}
@@ -379,9 +386,9 @@ func New(opts Options) (*Policy, error) {
 }
 
 // trust places bundle, which must be a regular file in the private tmp, at each of the
-// system's bundle files that is one here (a link to one is covered where it leads), and lies
-// in a system path the sandbox reads.
-func (p *Policy) trust(bundle, goos string) error {
+// files of system (the system's bundles, or Java's stores) that is one here (a link to one
+// is covered where it leads), and lies in a system path the sandbox reads.
+func (p *Policy) trust(bundle string, system []string, goos string) error {
 	src, err := Resolve(bundle)
 	if err != nil {
 		return fmt.Errorf("policy: the session's CA bundle: %w", err)
@@ -395,7 +402,7 @@ func (p *Policy) trust(bundle, goos string) error {
 	if goos != "linux" {
 		return nil // the variables alone name it (see the session's environment)
 	}
-	for _, dst := range SystemCABundles(goos) {
+	for _, dst := range system {
 		if fi, err := os.Lstat(dst); err != nil || !fi.Mode().IsRegular() {
 			continue
 		}

@@ -144,9 +144,10 @@ func TestTrustBundle(t *testing.T) {
 	f := newFixture(t)
 	tmp := filepath.Join(f.root, "private")
 	os.MkdirAll(filepath.Join(tmp, "home"), 0o700)
-	bundle := filepath.Join(tmp, "ca-bundle.pem")
+	bundle, store := filepath.Join(tmp, "ca-bundle.pem"), filepath.Join(tmp, "cacerts")
 	os.WriteFile(bundle, []byte("-----BEGIN CERTIFICATE-----\n"), 0o444)
-	p, err := New(Options{Writable: []string{f.proj}, UserHome: f.home, PrivateTmp: tmp, GOOS: "linux", TrustBundle: bundle})
+	os.WriteFile(store, []byte("\xfe\xed\xfe\xed"), 0o444)
+	p, err := New(Options{Writable: []string{f.proj}, UserHome: f.home, PrivateTmp: tmp, GOOS: "linux", TrustBundle: bundle, JavaTrustStore: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,6 +155,11 @@ func TestTrustBundle(t *testing.T) {
 	for _, b := range SystemCABundles("linux") {
 		if fi, err := os.Lstat(b); err == nil && fi.Mode().IsRegular() {
 			want = append(want, Setting{Src: bundle, Dst: b})
+		}
+	}
+	for _, b := range SystemJavaTrustStores("linux") {
+		if fi, err := os.Lstat(b); err == nil && fi.Mode().IsRegular() {
+			want = append(want, Setting{Src: store, Dst: b})
 		}
 	}
 	if len(want) == 0 {

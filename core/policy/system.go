@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"path/filepath"
 	"runtime"
 )
 
@@ -52,6 +53,26 @@ func SystemCABundles(goos string) []string {
 	}
 }
 
+// SystemJavaTrustStores are the key stores Java programs read their trusted roots from when
+// none is named: the distributions' shared stores, and each JDK's own under /usr/lib/jvm
+// (most are links to the shared one, covered where they lead). A Mac's JDKs keep theirs
+// in each JDK, which a Seatbelt wall cannot replace: none there.
+func SystemJavaTrustStores(goos string) []string {
+	if goos != "linux" {
+		return nil
+	}
+	out := []string{
+		"/etc/ssl/certs/java/cacerts",              // Debian, Ubuntu, Alpine
+		"/etc/pki/ca-trust/extracted/java/cacerts", // Fedora, RHEL
+		"/var/lib/ca-certificates/java-cacerts",    // openSUSE
+	}
+	for _, pattern := range []string{"/usr/lib/jvm/*/lib/security/cacerts", "/usr/lib/jvm/*/jre/lib/security/cacerts"} {
+		found, _ := filepath.Glob(pattern)
+		out = append(out, found...)
+	}
+	return out
+}
+
 // DarwinDataVolume is the data volume's own path on a Mac (macOS 10.15 and later): every file
 // that is not on the system volume has a second spelling below it (/Users/me/.ssh is also
 // /System/Volumes/Data/Users/me/.ssh). Whether Seatbelt matches that spelling as given or
@@ -91,6 +112,13 @@ var linuxSystem = []string{
 	"/etc/bash.bashrc",
 	"/etc/inputrc",
 	"/usr/share/zoneinfo",
+	// Debian's and Ubuntu's OpenJDKs keep their settings here (java.security among them),
+	// without which java does not start.
+	"/etc/java-8-openjdk",
+	"/etc/java-11-openjdk",
+	"/etc/java-17-openjdk",
+	"/etc/java-21-openjdk",
+	"/etc/java-25-openjdk",
 }
 
 // SystemPaths returns the system paths a sandbox may read on goos ("darwin" or "linux").

@@ -413,6 +413,9 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	opts.PrivateTmp, opts.Home, opts.ProxyPort = s.tmp, s.home, s.port
 	opts.Settings = policy.GitSettings
 	opts.TrustBundle = s.trustBundle
+	if s.trustBundle != "" && len(policy.SystemJavaTrustStores(m.opts.GOOS)) > 0 {
+		opts.JavaTrustStore = javaTrustStore(s.trustBundle)
+	}
 	pol, err := policy.New(opts)
 	if err != nil {
 		return err

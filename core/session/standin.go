@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/openworker/openworker/core/audit"
 	"github.com/openworker/openworker/core/config"
@@ -172,8 +173,26 @@ func (s *Session) writeTrust(ca *localca.CA) (string, error) {
 			return "", err
 		}
 	}
+	if len(policy.SystemJavaTrustStores(s.m.opts.GOOS)) > 0 {
+		// Java reads its roots from a key store: the same roots, as one, for the wall to
+		// place at Java's own (see policy.Options.JavaTrustStore).
+		data, err := os.ReadFile(bundle)
+		if err != nil {
+			return "", err
+		}
+		store, err := localca.JavaTrustStore(data, time.Now())
+		if err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(javaTrustStore(bundle), store, 0o444); err != nil {
+			return "", err
+		}
+	}
 	return bundle, nil
 }
+
+// javaTrustStore is where writeTrust puts the Java key store of the session's bundle.
+func javaTrustStore(bundle string) string { return filepath.Join(filepath.Dir(bundle), "cacerts") }
 
 // recordStandIn puts a substitution of a stand-in login's secret in the audit trail.
 func (s *Session) recordStandIn(login, host string) {
