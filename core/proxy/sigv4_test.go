@@ -247,3 +247,35 @@ func TestAWSStandInThroughTheProxy(t *testing.T) {
 		t.Errorf("substitutions %q", r.subs)
 	}
 }
+
+// BenchmarkResign is what checking a request's stand-in signature and signing it again
+// costs the proxy: an S3 GET that names its payload's hash, and a JSON call whose body the
+// proxy hashes itself.
+func BenchmarkResign(b *testing.B) {
+	logins := []StandIn{{Login: "aws-credentials", Host: "amazonaws.com", Port: 443,
+		SigV4: &SigV4{AccessKeyID: awsKeyID, StandInSecret: awsStandInSecret, Secret: awsSecret}}}
+	body := `{"FunctionName":"my-function","Payload":"` + strings.Repeat("x", 1024) + `"}`
+	for _, c := range []struct{ name, raw, service string }{
+		{"s3_get", "GET /my-bucket/photos/cat.jpg?versionId=3 HTTP/1.1\r\nHost: s3.amazonaws.com\r\nX-Amz-Content-Sha256: UNSIGNED-PAYLOAD\r\n\r\n", "s3"},
+		{"json_1KiB", "POST /2015-03-31/functions/my-function/invocations HTTP/1.1\r\nHost: lambda.us-east-1.amazonaws.com\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body, "lambda"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				req, err := http.ReadRequest(bufio.NewReader(strings.NewReader(c.raw)))
+				if err != nil {
+					b.Fatal(err)
+				}
+				headers := []string{"content-type"}
+				if c.service == "s3" {
+					headers = []string{"x-amz-content-sha256"}
+				}
+				signAs(req, awsStandInSecret, c.service, headers...)
+				b.StartTimer()
+				if login, why := resign(req, logins); login == "" {
+					b.Fatal(why)
+				}
+			}
+		})
+	}
+}

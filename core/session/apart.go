@@ -129,7 +129,7 @@ func (s *Session) ExecApart(ctx context.Context, a runner.ExecArgs, tag string, 
 	s.m.audit(audit.Event{Type: audit.ToolStarted, Time: p.start, Session: s.ID, Tool: p.req.Tool, Summary: p.summary,
 		Enforcement: string(s.Enforcement), Network: string(s.Network)})
 	if ctx != nil && ctx.Done() != nil {
-		defer context.AfterFunc(ctx, func() { s.interruptCall(p, syscall.SIGINT, goneCause(ctx)) })()
+		defer context.AfterFunc(ctx, func() { s.callerGone(p, goneCause(ctx)) })()
 	}
 	var onAck func(int64)
 	if p.stdin != nil {
@@ -216,6 +216,19 @@ func (s *Session) SignalApart(tag string, sig syscall.Signal) bool {
 	}
 	s.interruptCall(p, sig, "")
 	return true
+}
+
+// callerGone stops the call p whose caller went away: an agent host's shell, killed by its
+// host, which stops a command with SIGTERM (and passes it on, unless it is killed first).
+// So SIGTERM, as a program whose parent stops it gets, then SIGKILL after the grace; a call
+// already being stopped goes on to SIGKILL, as for a second signal.
+func (s *Session) callerGone(p *pending, cause string) {
+	p.sigMu.Lock()
+	if p.interrupted == 0 {
+		p.step = 1 // after SIGTERM, SIGKILL
+	}
+	p.sigMu.Unlock()
+	s.interruptCall(p, syscall.SIGTERM, cause)
 }
 
 // interruptCall is interrupt for the call p.

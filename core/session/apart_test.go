@@ -92,3 +92,33 @@ func TestExecApartRunsBesideTheShell(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A call beside the shell whose caller goes away (an agent host killed its shell before the
+// shell passed the host's SIGTERM on) gets SIGTERM, as a program whose parent stops it does,
+// then SIGKILL: a command's TERM trap runs.
+func TestExecApartCallerGoneIsTerminated(t *testing.T) {
+	f, s := startDirect(t)
+	running, stopped := filepath.Join(f.project, "running"), filepath.Join(f.project, "stopped")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan *Result, 1)
+	go func() {
+		r, err := s.ExecApart(ctx, runner.ExecArgs{Command: "trap 'echo stopped > " + stopped + "; exit 3' TERM; touch " + running + "; while :; do sleep 0.05; done", Dir: f.project}, "", nil, nil)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- r
+	}()
+	waitForFile(t, running)
+	cancel()
+	select {
+	case r := <-done:
+		if r == nil || r.Interrupted != "SIGTERM" || r.ExitCode != 3 {
+			t.Fatalf("the command whose caller went away: %+v", r)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the command whose caller went away was never ended")
+	}
+	if b, err := os.ReadFile(stopped); err != nil || string(b) != "stopped\n" {
+		t.Fatalf("the command's TERM trap: %q %v", b, err)
+	}
+}
