@@ -377,6 +377,7 @@ func TestStandInLogins(t *testing.T) {
 			`<Arn>arn:aws:iam::123456789012:user/octocat</Arn><UserId>AIDAEXAMPLE</UserId><Account>123456789012</Account>`+
 			`</GetCallerIdentityResult><ResponseMetadata><RequestId>01234567-89ab-cdef-0123-456789abcdef</RequestId></ResponseMetadata></GetCallerIdentityResponse>`)
 	}))
+	s3 := w.httpsOrigin("s3.us-east-1.amazonaws.com", public, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { io.WriteString(rw, "object") }))
 	// docker.example.test's login is kept by a credential helper, which runs outside.
 	helperBin := t.TempDir()
 	if err := os.WriteFile(filepath.Join(helperBin, "docker-credential-owtest"), []byte("#!/bin/sh\n[ \"$1\" = get ] && [ \"$(cat)\" = docker.example.test ] || exit 3\necho '{\"ServerURL\":\"docker.example.test\",\"Username\":\"bob\",\"Secret\":\""+helperReal+"\"}'\n"), 0o755); err != nil {
@@ -570,6 +571,24 @@ git push -q origin main 2>&1 && git log --oneline -1`)
 		out, _, _ = w.run(s, `cat "$AWS_SHARED_CREDENTIALS_FILE"`)
 		if strings.Contains(out, awsReal) || !strings.Contains(out, "aws_access_key_id = AKIAIOSFODNN7EXAMPLE") {
 			t.Errorf("the sandbox's credentials:\n%s", out)
+		}
+		// A presigned URL, signed inside with the stand-in, is not signed again: refused with
+		// why, and S3 sees nothing.
+		out, code, res := w.run(s, `curl -sS "$(aws s3 presign s3://my-bucket/report.csv --region us-east-1 --endpoint-url https://s3.us-east-1.amazonaws.com)"`)
+		if code != 0 || !strings.Contains(out, "presigned URL") {
+			t.Fatalf("a presigned URL: exit %d\n%s", code, out)
+		}
+		var reason string
+		for _, b := range res.Blocked {
+			if b.String() == "s3.us-east-1.amazonaws.com:443" {
+				reason = b.Reason
+			}
+		}
+		if !strings.Contains(reason, "a presigned URL") || !strings.Contains(reason, "the aws-credentials login can be shared by copying it instead") {
+			t.Errorf("the refusal %q (blocked %v)", reason, res.Blocked)
+		}
+		if saw := s3.saw(); len(saw) != 0 {
+			t.Errorf("S3 got requests: %q", saw)
 		}
 	})
 

@@ -235,11 +235,15 @@ func TestAWSStandInThroughTheProxy(t *testing.T) {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusForbidden || resp.Header.Get("X-Proxy-Error") != StandInNotSigned || !strings.Contains(string(b), "did not check out") {
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get("X-Proxy-Error") != StandInNotSigned || !strings.Contains(string(b), "did not check out") ||
+		!strings.Contains(string(b), "or share aws-credentials by copying it") {
 		t.Fatalf("a changed request: %d %q %s", resp.StatusCode, resp.Header.Get("X-Proxy-Error"), b)
 	}
 	if len(r.saw("sts.amazonaws.com")) != before {
 		t.Fatal("sts.amazonaws.com got the changed request")
+	}
+	if refs := r.refused(); len(refs) != 1 || refs[0].Header != StandInNotSigned || !strings.Contains(refs[0].Reason, "sts.amazonaws.com:443: the request's signature") {
+		t.Fatalf("refusals: %+v", refs)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

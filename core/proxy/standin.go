@@ -338,6 +338,14 @@ func (c *conn) carry(inside net.Conn, batch *batchConn, br *bufio.Reader, outsid
 		}
 		signed, why := resign(req.http, logins)
 		if why != "" {
+			if p.standIns.WayOut != nil {
+				for _, l := range logins {
+					if l.SigV4 != nil {
+						why += "; " + p.standIns.WayOut(l.Login)
+						break
+					}
+				}
+			}
 			c.note(Refusal{Host: d.Host, Port: d.Port, Header: StandInNotSigned, Reason: d.Target() + ": " + why})
 			writeError(inside, http.StatusForbidden, StandInNotSigned, why)
 			return
