@@ -377,7 +377,13 @@ func TestStandInLogins(t *testing.T) {
 			`<Arn>arn:aws:iam::123456789012:user/octocat</Arn><UserId>AIDAEXAMPLE</UserId><Account>123456789012</Account>`+
 			`</GetCallerIdentityResult><ResponseMetadata><RequestId>01234567-89ab-cdef-0123-456789abcdef</RequestId></ResponseMetadata></GetCallerIdentityResponse>`)
 	}))
-	s3 := w.httpsOrigin("s3.us-east-1.amazonaws.com", public, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { io.WriteString(rw, "object") }))
+	s3 := w.httpsOrigin("s3.us-east-1.amazonaws.com", public, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if err := proxy.VerifySigV4(r, awsReal); err != nil {
+			http.Error(rw, "<Error><Code>SignatureDoesNotMatch</Code></Error>", http.StatusForbidden)
+			return
+		}
+		io.WriteString(rw, "the report")
+	}))
 	// docker.example.test's login is kept by a credential helper, which runs outside.
 	helperBin := t.TempDir()
 	if err := os.WriteFile(filepath.Join(helperBin, "docker-credential-owtest"), []byte("#!/bin/sh\n[ \"$1\" = get ] && [ \"$(cat)\" = docker.example.test ] || exit 3\necho '{\"ServerURL\":\"docker.example.test\",\"Username\":\"bob\",\"Secret\":\""+helperReal+"\"}'\n"), 0o755); err != nil {
@@ -572,11 +578,17 @@ git push -q origin main 2>&1 && git log --oneline -1`)
 		if strings.Contains(out, awsReal) || !strings.Contains(out, "aws_access_key_id = AKIAIOSFODNN7EXAMPLE") {
 			t.Errorf("the sandbox's credentials:\n%s", out)
 		}
-		// A presigned URL, signed inside with the stand-in, is not signed again: refused with
-		// why, and S3 sees nothing.
-		out, code, res := w.run(s, `curl -sS "$(aws s3 presign s3://my-bucket/report.csv --region us-east-1 --endpoint-url https://s3.us-east-1.amazonaws.com)"`)
-		if code != 0 || !strings.Contains(out, "presigned URL") {
+		// A presigned URL made inside, with the stand-in: its signature is made again too.
+		out, code, _ = w.run(s, `curl -sS "$(aws s3 presign s3://my-bucket/report.csv --region us-east-1 --endpoint-url https://s3.us-east-1.amazonaws.com)"`)
+		if code != 0 || out != "the report" {
 			t.Fatalf("a presigned URL: exit %d\n%s", code, out)
+		}
+		// One changed after it was signed is refused with why and the way out, and S3
+		// sees nothing.
+		before := len(s3.saw())
+		out, code, res := w.run(s, `curl -sS "$(aws s3 presign s3://my-bucket/report.csv --region us-east-1 --endpoint-url https://s3.us-east-1.amazonaws.com | sed 's/report.csv/payroll.csv/')"`)
+		if code != 0 || !strings.Contains(out, "did not check out") {
+			t.Fatalf("a changed presigned URL: exit %d\n%s", code, out)
 		}
 		var reason string
 		for _, b := range res.Blocked {
@@ -584,11 +596,11 @@ git push -q origin main 2>&1 && git log --oneline -1`)
 				reason = b.Reason
 			}
 		}
-		if !strings.Contains(reason, "a presigned URL") || !strings.Contains(reason, "the aws-credentials login can be shared by copying it instead") {
+		if !strings.Contains(reason, "did not check out") || !strings.Contains(reason, "the aws-credentials login can be shared by copying it instead") {
 			t.Errorf("the refusal %q (blocked %v)", reason, res.Blocked)
 		}
-		if saw := s3.saw(); len(saw) != 0 {
-			t.Errorf("S3 got requests: %q", saw)
+		if saw := s3.saw(); len(saw) != before {
+			t.Errorf("S3 got the changed request: %q", saw[before:])
 		}
 	})
 

@@ -61,8 +61,11 @@ func resign(req *http.Request, logins []StandIn) (string, string) {
 			break
 		}
 	}
-	if q := req.URL.Query().Get("X-Amz-Credential"); q != "" && slices.ContainsFunc(keys, func(k *SigV4) bool { return strings.HasPrefix(q, k.AccessKeyID+"/") }) {
-		return "", "the request is signed in its URL (a presigned URL) with the " + login + " login's stand-in, which OpenWorker does not sign again; make the request itself inside instead"
+	if q := req.URL.Query().Get("X-Amz-Credential"); q != "" {
+		akid, _, _ := strings.Cut(q, "/")
+		if i := slices.IndexFunc(keys, func(k *SigV4) bool { return k.AccessKeyID == akid }); i >= 0 {
+			return resignQuery(req, keys[i], login)
+		}
 	}
 	auth := req.Header.Get("Authorization")
 	scheme, params, _ := strings.Cut(auth, " ")
@@ -126,6 +129,22 @@ func resign(req *http.Request, logins []StandIn) (string, string) {
 // AWS would; loopback servers that stand in for AWS use it. It reads and puts back the body
 // of a request that names no hash of it.
 func VerifySigV4(req *http.Request, secret string) error {
+	if q := req.URL.Query(); q.Get("X-Amz-Signature") != "" {
+		_, scope, _ := strings.Cut(q.Get("X-Amz-Credential"), "/")
+		parts := strings.Split(scope, "/")
+		if q.Get("X-Amz-Algorithm") != sigV4Algorithm || len(parts) != 4 {
+			return errors.New("not signed with " + sigV4Algorithm)
+		}
+		payload := emptyHash
+		if parts[2] == "s3" {
+			payload = "UNSIGNED-PAYLOAD"
+		}
+		creq := canonicalRequest(req, canonicalPath(req, parts[2] != "s3"), canonicalQuery(withoutParam(req.URL.RawQuery, "X-Amz-Signature")), strings.Split(q.Get("X-Amz-SignedHeaders"), ";"), payload)
+		if !hmac.Equal([]byte(sigV4(secret, parts[0], parts[1], parts[2], q.Get("X-Amz-Date"), creq)), []byte(q.Get("X-Amz-Signature"))) {
+			return errors.New("the signature does not match")
+		}
+		return nil
+	}
 	scheme, params, _ := strings.Cut(req.Header.Get("Authorization"), " ")
 	cred, signedHeaders, signature := sigV4Params(params)
 	_, scope, _ := strings.Cut(cred, "/")
@@ -147,6 +166,64 @@ func VerifySigV4(req *http.Request, secret string) error {
 		return errors.New("the signature does not match")
 	}
 	return nil
+}
+
+// resignQuery is resign for a request signed in its URL (a presigned URL, as aws s3 presign
+// makes): the signature is a query parameter, the rest of the query is signed, and the body
+// is not (S3) or is empty.
+func resignQuery(req *http.Request, k *SigV4, login string) (string, string) {
+	q := req.URL.Query()
+	if alg := q.Get("X-Amz-Algorithm"); alg != sigV4Algorithm {
+		return "", "the request is signed in its URL with " + strconv.Quote(alg) + " with the " + login + " login's stand-in; OpenWorker signs again only " + sigV4Algorithm
+	}
+	_, scope, _ := strings.Cut(q.Get("X-Amz-Credential"), "/")
+	parts := strings.Split(scope, "/")
+	signedHeaders, signature, amzDate := q.Get("X-Amz-SignedHeaders"), q.Get("X-Amz-Signature"), q.Get("X-Amz-Date")
+	if len(parts) != 4 || parts[3] != "aws4_request" || signedHeaders == "" || signature == "" || !strings.HasPrefix(amzDate, parts[0]) {
+		return "", "the " + login + " login's signature in the URL does not name its scope, headers and time as " + sigV4Algorithm + " does"
+	}
+	date, region, service := parts[0], parts[1], parts[2]
+	payloads := []string{"UNSIGNED-PAYLOAD", emptyHash}
+	if h := q.Get("X-Amz-Content-Sha256"); h != "" {
+		payloads = []string{h}
+	}
+	uris := []string{canonicalPath(req, false)}
+	if service != "s3" {
+		uris = []string{canonicalPath(req, true), uris[0]}
+	}
+	names := strings.Split(signedHeaders, ";")
+	raw := withoutParam(req.URL.RawQuery, "X-Amz-Signature")
+	uri, payload := "", ""
+	for _, u := range uris {
+		for _, pl := range payloads {
+			creq := canonicalRequest(req, u, canonicalQuery(raw), names, pl)
+			if uri == "" && hmac.Equal([]byte(sigV4(k.StandInSecret, date, region, service, amzDate, creq)), []byte(signature)) {
+				uri, payload = u, pl
+			}
+		}
+	}
+	if uri == "" {
+		return "", "the signature in the URL with the " + login + " login's stand-in did not check out as OpenWorker reads the request, so it cannot tell what was signed and signs nothing with the real secret"
+	}
+	if k.StandInToken != "" && q.Get("X-Amz-Security-Token") == k.StandInToken {
+		raw = withoutParam(raw, "X-Amz-Security-Token") + "&X-Amz-Security-Token=" + url.QueryEscape(k.Token)
+	}
+	creq := canonicalRequest(req, uri, canonicalQuery(raw), names, payload)
+	req.URL.RawQuery = raw + "&X-Amz-Signature=" + sigV4(k.Secret, date, region, service, amzDate, creq)
+	return login, ""
+}
+
+// withoutParam is the raw query without the parameter named key.
+func withoutParam(raw, key string) string {
+	var kept []string
+	for _, kv := range strings.Split(raw, "&") {
+		k, _, _ := strings.Cut(kv, "=")
+		if dk, err := url.QueryUnescape(k); kv == "" || err == nil && dk == key {
+			continue
+		}
+		kept = append(kept, kv)
+	}
+	return strings.Join(kept, "&")
 }
 
 // sigV4Params reads the Credential, SignedHeaders and Signature of a SigV4 Authorization.

@@ -61,6 +61,19 @@ func signAs(req *http.Request, secret, service string, headers ...string) {
 	req.Header.Set("Authorization", sigV4Algorithm+" Credential="+awsKeyID+"/"+scope+", SignedHeaders="+strings.Join(names, ";")+", Signature="+sigV4(secret, "20261206", "us-east-1", service, "20261206T101500Z", creq))
 }
 
+// presignAs signs req in its URL as aws s3 presign does, with secret, for S3 in us-east-1.
+func presignAs(req *http.Request, secret string) {
+	q := "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=" + awsKeyID + "%2F20261206%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261206T101500Z&X-Amz-Expires=3600&X-Amz-SignedHeaders=host"
+	if req.URL.RawQuery != "" {
+		q = req.URL.RawQuery + "&" + q
+	}
+	req.URL.RawQuery = q
+	req.RequestURI = req.URL.RequestURI()
+	creq := canonicalRequest(req, canonicalPath(req, false), canonicalQuery(q), []string{"host"}, "UNSIGNED-PAYLOAD")
+	req.URL.RawQuery += "&X-Amz-Signature=" + sigV4(secret, "20261206", "us-east-1", "s3", "20261206T101500Z", creq)
+	req.RequestURI = req.URL.RequestURI()
+}
+
 // readSigned reads raw as the proxy would, signed with secret as an AWS client would.
 func readSigned(t *testing.T, raw, secret, service string, headers ...string) *http.Request {
 	t.Helper()
@@ -115,6 +128,17 @@ func TestResignPutsTheRealSecretsSignatureOn(t *testing.T) {
 	}
 	checkSignedWith(t, req, awsSecret, "s3")
 
+	// A presigned URL: its signature, in the query, is replaced by the real secret's.
+	req, _ = http.ReadRequest(bufio.NewReader(strings.NewReader("GET /my-bucket/report.csv?versionId=7 HTTP/1.1\r\nHost: my-bucket.s3.amazonaws.com\r\n\r\n")))
+	presignAs(req, awsStandInSecret)
+	if login, why := resign(req, logins); login == "" || why != "" {
+		t.Fatalf("resign a presigned URL: %q %q", login, why)
+	}
+	req.RequestURI = req.URL.RequestURI()
+	if err := VerifySigV4(req, awsSecret); err != nil || strings.Count(req.URL.RawQuery, "X-Amz-Signature=") != 1 || req.URL.Query().Get("versionId") != "7" {
+		t.Fatalf("the presigned URL sent on: %v %s", err, req.URL.RawQuery)
+	}
+
 	// Not this login's key: it goes as it is.
 	req = readSigned(t, "GET / HTTP/1.1\r\nHost: sts.amazonaws.com\r\n\r\n", awsStandInSecret, "sts")
 	req.Header.Set("Authorization", strings.Replace(req.Header.Get("Authorization"), awsKeyID, "AKIDSOMEONEELSE00000", 1))
@@ -143,10 +167,16 @@ func TestResignRefusesWhatItCannotCheck(t *testing.T) {
 		{"signed_chunks", func() *http.Request {
 			return readSigned(t, "PUT /b/k HTTP/1.1\r\nHost: s3.amazonaws.com\r\nX-Amz-Content-Sha256: STREAMING-AWS4-HMAC-SHA256-PAYLOAD\r\nContent-Length: 3\r\n\r\nabc", awsStandInSecret, "s3", "x-amz-content-sha256")
 		}, "signed chunks"},
-		{"presigned", func() *http.Request {
+		{"presigned_then_changed", func() *http.Request {
+			r, _ := http.ReadRequest(bufio.NewReader(strings.NewReader("GET /b/report.csv HTTP/1.1\r\nHost: s3.amazonaws.com\r\n\r\n")))
+			presignAs(r, awsStandInSecret)
+			r.URL.Path, r.RequestURI = "/b/payroll.csv", strings.Replace(r.RequestURI, "report", "payroll", 1)
+			return r
+		}, "the signature in the URL with the aws-credentials login's stand-in did not check out"},
+		{"presigned_incomplete", func() *http.Request {
 			r, _ := http.ReadRequest(bufio.NewReader(strings.NewReader("GET /b/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=" + awsKeyID + "%2F20261206%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Signature=00 HTTP/1.1\r\nHost: s3.amazonaws.com\r\n\r\n")))
 			return r
-		}, "presigned URL"},
+		}, "does not name its scope, headers and time"},
 		{"sigv4a", func() *http.Request {
 			r := readSigned(t, "GET / HTTP/1.1\r\nHost: s3.amazonaws.com\r\n\r\n", awsStandInSecret, "s3")
 			r.Header.Set("Authorization", strings.Replace(r.Header.Get("Authorization"), sigV4Algorithm, "AWS4-ECDSA-P256-SHA256", 1))
