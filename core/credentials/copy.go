@@ -214,6 +214,16 @@ func Copy(o Options, entries []Entry) (*Result, error) {
 		}
 		res.Entries = append(res.Entries, cp)
 	}
+	// The kubeconfig's EKS clusters get their tokens from the AWS login: bound to it once
+	// both are copied.
+	for i := range res.Entries {
+		if res.Entries[i].Key == "kubectl" && res.Entries[i].Copy != "" {
+			c.cur = &res.Entries[i]
+			if err := c.eksStandIns(res.Entries[i].Copy, res); err != nil {
+				return nil, fmt.Errorf("binding the kubeconfig's EKS clusters to the AWS login: %w", err)
+			}
+		}
+	}
 	return res, nil
 }
 

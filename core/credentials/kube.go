@@ -255,22 +255,9 @@ func (c *copier) kubeStandIns(src, dst string, res *Result) ([]hosts.Entry, erro
 	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
 		root = root.Content[0]
 	}
-	named := func(list, item string) map[string]*yaml.Node {
-		out := map[string]*yaml.Node{}
-		if seq := mapValue(root, list); seq != nil && seq.Kind == yaml.SequenceNode {
-			for _, el := range seq.Content {
-				if name := mapValue(el, "name"); name != nil {
-					if m := mapValue(el, item); m != nil && m.Kind == yaml.MappingNode {
-						out[name.Value] = m
-					}
-				}
-			}
-		}
-		return out
-	}
-	clusters, users := named("clusters", "cluster"), named("users", "user")
+	clusters, users := kubeNamed(root, "clusters", "cluster"), kubeNamed(root, "users", "user")
 	pairs := map[string][]string{} // user -> the clusters its contexts pair it with
-	for _, ctx := range named("contexts", "context") {
+	for _, ctx := range kubeNamed(root, "contexts", "context") {
 		u, cl := scalar(ctx, "user"), scalar(ctx, "cluster")
 		if u != "" && cl != "" && !slices.Contains(pairs[u], cl) {
 			pairs[u] = append(pairs[u], cl)

@@ -41,6 +41,9 @@ type StandIn struct {
 	// signs are signed again with Real (proxy.SigV4); Token and StandInToken are its
 	// session token, if any, and the token's stand-in.
 	AccessKeyID, Token, StandInToken string
+	// EKSClusters, for an AWS key bound to an EKS cluster's server, are the cluster names
+	// the tokens its kubeconfig users make are for (see eksStandIns).
+	EKSClusters []string
 	// ClientCert and ClientKey (PEM), for a login that signs in with a client certificate,
 	// are the real ones, and StandInCert (DER) the certificate the sandbox holds in their
 	// place; such a stand-in has no StandIn or Real.

@@ -684,3 +684,85 @@ func TestAWSStandIns(t *testing.T) {
 	wantNotes(t, res, "the secret access key of the profile broken was left out of the copy: the profile names no aws_access_key_id")
 	wantHosts(t, res, "*.amazonaws.com:443")
 }
+
+// With AWS's login a stand-in, a kubeconfig's EKS clusters, whose users make their tokens
+// with it (aws eks get-token, aws-iam-authenticator), are bound to it at their servers: the
+// copy trusts OpenWorker's authority for them, and the proxy learns each cluster's name (the
+// token's signature covers it) and its own authority. A cluster reached without verifying
+// it is left as it is, and said.
+func TestEKSStandIns(t *testing.T) {
+	const eksPEM = "-----BEGIN CERTIFICATE-----\nRUtT\n-----END CERTIFICATE-----\n"
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	kubeconfig := `apiVersion: v1
+kind: Config
+clusters:
+- name: arn:aws:eks:us-east-1:123456789012:cluster/demo
+  cluster:
+    server: https://ABC123.gr7.us-east-1.eks.amazonaws.com
+    certificate-authority-data: ` + b64(eksPEM) + `
+- name: old
+  cluster:
+    server: https://DEF456.yl4.us-west-2.eks.amazonaws.com
+    insecure-skip-tls-verify: true
+- name: kind
+  cluster:
+    server: https://kind.example.test:6443
+    certificate-authority-data: ` + b64("KIND CA") + `
+users:
+- name: demo-user
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      command: aws
+      args: [--region, us-east-1, eks, get-token, --cluster-name, demo]
+- name: old-user
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      command: /usr/local/bin/aws-iam-authenticator
+      args: [token, -i, old]
+- name: kind-user
+  user:
+    exec:
+      command: kind-token
+contexts:
+- name: demo
+  context: {cluster: "arn:aws:eks:us-east-1:123456789012:cluster/demo", user: demo-user}
+- name: old
+  context: {cluster: old, user: old-user}
+- name: kind
+  context: {cluster: kind, user: kind-user}
+`
+	home, sandbox := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(home, ".kube", "config"), kubeconfig, 0o600)
+	write(t, filepath.Join(home, ".aws", "credentials"), "[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = SECRETsecretSECRETsecretSECRETsecret1234\n", 0o600)
+	const machinePEM = "-----BEGIN CERTIFICATE-----\nTUFDSElORQ==\n-----END CERTIFICATE-----\n"
+	res, err := Copy(Options{UserHome: home, SandboxHome: sandbox, StandInCA: func() ([]byte, error) { return []byte(machinePEM), nil }},
+		entries(t, config.Credential{Name: "kubectl", Secrets: config.SecretsStandIn}, config.Credential{Name: "aws-credentials", Secrets: config.SecretsStandIn}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var eks []StandIn
+	for _, s := range res.StandIns {
+		if len(s.EKSClusters) > 0 {
+			eks = append(eks, s)
+		}
+	}
+	if len(eks) != 1 {
+		t.Fatalf("EKS bindings %+v", eks)
+	}
+	s := eks[0]
+	if s.Login != "aws-credentials" || s.AccessKeyID != "AKIAIOSFODNN7EXAMPLE" || hostList(s.Hosts) != "abc123.gr7.us-east-1.eks.amazonaws.com:443" ||
+		!slices.Equal(s.EKSClusters, []string{"demo"}) || string(s.Verify["abc123.gr7.us-east-1.eks.amazonaws.com:443"].Roots) != eksPEM {
+		t.Fatalf("the EKS binding: %+v", s)
+	}
+	b, _ := os.ReadFile(filepath.Join(sandbox, ".kube", "config"))
+	copied := string(b)
+	if !strings.Contains(copied, "certificate-authority-data: "+b64(machinePEM)) || strings.Contains(copied, b64(eksPEM)) || !strings.Contains(copied, b64("KIND CA")) ||
+		!strings.Contains(copied, "insecure-skip-tls-verify: true") {
+		t.Errorf("the kubeconfig's copy:\n%s", copied)
+	}
+	wantNotes(t, res, "the EKS cluster arn:aws:eks:us-east-1:123456789012:cluster/demo's tokens, made inside with the AWS login's stand-in, are signed again",
+		"the EKS cluster old will refuse the tokens its users make inside")
+	wantHosts(t, res, "abc123.gr7.us-east-1.eks.amazonaws.com:443")
+}

@@ -19,6 +19,7 @@ import (
 	"net/http/cgi"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -168,6 +169,27 @@ func npmRegistry(t *testing.T, host, real string) http.Handler {
 			http.NotFound(w, r)
 		}
 	})
+}
+
+// checkEKSToken checks an EKS bearer token (an STS GetCallerIdentity request presigned for
+// cluster) as STS would, with secret.
+func checkEKSToken(auth, cluster, secret string) error {
+	tok, ok := strings.CutPrefix(auth, "Bearer k8s-aws-v1.")
+	if !ok {
+		return fmt.Errorf("no EKS token: %q", auth)
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(tok, "="))
+	if err != nil {
+		return err
+	}
+	u, err := url.Parse(string(raw))
+	if err != nil {
+		return err
+	}
+	if u.Query().Get("Action") != "GetCallerIdentity" || !strings.HasPrefix(u.Host, "sts.") {
+		return fmt.Errorf("not an STS GetCallerIdentity: %s", u.Redacted())
+	}
+	return proxy.VerifySigV4(&http.Request{Method: "GET", URL: u, Host: u.Host, RequestURI: u.RequestURI(), Header: http.Header{"X-K8s-Aws-Id": {cluster}}}, secret)
 }
 
 // tinyManifest is an image's manifest, as a registry serves it.
@@ -377,6 +399,20 @@ func TestStandInLogins(t *testing.T) {
 			`<Arn>arn:aws:iam::123456789012:user/octocat</Arn><UserId>AIDAEXAMPLE</UserId><Account>123456789012</Account>`+
 			`</GetCallerIdentityResult><ResponseMetadata><RequestId>01234567-89ab-cdef-0123-456789abcdef</RequestId></ResponseMetadata></GetCallerIdentityResponse>`)
 	}))
+	// An EKS cluster's API server, with an authority of its own, which takes a bearer token
+	// that is an STS request presigned for the cluster's name, and checks it as STS would.
+	eksCA, err := localca.Load(filepath.Join(t.TempDir(), "eks"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eks := w.httpsOriginAs("abc123.gr7.us-east-1.eks.amazonaws.com", "abc123.gr7.us-east-1.eks.amazonaws.com", eksCA, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if err := checkEKSToken(r.Header.Get("Authorization"), "demo", awsReal); err != nil {
+			http.Error(rw, `{"kind":"Status","status":"Failure","message":"`+err.Error()+`","code":401}`, http.StatusUnauthorized)
+			return
+		}
+		rw.Header().Set("Content-Type", "application/json")
+		io.WriteString(rw, `{"kind":"PodList","apiVersion":"v1","items":[],"user":"eks"}`)
+	}))
 	s3 := w.httpsOrigin("s3.us-east-1.amazonaws.com", public, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		if err := proxy.VerifySigV4(r, awsReal); err != nil {
 			http.Error(rw, "<Error><Code>SignatureDoesNotMatch</Code></Error>", http.StatusForbidden)
@@ -400,9 +436,11 @@ func TestStandInLogins(t *testing.T) {
 		".gitconfig":            "[credential \"https://github.com\"]\n\thelper =\n\thelper = !gh auth git-credential\n[user]\n\tname = Octo Cat\n\temail = octocat@example.com\n",
 		".kube/config": "apiVersion: v1\nkind: Config\ncurrent-context: prod\nclusters:\n- name: prod\n  cluster:\n    server: https://kube.example.test\n" +
 			"    certificate-authority-data: " + base64.StdEncoding.EncodeToString(clusterCA.CertPEM()) + "\n    tls-server-name: kubernetes.default\n" +
+			"- name: demo\n  cluster:\n    server: https://abc123.gr7.us-east-1.eks.amazonaws.com\n    certificate-authority-data: " + base64.StdEncoding.EncodeToString(eksCA.CertPEM()) + "\n" +
 			"users:\n- name: alice\n  user:\n    token: " + kubeReal + "\n- name: carol\n  user:\n    client-certificate-data: " + base64.StdEncoding.EncodeToString(carolCert) +
 			"\n    client-key-data: " + base64.StdEncoding.EncodeToString(carolKey) + "\n" +
-			"contexts:\n- name: prod\n  context: {cluster: prod, user: alice}\n- name: admin\n  context: {cluster: prod, user: carol}\n",
+			"- name: demo-user\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n      command: aws\n      args: [--region, us-east-1, eks, get-token, --cluster-name, demo]\n" +
+			"contexts:\n- name: prod\n  context: {cluster: prod, user: alice}\n- name: admin\n  context: {cluster: prod, user: carol}\n- name: eks\n  context: {cluster: demo, user: demo-user}\n",
 		".aws/credentials": "[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = " + awsReal + "\n",
 		".docker/config.json": `{"auths": {"https://index.docker.io/v1/": {"auth": "` + base64.StdEncoding.EncodeToString([]byte("alice:"+hubReal)) + `"}},
 			"credHelpers": {"docker.example.test": "owtest"}}`,
@@ -577,6 +615,15 @@ git push -q origin main 2>&1 && git log --oneline -1`)
 		out, _, _ = w.run(s, `cat "$AWS_SHARED_CREDENTIALS_FILE"`)
 		if strings.Contains(out, awsReal) || !strings.Contains(out, "aws_access_key_id = AKIAIOSFODNN7EXAMPLE") {
 			t.Errorf("the sandbox's credentials:\n%s", out)
+		}
+		// An EKS cluster: kubectl runs aws eks get-token inside, which presigns its token
+		// with the stand-in; OpenWorker signs it again on its way to the cluster.
+		out, code, _ = w.run(s, `kubectl --context eks get --raw /api/v1/namespaces/default/pods`)
+		if code != 0 || !strings.Contains(out, `"user":"eks"`) {
+			t.Fatalf("kubectl to EKS: exit %d\n%s", code, out)
+		}
+		if saw := eks.saw(); len(saw) == 0 || !strings.HasPrefix(saw[len(saw)-1], "Bearer k8s-aws-v1.") {
+			t.Errorf("the EKS server saw %q", saw)
 		}
 		// A presigned URL made inside, with the stand-in: its signature is made again too.
 		out, code, _ = w.run(s, `curl -sS "$(aws s3 presign s3://my-bucket/report.csv --region us-east-1 --endpoint-url https://s3.us-east-1.amazonaws.com)"`)
@@ -763,7 +810,7 @@ java "$TMPDIR/Get.java" https://api.github.com/user "$(sed -n 's/.*oauth_token: 
 				subs = append(subs, e.Login+"@"+e.Host+" by "+e.Command)
 			}
 		}
-		for _, want := range []string{"gh@api.github.com by GH_NO_UPDATE_NOTIFIER=1 gh api user", "gh@github.com by set -e", "npm@registry.example.test by set -e; mkdir -p app", "docker@auth.docker.io by skopeo", "docker@docker.example.test by skopeo", "kubectl@kube.example.test by kubectl get", "kubectl@kube.example.test by kubectl --context admin", "aws-credentials@sts.us-east-1.amazonaws.com by aws sts", "gh@api.github.com by cat > \"$TMPDIR/Get.java\""} {
+		for _, want := range []string{"gh@api.github.com by GH_NO_UPDATE_NOTIFIER=1 gh api user", "gh@github.com by set -e", "npm@registry.example.test by set -e; mkdir -p app", "docker@auth.docker.io by skopeo", "docker@docker.example.test by skopeo", "kubectl@kube.example.test by kubectl get", "kubectl@kube.example.test by kubectl --context admin", "aws-credentials@sts.us-east-1.amazonaws.com by aws sts", "aws-credentials@abc123.gr7.us-east-1.eks.amazonaws.com by kubectl --context eks", "gh@api.github.com by cat > \"$TMPDIR/Get.java\""} {
 			if !slices.ContainsFunc(subs, func(s string) bool { return strings.HasPrefix(s, want) }) {
 				t.Errorf("no substitution event %q among %q", want, subs)
 			}

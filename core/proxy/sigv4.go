@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"io"
@@ -29,6 +30,10 @@ type SigV4 struct {
 	AccessKeyID           string
 	StandInSecret, Secret string
 	StandInToken, Token   string
+	// EKSClusters, for a login bound to an EKS cluster's server, are the names of the
+	// clusters whose bearer tokens (k8s-aws-v1: an STS request presigned with the stand-in,
+	// for the cluster's name) are signed again on their way there.
+	EKSClusters []string
 }
 
 const (
@@ -69,6 +74,9 @@ func resign(req *http.Request, logins []StandIn) (string, string) {
 	}
 	auth := req.Header.Get("Authorization")
 	scheme, params, _ := strings.Cut(auth, " ")
+	if tok, ok := strings.CutPrefix(params, eksTokenPrefix); ok && strings.EqualFold(scheme, "Bearer") {
+		return resignEKSToken(req, tok, logins, login)
+	}
 	cred, signedHeaders, signature := sigV4Params(params)
 	akid, scope, _ := strings.Cut(cred, "/")
 	i := slices.IndexFunc(keys, func(k *SigV4) bool { return k.AccessKeyID == akid })
@@ -211,6 +219,52 @@ func resignQuery(req *http.Request, k *SigV4, login string) (string, string) {
 	creq := canonicalRequest(req, uri, canonicalQuery(raw), names, payload)
 	req.URL.RawQuery = raw + "&X-Amz-Signature=" + sigV4(k.Secret, date, region, service, amzDate, creq)
 	return login, ""
+}
+
+// eksTokenPrefix begins an EKS bearer token; base64url of a presigned STS URL follows.
+const eksTokenPrefix = "k8s-aws-v1."
+
+// resignEKSToken signs again the presigned STS request an EKS bearer token is (tok, after
+// its prefix) when it was presigned with a stand-in of logins: for each cluster name the
+// logins bound here know, it checks the signature as STS will (the name is a signed header),
+// and on a match puts the token signed with the real secret in the Authorization header.
+func resignEKSToken(req *http.Request, tok string, logins []StandIn, login string) (string, string) {
+	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(tok, "="))
+	if err != nil {
+		return "", ""
+	}
+	u, err := url.Parse(string(raw))
+	if err != nil || u.Scheme != "https" || !strings.HasSuffix(u.Hostname(), ".amazonaws.com") {
+		return "", ""
+	}
+	akid, _, _ := strings.Cut(u.Query().Get("X-Amz-Credential"), "/")
+	var names []string
+	var key *SigV4
+	for _, l := range logins {
+		if l.SigV4 != nil && l.SigV4.AccessKeyID == akid {
+			key = l.SigV4
+			for _, n := range l.SigV4.EKSClusters {
+				if !slices.Contains(names, n) {
+					names = append(names, n)
+				}
+			}
+		}
+	}
+	if key == nil {
+		return "", ""
+	}
+	why := "the EKS token made with the " + login + " login's stand-in is for no cluster OpenWorker knows this server by, so it cannot be signed again"
+	for _, n := range names {
+		sts := &http.Request{Method: http.MethodGet, URL: u, Host: u.Host, RequestURI: u.RequestURI(), Header: http.Header{"X-K8s-Aws-Id": {n}}}
+		signed, w := resignQuery(sts, key, login)
+		if signed == "" {
+			why = w
+			continue
+		}
+		req.Header.Set("Authorization", "Bearer "+eksTokenPrefix+base64.RawURLEncoding.EncodeToString([]byte(sts.URL.String())))
+		return signed, ""
+	}
+	return "", why
 }
 
 // withoutParam is the raw query without the parameter named key.

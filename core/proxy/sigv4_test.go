@@ -2,8 +2,10 @@ package proxy
 
 import (
 	"bufio"
+	"encoding/base64"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -311,5 +313,63 @@ func BenchmarkResign(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// eksToken is the bearer token aws eks get-token makes for cluster, presigned with secret.
+func eksToken(t *testing.T, secret, cluster string) string {
+	t.Helper()
+	req, err := http.ReadRequest(bufio.NewReader(strings.NewReader("GET /?Action=GetCallerIdentity&Version=2011-06-15&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=" + awsKeyID +
+		"%2F20261206%2Fus-east-1%2Fsts%2Faws4_request&X-Amz-Date=20261206T101500Z&X-Amz-Expires=60&X-Amz-SignedHeaders=host%3Bx-k8s-aws-id HTTP/1.1\r\nHost: sts.us-east-1.amazonaws.com\r\nX-K8s-Aws-Id: " + cluster + "\r\n\r\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	creq := canonicalRequest(req, canonicalPath(req, true), canonicalQuery(req.URL.RawQuery), []string{"host", "x-k8s-aws-id"}, emptyHash)
+	u := "https://sts.us-east-1.amazonaws.com" + req.RequestURI + "&X-Amz-Signature=" + sigV4(secret, "20261206", "us-east-1", "sts", "20261206T101500Z", creq)
+	return eksTokenPrefix + base64.RawURLEncoding.EncodeToString([]byte(u))
+}
+
+// checkEKSToken fails unless tok is a presigned STS request for cluster signed with secret,
+// as STS checks it.
+func checkEKSToken(t *testing.T, tok, secret, cluster string) {
+	t.Helper()
+	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(tok, eksTokenPrefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(string(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &http.Request{Method: "GET", URL: u, Host: u.Host, RequestURI: u.RequestURI(), Header: http.Header{"X-K8s-Aws-Id": {cluster}}}
+	if err := VerifySigV4(req, secret); err != nil {
+		t.Fatalf("the token for %s: %v", cluster, err)
+	}
+}
+
+// An EKS token (an STS request presigned with the stand-in, for the cluster's name) on its
+// way to the cluster's server is signed again with the real secret, for a cluster the login
+// knows there; one for another cluster is refused with why.
+func TestResignEKSToken(t *testing.T) {
+	logins := []StandIn{{Login: "aws-credentials", Host: "abc.gr7.us-east-1.eks.amazonaws.com", Port: 443,
+		SigV4: &SigV4{AccessKeyID: awsKeyID, StandInSecret: awsStandInSecret, Secret: awsSecret, EKSClusters: []string{"staging", "demo"}}}}
+	req, _ := http.ReadRequest(bufio.NewReader(strings.NewReader("GET /api/v1/namespaces/default/pods HTTP/1.1\r\nHost: abc.gr7.us-east-1.eks.amazonaws.com\r\n\r\n")))
+	req.Header.Set("Authorization", "Bearer "+eksToken(t, awsStandInSecret, "demo"))
+	if login, why := resign(req, logins); login != "aws-credentials" || why != "" {
+		t.Fatalf("resign: %q %q", login, why)
+	}
+	checkEKSToken(t, strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer "), awsSecret, "demo")
+
+	req.Header.Set("Authorization", "Bearer "+eksToken(t, awsStandInSecret, "prod"))
+	before := req.Header.Get("Authorization")
+	if login, why := resign(req, logins); login != "" || !strings.Contains(why, "did not check out") || req.Header.Get("Authorization") != before {
+		t.Fatalf("a token for another cluster: %q %q", login, why)
+	}
+	// Someone else's key, or not a token of AWS's: as it is.
+	for _, a := range []string{"Bearer " + strings.Replace(eksToken(t, awsStandInSecret, "demo"), "k8s-aws-v1.", "k8s-aws-v1.x", 1), "Bearer k8s-aws-v1.bm90IGEgdXJs", "Bearer some-token"} {
+		req.Header.Set("Authorization", a)
+		if login, why := resign(req, logins); login != "" || why != "" || req.Header.Get("Authorization") != a {
+			t.Fatalf("%q: %q %q", a, login, why)
+		}
 	}
 }

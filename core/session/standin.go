@@ -106,7 +106,7 @@ func (s *Session) prepareStandIns() error {
 			if l.AccessKeyID != "" {
 				// The secret signs; it is never sent: the proxy signs again (proxy.SigV4).
 				p.StandIn, p.Real = "", ""
-				p.SigV4 = &proxy.SigV4{AccessKeyID: l.AccessKeyID, StandInSecret: l.StandIn, Secret: l.Real, StandInToken: l.StandInToken, Token: l.Token}
+				p.SigV4 = &proxy.SigV4{AccessKeyID: l.AccessKeyID, StandInSecret: l.StandIn, Secret: l.Real, StandInToken: l.StandInToken, Token: l.Token, EKSClusters: l.EKSClusters}
 			}
 			if len(l.ClientKey) > 0 {
 				pair, err := tls.X509KeyPair(l.ClientCert, l.ClientKey)
