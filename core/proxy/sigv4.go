@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -45,11 +46,32 @@ const (
 	emptyHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 )
 
-// resign signs req again with the real secret of the AWS login among logins whose access key
-// signed it, after checking the signature it carries with that login's stand-in. It returns
-// the login it re-signed for ("" for none: the request is not signed with one of these keys
-// and goes as it is), or why the request must not go.
-func resign(req *http.Request, logins []StandIn) (string, string) {
+// resign signs req, on its way to host, again with the real secret of the AWS login among
+// logins whose access key signed it, after checking the signature it carries with that
+// login's stand-in. It returns the login it re-signed for ("" for none: the request is not
+// signed with one of these keys and goes as it is), or why the request must not go.
+func resign(req *http.Request, logins []StandIn, host string) (string, string) {
+	auth, query := req.Header.Values("Authorization"), req.URL.RawQuery
+	login, why := resignFor(req, logins)
+	if login != "" && !sameHost(req.Host, host) {
+		req.Header["Authorization"], req.URL.RawQuery = auth, query
+		// A signature is for the host the request names: made for another, it would reach
+		// this one, which may be anyone's (an EC2 instance's name is under amazonaws.com).
+		return "", "the request names the host " + strconv.Quote(req.Host) + " but goes to " + host + "; OpenWorker signs a request only for the host it goes to"
+	}
+	return login, why
+}
+
+// sameHost says whether the Host header h names host (any port).
+func sameHost(h, host string) bool {
+	if name, _, err := net.SplitHostPort(h); err == nil {
+		h = name
+	}
+	return strings.EqualFold(strings.Trim(h, "[]"), host)
+}
+
+// resignFor is resign, whatever the host.
+func resignFor(req *http.Request, logins []StandIn) (string, string) {
 	var keys []*SigV4
 	for _, l := range logins {
 		if l.SigV4 != nil {
@@ -234,7 +256,7 @@ func resignEKSToken(req *http.Request, tok string, logins []StandIn, login strin
 		return "", ""
 	}
 	u, err := url.Parse(string(raw))
-	if err != nil || u.Scheme != "https" || !strings.HasSuffix(u.Hostname(), ".amazonaws.com") {
+	if err != nil || u.Scheme != "https" || !strings.HasPrefix(u.Hostname(), "sts.") || !strings.HasSuffix(u.Hostname(), ".amazonaws.com") {
 		return "", ""
 	}
 	akid, _, _ := strings.Cut(u.Query().Get("X-Amz-Credential"), "/")

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/base64"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -110,7 +111,7 @@ func TestResignPutsTheRealSecretsSignatureOn(t *testing.T) {
 	req := readSigned(t, "POST /a%20b/c HTTP/1.1\r\nHost: sts.us-east-1.amazonaws.com\r\nContent-Type: application/x-amz-json-1.1\r\nContent-Length: "+
 		strconv.Itoa(len(body))+"\r\nX-Amz-Security-Token: "+awsStandInToken+"\r\n\r\n"+body,
 		awsStandInSecret, "sts", "content-type", "x-amz-security-token")
-	login, why := resign(req, logins)
+	login, why := resign(req, logins, hostname(req.Host))
 	if login != "aws-credentials" || why != "" {
 		t.Fatalf("resign: %q %q", login, why)
 	}
@@ -125,7 +126,7 @@ func TestResignPutsTheRealSecretsSignatureOn(t *testing.T) {
 	// S3 with its payload hash in a header, a query to sort and encode, its path as sent.
 	req = readSigned(t, "GET /my-bucket/some%20key?versionId=3&acl HTTP/1.1\r\nHost: s3.amazonaws.com\r\nX-Amz-Content-Sha256: UNSIGNED-PAYLOAD\r\n\r\n",
 		awsStandInSecret, "s3", "x-amz-content-sha256")
-	if login, why := resign(req, logins); login == "" || why != "" {
+	if login, why := resign(req, logins, hostname(req.Host)); login == "" || why != "" {
 		t.Fatalf("resign: %q %q", login, why)
 	}
 	checkSignedWith(t, req, awsSecret, "s3")
@@ -133,7 +134,7 @@ func TestResignPutsTheRealSecretsSignatureOn(t *testing.T) {
 	// A presigned URL: its signature, in the query, is replaced by the real secret's.
 	req, _ = http.ReadRequest(bufio.NewReader(strings.NewReader("GET /my-bucket/report.csv?versionId=7 HTTP/1.1\r\nHost: my-bucket.s3.amazonaws.com\r\n\r\n")))
 	presignAs(req, awsStandInSecret)
-	if login, why := resign(req, logins); login == "" || why != "" {
+	if login, why := resign(req, logins, hostname(req.Host)); login == "" || why != "" {
 		t.Fatalf("resign a presigned URL: %q %q", login, why)
 	}
 	req.RequestURI = req.URL.RequestURI()
@@ -141,11 +142,20 @@ func TestResignPutsTheRealSecretsSignatureOn(t *testing.T) {
 		t.Fatalf("the presigned URL sent on: %v %s", err, req.URL.RawQuery)
 	}
 
+	// Signed for one host, sent to another (an EC2 instance's name is under amazonaws.com
+	// too): refused, unsigned.
+	req = readSigned(t, "GET /?Action=GetCallerIdentity HTTP/1.1\r\nHost: sts.amazonaws.com\r\n\r\n", awsStandInSecret, "sts")
+	signedAs := req.Header.Get("Authorization")
+	if login, why := resign(req, logins, "ec2-203-0-113-9.compute-1.amazonaws.com"); login != "" || !strings.Contains(why, `names the host "sts.amazonaws.com" but goes to ec2-203-0-113-9.compute-1.amazonaws.com`) ||
+		req.Header.Get("Authorization") != signedAs {
+		t.Fatalf("another host: %q %q", login, why)
+	}
+
 	// Not this login's key: it goes as it is.
 	req = readSigned(t, "GET / HTTP/1.1\r\nHost: sts.amazonaws.com\r\n\r\n", awsStandInSecret, "sts")
 	req.Header.Set("Authorization", strings.Replace(req.Header.Get("Authorization"), awsKeyID, "AKIDSOMEONEELSE00000", 1))
 	before := req.Header.Get("Authorization")
-	if login, why := resign(req, logins); login != "" || why != "" || req.Header.Get("Authorization") != before {
+	if login, why := resign(req, logins, hostname(req.Host)); login != "" || why != "" || req.Header.Get("Authorization") != before {
 		t.Fatalf("another key's request: %q %q", login, why)
 	}
 }
@@ -194,7 +204,7 @@ func TestResignRefusesWhatItCannotCheck(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			req := c.req()
 			before := req.Header.Get("Authorization")
-			login, why := resign(req, logins)
+			login, why := resign(req, logins, hostname(req.Host))
 			if login != "" || !strings.Contains(why, c.want) {
 				t.Fatalf("got %q %q, want a refusal saying %q", login, why, c.want)
 			}
@@ -203,6 +213,14 @@ func TestResignRefusesWhatItCannotCheck(t *testing.T) {
 			}
 		})
 	}
+}
+
+// hostname is the host a Host header names: where a test's request goes.
+func hostname(h string) string {
+	if name, _, err := net.SplitHostPort(h); err == nil {
+		return name
+	}
+	return h
 }
 
 type zeros struct{}
@@ -308,7 +326,7 @@ func BenchmarkResign(b *testing.B) {
 				}
 				signAs(req, awsStandInSecret, c.service, headers...)
 				b.StartTimer()
-				if login, why := resign(req, logins); login == "" {
+				if login, why := resign(req, logins, hostname(req.Host)); login == "" {
 					b.Fatal(why)
 				}
 			}
@@ -355,20 +373,20 @@ func TestResignEKSToken(t *testing.T) {
 		SigV4: &SigV4{AccessKeyID: awsKeyID, StandInSecret: awsStandInSecret, Secret: awsSecret, EKSClusters: []string{"staging", "demo"}}}}
 	req, _ := http.ReadRequest(bufio.NewReader(strings.NewReader("GET /api/v1/namespaces/default/pods HTTP/1.1\r\nHost: abc.gr7.us-east-1.eks.amazonaws.com\r\n\r\n")))
 	req.Header.Set("Authorization", "Bearer "+eksToken(t, awsStandInSecret, "demo"))
-	if login, why := resign(req, logins); login != "aws-credentials" || why != "" {
+	if login, why := resign(req, logins, hostname(req.Host)); login != "aws-credentials" || why != "" {
 		t.Fatalf("resign: %q %q", login, why)
 	}
 	checkEKSToken(t, strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer "), awsSecret, "demo")
 
 	req.Header.Set("Authorization", "Bearer "+eksToken(t, awsStandInSecret, "prod"))
 	before := req.Header.Get("Authorization")
-	if login, why := resign(req, logins); login != "" || !strings.Contains(why, "did not check out") || req.Header.Get("Authorization") != before {
+	if login, why := resign(req, logins, hostname(req.Host)); login != "" || !strings.Contains(why, "did not check out") || req.Header.Get("Authorization") != before {
 		t.Fatalf("a token for another cluster: %q %q", login, why)
 	}
 	// Someone else's key, or not a token of AWS's: as it is.
 	for _, a := range []string{"Bearer " + strings.Replace(eksToken(t, awsStandInSecret, "demo"), "k8s-aws-v1.", "k8s-aws-v1.x", 1), "Bearer k8s-aws-v1.bm90IGEgdXJs", "Bearer some-token"} {
 		req.Header.Set("Authorization", a)
-		if login, why := resign(req, logins); login != "" || why != "" || req.Header.Get("Authorization") != a {
+		if login, why := resign(req, logins, hostname(req.Host)); login != "" || why != "" || req.Header.Get("Authorization") != a {
 			t.Fatalf("%q: %q %q", a, login, why)
 		}
 	}

@@ -336,7 +336,7 @@ func (c *conn) carry(inside net.Conn, batch *batchConn, br *bufio.Reader, outsid
 			writeError(inside, http.StatusMisdirectedRequest, "", "this connection carries requests to "+d.Target()+" only; open another for "+req.http.Host)
 			return
 		}
-		signed, why := resign(req.http, logins)
+		signed, why := resign(req.http, logins, d.Host)
 		if why != "" {
 			if p.standIns.WayOut != nil {
 				for _, l := range logins {
