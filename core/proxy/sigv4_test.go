@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/base64"
 	"io"
 	"net"
@@ -390,4 +391,39 @@ func TestResignEKSToken(t *testing.T) {
 			t.Fatalf("%q: %q %q", a, login, why)
 		}
 	}
+}
+
+// FuzzResign feeds arbitrary requests, as a sandboxed program may send them, to the AWS
+// re-signer: no panic, and whatever it signs again verifies with the real secret and never
+// with the stand-in.
+func FuzzResign(f *testing.F) {
+	f.Add("GET /?Action=GetCallerIdentity HTTP/1.1\r\nHost: sts.amazonaws.com\r\n\r\n", "sts", true)
+	f.Add("PUT /b/k%2Fx?acl&versionId=1 HTTP/1.1\r\nHost: s3.amazonaws.com\r\nX-Amz-Content-Sha256: UNSIGNED-PAYLOAD\r\nContent-Length: 3\r\n\r\nabc", "s3", true)
+	f.Add("GET /b/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDEXAMPLE12345678X%2F20261206%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Signature=0 HTTP/1.1\r\nHost: s3.amazonaws.com\r\n\r\n", "s3", false)
+	f.Add("GET / HTTP/1.1\r\nHost: x.eks.amazonaws.com\r\nAuthorization: Bearer k8s-aws-v1.aHR0cHM6Ly9zdHMuYW1hem9uYXdzLmNvbS8_WC1BbXotQ3JlZGVudGlhbD1BS0lERVhBTVBMRTEyMzQ1Njc4WA\r\n\r\n", "sts", false)
+	logins := []StandIn{{Login: "aws-credentials", Host: "amazonaws.com", Port: 443,
+		SigV4: &SigV4{AccessKeyID: awsKeyID, StandInSecret: awsStandInSecret, Secret: awsSecret, StandInToken: awsStandInToken, Token: awsToken, EKSClusters: []string{"demo"}}}}
+	f.Fuzz(func(t *testing.T, raw, service string, sign bool) {
+		req, err := http.ReadRequest(bufio.NewReader(strings.NewReader(raw)))
+		if err != nil {
+			return
+		}
+		if sign && service != "" && !strings.ContainsAny(service, "/\n") {
+			signAs(req, awsStandInSecret, service)
+		}
+		body, _ := io.ReadAll(io.LimitReader(req.Body, 1<<20))
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		login, why := resign(req, logins, hostname(req.Host))
+		if login == "" || why != "" || strings.HasPrefix(req.Header.Get("Authorization"), "Bearer") || req.URL.Query().Has("X-Amz-Signature") {
+			return
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		if err := VerifySigV4(req, awsSecret); err != nil {
+			t.Fatalf("signed again, but not for the real secret: %v\n%q", err, raw)
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		if VerifySigV4(req, awsStandInSecret) == nil {
+			t.Fatalf("still signed with the stand-in:\n%q", raw)
+		}
+	})
 }
