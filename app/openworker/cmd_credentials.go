@@ -30,7 +30,7 @@ the session. A running session keeps what it started with.
                                    not found)
   credentials add NAME             share a CLI's login: ssh, gh, aws-config, aws-credentials,
                                    kubectl, npm, docker, gcloud, terraform
-  credentials add gh|npm|docker|kubectl|aws-credentials --stand-in|--copy
+  credentials add gh|npm|docker|kubectl|aws-credentials|terraform --stand-in|--copy
                                    --stand-in (the default where the login can be one): the
                                    sandbox gets the login's files with a stand-in for each
                                    secret, worthless anywhere; OpenWorker keeps the real one
@@ -39,10 +39,11 @@ the session. A running session keeps what it started with.
                                    .npmrc; the registries in config.json, including logins
                                    its credential helpers keep; the clusters in the
                                    kubeconfig; AWS, whose requests it signs again with the
-                                   real secret) and nowhere else. --copy: the real secrets
-                                   are copied into the sandbox, and any command there can
-                                   read them and send them to any site it may reach. The
-                                   other logins are always copied (credentials list says why)
+                                   real secret; Terraform Cloud and Enterprise hosts) and
+                                   nowhere else. --copy: the real secrets are copied into the
+                                   sandbox, and any command there can read them and send them
+                                   to any site it may reach. The other logins are always
+                                   copied (credentials list says why)
   credentials secrets NAME stand-in|copy
                                    switch how an added login shares its secrets
   credentials add ssh --agent|--copy
@@ -83,7 +84,7 @@ func cmdCredentials(args []string) error {
 	off := fs.Bool("off", false, "with add: add the entry switched off")
 	agentKeys := fs.Bool("agent", false, "with add ssh: the keys stay outside, used through OpenWorker's agent (the default)")
 	copyKeys := fs.Bool("copy", false, "with add: the keys or tokens are copied into the sandbox")
-	standIn := fs.Bool("stand-in", false, "with add gh, npm, docker, kubectl or aws-credentials: the tokens stay outside, and the sandbox gets stand-ins (the default)")
+	standIn := fs.Bool("stand-in", false, "with add gh, npm, docker, kubectl, aws-credentials or terraform: the tokens stay outside, and the sandbox gets stand-ins (the default)")
 	pos, _, err := parse(fs, credentialsCommand, args)
 	if err != nil {
 		return err
@@ -108,9 +109,9 @@ func cmdCredentials(args []string) error {
 		case *standIn && *copyKeys:
 			return usagef("credentials", "--stand-in and --copy are two ways to share a login's tokens; give one")
 		case *agentKeys && !ssh:
-			return usagef("credentials", "--agent is for credentials add ssh; for gh, npm, docker, kubectl and aws-credentials use --stand-in or --copy")
+			return usagef("credentials", "--agent is for credentials add ssh; for gh, npm, docker, kubectl, aws-credentials and terraform use --stand-in or --copy")
 		case *standIn && ssh:
-			return usagef("credentials", "the ssh login's keys stay outside with --agent (the default); --stand-in is for gh, npm, docker, kubectl and aws-credentials")
+			return usagef("credentials", "the ssh login's keys stay outside with --agent (the default); --stand-in is for gh, npm, docker, kubectl, aws-credentials and terraform")
 		case *agentKeys:
 			req.Keys = "agent"
 		case *copyKeys && ssh:

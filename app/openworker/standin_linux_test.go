@@ -24,7 +24,7 @@ func TestStandInLoginsThroughTheCLI(t *testing.T) {
 	for rel, body := range map[string]string{
 		".config/gh/hosts.yml":               "github.com:\n    oauth_token: " + ghReal + "\n    user: octocat\n    git_protocol: https\n",
 		".npmrc":                             "registry=https://registry.example.test/\n//registry.example.test/:_authToken=" + npmReal + "\n",
-		".terraform.d/credentials.tfrc.json": `{"credentials":{}}`,
+		".config/gcloud/configurations/config_default": "[core]\naccount = octocat@example.com\n",
 	} {
 		p := filepath.Join(w.home, rel)
 		os.MkdirAll(filepath.Dir(p), 0o700)
@@ -36,7 +36,7 @@ func TestStandInLoginsThroughTheCLI(t *testing.T) {
 	_, stop := w.daemon()
 	defer stop()
 
-	for _, args := range [][]string{{"gh"}, {"npm", "--copy"}, {"terraform"}} {
+	for _, args := range [][]string{{"gh"}, {"npm", "--copy"}, {"gcloud"}} {
 		if out, errs, code := w.run(append([]string{"credentials", "add"}, args...)...); code != 0 {
 			t.Fatalf("credentials add %v: %d %s %s", args, code, out, errs)
 		}
@@ -44,14 +44,14 @@ func TestStandInLoginsThroughTheCLI(t *testing.T) {
 	if _, errs, code := w.run("credentials", "add", "gcloud", "--stand-in"); code == 0 || !strings.Contains(errs, "gcloud cannot be a stand-in here: gcloud refreshes its own tokens") {
 		t.Errorf("gcloud --stand-in: %d %s", code, errs)
 	}
-	if _, errs, code := w.run("credentials", "add", "ssh", "--stand-in"); code == 0 || !strings.Contains(errs, "--stand-in is for gh, npm, docker, kubectl and aws-credentials") {
+	if _, errs, code := w.run("credentials", "add", "ssh", "--stand-in"); code == 0 || !strings.Contains(errs, "--stand-in is for gh, npm, docker, kubectl, aws-credentials and terraform") {
 		t.Errorf("ssh --stand-in: %d %s", code, errs)
 	}
 	out, _, _ := w.run("credentials", "list")
 	for _, want := range []string{
 		"gh", "secrets: stand-ins inside (the real ones stay outside)",
 		"secrets: copied into the sandbox", "it can be a stand-in instead: openworker credentials secrets npm stand-in",
-		"OpenWorker does not carry Terraform Cloud's tokens as stand-ins yet",
+		"gcloud refreshes its own tokens",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("credentials list lacks %q:\n%s", want, out)
@@ -81,7 +81,7 @@ func TestStandInLoginsThroughTheCLI(t *testing.T) {
 		}
 	}
 	out, _, _ = w.run("access", id)
-	if !strings.Contains(out, "shared login gh: 1 file(s) copied, with stand-ins for its secrets (the real ones stay outside)") || !strings.Contains(out, "shared login terraform: 1 file(s) copied\n") ||
+	if !strings.Contains(out, "shared login gh: 1 file(s) copied, with stand-ins for its secrets (the real ones stay outside)") || !strings.Contains(out, "shared login gcloud: 1 file(s) copied\n") ||
 		!strings.Contains(out, "registry.example.test:443  (shared login)") {
 		t.Errorf("access list:\n%s", out)
 	}

@@ -157,8 +157,8 @@ func TestStandInLoginsAddedAndSwitched(t *testing.T) {
 	if _, err := f.b.AddLogin("npm", config.SecretsCopy, true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.b.AddLogin("terraform", config.SecretsStandIn, true); err == nil || !strings.Contains(err.Error(), "terraform cannot be a stand-in here: OpenWorker does not carry Terraform Cloud's tokens as stand-ins yet") {
-		t.Fatalf("terraform as a stand-in: %v", err)
+	if _, err := f.b.AddLogin("gcloud", config.SecretsStandIn, true); err == nil || !strings.Contains(err.Error(), "gcloud cannot be a stand-in here: gcloud refreshes its own tokens") {
+		t.Fatalf("gcloud as a stand-in: %v", err)
 	}
 	if _, err := f.b.AddLogin("gcloud", "", true); err != nil {
 		t.Fatal(err)
@@ -201,7 +201,7 @@ func TestStandInLoginsAddedAndSwitched(t *testing.T) {
 		}
 	}
 	for _, r := range f.b.Credentials().Catalog {
-		if want := r.Name == "gh" || r.Name == "npm" || r.Name == "docker" || r.Name == "kubectl" || r.Name == "aws-credentials"; r.StandIn != want || (r.Name != "ssh" && !want && r.CopyOnly == "") {
+		if want := r.Name == "gh" || r.Name == "npm" || r.Name == "docker" || r.Name == "kubectl" || r.Name == "aws-credentials" || r.Name == "terraform"; r.StandIn != want || (r.Name != "ssh" && !want && r.CopyOnly == "") {
 			t.Errorf("catalog row %s: stand-in %v, copy only %q", r.Name, r.StandIn, r.CopyOnly)
 		}
 	}

@@ -105,7 +105,10 @@ func StandInSupport(name, goos string) (bool, string) {
 	case "gcloud":
 		return false, "gcloud refreshes its own tokens with the refresh token and sends them to many Google hosts, which OpenWorker does not carry stand-ins through yet"
 	case "terraform":
-		return false, "OpenWorker does not carry Terraform Cloud's tokens as stand-ins yet"
+		if goos == "darwin" {
+			return false, "terraform is a Go program, which on a Mac trusts only the system's certificate settings and reads no SSL_CERT_FILE, so it could not trust OpenWorker's certificate authority"
+		}
+		return true, ""
 	}
 	return false, "only a CLI's login from the catalog can be a stand-in"
 }

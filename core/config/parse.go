@@ -619,7 +619,7 @@ func (d *decoder) credentialKV(c *credIndex, v *unstable.Node, vi *valueIndex, k
 		}
 		c.cred.Enabled = string(v.Data) == "true"
 	default:
-		d.problem(vi.key.start, "unknown key %q in [[sandbox_credentials]]; an entry has name (a catalog login) and secrets (for gh, npm, docker, kubectl and aws-credentials), or path, label, hosts and var (your own file or folder), and enabled", key)
+		d.problem(vi.key.start, "unknown key %q in [[sandbox_credentials]]; an entry has name (a catalog login) and secrets (for gh, npm, docker, kubectl, aws-credentials and terraform), or path, label, hosts and var (your own file or folder), and enabled", key)
 	}
 }
 
@@ -651,7 +651,7 @@ func (d *decoder) finishCredential(c *credIndex) {
 	if vi, ok := c.keys["secrets"]; ok {
 		switch supported, why := StandInSupport(c.cred.Name, d.goos); {
 		case !hasName:
-			d.problem(vi.key.start, "secrets is only for a CLI's login (name = \"gh\", \"npm\", \"docker\", \"kubectl\", \"aws-credentials\"); a file or folder of your own is copied")
+			d.problem(vi.key.start, "secrets is only for a CLI's login (name = \"gh\", \"npm\", \"docker\", \"kubectl\", \"aws-credentials\", \"terraform\"); a file or folder of your own is copied")
 		case !supported && c.cred.Secrets == SecretsStandIn:
 			d.problem(vi.value.start, "%s cannot be a stand-in here: %s; write secrets = \"copy\"", c.cred.Name, why)
 		case !supported && c.cred.Name == "ssh":

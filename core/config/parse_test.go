@@ -95,7 +95,7 @@ func badFiles() []badFile {
 			`testdata/bad/credentials.toml:26:1: this [[sandbox_credentials]] entry has neither name nor path; add name = "ssh" (a catalog login) or path, label and hosts (your own file or folder)`,
 			`testdata/bad/credentials.toml:31:1: a [[sandbox_credentials]] entry has either name (a catalog login) or path (your own file or folder), not both`,
 			`testdata/bad/credentials.toml:36:1: a catalog entry brings its own label; label is only for an entry with a path`,
-			`testdata/bad/credentials.toml:37:1: unknown key "colour" in [[sandbox_credentials]]; an entry has name (a catalog login) and secrets (for gh, npm, docker, kubectl and aws-credentials), or path, label, hosts and var (your own file or folder), and enabled`,
+			`testdata/bad/credentials.toml:37:1: unknown key "colour" in [[sandbox_credentials]]; an entry has name (a catalog login) and secrets (for gh, npm, docker, kubectl, aws-credentials and terraform), or path, label, hosts and var (your own file or folder), and enabled`,
 		}},
 		{"limits.toml", "linux", []string{
 			`testdata/bad/limits.toml:1:25: sandbox_max_processes = 10 is out of range; use a whole number from 32 to 4194304`,
@@ -115,9 +115,9 @@ func badFiles() []badFile {
 		}},
 		{"credentials_secrets.toml", "linux", []string{
 			`testdata/bad/credentials_secrets.toml:3:11: sandbox_credentials: secrets "standin" is not a way to share a login's secrets; use "stand-in" (they stay outside, and OpenWorker puts them on requests to the login's own hosts) or "copy" (they are copied into the sandbox)`,
-			`testdata/bad/credentials_secrets.toml:8:11: terraform cannot be a stand-in here: OpenWorker does not carry Terraform Cloud's tokens as stand-ins yet; write secrets = "copy"`,
+			`testdata/bad/credentials_secrets.toml:8:11: gcloud cannot be a stand-in here: gcloud refreshes its own tokens with the refresh token and sends them to many Google hosts, which OpenWorker does not carry stand-ins through yet; write secrets = "copy"`,
 			`testdata/bad/credentials_secrets.toml:13:1: secrets is not for the ssh login: the ssh login keeps its keys outside with OpenWorker's SSH agent instead (keys = "agent")`,
-			`testdata/bad/credentials_secrets.toml:20:1: secrets is only for a CLI's login (name = "gh", "npm", "docker", "kubectl", "aws-credentials"); a file or folder of your own is copied`,
+			`testdata/bad/credentials_secrets.toml:20:1: secrets is only for a CLI's login (name = "gh", "npm", "docker", "kubectl", "aws-credentials", "terraform"); a file or folder of your own is copied`,
 		}},
 		{"credentials_table.toml", "linux", []string{
 			`testdata/bad/credentials_table.toml:2:1: sandbox_credentials is a list of entries; write each entry under its own [[sandbox_credentials]] line`,

@@ -142,8 +142,8 @@ func TestEdits(t *testing.T) {
 			func(e *Editor) error { return e.SetCredentialEnabled("gh", true) },
 			"sandbox_provider = \"linux\"\n\n[[sandbox_credentials]]\nname = \"gh\"\nsecrets = \"stand-in\"\nenabled = true\n"},
 		{"credential_added_without_stand_in", "",
-			func(e *Editor) error { return e.AddCredential(Credential{Name: "terraform", Enabled: true}) },
-			"[[sandbox_credentials]]\nname = \"terraform\"\nenabled = true\n"},
+			func(e *Editor) error { return e.AddCredential(Credential{Name: "gcloud", Enabled: true}) },
+			"[[sandbox_credentials]]\nname = \"gcloud\"\nenabled = true\n"},
 		{"credential_added_copying", "",
 			func(e *Editor) error {
 				return e.AddCredential(Credential{Name: "npm", Secrets: SecretsCopy, Enabled: true})
@@ -220,9 +220,9 @@ func TestEditRefusals(t *testing.T) {
 		}, `var "LD_PRELOAD" is set by the sandbox itself or changes what programs run`},
 		{"remove_absent_credential", "", func(e *Editor) error { return e.RemoveCredential("ssh") },
 			"there is no [[sandbox_credentials]] entry for ssh"},
-		{"stand_in_not_offered", "[[sandbox_credentials]]\nname = \"terraform\"\nenabled = false\n",
-			func(e *Editor) error { return e.SetSecrets("terraform", SecretsStandIn) },
-			"terraform cannot be a stand-in here: OpenWorker does not carry Terraform Cloud's tokens as stand-ins yet"},
+		{"stand_in_not_offered", "[[sandbox_credentials]]\nname = \"gcloud\"\nenabled = false\n",
+			func(e *Editor) error { return e.SetSecrets("gcloud", SecretsStandIn) },
+			"gcloud cannot be a stand-in here: gcloud refreshes its own tokens"},
 		{"secrets_of_ssh", "[[sandbox_credentials]]\nname = \"ssh\"\nenabled = false\n",
 			func(e *Editor) error { return e.SetSecrets("ssh", SecretsCopy) },
 			"ssh cannot be a stand-in here: the ssh login keeps its keys outside with OpenWorker's SSH agent instead"},

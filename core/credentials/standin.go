@@ -73,6 +73,8 @@ func (c *copier) makeStandIns(e Entry, src, dst string, res *Result) ([]hosts.En
 		return c.dockerStandIns(dst, res)
 	case "aws-credentials":
 		return c.awsStandIns(dst, res)
+	case "terraform":
+		return c.terraformStandIns(dst, res)
 	}
 	return nil, fmt.Errorf("%s cannot be a stand-in; share it by copying it (secrets = \"copy\")", e.Key)
 }
@@ -419,6 +421,15 @@ const (
 func MakeStandIn(real string) (string, error) {
 	if real == "" {
 		return "", errors.New("no secret to make a stand-in for")
+	}
+	// Terraform Cloud's tokens are ID.atlasv1.SECRET: the middle names the kind, and stays.
+	if l, r, ok := strings.Cut(real, ".atlasv1."); ok && l != "" && r != "" {
+		a, err := MakeStandIn(l)
+		if err != nil {
+			return "", err
+		}
+		b, err := MakeStandIn(r)
+		return a + ".atlasv1." + b, err
 	}
 	prefix := 0
 	for i := 0; i < len(real) && i < maxPrefix; i++ {

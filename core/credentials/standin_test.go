@@ -30,6 +30,7 @@ func TestMakeStandInKeepsTheShape(t *testing.T) {
 		{"npm_legacy_uuid", "0a1b2c3d-4e5f-6789-abcd-ef0123456789", "", hexLower},
 		{"upper_hex", "DEADBEEF0123456789ABCDEF", "", hexUpper},
 		{"gitlab", "glpat-xXxXxXxXxXxXxXxXxXxX", "glpat-", alnum},
+		{"terraform", "AbCdEfGhIjKlMn.atlasv1.OpQrStUvWxYz0123456789abcdefghijklmnopqrstuvwxyz", "", alnum},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -38,6 +39,9 @@ func TestMakeStandInKeepsTheShape(t *testing.T) {
 				t.Fatal(err)
 			}
 			again, _ := MakeStandIn(c.real)
+			if strings.Contains(c.real, ".atlasv1.") && !strings.Contains(s, ".atlasv1.") {
+				t.Fatalf("stand-in %q lost the kind of token %q says it is", s, c.real)
+			}
 			if s == c.real || s == again || len(s) != len(c.real) || !strings.HasPrefix(s, c.prefix) {
 				t.Fatalf("stand-in %q (again %q) for %q, want the same length and prefix %q, and random", s, again, c.real, c.prefix)
 			}
@@ -765,4 +769,36 @@ contexts:
 	wantNotes(t, res, "the EKS cluster arn:aws:eks:us-east-1:123456789012:cluster/demo's tokens, made inside with the AWS login's stand-in, are signed again",
 		"the EKS cluster old will refuse the tokens its users make inside")
 	wantHosts(t, res, "abc123.gr7.us-east-1.eks.amazonaws.com:443")
+}
+
+// credentials.tfrc.json: each host's token becomes a stand-in of its shape, bound to the host.
+func TestTerraformStandIns(t *testing.T) {
+	const (
+		cloud = "AbCdEfGhIjKlMn.atlasv1.OpQrStUvWxYz0123456789abcdefghijklmnopqrstuvwxyz"
+		ent   = "EntEntEntEntEn.atlasv1.ENTentENTentENTent0123456789abcdefghijklmnopqrstu"
+	)
+	home, sandbox := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(home, ".terraform.d", "credentials.tfrc.json"), `{"credentials": {"app.terraform.io": {"token": "`+cloud+`"}, "TFE.Example.test": {"token": "`+ent+`"}, "bad host:1": {"token": "x"}}}`, 0o600)
+	res, err := Copy(Options{UserHome: home, SandboxHome: sandbox}, entries(t, config.Credential{Name: "terraform", Secrets: config.SecretsStandIn}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{cloud: "app.terraform.io:443", ent: "tfe.example.test:443"}
+	if len(res.StandIns) != 2 {
+		t.Fatalf("stand-ins %+v", res.StandIns)
+	}
+	b, _ := os.ReadFile(filepath.Join(sandbox, ".terraform.d", "credentials.tfrc.json"))
+	for _, s := range res.StandIns {
+		if hostList(s.Hosts) != want[s.Real] || s.Login != "terraform" || !strings.Contains(string(b), `"token": "`+s.StandIn+`"`) || !strings.Contains(s.StandIn, ".atlasv1.") {
+			t.Errorf("stand-in %+v\n%s", s, b)
+		}
+	}
+	for _, secret := range []string{cloud, ent} {
+		scanFor(t, sandbox, secret)
+	}
+	if strings.Contains(string(b), "bad host") {
+		t.Errorf("the copy kept a token for no host:\n%s", b)
+	}
+	wantNotes(t, res, `the Terraform token for "bad host:1" was left out of the copy: it is not a host`)
+	wantHosts(t, res, "app.terraform.io:443", "tfe.example.test:443")
 }

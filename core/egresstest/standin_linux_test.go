@@ -192,6 +192,37 @@ func checkEKSToken(auth, cluster, secret string) error {
 	return proxy.VerifySigV4(&http.Request{Method: "GET", URL: u, Host: u.Host, RequestURI: u.RequestURI(), Header: http.Header{"X-K8s-Aws-Id": {cluster}}}, secret)
 }
 
+// terraformRegistry is Terraform Cloud's private module registry with one module,
+// example/tiny/null 1.0.0, whose API answers requests with the real token.
+func terraformRegistry(t *testing.T, real string) http.Handler {
+	var tgz bytes.Buffer
+	gz := gzip.NewWriter(&tgz)
+	tw := tar.NewWriter(gz)
+	body := "output \"hello\" { value = \"tiny from the private registry\" }\n"
+	tw.WriteHeader(&tar.Header{Name: "main.tf", Mode: 0o644, Size: int64(len(body)), ModTime: time.Unix(1e9, 0)})
+	io.WriteString(tw, body)
+	tw.Close()
+	gz.Close()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.URL.Path == "/.well-known/terraform.json":
+			io.WriteString(w, `{"modules.v1": "/api/registry/v1/modules/"}`)
+		case r.URL.Path == "/archive/tiny.tar.gz":
+			w.Write(tgz.Bytes())
+		case r.Header.Get("Authorization") != "Bearer "+real:
+			http.Error(w, `{"errors":["unauthorized"]}`, http.StatusUnauthorized)
+		case r.URL.Path == "/api/registry/v1/modules/example/tiny/null/versions":
+			io.WriteString(w, `{"modules": [{"versions": [{"version": "1.0.0"}]}]}`)
+		case r.URL.Path == "/api/registry/v1/modules/example/tiny/null/1.0.0/download":
+			w.Header().Set("X-Terraform-Get", "https://app.terraform.io/archive/tiny.tar.gz")
+			w.WriteHeader(http.StatusNoContent)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+}
+
 // tinyManifest is an image's manifest, as a registry serves it.
 const tinyManifest = `{"schemaVersion":2,"mediaType":"application/vnd.docker.distribution.manifest.v2+json","config":{"mediaType":"application/vnd.docker.container.image.v1+json","size":2,"digest":"sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"},"layers":[]}`
 
@@ -220,7 +251,7 @@ func dockerRegistry(challenge string, authorized func(string) bool) http.Handler
 
 // tokenPattern finds what could be a GitHub or npm token of the test's shape, so that a scan
 // inside never needs the real secret to look for it.
-const tokenPattern = `gho_[A-Za-z0-9]{36}|npm_[A-Za-z0-9]{36}|dckr_pat_[A-Za-z0-9]{27}|kube_[A-Za-z0-9]{40}|awsSECRET[A-Za-z0-9]{31}`
+const tokenPattern = `gho_[A-Za-z0-9]{36}|npm_[A-Za-z0-9]{36}|dckr_pat_[A-Za-z0-9]{27}|kube_[A-Za-z0-9]{40}|awsSECRET[A-Za-z0-9]{31}|[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9]{60}`
 
 // found are the distinct tokens a scan inside printed, one per line.
 func found(out string) []string {
@@ -279,9 +310,9 @@ EOF`
 // with the login named and the way out; each substitution is in the audit trail, the secret
 // never; the CA's key is out of reach.
 func TestStandInLogins(t *testing.T) {
-	for _, p := range []string{"gh", "git", "npm", "curl", "python3", "skopeo", "kubectl", "aws", "javac"} {
+	for _, p := range []string{"gh", "git", "npm", "curl", "python3", "skopeo", "kubectl", "aws", "javac", "terraform"} {
 		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("no %s here (Debian: apt-get install gh git npm curl python3 skopeo kubernetes-client awscli default-jdk-headless)", p)
+			t.Skipf("no %s here (Debian: apt-get install gh git npm curl python3 skopeo kubernetes-client awscli default-jdk-headless; go install github.com/hashicorp/terraform@v1.5.7)", p)
 		}
 	}
 	publicDir := t.TempDir()
@@ -302,7 +333,8 @@ func TestStandInLogins(t *testing.T) {
 	hubReal, helperReal := tstest.Token(t, "dckr_pat_", 27), tstest.Token(t, "dckr_pat_", 27)
 	kubeReal := tstest.Token(t, "kube_", 40)
 	awsReal := tstest.Token(t, "awsSECRET", 31) // a recognisable shape, for the scans
-	reals := []string{ghReal, npmReal, hubReal, helperReal, kubeReal, awsReal}
+	tfReal := tstest.Token(t, "", 14) + ".atlasv1." + tstest.Token(t, "", 60)
+	reals := []string{ghReal, npmReal, hubReal, helperReal, kubeReal, awsReal, tfReal}
 
 	// The internet: GitHub's API and git host, another GitHub host, a private registry.
 	api := w.httpsOrigin("api.github.com", public, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
@@ -420,6 +452,9 @@ func TestStandInLogins(t *testing.T) {
 		}
 		io.WriteString(rw, "the report")
 	}))
+	// Terraform Cloud's private module registry, which serves one module to requests with
+	// the real token.
+	tfc := w.httpsOrigin("app.terraform.io", public, terraformRegistry(t, tfReal))
 	// docker.example.test's login is kept by a credential helper, which runs outside.
 	helperBin := t.TempDir()
 	if err := os.WriteFile(filepath.Join(helperBin, "docker-credential-owtest"), []byte("#!/bin/sh\n[ \"$1\" = get ] && [ \"$(cat)\" = docker.example.test ] || exit 3\necho '{\"ServerURL\":\"docker.example.test\",\"Username\":\"bob\",\"Secret\":\""+helperReal+"\"}'\n"), 0o755); err != nil {
@@ -441,7 +476,8 @@ func TestStandInLogins(t *testing.T) {
 			"\n    client-key-data: " + base64.StdEncoding.EncodeToString(carolKey) + "\n" +
 			"- name: demo-user\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n      command: aws\n      args: [--region, us-east-1, eks, get-token, --cluster-name, demo]\n" +
 			"contexts:\n- name: prod\n  context: {cluster: prod, user: alice}\n- name: admin\n  context: {cluster: prod, user: carol}\n- name: eks\n  context: {cluster: demo, user: demo-user}\n",
-		".aws/credentials": "[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = " + awsReal + "\n",
+		".terraform.d/credentials.tfrc.json": `{"credentials": {"app.terraform.io": {"token": "` + tfReal + `"}}}`,
+		".aws/credentials":                   "[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = " + awsReal + "\n",
 		".docker/config.json": `{"auths": {"https://index.docker.io/v1/": {"auth": "` + base64.StdEncoding.EncodeToString([]byte("alice:"+hubReal)) + `"}},
 			"credHelpers": {"docker.example.test": "owtest"}}`,
 	}
@@ -459,6 +495,7 @@ func TestStandInLogins(t *testing.T) {
 		{Name: "docker", Secrets: config.SecretsStandIn, Enabled: true},
 		{Name: "kubectl", Secrets: config.SecretsStandIn, Enabled: true},
 		{Name: "aws-credentials", Secrets: config.SecretsStandIn, Enabled: true},
+		{Name: "terraform", Secrets: config.SecretsStandIn, Enabled: true},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -651,6 +688,28 @@ git push -q origin main 2>&1 && git log --oneline -1`)
 		}
 	})
 
+	// terraform init fetches a module from Terraform Cloud's private registry with the
+	// stand-in token, which OpenWorker replaces on the way.
+	t.Run("terraform", func(t *testing.T) {
+		out, code, _ := w.run(s, `set -e; mkdir -p "$TMPDIR/tf" && cd "$TMPDIR/tf"
+cat > main.tf <<'EOF'
+module "tiny" {
+  source  = "app.terraform.io/example/tiny/null"
+  version = "1.0.0"
+}
+output "hello" { value = module.tiny.hello }
+EOF
+export CHECKPOINT_DISABLE=1
+terraform init -input=false -no-color >/dev/null
+terraform apply -auto-approve -input=false -no-color | tail -1`)
+		if code != 0 || !strings.Contains(out, `hello = "tiny from the private registry"`) {
+			t.Fatalf("terraform: exit %d\n%s", code, out)
+		}
+		if saw := tfc.saw(); !slices.Contains(saw, "Bearer "+tfReal) || slices.ContainsFunc(saw, func(a string) bool { return a != "" && a != "Bearer "+tfReal }) {
+			t.Errorf("app.terraform.io saw %q", saw)
+		}
+	})
+
 	// A protocol switch (kubectl exec, a WebSocket) asked for with the stand-in, by a program
 	// that ignores the proxy variables (the relay's way): the host gets the real token, and
 	// the new protocol is carried both ways.
@@ -810,7 +869,7 @@ java "$TMPDIR/Get.java" https://api.github.com/user "$(sed -n 's/.*oauth_token: 
 				subs = append(subs, e.Login+"@"+e.Host+" by "+e.Command)
 			}
 		}
-		for _, want := range []string{"gh@api.github.com by GH_NO_UPDATE_NOTIFIER=1 gh api user", "gh@github.com by set -e", "npm@registry.example.test by set -e; mkdir -p app", "docker@auth.docker.io by skopeo", "docker@docker.example.test by skopeo", "kubectl@kube.example.test by kubectl get", "kubectl@kube.example.test by kubectl --context admin", "aws-credentials@sts.us-east-1.amazonaws.com by aws sts", "aws-credentials@abc123.gr7.us-east-1.eks.amazonaws.com by kubectl --context eks", "gh@api.github.com by cat > \"$TMPDIR/Get.java\""} {
+		for _, want := range []string{"gh@api.github.com by GH_NO_UPDATE_NOTIFIER=1 gh api user", "gh@github.com by set -e", "npm@registry.example.test by set -e; mkdir -p app", "docker@auth.docker.io by skopeo", "docker@docker.example.test by skopeo", "kubectl@kube.example.test by kubectl get", "kubectl@kube.example.test by kubectl --context admin", "aws-credentials@sts.us-east-1.amazonaws.com by aws sts", "aws-credentials@abc123.gr7.us-east-1.eks.amazonaws.com by kubectl --context eks", "terraform@app.terraform.io by set -e; mkdir -p \"$TMPDIR/tf\"", "gh@api.github.com by cat > \"$TMPDIR/Get.java\""} {
 			if !slices.ContainsFunc(subs, func(s string) bool { return strings.HasPrefix(s, want) }) {
 				t.Errorf("no substitution event %q among %q", want, subs)
 			}
