@@ -22,8 +22,8 @@ func TestStandInLoginsThroughTheCLI(t *testing.T) {
 	w.state = filepath.Join(w.home, ".local", "state", "openworker")
 	ghReal, npmReal := tstest.Token(t, "gho_", 36), tstest.Token(t, "npm_", 36)
 	for rel, body := range map[string]string{
-		".config/gh/hosts.yml":               "github.com:\n    oauth_token: " + ghReal + "\n    user: octocat\n    git_protocol: https\n",
-		".npmrc":                             "registry=https://registry.example.test/\n//registry.example.test/:_authToken=" + npmReal + "\n",
+		".config/gh/hosts.yml": "github.com:\n    oauth_token: " + ghReal + "\n    user: octocat\n    git_protocol: https\n",
+		".npmrc":               "registry=https://registry.example.test/\n//registry.example.test/:_authToken=" + npmReal + "\n",
 		".config/gcloud/configurations/config_default": "[core]\naccount = octocat@example.com\n",
 	} {
 		p := filepath.Join(w.home, rel)
