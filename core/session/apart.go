@@ -220,15 +220,17 @@ func (s *Session) SignalApart(tag string, sig syscall.Signal) bool {
 
 // callerGone stops the call p whose caller went away: an agent host's shell, killed by its
 // host, which stops a command with SIGTERM (and passes it on, unless it is killed first).
-// So SIGTERM, as a program whose parent stops it gets, then SIGKILL after the grace; a call
-// already being stopped goes on to SIGKILL, as for a second signal.
+// So SIGTERM, as a program whose parent stops it gets, then SIGKILL after the grace. A call
+// already being stopped goes on as it was: its grace, then SIGKILL; the host's killing its
+// shell right after passing the signal on does not cut the command's cleanup short.
 func (s *Session) callerGone(p *pending, cause string) {
 	p.sigMu.Lock()
-	if p.interrupted == 0 {
-		p.step = 1 // after SIGTERM, SIGKILL
+	defer p.sigMu.Unlock()
+	if p.interrupted != 0 {
+		return
 	}
-	p.sigMu.Unlock()
-	s.interruptCall(p, syscall.SIGTERM, cause)
+	p.interrupted, p.cause, p.step = syscall.SIGTERM, cause, 1 // after SIGTERM, SIGKILL
+	s.signalStep(p, syscall.SIGTERM)
 }
 
 // interruptCall is interrupt for the call p.

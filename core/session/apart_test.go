@@ -122,3 +122,37 @@ func TestExecApartCallerGoneIsTerminated(t *testing.T) {
 		t.Fatalf("the command's TERM trap: %q %v", b, err)
 	}
 }
+
+// A host that stops a command with SIGTERM (which its shell passes on) and then kills its
+// shell at once: the caller's going away does not cut the command's TERM trap short; the
+// stop goes on with its grace, then SIGKILL.
+func TestExecApartSignalThenCallerGoneKeepsTheGrace(t *testing.T) {
+	f, s := startDirect(t)
+	running, stopped := filepath.Join(f.project, "running"), filepath.Join(f.project, "stopped")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan *Result, 1)
+	go func() {
+		r, err := s.ExecApart(ctx, runner.ExecArgs{Command: "trap 'sleep 0.5; echo stopped > " + stopped + "; exit 3' TERM; touch " + running + "; while :; do sleep 0.05; done", Dir: f.project}, "slow-trap", nil, nil)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- r
+	}()
+	waitForFile(t, running)
+	if !s.SignalApart("slow-trap", syscall.SIGTERM) {
+		t.Fatal("no call with the tag")
+	}
+	time.Sleep(50 * time.Millisecond)
+	cancel() // the host kills its shell
+	select {
+	case r := <-done:
+		if r == nil || r.Interrupted != "SIGTERM" || r.ExitCode != 3 {
+			t.Fatalf("the command: %+v", r)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the command was never ended")
+	}
+	if b, err := os.ReadFile(stopped); err != nil || string(b) != "stopped\n" {
+		t.Fatalf("the command's TERM trap was cut short: %q %v", b, err)
+	}
+}
