@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/openworker/openworker/core/api"
 	"github.com/openworker/openworker/core/apiclient"
 	"github.com/openworker/openworker/core/backend"
+	"github.com/openworker/openworker/core/config"
 	"github.com/openworker/openworker/core/credentials/connect"
 	"github.com/openworker/openworker/core/termtext"
 )
@@ -109,9 +111,9 @@ func cmdCredentials(args []string) error {
 		case *standIn && *copyKeys:
 			return usagef("credentials", "--stand-in and --copy are two ways to share a login's tokens; give one")
 		case *agentKeys && !ssh:
-			return usagef("credentials", "--agent is for credentials add ssh; for gh, npm, docker, kubectl, aws-credentials and terraform use --stand-in or --copy")
+			return usagef("credentials", "--agent is for credentials add ssh; for %s use --stand-in or --copy", standInNames())
 		case *standIn && ssh:
-			return usagef("credentials", "the ssh login's keys stay outside with --agent (the default); --stand-in is for gh, npm, docker, kubectl, aws-credentials and terraform")
+			return usagef("credentials", "the ssh login's keys stay outside with --agent (the default); --stand-in is for %s", standInNames())
 		case *agentKeys:
 			req.Keys = "agent"
 		case *copyKeys && ssh:
@@ -268,4 +270,13 @@ func cmdConnect(args []string) error {
 		return exitError{code}
 	}
 	return nil
+}
+
+// standInNames names the logins that can be stand-ins on this system: "gh, npm and docker".
+func standInNames() string {
+	names := config.StandInLogins(runtime.GOOS)
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

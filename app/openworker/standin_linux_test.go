@@ -44,7 +44,7 @@ func TestStandInLoginsThroughTheCLI(t *testing.T) {
 	if _, errs, code := w.run("credentials", "add", "gcloud", "--stand-in"); code == 0 || !strings.Contains(errs, "gcloud cannot be a stand-in here: gcloud refreshes its own tokens") {
 		t.Errorf("gcloud --stand-in: %d %s", code, errs)
 	}
-	if _, errs, code := w.run("credentials", "add", "ssh", "--stand-in"); code == 0 || !strings.Contains(errs, "--stand-in is for gh, npm, docker, kubectl, aws-credentials and terraform") {
+	if _, errs, code := w.run("credentials", "add", "ssh", "--stand-in"); code == 0 || !strings.Contains(errs, "--stand-in is for gh, aws-credentials, kubectl, npm, docker and terraform") {
 		t.Errorf("ssh --stand-in: %d %s", code, errs)
 	}
 	out, _, _ := w.run("credentials", "list")
