@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -73,20 +74,15 @@ func sameHost(h, host string) bool {
 // resignFor is resign, whatever the host.
 func resignFor(req *http.Request, logins []StandIn) (string, string) {
 	var keys []*SigV4
+	login := ""
 	for _, l := range logins {
 		if l.SigV4 != nil {
 			keys = append(keys, l.SigV4)
+			login = cmp.Or(login, l.Login)
 		}
 	}
 	if len(keys) == 0 {
 		return "", ""
-	}
-	login := ""
-	for _, l := range logins {
-		if l.SigV4 != nil {
-			login = l.Login
-			break
-		}
 	}
 	if q := req.URL.Query().Get("X-Amz-Credential"); q != "" {
 		akid, _, _ := strings.Cut(q, "/")
@@ -109,11 +105,10 @@ func resignFor(req *http.Request, logins []StandIn) (string, string) {
 	if scheme != sigV4Algorithm {
 		return "", "the request is signed with " + strconv.Quote(scheme) + " with the " + login + " login's stand-in; OpenWorker signs again only " + sigV4Algorithm
 	}
-	parts := strings.Split(scope, "/")
-	if len(parts) != 4 || parts[3] != "aws4_request" || signedHeaders == "" || signature == "" {
+	date, region, service, ok := scopeOf(scope)
+	if !ok || signedHeaders == "" || signature == "" {
 		return "", "the " + login + " login's signature does not name its scope and headers as " + sigV4Algorithm + " does"
 	}
-	date, region, service := parts[0], parts[1], parts[2]
 	amzDate := req.Header.Get("X-Amz-Date")
 	if amzDate == "" || !strings.HasPrefix(amzDate, date) {
 		return "", "the request signed with the " + login + " login's stand-in has no X-Amz-Date of its scope's day"
@@ -130,14 +125,9 @@ func resignFor(req *http.Request, logins []StandIn) (string, string) {
 		payload = h
 	}
 	names := strings.Split(signedHeaders, ";")
-	uris := []string{canonicalPath(req, false)}
-	if service != "s3" {
-		// Every service but S3 signs its path encoded once more.
-		uris = []string{canonicalPath(req, true), uris[0]}
-	}
 	query := canonicalQuery(req.URL.RawQuery)
 	var uri string
-	for _, u := range uris {
+	for _, u := range canonicalPaths(req, service) {
 		creq := canonicalRequest(req, u, query, names, payload)
 		if hmac.Equal([]byte(sigV4(k.StandInSecret, date, region, service, amzDate, creq)), []byte(signature)) {
 			uri = u
@@ -161,16 +151,16 @@ func resignFor(req *http.Request, logins []StandIn) (string, string) {
 func VerifySigV4(req *http.Request, secret string) error {
 	if q := req.URL.Query(); q.Get("X-Amz-Signature") != "" {
 		_, scope, _ := strings.Cut(q.Get("X-Amz-Credential"), "/")
-		parts := strings.Split(scope, "/")
-		if q.Get("X-Amz-Algorithm") != sigV4Algorithm || len(parts) != 4 {
+		date, region, service, ok := scopeOf(scope)
+		if q.Get("X-Amz-Algorithm") != sigV4Algorithm || !ok {
 			return errors.New("not signed with " + sigV4Algorithm)
 		}
 		payload := emptyHash
-		if parts[2] == "s3" {
+		if service == "s3" {
 			payload = "UNSIGNED-PAYLOAD"
 		}
-		creq := canonicalRequest(req, canonicalPath(req, parts[2] != "s3"), canonicalQuery(withoutParam(req.URL.RawQuery, "X-Amz-Signature")), strings.Split(q.Get("X-Amz-SignedHeaders"), ";"), payload)
-		if !hmac.Equal([]byte(sigV4(secret, parts[0], parts[1], parts[2], q.Get("X-Amz-Date"), creq)), []byte(q.Get("X-Amz-Signature"))) {
+		creq := canonicalRequest(req, canonicalPaths(req, service)[0], canonicalQuery(withoutParam(req.URL.RawQuery, "X-Amz-Signature")), strings.Split(q.Get("X-Amz-SignedHeaders"), ";"), payload)
+		if !hmac.Equal([]byte(sigV4(secret, date, region, service, q.Get("X-Amz-Date"), creq)), []byte(q.Get("X-Amz-Signature"))) {
 			return errors.New("the signature does not match")
 		}
 		return nil
@@ -178,8 +168,8 @@ func VerifySigV4(req *http.Request, secret string) error {
 	scheme, params, _ := strings.Cut(req.Header.Get("Authorization"), " ")
 	cred, signedHeaders, signature := sigV4Params(params)
 	_, scope, _ := strings.Cut(cred, "/")
-	parts := strings.Split(scope, "/")
-	if scheme != sigV4Algorithm || len(parts) != 4 || signedHeaders == "" {
+	date, region, service, ok := scopeOf(scope)
+	if scheme != sigV4Algorithm || !ok || signedHeaders == "" {
 		return errors.New("not signed with " + sigV4Algorithm)
 	}
 	payload := req.Header.Get("X-Amz-Content-Sha256")
@@ -190,9 +180,8 @@ func VerifySigV4(req *http.Request, secret string) error {
 		}
 		payload = h
 	}
-	uri := canonicalPath(req, parts[2] != "s3")
-	creq := canonicalRequest(req, uri, canonicalQuery(req.URL.RawQuery), strings.Split(signedHeaders, ";"), payload)
-	if !hmac.Equal([]byte(sigV4(secret, parts[0], parts[1], parts[2], req.Header.Get("X-Amz-Date"), creq)), []byte(signature)) {
+	creq := canonicalRequest(req, canonicalPaths(req, service)[0], canonicalQuery(req.URL.RawQuery), strings.Split(signedHeaders, ";"), payload)
+	if !hmac.Equal([]byte(sigV4(secret, date, region, service, req.Header.Get("X-Amz-Date"), creq)), []byte(signature)) {
 		return errors.New("the signature does not match")
 	}
 	return nil
@@ -207,28 +196,26 @@ func resignQuery(req *http.Request, k *SigV4, login string) (string, string) {
 		return "", "the request is signed in its URL with " + strconv.Quote(alg) + " with the " + login + " login's stand-in; OpenWorker signs again only " + sigV4Algorithm
 	}
 	_, scope, _ := strings.Cut(q.Get("X-Amz-Credential"), "/")
-	parts := strings.Split(scope, "/")
+	date, region, service, ok := scopeOf(scope)
 	signedHeaders, signature, amzDate := q.Get("X-Amz-SignedHeaders"), q.Get("X-Amz-Signature"), q.Get("X-Amz-Date")
-	if len(parts) != 4 || parts[3] != "aws4_request" || signedHeaders == "" || signature == "" || !strings.HasPrefix(amzDate, parts[0]) {
+	if !ok || signedHeaders == "" || signature == "" || !strings.HasPrefix(amzDate, date) {
 		return "", "the " + login + " login's signature in the URL does not name its scope, headers and time as " + sigV4Algorithm + " does"
 	}
-	date, region, service := parts[0], parts[1], parts[2]
 	payloads := []string{"UNSIGNED-PAYLOAD", emptyHash}
 	if h := q.Get("X-Amz-Content-Sha256"); h != "" {
 		payloads = []string{h}
 	}
-	uris := []string{canonicalPath(req, false)}
-	if service != "s3" {
-		uris = []string{canonicalPath(req, true), uris[0]}
-	}
 	names := strings.Split(signedHeaders, ";")
 	raw := withoutParam(req.URL.RawQuery, "X-Amz-Signature")
+	query := canonicalQuery(raw)
 	uri, payload := "", ""
-	for _, u := range uris {
+found:
+	for _, u := range canonicalPaths(req, service) {
 		for _, pl := range payloads {
-			creq := canonicalRequest(req, u, canonicalQuery(raw), names, pl)
-			if uri == "" && hmac.Equal([]byte(sigV4(k.StandInSecret, date, region, service, amzDate, creq)), []byte(signature)) {
+			creq := canonicalRequest(req, u, query, names, pl)
+			if hmac.Equal([]byte(sigV4(k.StandInSecret, date, region, service, amzDate, creq)), []byte(signature)) {
 				uri, payload = u, pl
+				break found
 			}
 		}
 	}
@@ -334,6 +321,24 @@ func hashBody(req *http.Request) (string, string) {
 	req.Body = io.NopCloser(bytes.NewReader(b))
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:]), ""
+}
+
+// scopeOf reads a signature's scope, DATE/REGION/SERVICE/aws4_request.
+func scopeOf(scope string) (date, region, service string, ok bool) {
+	parts := strings.Split(scope, "/")
+	if len(parts) != 4 || parts[3] != "aws4_request" {
+		return "", "", "", false
+	}
+	return parts[0], parts[1], parts[2], true
+}
+
+// canonicalPaths are the readings of req's path a signature for service may have made,
+// the one its service uses first: every service but S3 signs its path encoded once more.
+func canonicalPaths(req *http.Request, service string) []string {
+	if service == "s3" {
+		return []string{canonicalPath(req, false)}
+	}
+	return []string{canonicalPath(req, true), canonicalPath(req, false)}
 }
 
 // canonicalPath is the request's path as SigV4 signs it: as sent, or encoded once more.
