@@ -116,6 +116,8 @@ type Session struct {
 	// bundle the sandbox's programs trust; nil and "" without one.
 	standIns    *proxy.StandIns
 	trustBundle string
+	// javaTrustStore is the same roots as a Java key store, beside the bundle; "" for none.
+	javaTrustStore string
 	// httpSocketServed: the socket of plain HTTP for https sites is served (see
 	// serveHTTPSocket).
 	httpSocketServed bool
@@ -412,10 +414,7 @@ func (s *Session) startRunner(ctx context.Context, prov sandbox.Provider, first 
 	opts := m.policyOptions(s.spec)
 	opts.PrivateTmp, opts.Home, opts.ProxyPort = s.tmp, s.home, s.port
 	opts.Settings = policy.GitSettings
-	opts.TrustBundle = s.trustBundle
-	if s.trustBundle != "" && len(policy.SystemJavaTrustStores(m.opts.GOOS)) > 0 {
-		opts.JavaTrustStore = javaTrustStore(s.trustBundle)
-	}
+	opts.TrustBundle, opts.JavaTrustStore = s.trustBundle, s.javaTrustStore
 	pol, err := policy.New(opts)
 	if err != nil {
 		return err

@@ -165,34 +165,30 @@ func (s *Session) writeTrust(ca *localca.CA) (string, error) {
 	}
 	own := ca.CertPEM()
 	bundle := filepath.Join(dir, "ca-bundle.pem")
+	roots := append(append(bytes.Clone(system), "# OpenWorker's certificate authority, for the session's stand-in logins\n"...), own...)
 	for _, f := range []struct {
 		path string
 		data []byte
-	}{{bundle, append(append(bytes.Clone(system), "# OpenWorker's certificate authority, for the session's stand-in logins\n"...), own...)}, {filepath.Join(dir, "openworker-ca.pem"), own}} {
+	}{{bundle, roots}, {filepath.Join(dir, "openworker-ca.pem"), own}} {
 		if err := os.WriteFile(f.path, f.data, 0o444); err != nil {
 			return "", err
 		}
 	}
-	if len(policy.SystemJavaTrustStores(s.m.opts.GOOS)) > 0 {
+	if s.m.opts.GOOS == "linux" {
 		// Java reads its roots from a key store: the same roots, as one, for the wall to
-		// place at Java's own (see policy.Options.JavaTrustStore).
-		data, err := os.ReadFile(bundle)
+		// place at Java's own (policy.Options.JavaTrustStore; only a Linux wall places
+		// files).
+		store, err := localca.JavaTrustStore(roots, time.Now())
 		if err != nil {
 			return "", err
 		}
-		store, err := localca.JavaTrustStore(data, time.Now())
-		if err != nil {
-			return "", err
-		}
-		if err := os.WriteFile(javaTrustStore(bundle), store, 0o444); err != nil {
+		s.javaTrustStore = filepath.Join(dir, "cacerts")
+		if err := os.WriteFile(s.javaTrustStore, store, 0o444); err != nil {
 			return "", err
 		}
 	}
 	return bundle, nil
 }
-
-// javaTrustStore is where writeTrust puts the Java key store of the session's bundle.
-func javaTrustStore(bundle string) string { return filepath.Join(filepath.Dir(bundle), "cacerts") }
 
 // recordStandIn puts a substitution of a stand-in login's secret in the audit trail.
 func (s *Session) recordStandIn(login, host string) {
