@@ -36,30 +36,6 @@ var kubePathKeys = map[string]bool{
 // login.
 var kubeSecretPaths = map[string]bool{"client-key": true, "tokenFile": true}
 
-// pathKey is the key whose value is n, in the mapping that holds it.
-func pathKey(doc, n *yaml.Node) string {
-	var key string
-	var walk func(m *yaml.Node) bool
-	walk = func(m *yaml.Node) bool {
-		if m.Kind == yaml.MappingNode {
-			for i := 0; i+1 < len(m.Content); i += 2 {
-				if m.Content[i+1] == n {
-					key = m.Content[i].Value
-					return true
-				}
-			}
-		}
-		for _, ch := range m.Content {
-			if walk(ch) {
-				return true
-			}
-		}
-		return false
-	}
-	walk(doc)
-	return key
-}
-
 // kubeconfig copies the files the kubeconfig at src names by path, rewrites the paths in
 // its copy dst, and returns the clusters' servers as host:port.
 func (c *copier) kubeconfig(src, dst string) ([]hosts.Entry, error) {
@@ -75,8 +51,9 @@ func (c *copier) kubeconfig(src, dst string) ([]hosts.Entry, error) {
 	servers, paths := kubeWalk(&doc)
 	entries := c.kubeServers(servers)
 	rewritten := false
-	for _, n := range paths {
-		if n.Value == "" || c.standIn && kubeSecretPaths[pathKey(&doc, n)] {
+	for _, kp := range paths {
+		n := kp.n
+		if n.Value == "" || c.standIn && kubeSecretPaths[kp.key] {
 			// A key or token file stays outside: kubeStandIns reads it there.
 			continue
 		}
@@ -188,8 +165,14 @@ func serverEntry(s string) (hosts.Entry, error) {
 	return hosts.Parse(net.JoinHostPort(u.Hostname(), port))
 }
 
+// kubePath is the value node n of the key that names a file.
+type kubePath struct {
+	key string
+	n   *yaml.Node
+}
+
 // kubeWalk returns the clusters' servers and the value nodes of every key that names a file.
-func kubeWalk(doc *yaml.Node) (servers []string, paths []*yaml.Node) {
+func kubeWalk(doc *yaml.Node) (servers []string, paths []kubePath) {
 	root := doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
 		root = root.Content[0]
@@ -213,7 +196,7 @@ func kubeWalk(doc *yaml.Node) (servers []string, paths []*yaml.Node) {
 				case k.Value == "server" && section.item == "cluster":
 					servers = append(servers, v.Value)
 				case kubePathKeys[k.Value]:
-					paths = append(paths, v)
+					paths = append(paths, kubePath{k.Value, v})
 				}
 			}
 		}
@@ -235,12 +218,13 @@ func mapValue(m *yaml.Node, key string) *yaml.Node {
 }
 
 // kubeStandIns replaces the secrets of the kubeconfig's copy at dst (src is the person's)
-// with stand-ins: each user's token (inline, or read outside from its tokenFile) and basic
-// password, bound to the servers of the clusters its contexts pair it with. kubectl trusts
-// only the authority a cluster names, so each such cluster's copy names OpenWorker's, and
-// the proxy verifies the server with the cluster's own authority and tls-server-name
-// (StandIn.Verify). A client certificate's key cannot be a stand-in: it is left out, as is
-// a secret for a cluster reached over http or without verifying its certificate. exec and
+// with stand-ins: each user's token (inline, or read outside from its tokenFile), basic
+// password and client certificate (a pair made for the session in place of the real one,
+// whose key is read outside), bound to the servers of the clusters its contexts pair it
+// with. kubectl trusts only the authority a cluster names, so each such cluster's copy names
+// OpenWorker's, and the proxy verifies the server with the cluster's own authority and
+// tls-server-name (StandIn.Verify). A secret for a cluster reached over http, without
+// verifying its certificate or through a proxy of its own is left out, and said. exec and
 // auth-provider users, and the clusters only they use, are left as they are.
 func (c *copier) kubeStandIns(src, dst string, res *Result) ([]hosts.Entry, error) {
 	data, err := os.ReadFile(dst)
