@@ -1,7 +1,6 @@
 package credentials
 
 import (
-	"encoding/base64"
 	"os"
 	"path"
 	"slices"
@@ -41,10 +40,7 @@ func (c *copier) eksStandIns(kubeconfig string, res *Result) error {
 	if yaml.Unmarshal(data, &doc) != nil {
 		return nil
 	}
-	root := &doc
-	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
-		root = root.Content[0]
-	}
+	root := yamlRoot(&doc)
 	clusters, users := kubeNamed(root, "clusters", "cluster"), kubeNamed(root, "users", "user")
 	names := map[string][]string{} // cluster -> the EKS names its users' tokens are for
 	for _, ctx := range kubeNamed(root, "contexts", "context") {
@@ -90,9 +86,7 @@ func (c *copier) eksStandIns(kubeconfig string, res *Result) error {
 			res.Hosts = append(res.Hosts, t)
 		}
 		if !rewritten {
-			dropKey(m, "certificate-authority")
-			dropKey(m, "tls-server-name")
-			setScalar(m, "certificate-authority-data", base64.StdEncoding.EncodeToString(caPEM))
+			trustOnly(m, caPEM)
 			changed = true
 		}
 		c.cur.Notes = append(c.cur.Notes, "the EKS cluster "+cl+"'s tokens, made inside with the AWS login's stand-in, are signed again with the real secret on their way to "+t.String())

@@ -95,10 +95,7 @@ type ghHost struct {
 
 // ghMissing lists the hosts of a hosts.yml whose entry has no oauth_token.
 func ghMissing(doc *yaml.Node) []ghHost {
-	root := doc
-	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
-		root = root.Content[0]
-	}
+	root := yamlRoot(doc)
 	if root.Kind != yaml.MappingNode {
 		return nil
 	}

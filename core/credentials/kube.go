@@ -173,10 +173,7 @@ type kubePath struct {
 
 // kubeWalk returns the clusters' servers and the value nodes of every key that names a file.
 func kubeWalk(doc *yaml.Node) (servers []string, paths []kubePath) {
-	root := doc
-	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
-		root = root.Content[0]
-	}
+	root := yamlRoot(doc)
 	for _, section := range []struct{ list, item string }{{"clusters", "cluster"}, {"users", "user"}} {
 		seq := mapValue(root, section.list)
 		if seq == nil || seq.Kind != yaml.SequenceNode {
@@ -235,10 +232,7 @@ func (c *copier) kubeStandIns(src, dst string, res *Result) ([]hosts.Entry, erro
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, c.dropCopy(dst, "the kubeconfig is not valid YAML ("+err.Error()+"), so its tokens cannot be replaced by stand-ins")
 	}
-	root := &doc
-	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
-		root = root.Content[0]
-	}
+	root := yamlRoot(&doc)
 	clusters, users := kubeNamed(root, "clusters", "cluster"), kubeNamed(root, "users", "user")
 	pairs := map[string][]string{} // user -> the clusters its contexts pair it with
 	for _, ctx := range kubeNamed(root, "contexts", "context") {
@@ -350,9 +344,7 @@ func (c *copier) kubeStandIns(src, dst string, res *Result) ([]hosts.Entry, erro
 	// Every cluster reached at a server OpenWorker ends TLS for trusts its authority alone.
 	for _, m := range clusters {
 		if t, err := serverEntry(scalar(m, "server")); err == nil && trusted[t.String()] {
-			dropKey(m, "certificate-authority")
-			dropKey(m, "tls-server-name")
-			setScalar(m, "certificate-authority-data", base64.StdEncoding.EncodeToString(caPEM))
+			trustOnly(m, caPEM)
 		}
 	}
 	if err := writeKubeconfig(dst, &doc); err != nil {
@@ -499,6 +491,13 @@ func standInCertificate(real *x509.Certificate) ([]byte, []byte, []byte, error) 
 		return nil, nil, nil, err
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb}), der, nil
+}
+
+// trustOnly makes the cluster m trust the authority caPEM alone, by the name of its server.
+func trustOnly(m *yaml.Node, caPEM []byte) {
+	dropKey(m, "certificate-authority")
+	dropKey(m, "tls-server-name")
+	setScalar(m, "certificate-authority-data", base64.StdEncoding.EncodeToString(caPEM))
 }
 
 // scalar is the scalar value of key in mapping m, "" for none.

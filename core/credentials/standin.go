@@ -101,10 +101,7 @@ func (c *copier) ghStandIns(dir string, res *Result) ([]hosts.Entry, error) {
 		// The copy could hold a token that cannot be found: it must not stay.
 		return nil, c.dropCopy(dir, "hosts.yml is not valid YAML ("+err.Error()+"), so its tokens cannot be replaced by stand-ins; nothing of ~/.config/gh was given to the session")
 	}
-	root := &doc
-	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
-		root = root.Content[0]
-	}
+	root := yamlRoot(&doc)
 	var added []hosts.Entry
 	n := 0
 	if root.Kind == yaml.MappingNode {
@@ -195,6 +192,14 @@ func ghSocket(path, socket string) error {
 		return err
 	}
 	return writeCopy(path, out)
+}
+
+// yamlRoot is the top node of a parsed YAML file: its document's content.
+func yamlRoot(doc *yaml.Node) *yaml.Node {
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
+		return doc.Content[0]
+	}
+	return doc
 }
 
 // dropKey removes key from the mapping n, wherever it is said.
