@@ -571,8 +571,9 @@ func geminiArgs(home string) []string {
 // and writes into the home folder, the file tools read the key and write outside, the work
 // in the project, a command in a folder of it (gemini-cli starts each command in the folder
 // its dir_path names), a refused site, a background command, and an interrupt: a command
-// that prints nothing is cancelled by gemini-cli after 3 s, and the next command reads
-// what its trap wrote.
+// that prints nothing is cancelled by gemini-cli after 6 s, and the next command reads
+// what its trap wrote (waiting up to 20 s for it: a loaded machine starts and stops
+// commands slowly).
 func geminiScript(w *world) []scriptmodel.Turn {
 	key := filepath.Join(w.home, ".ssh", "id_ed25519")
 	tick, stopped := filepath.Join(w.project, "tick"), filepath.Join(w.project, "stopped")
@@ -588,7 +589,8 @@ func geminiScript(w *world) []scriptmodel.Turn {
 			"command": "while :; do date > " + tick + "; sleep 0.1; done # agent-bg-marker"}},
 		/* 8 */ {Tool: "run_shell_command", Input: map[string]any{"command": "while [ ! -s " + tick + " ]; do sleep 0.1; done; echo ticking; sleep 5 > /dev/null 2>&1 & echo started"}},
 		/* 9 */ {Tool: "run_shell_command", Input: map[string]any{"command": "trap 'echo stopped > " + stopped + "; exit 3' TERM; while :; do sleep 0.1; done # agent-int-marker"}},
-		/* 10 */ {Tool: "run_shell_command", Input: map[string]any{"command": "timeout 5 sh -c 'while [ ! -s " + stopped + " ]; do sleep 0.1; done'; cat " + stopped}},
+		// It prints a dot as it waits, or gemini-cli would cancel it too.
+		/* 10 */ {Tool: "run_shell_command", Input: map[string]any{"command": "timeout 20 sh -c 'while [ ! -s " + stopped + " ]; do sleep 0.2; printf .; done'; echo; cat " + stopped}},
 		/* 11 */ {Tool: "mcp_openworker_session_info", Input: map[string]any{}},
 		/* 12 */ {Text: "done"},
 	}
