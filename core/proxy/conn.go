@@ -522,6 +522,9 @@ func (c *conn) exchange(client, up net.Conn, upBr *bufio.Reader, req *http.Reque
 			return false
 		}
 		removeHopByHop(resp.Header)
+		if a, ok := client.(interface{ answerBody(*http.Response) }); ok {
+			a.answerBody(resp)
+		}
 		err = resp.Write(client)
 		resp.Body.Close()
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/openworker/openworker/core/hosts"
@@ -209,6 +210,7 @@ func (c *conn) terminate(up net.Conn, d hosts.Decision, logins []StandIn) {
 	names := loginNames(logins)
 	c.terminated = names
 	batch := &batchConn{Conn: bufferedConn{c.c, c.br}}
+	var inSecret, upSecret serverSecret
 	insideCfg := &tls.Config{
 		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return p.standIns.Certificate(d.Host) },
 		// Requests are read one by one as HTTP/1.1; a client that offers HTTP/2 as well
@@ -217,14 +219,20 @@ func (c *conn) terminate(up net.Conn, d hosts.Decision, logins []StandIn) {
 		MinVersion: tls.VersionTLS12,
 		// The sandbox is on this machine: full records from the first byte.
 		DynamicRecordSizingDisabled: true,
+		// Nothing is written on the sandbox's side after the handshake but the answers,
+		// whose records may be sealed here (see takeOver), counted from the first.
+		SessionTicketsDisabled: true,
+		KeyLogWriter:           &inSecret,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), p.opts.HeadTimeout)
 	defer cancel()
 	upCfg := p.upstream(d, logins)
+	upCfg.KeyLogWriter = &upSecret
 	shown := c.clientCertificates(ctx, d, logins, insideCfg, upCfg)
 	inside := tls.Server(batch, insideCfg)
 	raw := bufio.NewReaderSize(up, rawReadSize)
-	outside := tls.Client(bufferedConn{up, raw}, upCfg)
+	handshake := &recordAtATime{r: raw}
+	outside := tls.Client(bufferedConn{up, handshake}, upCfg)
 	// Both handshakes at once: the setup costs the longer of the two, not their sum.
 	upDone := make(chan error, 1)
 	go func() { upDone <- outside.HandshakeContext(ctx) }()
@@ -259,7 +267,13 @@ func (c *conn) terminate(up net.Conn, d hosts.Decision, logins []StandIn) {
 	}
 	br := getReader(inside)
 	defer putReader(br)
-	c.carry(inside, batch, br, outside, raw, d, logins, nil)
+	if toSandbox, host, ok := takeOver(inside, batch, &inSecret, outside, raw, handshake, &upSecret); ok {
+		toSandbox.upBr = bufio.NewReaderSize(host, MaxResponseHeadBytes)
+		c.carry(toSandbox, br, outside, toSandbox.upBr, d, logins, nil)
+		return
+	}
+	upBr := bufio.NewReaderSize(outside, MaxResponseHeadBytes)
+	c.carry(&batchWriter{Conn: inside, batch: batch, src: upBr, raw: raw}, br, outside, upBr, d, logins, nil)
 }
 
 // clientCertificates readies the two TLS configurations of a connection to d for the logins
@@ -311,29 +325,29 @@ func (c *conn) unverified(d hosts.Decision, names string, err error) string {
 	return why
 }
 
-// carry passes the requests read from inside (through br) to the real host over outside, each
-// with the secrets of logins in place of their stand-ins, until either side ends. first is a
-// request already read, or nil. On the socket, every request must name the host d.
-func (c *conn) carry(inside net.Conn, batch *batchConn, br *bufio.Reader, outside net.Conn, raw *bufio.Reader, d hosts.Decision, logins []StandIn, first *request) {
+// carry passes the requests read through br to the real host over outside, each with the
+// secrets of logins in place of their stand-ins, and its answers, read through upBr, to the
+// sandbox's side toSandbox (whose reads br makes), until either side ends. first is a request
+// already read, or nil. On the socket, every request must name the host d.
+func (c *conn) carry(toSandbox net.Conn, br *bufio.Reader, outside net.Conn, upBr *bufio.Reader, d hosts.Decision, logins []StandIn, first *request) {
 	p := c.p
 	c.carried = true
 	// A download through here is as much a bulk transfer as one through a tunnel.
 	defer p.growFull(c.c, c.up)()
-	upBr := bufio.NewReaderSize(outside, MaxResponseHeadBytes)
 	for n := 0; ; n++ {
 		req := first
 		if n > 0 || req == nil {
 			var ok bool
-			if req, ok = c.readRequestOn(inside, br, n == 0); !ok {
+			if req, ok = c.readRequestOn(toSandbox, br, n == 0); !ok {
 				return
 			}
 		}
 		if req.http == nil {
-			writeError(inside, http.StatusBadRequest, "", "a CONNECT inside a connection to "+d.Target()+" is not carried")
+			writeError(toSandbox, http.StatusBadRequest, "", "a CONNECT inside a connection to "+d.Target()+" is not carried")
 			return
 		}
 		if c.socket && !sameSocketHost(req.http.Host, d) {
-			writeError(inside, http.StatusMisdirectedRequest, "", "this connection carries requests to "+d.Target()+" only; open another for "+req.http.Host)
+			writeError(toSandbox, http.StatusMisdirectedRequest, "", "this connection carries requests to "+d.Target()+" only; open another for "+req.http.Host)
 			return
 		}
 		signed, why := resign(req.http, logins, d.Host)
@@ -347,7 +361,7 @@ func (c *conn) carry(inside net.Conn, batch *batchConn, br *bufio.Reader, outsid
 				}
 			}
 			c.note(Refusal{Host: d.Host, Port: d.Port, Header: StandInNotSigned, Reason: d.Target() + ": " + why})
-			writeError(inside, http.StatusForbidden, StandInNotSigned, why)
+			writeError(toSandbox, http.StatusForbidden, StandInNotSigned, why)
 			return
 		}
 		if signed != "" {
@@ -360,9 +374,9 @@ func (c *conn) carry(inside net.Conn, batch *batchConn, br *bufio.Reader, outsid
 				f(login, d.Host)
 			}
 		}
-		if !c.exchange(&batchWriter{Conn: inside, batch: batch, src: upBr, raw: raw}, outside, upBr, req.http, d.Target()) {
+		if !c.exchange(toSandbox, outside, upBr, req.http, d.Target()) {
 			if c.switched {
-				switchedStream(inside, br, outside, upBr)
+				switchedStream(toSandbox, br, outside, upBr)
 			}
 			return
 		}
@@ -413,7 +427,8 @@ func (c *conn) serveSocket() {
 		return
 	}
 	batch := &batchConn{Conn: c.c}
-	c.carry(batch, batch, c.br, outside, raw, d, logins, req)
+	upBr := bufio.NewReaderSize(outside, MaxResponseHeadBytes)
+	c.carry(&batchWriter{Conn: batch, batch: batch, src: upBr, raw: raw}, c.br, outside, upBr, d, logins, req)
 }
 
 // switchedStream carries what follows a protocol switch (kubectl exec's stream, a
@@ -566,10 +581,20 @@ var batchBuffers = sync.Pool{New: func() any { b := make([]byte, 0, batchSize+ba
 // the stack writes is kept and written at once by flush.
 type batchConn struct {
 	net.Conn
-	buf *[]byte // while a batch is held
+	buf    *[]byte // while a batch is held
+	sealed bool    // sandboxRecords writes the socket: the TLS stack may not
+	// The TLS stack wrote after sealed: the program asked it for new keys (or the stack
+	// failed, and the connection ends), and sandboxRecords sends a KeyUpdate of its own.
+	asked atomic.Bool
 }
 
 func (b *batchConn) Write(p []byte) (int, error) {
+	if b.sealed {
+		// Not sent (its sequence numbers are behind), yet taken as sent: a stack that
+		// cannot send its KeyUpdate does not take the program's new keys either.
+		b.asked.Store(true)
+		return len(p), nil
+	}
 	if b.buf == nil {
 		return b.Conn.Write(p)
 	}
