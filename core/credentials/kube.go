@@ -269,35 +269,36 @@ func (c *copier) kubeStandIns(src, dst string, res *Result) ([]hosts.Entry, erro
 		if p := scalar(u, "password"); secret == "" && p != "" {
 			secret, field = p, "password"
 		}
-		if secret == "" && cert == nil && certWhy == "" {
+		if certWhy != "" {
+			// The certificate cannot be used, whatever the clusters; a token beside it can.
+			dropClientCert(u)
+			c.cur.Notes = append(c.cur.Notes, "the client certificate of the kubeconfig user "+name+" was left out of the copy: "+certWhy)
+		}
+		if secret == "" && cert == nil {
 			continue
 		}
 		var targets []hosts.Entry
 		verify := map[string]Verify{}
-		why := certWhy
-		if why == "" {
-			for _, cl := range pairs[name] {
-				t, v, w := c.kubeCluster(cl, clusters[cl])
-				if w != "" {
-					why = w
-					continue
-				}
-				targets = append(targets, t)
-				verify[t.String()] = v
+		why := ""
+		for _, cl := range pairs[name] {
+			t, v, w := c.kubeCluster(cl, clusters[cl])
+			if w != "" {
+				why = w
+				continue
 			}
-			if len(targets) == 0 && why == "" {
-				why = "no context pairs it with a cluster"
-			}
+			targets = append(targets, t)
+			verify[t.String()] = v
+		}
+		if len(targets) == 0 && why == "" {
+			why = "no context pairs it with a cluster"
 		}
 		if len(targets) == 0 {
 			if secret != "" {
 				dropKey(u, field)
 				c.cur.Notes = append(c.cur.Notes, "the "+field+" of the kubeconfig user "+name+" was left out of the copy: "+why)
 			}
-			if cert != nil || certWhy != "" {
-				for _, k := range []string{"client-key-data", "client-key", "client-certificate-data", "client-certificate"} {
-					dropKey(u, k)
-				}
+			if cert != nil {
+				dropClientCert(u)
 				c.cur.Notes = append(c.cur.Notes, "the client certificate of the kubeconfig user "+name+" was left out of the copy: "+why)
 			}
 			continue
@@ -351,6 +352,13 @@ func (c *copier) kubeStandIns(src, dst string, res *Result) ([]hosts.Entry, erro
 		return nil, err
 	}
 	return added, c.noRealSecret(dst, res)
+}
+
+// dropClientCert takes a kubeconfig user's client certificate and key out.
+func dropClientCert(u *yaml.Node) {
+	for _, k := range []string{"client-key-data", "client-key", "client-certificate-data", "client-certificate"} {
+		dropKey(u, k)
+	}
 }
 
 // kubeCluster is where a secret for the cluster name (its mapping m) goes, and how the

@@ -418,6 +418,7 @@ func TestKubeStandIns(t *testing.T) {
 		eveReal    = "EVEeve0123456789abcdefghijkl"
 		heidiKey   = "HEIDIKEYheidikey0123456789"
 		frankPass  = "FRANKfrank0123456789xyz"
+		ivanReal   = "IVANivan0123456789abcdefghijkl"
 		machinePEM = "-----BEGIN CERTIFICATE-----\nTUFDSElORQ==\n-----END CERTIFICATE-----\n"
 		prodPEM    = "-----BEGIN CERTIFICATE-----\nUFJPRA==\n-----END CERTIFICATE-----\n"
 		stagingPEM = "-----BEGIN CERTIFICATE-----\nU1RBR0lORw==\n-----END CERTIFICATE-----\n"
@@ -476,6 +477,11 @@ users:
   user:
     username: frank
     password: ` + frankPass + `
+- name: ivan
+  user:
+    token: ` + ivanReal + `
+    client-certificate-data: ` + b64("IVAN CERT") + `
+    client-key-data: ` + b64(heidiKey) + `
 contexts:
 - name: prod
   context: {cluster: prod, user: alice}
@@ -493,6 +499,8 @@ contexts:
   context: {cluster: staging, user: grace}
 - name: prod-heidi
   context: {cluster: prod, user: heidi}
+- name: prod-ivan
+  context: {cluster: prod, user: ivan}
 `
 	home, sandbox := t.TempDir(), t.TempDir()
 	kubeconfig = strings.NewReplacer("CAROLCERT", b64(string(carolCertPEM)), "CAROLKEY", b64(string(carolKeyPEM))).Replace(kubeconfig)
@@ -510,6 +518,7 @@ contexts:
 		aliceReal: {"kube.example.test:6443", prodPEM, "kubernetes.default"},
 		bobReal:   {"10.1.2.3:443", stagingPEM, ""},
 		frankPass: {"10.1.2.3:443", stagingPEM, ""},
+		ivanReal:  {"kube.example.test:6443", prodPEM, "kubernetes.default"},
 	}
 	certs := map[string]struct{ hosts, roots string }{
 		string(carolKeyPEM): {"kube.example.test:6443", prodPEM},
@@ -558,7 +567,7 @@ contexts:
 	if err := yaml.Unmarshal(b, &k); err != nil {
 		t.Fatalf("the copy is not YAML: %v\n%s", err, b)
 	}
-	if len(k.Contexts) != 8 {
+	if len(k.Contexts) != 9 {
 		t.Errorf("the copy lost contexts:\n%s", b)
 	}
 	for _, c := range k.Clusters {
@@ -598,6 +607,10 @@ contexts:
 			if err != nil || !bytes.Equal(pair.Certificate[0], standCert[string(key)]) || u.User["client-certificate"] != nil || u.User["client-key"] != nil {
 				t.Errorf("%s in the copy: %v (%v), want the stand-in certificate and key inline", u.Name, u.User, err)
 			}
+		case "ivan":
+			if len(u.User) != 1 || u.User["token"] != stand[ivanReal] {
+				t.Errorf("ivan, whose certificate cannot be used, should keep his token as a stand-in alone: %v", u.User)
+			}
 		case "eve", "heidi":
 			if len(u.User) != 0 {
 				t.Errorf("%s kept %v", u.Name, u.User)
@@ -608,11 +621,12 @@ contexts:
 			}
 		}
 	}
-	for _, secret := range []string{aliceReal, bobReal, eveReal, heidiKey, b64(heidiKey), frankPass, string(carolKeyPEM), b64(string(carolKeyPEM)), string(graceKeyPEM)} {
+	for _, secret := range []string{aliceReal, bobReal, eveReal, heidiKey, b64(heidiKey), frankPass, ivanReal, string(carolKeyPEM), b64(string(carolKeyPEM)), string(graceKeyPEM)} {
 		scanFor(t, sandbox, secret)
 	}
 	wantNotes(t, res,
 		"the client certificate of the kubeconfig user heidi was left out of the copy: its certificate and key do not make a pair",
+		"the client certificate of the kubeconfig user ivan was left out of the copy: its certificate and key do not make a pair",
 		"the token of the kubeconfig user eve was left out of the copy: legacy is reached without verifying its certificate (insecure-skip-tls-verify)")
 }
 
