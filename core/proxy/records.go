@@ -425,7 +425,9 @@ func (h *hostRecords) pass(s *sandboxRecords, n int64) (passed int64, err error)
 			return passed, h.err
 		}
 		if p.failed() {
-			return passed, p.finish()
+			err := p.finish()
+			p = nil
+			return passed, err
 		}
 		if s.batch.asked.Load() {
 			if err := p.finish(); err != nil {

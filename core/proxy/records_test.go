@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
@@ -402,5 +403,95 @@ func TestStandInProgramThatResumesSessions(t *testing.T) {
 			t.Fatalf("connection %d: %v, %q", i, err, got)
 		}
 		tr.CloseIdleConnections()
+	}
+}
+
+// writtenConn keeps what is written to it.
+type writtenConn struct {
+	net.Conn
+	got bytes.Buffer
+}
+
+func (w *writtenConn) Write(p []byte) (int, error) { return w.got.Write(p) }
+
+// FuzzHostRecords gives the host side's record layer any sequence of records, sealed with its
+// keys (type, length, content, as the input spells them): it never panics; what it reads is
+// the content of the application-data records, in order, up to the first it refuses; and
+// what it passes as a body of n bytes reaches the sandbox's side as records that open, with
+// that side's keys, to the same content.
+func FuzzHostRecords(f *testing.F) {
+	f.Add([]byte("\x17\x00\x05hello\x17\x00\x00\x16\x00\x05\x18\x00\x00\x01\x00\x17\x00\x03abc"), int64(4))
+	f.Add([]byte("\x16\x00\x18\x04\x00\x00\x14\x00\x00\x0e\x10\x01\x02\x03\x04\x01\x09\x00\x03abc\x00\x00\x17\x00\x02ok\x15\x00\x02\x01\x00"), int64(2))
+	f.Add(append([]byte("\x17\x40\x01"), make([]byte, 16385)...), int64(16385))
+	secret := bytes.Repeat([]byte{9}, 32)
+	f.Fuzz(func(t *testing.T, spec []byte, n int64) {
+		keys, err := newTrafficKeys(tls.TLS_AES_128_GCM_SHA256, secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stream, want []byte
+		for len(spec) >= 3 {
+			typ, k := max(spec[0], 1), min(int(spec[1])<<8|int(spec[2]), len(spec)-3) // 0 would read as padding
+			content := spec[3 : 3+k]
+			spec = spec[3+k:]
+			size := len(content) + 1 + aeadTagLen
+			rec := append([]byte{contentAppData, 3, 3, byte(size >> 8), byte(size)}, content...)
+			rec = append(append(rec, typ), zeroTag[:]...)
+			keys.seal(rec)
+			stream = append(stream, rec...)
+			if typ == contentAppData {
+				want = append(want, content...)
+			}
+		}
+		read := func(b []byte, suite uint16, secret []byte) *hostRecords {
+			k, err := newTrafficKeys(suite, secret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return &hostRecords{src: bufio.NewReader(bytes.NewReader(b)), keys: k}
+		}
+		got, _ := io.ReadAll(read(stream, tls.TLS_AES_128_GCM_SHA256, secret))
+		if !bytes.HasPrefix(want, got) {
+			t.Fatalf("read %q, not a prefix of the content %q", got, want)
+		}
+		n = min(max(n, 0), int64(len(want))+1)
+		sandboxSecret := bytes.Repeat([]byte{3}, 48)
+		sandboxKeys, _ := newTrafficKeys(tls.TLS_AES_256_GCM_SHA384, sandboxSecret)
+		out := &writtenConn{}
+		h := read(stream, tls.TLS_AES_128_GCM_SHA256, secret)
+		s := &sandboxRecords{raw: out, batch: &batchConn{}, host: h, keys: sandboxKeys, upBr: bufio.NewReader(bytes.NewReader(nil))}
+		passed, err := h.passBody(s, n)
+		if passed > n || (err == nil && passed != n) || passed > int64(len(got)) {
+			t.Fatalf("passed %d of %d (%d read alone), %v", passed, n, len(got), err)
+		}
+		sent, err := io.ReadAll(read(out.got.Bytes(), tls.TLS_AES_256_GCM_SHA384, sandboxSecret))
+		if !bytes.Equal(sent, want[:passed]) || (err != nil && err != io.ErrUnexpectedEOF) {
+			t.Fatalf("the sandbox's side got %q (%v), want %q", sent, err, want[:passed])
+		}
+	})
+}
+
+// goneConn is a sandbox's side that is gone.
+type goneConn struct{ net.Conn }
+
+func (goneConn) Write(p []byte) (int, error) { return 0, net.ErrClosed }
+
+// A body whose sandbox side is gone stops passing, with the error, whichever goroutine wrote.
+func TestPassBodyToASandboxThatIsGone(t *testing.T) {
+	secret := bytes.Repeat([]byte{9}, 32)
+	keys, _ := newTrafficKeys(tls.TLS_AES_128_GCM_SHA256, secret)
+	h := &hostScript{t: t, keys: keys}
+	var stream []byte
+	for range 64 {
+		stream = append(stream, h.sealed(contentAppData, make([]byte, maxPlaintext), 0)...)
+	}
+	for _, n := range []int64{100, 64 * maxPlaintext} {
+		hostKeys, _ := newTrafficKeys(tls.TLS_AES_128_GCM_SHA256, secret)
+		host := &hostRecords{src: bufio.NewReader(bytes.NewReader(stream)), keys: hostKeys}
+		sandboxKeys, _ := newTrafficKeys(tls.TLS_AES_128_GCM_SHA256, secret)
+		s := &sandboxRecords{raw: goneConn{}, batch: &batchConn{}, host: host, keys: sandboxKeys, upBr: bufio.NewReader(bytes.NewReader(nil))}
+		if passed, err := host.passBody(s, n); !errors.Is(err, net.ErrClosed) || passed == n {
+			t.Fatalf("%d bytes to a sandbox that is gone: passed %d, %v", n, passed, err)
+		}
 	}
 }
