@@ -3,10 +3,10 @@ package proxy
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"log"
