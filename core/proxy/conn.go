@@ -522,8 +522,17 @@ func (c *conn) exchange(client, up net.Conn, upBr *bufio.Reader, req *http.Reque
 			return false
 		}
 		removeHopByHop(resp.Header)
-		if a, ok := client.(interface{ answerBody(*http.Response) }); ok {
-			a.answerBody(resp)
+		if a, ok := client.(interface {
+			passAnswer(*http.Response) (bool, error)
+		}); ok {
+			if passed, err := a.passAnswer(resp); passed {
+				// The body was read past Go's reader, which is left unread and unclosed.
+				if err != nil {
+					return false
+				}
+				client.SetReadDeadline(time.Time{})
+				return !resp.Close && !req.Close
+			}
 		}
 		err = resp.Write(client)
 		resp.Body.Close()

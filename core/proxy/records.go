@@ -15,9 +15,13 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"maps"
 	"math"
 	"net"
 	"net/http"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -389,93 +393,113 @@ func (h *hostRecords) ready() bool {
 	return err != nil || (n > 0 && len(h.unread()) >= n)
 }
 
-// passBody passes n bytes of an answer's body to the sandbox's side s: what is already open
-// through s's records, and the records that hold nothing but body where they lie, opened and
-// sealed again in place, each run of them in one write.
-func (h *hostRecords) passBody(s *sandboxRecords, n int64) (int64, error) {
-	passed, err := h.pass(s, n)
-	if err == io.EOF {
-		err = io.ErrUnexpectedEOF // the host ended before the body did
-	}
-	return passed, err
-}
-
-func (h *hostRecords) pass(s *sandboxRecords, n int64) (passed int64, err error) {
+// passBody passes the rest of an answer's body, which ends where end says, to the sandbox's
+// side s: what is already open through s's records, and the records that hold nothing but
+// body where they lie, opened and sealed again in place, each run of them in one write.
+func (h *hostRecords) passBody(s *sandboxRecords, end bodyEnd) (err error) {
 	var p *sealing
 	defer func() {
 		if ferr := p.finish(); err == nil {
 			err = ferr
 		}
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF // the host ended before the body did
+		}
 	}()
-	for passed < n {
+	for !end.ended() {
 		if len(h.plain) > 0 {
 			if err := p.finish(); err != nil {
-				return passed, err
+				return err
 			}
 			p = nil
-			k := int(min(int64(len(h.plain)), n-passed))
+			k, err := end.take(h.plain)
+			if err != nil {
+				h.err = err
+				return err
+			}
 			if _, err := s.write(h.plain[:k]); err != nil {
-				return passed, err
+				return err
 			}
 			h.plain = h.plain[k:]
-			passed += int64(k)
 			continue
 		}
 		if h.err != nil {
-			return passed, h.err
+			return h.err
 		}
 		if p.failed() {
 			err := p.finish()
 			p = nil
-			return passed, err
+			return err
 		}
 		if s.batch.asked.Load() {
 			if err := p.finish(); err != nil {
-				return passed, err
+				return err
 			}
 			p = nil
 			if err := s.answerKeyUpdate(); err != nil {
-				return passed, err
+				return err
 			}
 		}
 		rec, err := h.record()
 		if err != nil {
 			h.err = err
 			h.release()
-			return passed, err
+			return err
 		}
 		start := h.r
-		for rec != nil && passed < n {
+		for rec != nil && !end.ended() {
 			h.r += len(rec)
 			typ, content, err := h.keys.open(rec)
 			if err != nil {
 				h.err = err
-				return passed, err
+				return err
 			}
-			if typ != contentAppData || int64(len(content)) > n-passed {
-				// The run ends here, and is written before this record is taken as a read
-				// takes it (which may leave content in this buffer).
+			if typ == contentAppData {
+				k, err := end.take(content)
+				if err != nil {
+					h.err = err
+					return err
+				}
+				if k == len(content) {
+					rec = nil
+					if b := h.unread(); len(b) > 0 {
+						if n, err := recordLen(b); err == nil && n > 0 && len(b) >= n {
+							rec = b[:n]
+						}
+					}
+					continue
+				}
+				// The body ends within this record: its part is sealed in a record of its
+				// own, and the rest is left for the next answer, as a read leaves it.
 				if err := p.finish(); err != nil {
-					return passed, err
+					return err
 				}
 				p = nil
 				if err := s.writeRun((*h.buf)[start : h.r-len(rec)]); err != nil {
-					return passed, err
+					return err
 				}
 				start = h.r
-				if err := h.took(typ, content); err != nil {
-					h.err = err
-					return passed, err
+				if _, err := s.write(content[:k]); err != nil {
+					return err
 				}
+				h.plain = content[k:]
 				break
 			}
-			passed += int64(len(content))
-			rec = nil
-			if b := h.unread(); len(b) > 0 {
-				if k, err := recordLen(b); err == nil && k > 0 && len(b) >= k {
-					rec = b[:k]
-				}
+			// Anything but content ends the run, which is written before the record is
+			// taken as a read takes it.
+			if err := p.finish(); err != nil {
+				return err
 			}
+			p = nil
+			if err := s.writeRun((*h.buf)[start : h.r-len(rec)]); err != nil {
+				return err
+			}
+			start = h.r
+			if err := h.took(typ, content); err != nil {
+				h.err = err
+				return err
+			}
+			break
 		}
 		if start < h.r {
 			// The run is sealed and written from this buffer on another goroutine while
@@ -491,7 +515,7 @@ func (h *hostRecords) pass(s *sandboxRecords, n int64) (passed int64, err error)
 		}
 		h.release()
 	}
-	return passed, nil
+	return nil
 }
 
 // sealing seals runs of opened records and writes them on a goroutine of its own: the
@@ -629,19 +653,9 @@ func (s *sandboxRecords) writeRun(b []byte) error {
 	return err
 }
 
-// ReadFrom is io.Copy's: a body of known length passes record by record (knownLength);
-// anything else is read as it comes and written in as few calls as what waits allows.
+// ReadFrom is io.Copy's (a protocol switch's stream, a body that passes through Go's HTTP
+// stack): what is read is written in as few calls as what waits allows.
 func (s *sandboxRecords) ReadFrom(r io.Reader) (int64, error) {
-	if lr, ok := r.(*io.LimitedReader); ok {
-		if b, ok := lr.R.(*knownLength); ok && b.s == s && lr.N == b.n {
-			s.mu.Lock()
-			n, err := s.passBody(b.n)
-			s.mu.Unlock()
-			b.n -= n
-			lr.N -= n
-			return n, err
-		}
-	}
 	bp := batchBuffers.Get().(*[]byte)
 	defer batchBuffers.Put(bp)
 	buf := (*bp)[:batchSize]
@@ -668,26 +682,63 @@ func (s *sandboxRecords) ReadFrom(r io.Reader) (int64, error) {
 	}
 }
 
-// passBody passes n bytes of body: what the answer's reader holds already, then the rest
-// from the host's records.
-func (s *sandboxRecords) passBody(n int64) (int64, error) {
-	k := int(min(int64(s.upBr.Buffered()), n))
-	if k > 0 {
-		b, _ := s.upBr.Peek(k)
-		if _, err := s.write(b); err != nil {
-			return 0, err
-		}
-		s.upBr.Discard(k)
+// passAnswer passes an answer whose body has a length or is chunked as the host sent it:
+// its head (resp, its hop-by-hop fields gone) as Go would write it, then its body, framing and
+// all, record by record (hostRecords.passBody). false: the answer is not one of those, and
+// nothing was written.
+func (s *sandboxRecords) passAnswer(resp *http.Response) (bool, error) {
+	var end bodyEnd
+	var framing string
+	switch {
+	case resp.Body == http.NoBody:
+		return false, nil
+	case len(resp.TransferEncoding) == 0 && resp.ContentLength > 0:
+		end, framing = &lengthEnd{left: resp.ContentLength}, "Content-Length: "+strconv.FormatInt(resp.ContentLength, 10)
+	case len(resp.TransferEncoding) == 1 && resp.TransferEncoding[0] == "chunked":
+		end, framing = &chunkedEnd{}, "Transfer-Encoding: chunked"
+	default:
+		return false, nil
 	}
-	m, err := s.host.passBody(s, n-int64(k))
-	return int64(k) + m, err
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	head := answerHead(resp, framing)
+	// The head and what the answer's reader holds of the body already leave together.
+	k := min(s.upBr.Buffered(), MaxResponseHeadBytes)
+	b, _ := s.upBr.Peek(k)
+	k, err := end.take(b)
+	if err != nil {
+		return true, err
+	}
+	if _, err := s.write(append(head, b[:k]...)); err != nil {
+		return true, err
+	}
+	s.upBr.Discard(k)
+	if end.ended() {
+		return true, nil
+	}
+	return true, s.host.passBody(s, end)
 }
 
-// answerBody readies an answer's body to pass through ReadFrom, where its length is known.
-func (s *sandboxRecords) answerBody(resp *http.Response) {
-	if resp.ContentLength > 0 && len(resp.TransferEncoding) == 0 && resp.Body != http.NoBody {
-		resp.Body = &knownLength{s: s, n: resp.ContentLength}
+// answerHead is the head of resp as Go's Response.Write writes it, with framing (its
+// Content-Length or Transfer-Encoding field) for the body.
+func answerHead(resp *http.Response, framing string) []byte {
+	text := strings.TrimPrefix(resp.Status, strconv.Itoa(resp.StatusCode)+" ")
+	if text == "" {
+		text = http.StatusText(resp.StatusCode)
 	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "HTTP/%d.%d %03d %s\r\n", resp.ProtoMajor, resp.ProtoMinor, resp.StatusCode, text)
+	if resp.Close {
+		b.WriteString("Connection: close\r\n")
+	}
+	b.WriteString(framing + "\r\n")
+	if len(resp.Trailer) > 0 {
+		names := slices.Sorted(maps.Keys(resp.Trailer))
+		b.WriteString("Trailer: " + strings.Join(names, ", ") + "\r\n")
+	}
+	resp.Header.WriteSubset(&b, map[string]bool{"Content-Length": true, "Transfer-Encoding": true, "Trailer": true})
+	b.WriteString("\r\n")
+	return b.Bytes()
 }
 
 // Close ends the sandbox's side with TLS's close_notify, then its socket.
@@ -703,30 +754,6 @@ func (s *sandboxRecords) Close() error {
 	s.mu.Unlock()
 	return s.Conn.Close()
 }
-
-// knownLength is the body of an answer whose head gives its length, as io.Copy hands it to
-// sandboxRecords.ReadFrom; read otherwise, it reads the answer's reader.
-type knownLength struct {
-	s *sandboxRecords
-	n int64 // left
-}
-
-func (b *knownLength) Read(p []byte) (int, error) {
-	if b.n <= 0 {
-		return 0, io.EOF
-	}
-	if int64(len(p)) > b.n {
-		p = p[:b.n]
-	}
-	k, err := b.s.upBr.Read(p)
-	b.n -= int64(k)
-	if err == io.EOF && b.n > 0 {
-		err = io.ErrUnexpectedEOF
-	}
-	return k, err
-}
-
-func (b *knownLength) Close() error { return nil }
 
 // takeOver readies a terminated connection's two downloading directions to be carried by
 // hostRecords and sandboxRecords, when both handshakes ended in TLS 1.3 with keys this code

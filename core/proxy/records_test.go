@@ -460,13 +460,10 @@ func FuzzHostRecords(f *testing.F) {
 		out := &writtenConn{}
 		h := read(stream, tls.TLS_AES_128_GCM_SHA256, secret)
 		s := &sandboxRecords{raw: out, batch: &batchConn{}, host: h, keys: sandboxKeys, upBr: bufio.NewReader(bytes.NewReader(nil))}
-		passed, err := h.passBody(s, n)
-		if passed > n || (err == nil && passed != n) || passed > int64(len(got)) {
-			t.Fatalf("passed %d of %d (%d read alone), %v", passed, n, len(got), err)
-		}
+		passErr := h.passBody(s, &lengthEnd{left: n})
 		sent, err := io.ReadAll(read(out.got.Bytes(), tls.TLS_AES_256_GCM_SHA384, sandboxSecret))
-		if !bytes.Equal(sent, want[:passed]) || (err != nil && err != io.ErrUnexpectedEOF) {
-			t.Fatalf("the sandbox's side got %q (%v), want %q", sent, err, want[:passed])
+		if (passErr == nil) != (len(sent) == int(n)) || len(sent) > len(got) || !bytes.HasPrefix(want, sent) || (err != nil && err != io.ErrUnexpectedEOF) {
+			t.Fatalf("the sandbox's side got %q (%v; passing: %v), want %q", sent, err, passErr, want[:n])
 		}
 	})
 }
@@ -490,8 +487,100 @@ func TestPassBodyToASandboxThatIsGone(t *testing.T) {
 		host := &hostRecords{src: bufio.NewReader(bytes.NewReader(stream)), keys: hostKeys}
 		sandboxKeys, _ := newTrafficKeys(tls.TLS_AES_128_GCM_SHA256, secret)
 		s := &sandboxRecords{raw: goneConn{}, batch: &batchConn{}, host: host, keys: sandboxKeys, upBr: bufio.NewReader(bytes.NewReader(nil))}
-		if passed, err := host.passBody(s, n); !errors.Is(err, net.ErrClosed) || passed == n {
-			t.Fatalf("%d bytes to a sandbox that is gone: passed %d, %v", n, passed, err)
+		if err := host.passBody(s, &lengthEnd{left: n}); !errors.Is(err, net.ErrClosed) {
+			t.Fatalf("%d bytes to a sandbox that is gone: %v", n, err)
 		}
 	}
+}
+
+// A chunked body passes as the host framed it — extensions, trailer fields and all — and
+// ends where its framing does: what follows in the same record is the next answer.
+func TestStandInChunkedBodyPassesAsFramed(t *testing.T) {
+	r := newStandInRig(t, "api.github.com:443")
+	big := randomBytes(70000)
+	r.scriptedHost("api.github.com", func(h *hostScript, req *http.Request) {
+		switch req.URL.Path {
+		case "/trailer":
+			h.send(h.sealed(contentAppData, []byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Checksum\r\n\r\n"+
+				"5;name=\"a value\"\r\nhello\r\n6\r\n world\r\n0\r\nX-Checksum: abc\r\n\r\n"+
+				"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nnext"), 0))
+		case "/big":
+			h.data([]byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"), 100)
+			h.data(append(append(fmt.Appendf(nil, "%X\r\n", len(big)), big...), "\r\n0\r\n\r\n"...), 16384, 16384, 1)
+		}
+	})
+	c := r.client(true)
+	req, _ := http.NewRequest("GET", "https://api.github.com/trailer", nil)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || string(body) != "hello world" || resp.Trailer.Get("X-Checksum") != "abc" {
+		t.Fatalf("got %q (%v), trailer %v", body, err, resp.Trailer)
+	}
+	if _, got, err := r.get(c, "https://api.github.com/next", ""); err != nil || got != "next" {
+		t.Fatalf("the answer after the chunked one: %q, %v", got, err)
+	}
+	if _, got, err := r.get(c, "https://api.github.com/big", ""); err != nil || got != string(big) {
+		t.Fatalf("a big chunk: %d bytes, %v", len(got), err)
+	}
+}
+
+// A chunked body framed in a way a program could read otherwise than the proxy does ends the
+// connection: the program never gets it as a whole answer.
+func TestStandInChunkedBodyFramedOddlyEndsTheConnection(t *testing.T) {
+	for name, body := range map[string]string{
+		"bare LF":             "5\nhello\r\n0\r\n\r\n",
+		"space after a size":  "5 \r\nhello\r\n0\r\n\r\n",
+		"not hexadecimal":     "x5\r\nhello\r\n0\r\n\r\n",
+		"no CRLF after data":  "5\r\nhelloXX0\r\n\r\n",
+		"sixteen digits":      "0000000000000005\r\nhello\r\n0\r\n\r\n",
+		"folded trailer line": "5\r\nhello\r\n0\r\nX-A: 1\r\n continued\r\n\r\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := newStandInRig(t, "api.github.com:443")
+			r.scriptedHost("api.github.com", func(h *hostScript, req *http.Request) {
+				h.send(h.sealed(contentAppData, []byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"+body), 0))
+			})
+			if _, got, err := r.get(r.client(true), "https://api.github.com/", ""); err == nil {
+				t.Fatalf("the program read %q as a whole answer", got)
+			}
+		})
+	}
+}
+
+// FuzzChunkedEnd checks the chunked framing the proxy passes against Go's HTTP reader, as a
+// program reads it: wherever the proxy says a body ends, Go reads a whole body that ends
+// there too.
+func FuzzChunkedEnd(f *testing.F) {
+	for _, s := range []string{"5\r\nhello\r\n0\r\n\r\nrest", "a;x=y\r\n0123456789\r\n0\r\nA: b\r\n\r\n", "0\r\n\r\n", "5\nhello\r\n0\r\n\r\n"} {
+		f.Add([]byte(s), 3)
+	}
+	f.Fuzz(func(t *testing.T, b []byte, split int) {
+		var c chunkedEnd
+		split = min(max(split, 0), len(b))
+		k1, err := c.take(b[:split])
+		n := k1
+		if err == nil && !c.ended() {
+			var k2 int
+			k2, err = c.take(b[split:])
+			n += k2
+		}
+		if err != nil || !c.ended() {
+			return
+		}
+		br := bufio.NewReader(bytes.NewReader(append([]byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"), b...)))
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadAll(resp.Body); err != nil {
+			t.Fatalf("the proxy ends the body at %d; Go cannot read it: %v", n, err)
+		}
+		if rest := br.Buffered(); rest != len(b)-n {
+			t.Fatalf("the proxy ends the body at %d, Go at %d", n, len(b)-rest)
+		}
+	})
 }

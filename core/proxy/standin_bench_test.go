@@ -45,7 +45,9 @@ func newStandInBench(b *testing.B) *standInBench {
 	big := make([]byte, 1<<20)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n, _ := strconv.Atoi(r.URL.Query().Get("bytes"))
-		w.Header().Set("Content-Length", strconv.Itoa(n))
+		if r.URL.Query().Get("chunked") == "" {
+			w.Header().Set("Content-Length", strconv.Itoa(n))
+		}
 		for n > 0 {
 			k, err := w.Write(big[:min(n, len(big))])
 			if err != nil {
@@ -125,8 +127,9 @@ func BenchmarkStandInSetup(b *testing.B) {
 // BenchmarkStandIn1GiB downloads 1 GiB through a plain tunnel and through a terminated
 // connection from the same loopback origin, alternating the two. Target: the terminated
 // connection reaches ≥ 70 % of the tunnel's throughput. Two programs download: curl, in a
-// process of its own as a program in the sandbox is; and a Go client in the benchmark's own
-// process, where it shares the proxy's two-core scheduler with the origin too.
+// process of its own as a program in the sandbox is (a body with its length, and a chunked
+// one); and a Go client in the benchmark's own process, where it shares the proxy's two-core
+// scheduler with the origin too.
 func BenchmarkStandIn1GiB(b *testing.B) {
 	const total = 1 << 30
 	sb := newStandInBench(b)
@@ -146,20 +149,24 @@ func BenchmarkStandIn1GiB(b *testing.B) {
 		b.ReportMetric(mbps(terminated), "terminated-MiB/s")
 		b.ReportMetric(100*mbps(terminated)/mbps(tunnel), "terminated-%-of-tunnel")
 	}
-	b.Run("curl", func(b *testing.B) {
-		curl, err := exec.LookPath("curl")
-		if err != nil {
-			b.Skip("no curl")
-		}
-		run(b, func(host string) {
-			out, err := exec.Command(curl, "-sS", "--fail", "-o", "/dev/null", "-w", "%{size_download}",
-				"-x", sb.proxy, "--cacert", sb.pem, "-H", "Authorization: token "+ghStandIn,
-				"https://"+host+"/?bytes="+strconv.Itoa(total)).CombinedOutput()
-			if err != nil || string(out) != strconv.Itoa(total) {
-				b.Fatalf("curl %s: %v: %s", host, err, out)
+	curl := func(query string) func(b *testing.B) {
+		return func(b *testing.B) {
+			curl, err := exec.LookPath("curl")
+			if err != nil {
+				b.Skip("no curl")
 			}
-		})
-	})
+			run(b, func(host string) {
+				out, err := exec.Command(curl, "-sS", "--fail", "-o", "/dev/null", "-w", "%{size_download}",
+					"-x", sb.proxy, "--cacert", sb.pem, "-H", "Authorization: token "+ghStandIn,
+					"https://"+host+"/?"+query+"bytes="+strconv.Itoa(total)).CombinedOutput()
+				if err != nil || string(out) != strconv.Itoa(total) {
+					b.Fatalf("curl %s: %v: %s", host, err, out)
+				}
+			})
+		}
+	}
+	b.Run("curl", curl(""))
+	b.Run("curl-chunked", curl("chunked=1&"))
 	b.Run("go-client", func(b *testing.B) {
 		run(b, func(host string) { sb.get(b, host, total) })
 	})
