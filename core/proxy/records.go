@@ -447,6 +447,17 @@ func (h *hostRecords) passBody(s *sandboxRecords, end bodyEnd) (err error) {
 			return err
 		}
 		start := h.r
+		// endRun writes the run that ends before the record just opened (of n bytes), after
+		// the runs given to p before it.
+		endRun := func(n int) error {
+			err := p.finish()
+			p = nil
+			if err == nil {
+				err = s.writeRun((*h.buf)[start : h.r-n])
+			}
+			start = h.r
+			return err
+		}
 		for rec != nil && !end.ended() {
 			h.r += len(rec)
 			typ, content, err := h.keys.open(rec)
@@ -471,14 +482,9 @@ func (h *hostRecords) passBody(s *sandboxRecords, end bodyEnd) (err error) {
 				}
 				// The body ends within this record: its part is sealed in a record of its
 				// own, and the rest is left for the next answer, as a read leaves it.
-				if err := p.finish(); err != nil {
+				if err := endRun(len(rec)); err != nil {
 					return err
 				}
-				p = nil
-				if err := s.writeRun((*h.buf)[start : h.r-len(rec)]); err != nil {
-					return err
-				}
-				start = h.r
 				if _, err := s.write(content[:k]); err != nil {
 					return err
 				}
@@ -487,14 +493,9 @@ func (h *hostRecords) passBody(s *sandboxRecords, end bodyEnd) (err error) {
 			}
 			// Anything but content ends the run, which is written before the record is
 			// taken as a read takes it.
-			if err := p.finish(); err != nil {
+			if err := endRun(len(rec)); err != nil {
 				return err
 			}
-			p = nil
-			if err := s.writeRun((*h.buf)[start : h.r-len(rec)]); err != nil {
-				return err
-			}
-			start = h.r
 			if err := h.took(typ, content); err != nil {
 				h.err = err
 				return err
@@ -656,19 +657,27 @@ func (s *sandboxRecords) writeRun(b []byte) error {
 // ReadFrom is io.Copy's (a protocol switch's stream, a body that passes through Go's HTTP
 // stack): what is read is written in as few calls as what waits allows.
 func (s *sandboxRecords) ReadFrom(r io.Reader) (int64, error) {
+	return gatherCopy(r, maxPlaintext, func() bool { return s.upBr.Buffered() > 0 || s.host.ready() }, s.Write)
+}
+
+// gatherCopy copies r to write, in batches: a read that would wait on the socket is made only
+// when nothing is gathered (waiting says whether more is at hand), so what trickles (progress
+// lines, a protocol switch's stream) is passed on as it comes; a batch ends when less than
+// room is left.
+func gatherCopy(r io.Reader, room int, waiting func() bool, write func([]byte) (int, error)) (int64, error) {
 	bp := batchBuffers.Get().(*[]byte)
 	defer batchBuffers.Put(bp)
 	buf := (*bp)[:batchSize]
 	var total int64
 	for {
 		n, err := r.Read(buf)
-		for err == nil && n < len(buf)-maxPlaintext && (s.upBr.Buffered() > 0 || s.host.ready()) {
+		for err == nil && n < len(buf)-room && waiting() {
 			var k int
 			k, err = r.Read(buf[n:])
 			n += k
 		}
 		if n > 0 {
-			if _, werr := s.Write(buf[:n]); werr != nil {
+			if _, werr := write(buf[:n]); werr != nil {
 				return total, werr
 			}
 			total += int64(n)

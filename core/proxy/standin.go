@@ -637,28 +637,5 @@ func (w *batchWriter) Write(p []byte) (int, error) { return w.batch.write(w.Conn
 // made only when nothing is gathered, so a body that trickles (progress lines) is passed on
 // as it comes.
 func (w *batchWriter) ReadFrom(r io.Reader) (int64, error) {
-	bp := batchBuffers.Get().(*[]byte)
-	defer batchBuffers.Put(bp)
-	buf := (*bp)[:batchSize]
-	var total int64
-	for {
-		n, err := r.Read(buf)
-		for err == nil && n < len(buf)-batchMinSpace && (w.src.Buffered() > 0 || w.raw.Buffered() >= maxTLSRecord) {
-			var k int
-			k, err = r.Read(buf[n:])
-			n += k
-		}
-		if n > 0 {
-			if _, werr := w.batch.write(w.Conn, buf[:n]); werr != nil {
-				return total, werr
-			}
-			total += int64(n)
-		}
-		if err == io.EOF {
-			return total, nil
-		}
-		if err != nil {
-			return total, err
-		}
-	}
+	return gatherCopy(r, batchMinSpace, func() bool { return w.src.Buffered() > 0 || w.raw.Buffered() >= maxTLSRecord }, w.Write)
 }
