@@ -593,10 +593,7 @@ func (s *sandboxRecords) write(p []byte) (int, error) {
 	for written < len(p) {
 		k := min(len(p)-sealed, maxPlaintext)
 		off := len(buf)
-		buf = append(buf, contentAppData, 3, 3, byte((k+minCiphertext)>>8), byte(k+minCiphertext))
-		buf = append(buf, p[sealed:sealed+k]...)
-		buf = append(buf, contentAppData)
-		buf = append(buf, zeroTag[:]...)
+		buf = appendRecord(buf, contentAppData, p[sealed:sealed+k], 0)
 		if err := s.keys.seal(buf[off:]); err != nil {
 			return written, err
 		}
@@ -612,7 +609,15 @@ func (s *sandboxRecords) write(p []byte) (int, error) {
 	return written, nil
 }
 
-var zeroTag [aeadTagLen]byte
+// appendRecord appends to buf a record of type typ holding content and pad bytes of padding,
+// ready to be sealed.
+func appendRecord(buf []byte, typ byte, content []byte, pad int) []byte {
+	n := len(content) + 1 + pad + aeadTagLen
+	buf = append(buf, contentAppData, 3, 3, byte(n>>8), byte(n))
+	buf = append(buf, content...)
+	buf = append(buf, typ)
+	return append(buf, make([]byte, pad+aeadTagLen)...)
+}
 
 // answerKeyUpdate sends the KeyUpdate the program asked for, if it did (its TLS stack's own
 // was not let through), and moves to the new keys: before the next content, as TLS 1.3 has it.
@@ -620,10 +625,7 @@ func (s *sandboxRecords) answerKeyUpdate() error {
 	if !s.batch.asked.Swap(false) {
 		return nil
 	}
-	msg := handshakeHeader(hsKeyUpdate, 1)
-	rec := append([]byte{contentAppData, 3, 3, 0, byte(len(msg) + 1 + minCiphertext)}, msg...)
-	rec = append(rec, 0, contentHS) // update_not_requested
-	rec = append(rec, zeroTag[:]...)
+	rec := appendRecord(nil, contentHS, append(handshakeHeader(hsKeyUpdate, 1), 0), 0) // update_not_requested
 	if err := s.keys.seal(rec); err != nil {
 		return err
 	}
@@ -755,7 +757,7 @@ func (s *sandboxRecords) Close() error {
 	s.mu.Lock()
 	if !s.closed {
 		s.closed = true
-		rec := append([]byte{contentAppData, 3, 3, 0, 2 + minCiphertext, 1, alertCloseNotify, contentAlert}, zeroTag[:]...)
+		rec := appendRecord(nil, contentAlert, []byte{1, alertCloseNotify}, 0) // warning
 		if s.keys.seal(rec) == nil {
 			s.raw.Write(rec)
 		}

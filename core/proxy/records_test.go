@@ -29,10 +29,7 @@ type hostScript struct {
 
 // sealed is a record of type typ holding content and pad bytes of padding.
 func (h *hostScript) sealed(typ byte, content []byte, pad int) []byte {
-	n := len(content) + 1 + pad + aeadTagLen
-	rec := append([]byte{contentAppData, 3, 3, byte(n >> 8), byte(n)}, content...)
-	rec = append(rec, typ)
-	rec = append(rec, make([]byte, pad+aeadTagLen)...)
+	rec := appendRecord(nil, typ, content, pad)
 	if err := h.keys.seal(rec); err != nil {
 		h.t.Fatal(err)
 	}
@@ -434,9 +431,7 @@ func FuzzHostRecords(f *testing.F) {
 			typ, k := max(spec[0], 1), min(int(spec[1])<<8|int(spec[2]), len(spec)-3) // 0 would read as padding
 			content := spec[3 : 3+k]
 			spec = spec[3+k:]
-			size := len(content) + 1 + aeadTagLen
-			rec := append([]byte{contentAppData, 3, 3, byte(size >> 8), byte(size)}, content...)
-			rec = append(append(rec, typ), zeroTag[:]...)
+			rec := appendRecord(nil, typ, content, 0)
 			keys.seal(rec)
 			stream = append(stream, rec...)
 			if typ == contentAppData {
