@@ -416,7 +416,23 @@ func TestStandInLogins(t *testing.T) {
 		kubeUsers = append(kubeUsers, user)
 		evMu.Unlock()
 		rw.Header().Set("Content-Type", "application/json")
-		io.WriteString(rw, `{"kind":"PodList","apiVersion":"v1","items":[{"metadata":{"name":"web-0"}}],"user":"`+user+`"}`)
+		switch r.URL.Path {
+		case "/api": // discovery, as kubectl exec does it first
+			io.WriteString(rw, `{"kind":"APIVersions","versions":["v1"]}`)
+		case "/apis":
+			io.WriteString(rw, `{"kind":"APIGroupList","apiVersion":"v1","groups":[]}`)
+		case "/api/v1":
+			io.WriteString(rw, `{"kind":"APIResourceList","groupVersion":"v1","resources":[`+
+				`{"name":"pods","singularName":"pod","namespaced":true,"kind":"Pod","verbs":["get","list"]},`+
+				`{"name":"pods/exec","singularName":"","namespaced":true,"kind":"PodExecOptions","verbs":["create","get"]}]}`)
+		case "/api/v1/namespaces/default/pods/web-0":
+			io.WriteString(rw, `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"web-0","namespace":"default"},`+
+				`"spec":{"containers":[{"name":"app","image":"app"}]},"status":{"phase":"Running"}}`)
+		case "/api/v1/namespaces/default/pods/web-0/exec":
+			kubeExec(rw, r, "from web-0 as "+user+": "+strings.Join(r.URL.Query()["command"], " ")+"\n")
+		default:
+			io.WriteString(rw, `{"kind":"PodList","apiVersion":"v1","items":[{"metadata":{"name":"web-0"}}],"user":"`+user+`"}`)
+		}
 	}), func(c *tls.Config) { c.ClientAuth, c.ClientCAs = tls.VerifyClientCertIfGiven, clients })
 	// AWS: a regional STS endpoint that checks each request's signature with the real secret.
 	sts := w.httpsOrigin("sts.us-east-1.amazonaws.com", public, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
@@ -636,6 +652,19 @@ git push -q origin main 2>&1 && git log --oneline -1`)
 		out, _, _ = w.run(s, `cat "$KUBECONFIG"`)
 		if strings.Contains(out, kubeReal) || strings.Contains(out, "tls-server-name") || !strings.Contains(out, "token: kube_") {
 			t.Errorf("the sandbox's kubeconfig:\n%s", out)
+		}
+	})
+
+	// kubectl exec switches its connection to a WebSocket (kubectl 1.30 and later; earlier
+	// ones speak SPDY, which this API server does not): the API server gets the real token
+	// (it answers as alice), and the command's output comes back through the switch.
+	t.Run("kubectl_exec", func(t *testing.T) {
+		if !kubectlSpeaksWebSockets(t) {
+			t.Skip("this kubectl runs exec over SPDY only")
+		}
+		out, code, _ := w.run(s, `kubectl exec web-0 -- echo hi there`)
+		if code != 0 || out != "from web-0 as alice: echo hi there\n" {
+			t.Fatalf("kubectl exec: exit %d\n%s", code, out)
 		}
 	})
 
@@ -875,4 +904,49 @@ java "$TMPDIR/Get.java" https://api.github.com/user "$(sed -n 's/.*oauth_token: 
 			}
 		}
 	})
+}
+
+// kubeExec answers kubectl exec's WebSocket (remote command protocol v5 or v4): the command's
+// output on the stdout channel, success on the status channel, then the close.
+func kubeExec(rw http.ResponseWriter, r *http.Request, output string) {
+	protocol := ""
+	for _, p := range strings.Split(r.Header.Get("Sec-WebSocket-Protocol"), ",") {
+		if p = strings.TrimSpace(p); (p == "v5.channel.k8s.io" || p == "v4.channel.k8s.io") && protocol == "" {
+			protocol = p
+		}
+	}
+	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") || protocol == "" {
+		http.Error(rw, `{"kind":"Status","status":"Failure","message":"WebSocket remote command only","code":400}`, http.StatusBadRequest)
+		return
+	}
+	conn, brw, err := rw.(http.Hijacker).Hijack()
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	accept := sha1.Sum([]byte(r.Header.Get("Sec-WebSocket-Key") + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+	brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+		"Sec-WebSocket-Accept: " + base64.StdEncoding.EncodeToString(accept[:]) + "\r\nSec-WebSocket-Protocol: " + protocol + "\r\n\r\n")
+	frame := func(opcode byte, payload []byte) { // unmasked, under 126 bytes
+		brw.Write(append([]byte{0x80 | opcode, byte(len(payload))}, payload...))
+	}
+	frame(2, append([]byte{1}, output...))
+	frame(2, append([]byte{3}, `{"metadata":{},"status":"Success"}`...))
+	frame(8, []byte{0x03, 0xe8}) // close: normal
+	brw.Flush()
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	io.Copy(io.Discard, conn) // until kubectl closes too
+}
+
+// kubectlSpeaksWebSockets says whether the kubectl here runs exec over a WebSocket.
+func kubectlSpeaksWebSockets(t *testing.T) bool {
+	out, err := exec.Command("kubectl", "version", "--client", "-o", "json").Output()
+	var v struct{ ClientVersion struct{ Major, Minor string } }
+	if err != nil || json.Unmarshal(out, &v) != nil {
+		t.Logf("kubectl version: %v\n%s", err, out)
+		return false
+	}
+	var minor int
+	fmt.Sscanf(v.ClientVersion.Minor, "%d", &minor)
+	return v.ClientVersion.Major == "1" && minor >= 30
 }
