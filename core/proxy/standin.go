@@ -333,7 +333,7 @@ func (c *conn) carry(toSandbox net.Conn, br *bufio.Reader, outside net.Conn, upB
 	p := c.p
 	c.carried = true
 	// A download through here is as much a bulk transfer as one through a tunnel.
-	defer p.growFull(c.c, c.up)()
+	defer p.growFull(c.c, c.up, FullTerminatedSandboxSide)()
 	for n := 0; ; n++ {
 		req := first
 		if n > 0 || req == nil {

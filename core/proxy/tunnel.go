@@ -61,7 +61,7 @@ func (t *tunnel) stopIdle() {
 // protocols that end their request with a shutdown keep working.
 func (p *Proxy) pipe(client, up net.Conn) {
 	sizeConn(client, up)
-	defer p.growFull(client, up)()
+	defer p.growFull(client, up, FullSandboxSideBuffer)()
 	t := &tunnel{client: client, up: up, idle: p.opts.IdleTimeout, linger: p.opts.Linger, bufs: &p.bufs, shared: p.opts.Shared}
 	t.touch()
 	t.mu.Lock()
