@@ -336,18 +336,23 @@ func (h *hostRecords) postHandshake(content []byte) error {
 // record is the next whole record in buf, read from src as needed.
 func (h *hostRecords) record() ([]byte, error) {
 	for {
-		b := h.unread()
-		n, err := recordLen(b)
-		if err != nil {
-			return nil, err
-		}
-		if n > 0 && len(b) >= n {
-			return b[:n], nil
+		if rec, err := h.whole(); rec != nil || err != nil {
+			return rec, err
 		}
 		if err := h.fill(); err != nil {
 			return nil, err
 		}
 	}
+}
+
+// whole is the next record if all of it was read (nil if not), or the error its header is.
+func (h *hostRecords) whole() ([]byte, error) {
+	b := h.unread()
+	n, err := recordLen(b)
+	if err != nil || n == 0 || len(b) < n {
+		return nil, err
+	}
+	return b[:n], nil
 }
 
 // unread is what was read of the socket and not yet opened.
@@ -397,8 +402,8 @@ func (h *hostRecords) ready() bool {
 	if len(h.plain) > 0 {
 		return true
 	}
-	n, err := recordLen(h.unread())
-	return err != nil || (n > 0 && len(h.unread()) >= n)
+	rec, err := h.whole()
+	return rec != nil || err != nil
 }
 
 // passBody passes the rest of an answer's body, which ends where end says, to the sandbox's
@@ -480,12 +485,7 @@ func (h *hostRecords) passBody(s *sandboxRecords, end bodyEnd) (err error) {
 					return err
 				}
 				if k == len(content) {
-					rec = nil
-					if b := h.unread(); len(b) > 0 {
-						if n, err := recordLen(b); err == nil && n > 0 && len(b) >= n {
-							rec = b[:n]
-						}
-					}
+					rec, _ = h.whole() // a bad header is met again by record()
 					continue
 				}
 				// The body ends within this record: its part is sealed in a record of its
@@ -776,22 +776,24 @@ func (s *sandboxRecords) Close() error {
 
 // takeOver readies a terminated connection's two downloading directions to be carried by
 // hostRecords and sandboxRecords, when both handshakes ended in TLS 1.3 with keys this code
-// knows; false: crypto/tls carries all four.
-func takeOver(inside *tls.Conn, batch *batchConn, inSecret *serverSecret, outside *tls.Conn, raw *bufio.Reader, handshake *recordAtATime, upSecret *serverSecret) (*sandboxRecords, *hostRecords, bool) {
+// knows (the host's answers are then read through the result's upBr); false: crypto/tls
+// carries all four.
+func takeOver(inside *tls.Conn, batch *batchConn, inSecret *serverSecret, outside *tls.Conn, raw *bufio.Reader, handshake *recordAtATime, upSecret *serverSecret) (*sandboxRecords, bool) {
 	in, out := inside.ConnectionState(), outside.ConnectionState()
 	if in.Version != tls.VersionTLS13 || out.Version != tls.VersionTLS13 || handshake.left != 0 {
-		return nil, nil, false
+		return nil, false
 	}
 	inKeys, err := newTrafficKeys(in.CipherSuite, inSecret.secret)
 	if err != nil {
-		return nil, nil, false
+		return nil, false
 	}
 	upKeys, err := newTrafficKeys(out.CipherSuite, upSecret.secret)
 	if err != nil {
-		return nil, nil, false
+		return nil, false
 	}
 	batch.sealed = true // the sandbox's TLS stack writes nothing more
 	host := &hostRecords{src: raw, keys: upKeys}
-	s := &sandboxRecords{Conn: inside, raw: batch.Conn, batch: batch, host: host, keys: inKeys}
-	return s, host, true
+	s := &sandboxRecords{Conn: inside, raw: batch.Conn, batch: batch, host: host, keys: inKeys,
+		upBr: bufio.NewReaderSize(host, MaxResponseHeadBytes)}
+	return s, true
 }

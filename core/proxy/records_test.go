@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/openworker/openworker/core/tstest"
 )
 
 // hostScript is a host's side of a TLS 1.3 connection after its handshake, written record by
@@ -85,46 +87,34 @@ func (r *standInRig) scriptedHost(name string, answer func(h *hostScript, req *h
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	r.t.Cleanup(func() { l.Close() })
-	go func() {
+	// The connection is closed by Serve, not by the TLS stack, whose close_notify would be
+	// sealed with keys left behind.
+	l := tstest.Serve(r.t, func(c net.Conn) {
+		var secret serverSecret
+		tc := tls.Server(c, &tls.Config{Certificates: []tls.Certificate{*leaf}, MinVersion: tls.VersionTLS13,
+			SessionTicketsDisabled: true, KeyLogWriter: &secret})
+		if tc.Handshake() != nil {
+			return
+		}
+		keys, err := newTrafficKeys(tc.ConnectionState().CipherSuite, secret.secret)
+		if err != nil {
+			r.t.Error(err)
+			return
+		}
+		h := &hostScript{t: r.t, conn: c, keys: keys}
+		br := bufio.NewReader(tc)
 		for {
-			c, err := l.Accept()
+			req, err := http.ReadRequest(br)
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close() // not the TLS stack's Close: its close_notify would be sealed with keys left behind
-				var secret serverSecret
-				tc := tls.Server(c, &tls.Config{Certificates: []tls.Certificate{*leaf}, MinVersion: tls.VersionTLS13,
-					SessionTicketsDisabled: true, KeyLogWriter: &secret})
-				if tc.Handshake() != nil {
-					return
-				}
-				keys, err := newTrafficKeys(tc.ConnectionState().CipherSuite, secret.secret)
-				if err != nil {
-					r.t.Error(err)
-					return
-				}
-				h := &hostScript{t: r.t, conn: c, keys: keys}
-				br := bufio.NewReader(tc)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					io.Copy(io.Discard, req.Body)
-					r.mu.Lock()
-					r.seen[name] = append(r.seen[name], req.Header.Get("Authorization"))
-					r.mu.Unlock()
-					answer(h, req)
-				}
-			}()
+			io.Copy(io.Discard, req.Body)
+			r.mu.Lock()
+			r.seen[name] = append(r.seen[name], req.Header.Get("Authorization"))
+			r.mu.Unlock()
+			answer(h, req)
 		}
-	}()
+	})
 	r.s.net.route(name, 443, l.Addr().String())
 	return l.Addr().String()
 }

@@ -267,8 +267,7 @@ func (c *conn) terminate(up net.Conn, d hosts.Decision, logins []StandIn) {
 	}
 	br := getReader(inside)
 	defer putReader(br)
-	if toSandbox, host, ok := takeOver(inside, batch, &inSecret, outside, raw, handshake, &upSecret); ok {
-		toSandbox.upBr = bufio.NewReaderSize(host, MaxResponseHeadBytes)
+	if toSandbox, ok := takeOver(inside, batch, &inSecret, outside, raw, handshake, &upSecret); ok {
 		c.carry(toSandbox, br, outside, toSandbox.upBr, d, logins, nil)
 		return
 	}
@@ -633,9 +632,8 @@ type batchWriter struct {
 
 func (w *batchWriter) Write(p []byte) (int, error) { return w.batch.write(w.Conn, p) }
 
-// ReadFrom is the body's copy (io.Copy finds it). A read that would wait on the socket is
-// made only when nothing is gathered, so a body that trickles (progress lines) is passed on
-// as it comes.
+// ReadFrom is the body's copy (io.Copy finds it), gathered while the origin's side has more
+// at hand (gatherCopy).
 func (w *batchWriter) ReadFrom(r io.Reader) (int64, error) {
 	return gatherCopy(r, batchMinSpace, func() bool { return w.src.Buffered() > 0 || w.raw.Buffered() >= maxTLSRecord }, w.Write)
 }
